@@ -1,0 +1,48 @@
+"""kbench: benchmarks for low-rank kernel approximations.
+
+Public API (DESIGN §3)::
+
+    kernel = kbench.make_kernel("gaussian", sigma=1.0)
+    approx = kbench.make_sampler("rls-fast").fit(X, kernel, rank=200, lam=1e-3, seed=0)
+    approx.transform(X_new)
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from kbench.hookspecs import hookimpl
+from kbench.kernels import Kernel
+from kbench.lowrank import CholeskyMap, FourierMap, LowRank, NystromMap, nystrom
+from kbench.registry import (
+    PluginError,
+    PluginInfo,
+    UnknownPluginError,
+    get_registry,
+    list_plugins,
+    make_kernel,
+    make_sampler,
+)
+from kbench.samplers.base import Sampler
+
+try:
+    __version__ = version("kbench")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+    __version__ = "0+unknown"
+
+__all__ = [
+    "CholeskyMap",
+    "FourierMap",
+    "Kernel",
+    "LowRank",
+    "NystromMap",
+    "PluginError",
+    "PluginInfo",
+    "Sampler",
+    "UnknownPluginError",
+    "__version__",
+    "get_registry",
+    "hookimpl",
+    "list_plugins",
+    "make_kernel",
+    "make_sampler",
+    "nystrom",
+]

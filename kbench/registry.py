@@ -1,0 +1,223 @@
+"""Plugin manager: entry-point loading, lookup by name, did-you-mean errors.
+
+Every plugin, built-in or third-party, is a module named by an entry point in the
+``kbench`` group. Each entry point is loaded in its own ``try``: pluggy's
+``load_setuptools_entrypoints`` stops at the first broken plugin, kbench records it and
+goes on. A broken plugin (import error, misspelled hook, hook that raises, duplicate
+name) is listed by ``kbench list`` with its error and never stops the others.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.metadata
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from kbench import hookspecs
+
+KINDS = tuple(hookspecs.HOOKS)
+
+
+class PluginError(RuntimeError):
+    """A plugin is broken or ambiguous and cannot be used."""
+
+
+class UnknownPluginError(ValueError):
+    """No plugin of that kind has that name."""
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """A registered plugin object and where it came from."""
+
+    name: str
+    kind: str
+    obj: Any
+    source: str  # the distribution (package) that registered it
+    version: str
+    entry_point: str  # "name = module"
+    description: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "source": self.source,
+            "version": self.version,
+            "entry_point": self.entry_point,
+            "object": f"{self.obj.__module__}.{self.obj.__qualname__}",
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """An entry point (or one name it registers) that could not be used, with the reason."""
+
+    entry_point: str
+    source: str
+    error: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"entry_point": self.entry_point, "source": self.source, "error": self.error}
+
+
+def _first_line(obj) -> str:
+    doc = inspect.getdoc(obj) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def check_kind(kind: str) -> str:
+    """Accept 'sampler' or 'samplers'; raise a did-you-mean error otherwise."""
+    singular = kind[:-1] if kind.endswith("s") and kind[:-1] in KINDS else kind
+    if singular not in KINDS:
+        raise UnknownPluginError(
+            f"unknown plugin kind {kind!r}{_suggest(kind, KINDS)}; kinds are: {', '.join(KINDS)}."
+        )
+    return singular
+
+
+def _suggest(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class Registry:
+    """The loaded plugins of one entry-point group."""
+
+    def __init__(self, group: str = hookspecs.PROJECT):
+        self.group = group
+        self.manager = pluggy.PluginManager(hookspecs.PROJECT)
+        self.manager.add_hookspecs(hookspecs)
+        self.plugins: dict[str, dict[str, PluginInfo]] = {kind: {} for kind in KINDS}
+        self.broken: list[BrokenPlugin] = []
+        self._conflicts: dict[tuple[str, str], str] = {}
+        entry_points = importlib.metadata.entry_points(group=group)
+        for ep in sorted(entry_points, key=lambda e: (_dist_name(e) != "kbench", _dist_name(e), e.name)):
+            self._load(ep)
+
+    # -- loading -------------------------------------------------------------------
+    def _load(self, ep: importlib.metadata.EntryPoint) -> None:
+        source, version = _dist_name(ep), _dist_version(ep)
+        label = f"{ep.name} = {ep.value}"
+
+        def fail(message: str) -> None:
+            self.broken.append(BrokenPlugin(label, source, message))
+
+        try:
+            module = ep.load()
+        except Exception as exc:  # a plugin may raise anything on import
+            return fail(f"import failed: {type(exc).__name__}: {exc}")
+        try:
+            self.manager.register(module, name=f"{source}:{ep.name}")
+        except (ValueError, pluggy.PluginValidationError) as exc:
+            return fail(f"registration failed: {exc}")
+        try:
+            self.manager.check_pending()
+        except pluggy.PluginValidationError as exc:
+            self.manager.unregister(module)
+            hooks = [n for n in dir(module) if n.startswith("kbench_") and n not in hookspecs.HOOKS.values()]
+            hint = "".join(f" '{h}'{_suggest(h, hookspecs.HOOKS.values())}" for h in hooks)
+            return fail(f"{exc}. Unknown hook(s):{hint}; hooks are: {', '.join(hookspecs.HOOKS.values())}.")
+
+        for kind, hook_name in hookspecs.HOOKS.items():
+            for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
+                if impl.plugin is not module:
+                    continue
+                try:
+                    objects = list(impl.function())
+                except Exception as exc:
+                    fail(f"{hook_name}() raised {type(exc).__name__}: {exc}")
+                    continue
+                for obj in objects:
+                    self._add(kind, obj, source, version, label, fail)
+
+    def _add(self, kind, obj, source, version, label, fail) -> None:
+        name = getattr(obj, "name", None)
+        if not isinstance(name, str) or not name:
+            return fail(f"{kind} {obj!r} has no 'name' class attribute (a non-empty string).")
+        key = (kind, name)
+        if key in self._conflicts:
+            self._conflicts[key] += f", '{source}' ({label})"
+            return
+        if name in self.plugins[kind]:
+            first = self.plugins[kind].pop(name)
+            message = (
+                f"{kind} {name!r} is registered by both '{first.source}' ({first.entry_point}) "
+                f"and '{source}' ({label}); uninstall one of the two packages or rename its {kind}"
+            )
+            self._conflicts[key] = message
+            self.broken.append(BrokenPlugin(label, source, message))
+            return
+        self.plugins[kind][name] = PluginInfo(
+            name, kind, obj, source, version, label, _first_line(obj)
+        )
+
+    # -- lookup --------------------------------------------------------------------
+    def get(self, kind: str, name: str) -> PluginInfo:
+        kind = check_kind(kind)
+        known = self.plugins[kind]
+        if name in known:
+            return known[name]
+        if (kind, name) in self._conflicts:
+            raise PluginError(self._conflicts[(kind, name)] + ".")
+        broken = f" ({len(self.broken)} plugin(s) failed to load: run 'kbench list')" if self.broken else ""
+        raise UnknownPluginError(
+            f"unknown {kind} {name!r}{_suggest(name, known)}. Known {kind}s: "
+            f"{', '.join(sorted(known)) or 'none'}{broken}."
+        )
+
+    def create(self, kind: str, name: str, **params) -> Any:
+        """Instantiate plugin ``name`` with ``params``; unknown parameters are a clear error."""
+        info = self.get(kind, name)
+        signature = inspect.signature(info.obj)
+        accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+        allowed = [p for p in signature.parameters if p not in ("self", "args", "kwargs")]
+        unknown = [key for key in params if key not in allowed]
+        if unknown and not accepts_any:
+            key = unknown[0]
+            raise ValueError(
+                f"{kind} {name!r} has no parameter {key!r}{_suggest(key, allowed)}; "
+                f"its parameters are: {', '.join(allowed) or 'none'}."
+            )
+        return info.obj(**params)
+
+
+def _dist_name(ep) -> str:
+    dist = getattr(ep, "dist", None)
+    return dist.metadata["Name"] if dist is not None else "unknown"
+
+
+def _dist_version(ep) -> str:
+    dist = getattr(ep, "dist", None)
+    return dist.version if dist is not None else ""
+
+
+_registry: Registry | None = None
+
+
+def get_registry(refresh: bool = False) -> Registry:
+    """The process-wide registry, loaded on first use (``refresh=True`` reloads it)."""
+    global _registry
+    if _registry is None or refresh:
+        _registry = Registry()
+    return _registry
+
+
+def list_plugins(kind: str) -> dict[str, PluginInfo]:
+    """The usable plugins of ``kind`` ('sampler', 'task', 'dataset' or 'kernel') by name."""
+    return dict(sorted(get_registry().plugins[check_kind(kind)].items()))
+
+
+def make_sampler(name: str, **params):
+    """Create the sampler registered as ``name``, e.g. ``make_sampler("squeak", qbar=20)``."""
+    return get_registry().create("sampler", name, **params)
+
+
+def make_kernel(name: str, **params):
+    """Create the kernel registered as ``name``, e.g. ``make_kernel("gaussian", sigma=1.0)``."""
+    return get_registry().create("kernel", name, **params)

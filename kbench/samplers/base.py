@@ -1,0 +1,73 @@
+"""The sampler contract: ``fit(X, kernel, rank, lam=..., seed=...) -> LowRank``."""
+
+from __future__ import annotations
+
+import inspect
+from typing import ClassVar
+
+import numpy as np
+
+from kbench._validation import check_features, check_lam, check_rank
+from kbench.kernels import Kernel
+from kbench.lowrank import LowRank
+
+
+class Sampler:
+    """Base class of samplers. Subclasses set ``name`` and implement ``_fit``.
+
+    ``family`` is ``"nystrom"`` for column samplers (landmarks are rows of X; rank is
+    clamped to n) or ``"random-features"``. ``needs_lam`` samplers use the ridge λ
+    (DESIGN §2: the runner passes the smallest λ of the path).
+    """
+
+    name: ClassVar[str] = ""
+    family: ClassVar[str] = "nystrom"
+    needs_lam: ClassVar[bool] = False
+
+    def get_params(self) -> dict:
+        """Constructor parameters, read back from attributes of the same name."""
+        names = [p for p in inspect.signature(type(self)).parameters if p not in ("args", "kwargs")]
+        return {p: getattr(self, p) for p in names}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+    def fit(self, X, kernel: Kernel, rank: int, lam: float | None = None, seed=0) -> LowRank:
+        """Sample a rank-``rank`` approximation of ``kernel`` on the rows of ``X``."""
+        X = check_features(X, "X")
+        rank = check_rank(rank)
+        owner = f"sampler {self.name!r}"
+        lam = check_lam(lam, owner) if (self.needs_lam or lam is not None) else None
+        if not (callable(kernel) and hasattr(kernel, "diag")):
+            raise ValueError(
+                f"kernel must be a kbench kernel (kbench.make_kernel('gaussian', sigma=1.0)), "
+                f"got {kernel!r}."
+            )
+        try:
+            rng = np.random.default_rng(seed)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"seed must be an int or a numpy Generator, got {seed!r} ({exc}).") from None
+        if not kernel.fitted:
+            kernel.fit(X)
+        warnings = []
+        n = X.shape[0]
+        if self.family == "nystrom" and rank > n:
+            warnings.append(f"rank {rank} exceeds n = {n}: clamped to {n} landmarks")
+            rank_used = n
+        else:
+            rank_used = rank
+        evals_before = kernel.evals
+        approx = self._fit(X, kernel, rank_used, lam, rng)
+        approx.info["warnings"] = warnings + approx.info.get("warnings", [])
+        approx.info.update(
+            sampler=self.name,
+            params=self.get_params(),
+            rank_requested=rank,
+            kernel_evals=kernel.evals - evals_before,
+        )
+        return approx
+
+    def _fit(self, X: np.ndarray, kernel: Kernel, rank: int, lam: float | None,
+             rng: np.random.Generator) -> LowRank:
+        raise NotImplementedError

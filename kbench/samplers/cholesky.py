@@ -1,0 +1,134 @@
+"""Pivoted Cholesky column selection: greedy (Bach 2013 §3) and randomly pivoted
+(Chen, Epperly, Tropp & Webber 2023), the latter in its accelerated block form
+(Epperly, Tropp & Webber 2024, "Embrace rejection").
+
+Both build the factor G (n×k) with GGᵀ = K_nI K_II⁻¹ K_In on the pivot set I and return
+it as ``train_features``; new points get g(x) = G_I⁻¹ k_I(x) by a triangular solve.
+The residual diagonal d = diag(K − GGᵀ) is kept exactly, so Σd = tr(K − L) online.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from kbench._validation import check_positive
+from kbench.hookspecs import hookimpl
+from kbench.lowrank import CholeskyMap
+from kbench.samplers.base import Sampler
+
+
+def _cholesky_map(X, kernel, pivots, factor_rows, info):
+    """Wrap the first k rows of Gᵀ (k×n) as a CholeskyMap."""
+    pivots = np.asarray(pivots, dtype=np.int64)
+    G = factor_rows[: len(pivots)].T  # n×k view, Fortran order
+    L = np.ascontiguousarray(G[pivots])
+    info["trace_residual"] = info.pop("_trace_residual")
+    return CholeskyMap(kernel, np.ascontiguousarray(X[pivots]), pivots, L, info, train_features=G)
+
+
+def _stopped_early(info, k, rank, tol):
+    if k < rank:
+        info["warnings"].append(
+            f"residual diagonal fell below tol·max diag K (tol={tol:g}) after {k} pivots: "
+            f"the kernel matrix has numerical rank {k} < {rank}"
+        )
+
+
+class PivotedCholeskySampler(Sampler):
+    """Greedy pivoted Cholesky: each pivot is the point of largest residual diagonal."""
+
+    name = "pivoted-cholesky"
+
+    def __init__(self, tol: float = 1e-10) -> None:
+        self.tol = check_positive(tol, "tol", "pivoted-cholesky")
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        n = X.shape[0]
+        d = kernel.diag(X)
+        floor = self.tol * d.max()
+        Gt = np.zeros((rank, n))  # row j holds column j of G, contiguous for the GEMV
+        pivots = []
+        for j in range(rank):
+            i = int(np.argmax(d))
+            if d[i] <= floor:
+                break
+            column = kernel(X, X[i : i + 1])[:, 0]
+            if j:
+                column -= Gt[:j].T @ Gt[:j, i]
+            column /= np.sqrt(d[i])
+            Gt[j] = column
+            d -= column * column
+            np.maximum(d, 0.0, out=d)
+            d[i] = 0.0
+            pivots.append(i)
+        info = {"warnings": [], "_trace_residual": float(d.sum())}
+        _stopped_early(info, len(pivots), rank, self.tol)
+        return _cholesky_map(X, kernel, pivots, Gt, info)
+
+
+class RPCholeskySampler(Sampler):
+    """Randomly pivoted Cholesky, pivots ∝ residual diagonal; accelerated block variant.
+
+    Each round draws ``block_size`` candidates iid ∝ d, evaluates their residual block G,
+    and accepts candidate sᵢ with probability G'ᵢᵢ/d(sᵢ), where G' is the residual after
+    eliminating the candidates accepted before it in the round. The accepted pivots have
+    the distribution of the one-pivot loop; the n×t column update is one BLAS-3 product.
+    """
+
+    name = "rp-cholesky"
+
+    def __init__(self, block_size: int = 100, tol: float = 1e-10) -> None:
+        self.block_size = check_positive(block_size, "block_size", "rp-cholesky", integer=True)
+        self.tol = check_positive(tol, "tol", "rp-cholesky")
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        n = X.shape[0]
+        d = kernel.diag(X)
+        floor = self.tol * d.max()
+        Gt = np.zeros((rank, n))
+        pivots: list[int] = []
+        rounds = 0
+        while len(pivots) < rank:
+            k = len(pivots)
+            weights = np.where(d > floor, d, 0.0)
+            total = weights.sum()
+            if total <= 0:
+                break
+            candidates = rng.choice(n, size=self.block_size, p=weights / total)
+            residual = kernel(X[candidates]) - Gt[:k, candidates].T @ Gt[:k, candidates]
+            accepted = self._accept(residual, weights[candidates], floor, rng)[: rank - k]
+            rounds += 1
+            if not accepted:
+                continue
+            new = candidates[accepted]
+            R = scipy.linalg.cholesky(residual[np.ix_(accepted, accepted)], lower=True)
+            H = kernel(X, X[new]) - Gt[:k].T @ Gt[:k, new]  # residual columns, n×t
+            F_new = scipy.linalg.solve_triangular(R, H.T, lower=True, check_finite=False)
+            F_new[:, new] = R.T  # the pivot rows of H R^{-T} are R, exactly triangular
+            Gt[k : k + len(new)] = F_new
+            d -= np.einsum("ij,ij->j", F_new, F_new)
+            np.maximum(d, 0.0, out=d)
+            d[new] = 0.0
+            pivots.extend(new.tolist())
+        info = {"warnings": [], "_trace_residual": float(d.sum()), "rounds": rounds}
+        _stopped_early(info, len(pivots), rank, self.tol)
+        return _cholesky_map(X, kernel, pivots, Gt, info)
+
+    @staticmethod
+    def _accept(G, d_candidates, floor, rng) -> list[int]:
+        """Rejection sampling on the candidates' residual block (Schur complement in place)."""
+        G = G.copy()
+        u = rng.random(len(d_candidates))
+        accepted = []
+        for i in range(len(d_candidates)):
+            g = G[i, i]
+            if g > floor and u[i] * d_candidates[i] < g:
+                accepted.append(i)
+                G[i:, i:] -= np.outer(G[i:, i], G[i, i:]) / g
+        return accepted
+
+
+@hookimpl
+def kbench_register_samplers():
+    return [PivotedCholeskySampler, RPCholeskySampler]

@@ -1,0 +1,94 @@
+"""Ridge-leverage-score column sampling: exact (oracle) and two-pass (Alaoui & Mahoney 2015).
+
+Both put their scores (length n) in ``info["scores"]`` and draw the final p distinct
+landmarks with probability ∝ score, without replacement.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from kbench._validation import check_positive
+from kbench.hookspecs import hookimpl
+from kbench.linalg import leverage_scores_from_eigh, sample_without_replacement
+from kbench.lowrank import nystrom
+from kbench.samplers.base import Sampler
+
+#: rows per pass when computing the approximate scores (bounded memory)
+_CHUNK_ROWS = 8192
+
+
+def _landmarks_from_scores(rng, scores, rank, info):
+    landmarks = sample_without_replacement(rng, scores, rank)
+    if len(landmarks) < rank:
+        info["warnings"].append(
+            f"only {len(landmarks)} points have a positive leverage score; rank_realized < {rank}"
+        )
+    info["scores"] = scores
+    return landmarks
+
+
+class RLSSampler(Sampler):
+    """Exact ridge leverage scores ℓᵢ = [K(K + nλI)⁻¹]ᵢᵢ from eigh(K): an O(n³) reference."""
+
+    name = "rls"
+    needs_lam = True
+
+    def __init__(self, max_n: int = 20_000) -> None:
+        self.max_n = check_positive(max_n, "max_n", "rls", integer=True)
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        n = X.shape[0]
+        if n > self.max_n:
+            raise ValueError(
+                f"rls computes exact leverage scores from the n×n kernel matrix (O(n³) time, "
+                f"n² memory) and refuses n = {n} > max_n = {self.max_n}; use 'rls-fast' or "
+                "'squeak' for large n, or raise max_n (rls:max_n=...) if you can afford it."
+            )
+        K = kernel(X)
+        s, U = scipy.linalg.eigh(K, check_finite=False)
+        scores = leverage_scores_from_eigh(s, U, n * lam)
+        info = {"warnings": []}
+        landmarks = _landmarks_from_scores(rng, scores, rank, info)
+        return nystrom(X, kernel, landmarks, info, K_mm=K[np.ix_(landmarks, landmarks)])
+
+
+class FastRLSSampler(Sampler):
+    """Two-pass approximate ridge leverage scores (Alaoui & Mahoney 2015 §3.5).
+
+    Pass 1 draws p₁ columns ∝ K_ii with replacement and forms B = C W^{-1/2}; the scores
+    ℓ̃ᵢ = Bᵢᵀ(BᵀB + nλI)⁻¹Bᵢ never exceed the exact ones (C W⁺ Cᵀ ≼ K). Pass 2 draws
+    the p landmarks ∝ ℓ̃. Cost O(np²) time, O(np) memory.
+    """
+
+    name = "rls-fast"
+    needs_lam = True
+
+    def __init__(self, p1: int | None = None) -> None:
+        self.p1 = None if p1 is None else check_positive(p1, "p1", "rls-fast", integer=True)
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        n = X.shape[0]
+        p1 = rank if self.p1 is None else self.p1
+        diag = kernel.diag(X)
+        first = np.unique(rng.choice(n, size=p1, replace=True, p=diag / diag.sum()))
+        B = nystrom(X, kernel, first).transform(X)  # B Bᵀ = C W⁺ Cᵀ; duplicates add nothing
+        gram = B.T @ B
+        gram[np.diag_indices_from(gram)] += n * lam
+        R = scipy.linalg.cholesky(gram, lower=True, check_finite=False)
+        scores = np.empty(n)
+        for start in range(0, n, _CHUNK_ROWS):
+            T = scipy.linalg.solve_triangular(
+                R, B[start : start + _CHUNK_ROWS].T, lower=True, check_finite=False
+            )
+            scores[start : start + _CHUNK_ROWS] = np.einsum("ij,ij->j", T, T)
+        del B
+        info = {"warnings": [], "p1": p1, "first_pass_unique": int(first.size)}
+        landmarks = _landmarks_from_scores(rng, scores, rank, info)
+        return nystrom(X, kernel, landmarks, info)
+
+
+@hookimpl
+def kbench_register_samplers():
+    return [RLSSampler, FastRLSSampler]
