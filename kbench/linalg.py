@@ -51,13 +51,14 @@ def sample_without_replacement(
 ) -> np.ndarray:
     """``size`` distinct indices drawn one after another with probability ∝ ``weights``.
 
-    Efraimidis–Spirakis keys E/w (E ~ Exp(1)): the ``size`` smallest keys are a successive
-    sample without replacement, in O(n). Entries of weight 0 are never drawn, so fewer
+    Efraimidis–Spirakis keys E/w (E ~ Exp(1), compared as log E − log w so that tiny
+    weights cannot overflow): the ``size`` smallest keys are a successive sample without
+    replacement, in O(n). Entries of weight 0 are never drawn, so fewer
     than ``size`` indices come back when fewer weights are positive.
     """
     weights = np.asarray(weights, dtype=float)
     positive = np.flatnonzero(weights > 0)
-    keys = rng.exponential(size=positive.size) / weights[positive]
+    keys = np.log(rng.exponential(size=positive.size)) - np.log(weights[positive])
     if size < positive.size:
         chosen = np.argpartition(keys, size)[:size]
     else:

@@ -1,0 +1,1 @@
+"""Dataset providers (synthetic generators, scikit-learn, OpenML, files)."""

@@ -1,0 +1,196 @@
+"""Kernels: agreement with scikit-learn, closed forms, PSD, blockwise bit-equality, spectra."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist
+from scipy.special import zeta
+from sklearn.gaussian_process.kernels import Matern
+from sklearn.metrics.pairwise import (
+    laplacian_kernel,
+    linear_kernel,
+    polynomial_kernel,
+    rbf_kernel,
+)
+
+import kbench
+from kbench.kernels import block_rows
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((150, 4))
+Y = rng.standard_normal((70, 4))
+
+
+@pytest.mark.parametrize(
+    "name, params, reference",
+    [
+        ("gaussian", {"sigma": 1.7}, lambda A, B: rbf_kernel(A, B, gamma=1 / (2 * 1.7**2))),
+        ("gaussian", {"gamma": 0.3}, lambda A, B: rbf_kernel(A, B, gamma=0.3)),
+        ("laplacian", {"sigma": 2.0}, lambda A, B: laplacian_kernel(A, B, gamma=0.5)),
+        ("laplacian", {"gamma": 0.7}, lambda A, B: laplacian_kernel(A, B, gamma=0.7)),
+        ("linear", {}, linear_kernel),
+        ("polynomial", {"degree": 3, "gamma": 0.5, "coef0": 1.5},
+         lambda A, B: polynomial_kernel(A, B, degree=3, gamma=0.5, coef0=1.5)),
+        ("polynomial", {}, lambda A, B: polynomial_kernel(A, B, degree=3, coef0=1)),
+        ("matern", {"sigma": 1.3, "nu": 0.5}, Matern(length_scale=1.3, nu=0.5)),
+        ("matern", {"sigma": 1.3, "nu": 1.5}, Matern(length_scale=1.3, nu=1.5)),
+        ("matern", {"sigma": 0.8, "nu": 2.5}, Matern(length_scale=0.8, nu=2.5)),
+    ],
+)
+def test_agrees_with_scikit_learn(name, params, reference):
+    kernel = kbench.make_kernel(name, **params)
+    expected = reference(X, Y)
+    scale = max(1.0, np.abs(expected).max())
+    np.testing.assert_allclose(kernel(X, Y), expected, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(kernel.diag(X), np.diag(reference(X, X)), rtol=0, atol=1e-12 * scale)
+
+
+def _fourier_series(t: np.ndarray, mu, n_terms: int) -> np.ndarray:
+    """Σ_{i ≤ N} 2 μ_i cos 2πit, summed from the small terms up."""
+    i = np.arange(n_terms, 0, -1, dtype=float)
+    return np.array([np.sum(2.0 * mu(i) * np.cos(2.0 * np.pi * i * ti)) for ti in t])
+
+
+@pytest.mark.parametrize("beta", range(1, 9))
+def test_periodic_sobolev_equals_its_fourier_series(beta):
+    kernel = kbench.make_kernel("periodic-sobolev", beta=beta)
+    x = np.linspace(0.05, 0.95, 19)[:, None]
+    zero = np.zeros((1, 1))
+    closed = kernel(x, zero)[:, 0]
+    # Abel summation: |Σ_{i>N} a_i cos iθ| ≤ a_{N+1}/|sin(θ/2)| for decreasing a_i. With
+    # a_i = 2 i^(-2β), N = 4e5 and |sin πt| ≥ sin(0.05π) the tail is < 8e-11.
+    series = _fourier_series(x[:, 0], lambda i: i ** (-2.0 * beta), 400_000)
+    np.testing.assert_allclose(closed, series, rtol=0, atol=1e-10)
+    assert kernel(zero, zero)[0, 0] == pytest.approx(2 * zeta(2 * beta), abs=1e-10)
+    assert kernel.diag_value == pytest.approx(2 * zeta(2 * beta), rel=1e-14)
+
+
+@pytest.mark.parametrize("beta", range(1, 9))
+def test_periodic_sobolev_is_psd(beta):
+    x = np.random.default_rng(beta).uniform(0, 1, size=(200, 1))
+    K = kbench.make_kernel("periodic-sobolev", beta=beta)(x)
+    # rounding of a symmetric eigensolver: |error| ≲ n·eps·‖K‖ ≤ 200·2.2e-16·tr K
+    assert np.linalg.eigvalsh(K).min() >= -1e-12 * np.trace(K)
+
+
+def test_periodic_exp_equals_its_fourier_series():
+    rho = 0.7
+    kernel = kbench.make_kernel("periodic-exp", rho=rho)
+    t = np.linspace(0.0, 0.95, 20)
+    series = _fourier_series(t, lambda i: np.exp(-rho * i), 200)  # tail < e^(-140)
+    np.testing.assert_allclose(kernel(t[:, None], np.zeros((1, 1)))[:, 0], series, atol=1e-12)
+    np.testing.assert_allclose(kernel.diag_value, series[0], rtol=1e-13)
+
+
+KERNELS = [
+    ("gaussian", {"sigma": 1.0}),
+    ("laplacian", {"sigma": 1.0}),
+    ("matern", {"nu": 2.5}),
+    ("polynomial", {}),
+    ("linear", {}),
+]
+
+
+@pytest.mark.parametrize("name, params", KERNELS)
+@pytest.mark.parametrize("m, d", [(1, 2), (7, 60), (500, 3)])
+def test_blockwise_equals_one_shot_bit_for_bit(name, params, m, d):
+    gen = np.random.default_rng(m + d)
+    A, B = gen.standard_normal((4500, d)), gen.standard_normal((m, d))
+    kernel = kbench.make_kernel(name, **params)
+    assert 2 * block_rows(m) < 4500  # the one-shot call itself runs several blocks
+    full = kernel(A, B)
+    for step in (37, 300, block_rows(m) + 1, 4499):
+        pieces = np.vstack([kernel(A[s : s + step], B) for s in range(0, len(A), step)])
+        assert np.array_equal(pieces, full), f"rows in slices of {step} differ"
+    for i in gen.choice(len(A), size=20, replace=False):  # single rows, anywhere in a block
+        assert np.array_equal(kernel(A[i : i + 1], B)[0], full[i])
+
+
+@pytest.mark.parametrize("name, params", KERNELS + [("periodic-sobolev", {"beta": 2})])
+def test_diag_and_evaluation_counter(name, params):
+    A = np.random.default_rng(3).uniform(size=(40, 1 if name.startswith("periodic") else 3))
+    kernel = kbench.make_kernel(name, **params)
+    K = kernel(A)
+    assert kernel.evals == 40 * 40
+    np.testing.assert_allclose(kernel.diag(A), np.diag(K), rtol=1e-13, atol=1e-13)
+    assert kernel.evals == 40 * 40 + 40
+    kernel(A[:5], A[:3])
+    assert kernel.evals == 40 * 40 + 40 + 15
+
+
+def test_median_bandwidth_is_resolved_by_fit():
+    kernel = kbench.make_kernel("gaussian", sigma="median")
+    with pytest.raises(ValueError, match=r"kernel.fit\(X_train\)"):
+        kernel(X)
+    assert kernel.fit(X) is kernel
+    assert kernel.sigma == pytest.approx(np.median(pdist(X)), rel=1e-14)
+    lap = kbench.make_kernel("laplacian", sigma="median").fit(X)
+    assert lap.sigma == pytest.approx(np.median(pdist(X, "cityblock")), rel=1e-14)
+
+
+def test_gamma_and_sigma_are_the_same_parameter():
+    a = kbench.make_kernel("gaussian", gamma=0.125)
+    assert a.sigma == pytest.approx(2.0)
+    assert np.array_equal(a(X, Y), kbench.make_kernel("gaussian", sigma=2.0)(X, Y))
+
+
+SPECTRAL = [
+    ("gaussian", {"sigma": 1.5}, 3),
+    ("laplacian", {"sigma": 1.5}, 3),
+    ("matern", {"sigma": 1.5, "nu": 0.5}, 3),
+    ("matern", {"sigma": 1.5, "nu": 1.5}, 3),
+    ("matern", {"sigma": 1.5, "nu": 2.5}, 3),
+    ("periodic-sobolev", {"beta": 2}, 1),
+    ("periodic-exp", {"rho": 0.5}, 1),
+]
+
+
+@pytest.mark.parametrize("name, params, d", SPECTRAL)
+def test_spectral_sampler_reproduces_the_kernel(name, params, d):
+    """k(δ) = k(0)·E cos ωᵀδ: 200 000 draws, each term in [−1, 1], so the standard error is
+    ≤ 1/√200000 = 0.0022 and 0.012 is a 5.5σ margin (the draws are seeded)."""
+    kernel = kbench.make_kernel(name, **params)
+    gen = np.random.default_rng(7)
+    deltas = gen.uniform(-0.6, 0.6, size=(12, d))
+    omega = kernel.sample_frequencies(gen, 200_000, d)
+    estimate = kernel.diag_value * np.cos(omega @ deltas.T).mean(axis=0)
+    exact = kernel(deltas, np.zeros((1, d)))[:, 0]
+    np.testing.assert_allclose(estimate, exact, atol=0.012 * kernel.diag_value)
+    if kernel.isotropic:
+        norms = kernel.sample_frequency_norms(gen, 200_000, d)
+        reference = np.linalg.norm(omega, axis=1)
+        # same law: compare quartiles of |ω| with a tolerance of a few sampling errors
+        np.testing.assert_allclose(np.quantile(norms, [0.25, 0.5, 0.75]),
+                                   np.quantile(reference, [0.25, 0.5, 0.75]), rtol=0.02)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: kbench.make_kernel("gaussian", sigma=-1.0), "sigma must be a number > 0"),
+        (lambda: kbench.make_kernel("gaussian", sigma=1.0, gamma=1.0), "sigma or gamma, not both"),
+        (lambda: kbench.make_kernel("matern", nu=1.0), "nu must be 0.5, 1.5 or 2.5"),
+        (lambda: kbench.make_kernel("periodic-sobolev", beta=0), "beta must be an integer > 0"),
+        (lambda: kbench.make_kernel("periodic-sobolev")(X), "one feature"),
+        (lambda: kbench.make_kernel("gaussian")(X, Y[:, :2]), "Y has 2 features but 4"),
+        (lambda: kbench.make_kernel("gaussian")(np.array([[np.nan, 1.0]])), "NaN or infinite"),
+        (lambda: kbench.make_kernel("gaussian")(np.ones(3)), r"reshape\(-1, 1\)"),
+        (lambda: kbench.make_kernel("gaussian", sigma="median").fit(np.ones((5, 2))),
+         "two distinct points"),
+        (lambda: kbench.make_kernel("polynomial").sample_frequencies(rng, 3, 2),
+         "no spectral sampler"),
+        (lambda: kbench.make_kernel("gaussian", sigmaa=1.0), "did you mean 'sigma'"),
+    ],
+)
+def test_bad_kernel_input_is_a_clear_error(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_spec_round_trip_text():
+    assert kbench.make_kernel("matern", sigma=2.0, nu=0.5).spec() == "matern:sigma=2.0,nu=0.5"
+    assert math.isclose(kbench.make_kernel("periodic-exp", rho=2.0).diag_value,
+                        2 * math.exp(-2) / (1 - math.exp(-2)))
