@@ -119,7 +119,10 @@ class Kernel:
     # -- spectral sampling -----------------------------------------------------------
     def sample_frequencies(self, rng: np.random.Generator, n_frequencies: int, d: int) -> np.ndarray:
         """(n_frequencies, d) draws ω from the spectral measure: k(x, y) = k(0)·E cos ωᵀ(x − y)."""
-        raise ValueError(
+        raise self._no_spectral_sampler()
+
+    def _no_spectral_sampler(self) -> ValueError:
+        return ValueError(
             f"the {self.name} kernel has no spectral sampler, so random Fourier features cannot "
             "approximate it; use a Nyström sampler (uniform, rls, rp-cholesky, ...) or a kernel "
             "with one (gaussian, laplacian, matern, periodic-sobolev, periodic-exp)."
@@ -127,6 +130,8 @@ class Kernel:
 
     def sample_frequency_norms(self, rng: np.random.Generator, n: int, d: int) -> np.ndarray:
         """n draws of ‖ω‖ for an isotropic spectral measure (orthogonal random features)."""
+        if not self.spectral:
+            raise self._no_spectral_sampler()
         raise ValueError(
             f"orthogonal random features need a rotation-invariant spectral measure; the {self.name} "
             "kernel has none. Use rff, or an isotropic kernel (gaussian, matern)."

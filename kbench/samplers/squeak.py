@@ -77,7 +77,8 @@ class SqueakSampler(Sampler):
 
     def _fit(self, X, kernel, rank, lam, rng):
         n = X.shape[0]
-        info = {"warnings": [], "qbar": self.qbar, "sizes": []}
+        # history: one (points merged, unique atoms, dictionary size) triple per DICT-UPDATE
+        info = {"warnings": [], "qbar": self.qbar, "history": []}
         if self.qbar <= 2:
             message = f"squeak with qbar={self.qbar} ≤ 2 tends to collapse the dictionary; use qbar ≥ 10"
             warnings.warn(message, stacklevel=3)
@@ -86,10 +87,9 @@ class SqueakSampler(Sampler):
         leaves = [self._stream(X, kernel, rows, gamma, rng, info)
                   for rows in np.array_split(np.arange(n), min(self.shards, n))]
         while len(leaves) > 1:  # DISQUEAK: merge pairs until one dictionary is left
-            merged = [self._shrink(_merge(X, kernel, a, b), gamma, rng)
+            merged = [self._shrink(_merge(X, kernel, a, b), gamma, rng, info)
                       for a, b in zip(leaves[::2], leaves[1::2])]
             leaves = merged + ([leaves[-1]] if len(leaves) % 2 else [])
-            info["sizes"].append(sum(leaf.size for leaf in leaves))
         final = leaves[0]
         if final.atoms.size > rank:
             chosen = sample_without_replacement(rng, final.prob, rank)
@@ -109,12 +109,11 @@ class SqueakSampler(Sampler):
         while start < rows.size:
             block = self.block_size or max(64, dictionary.atoms.size // 2)
             fresh = _Dictionary.fresh(X, kernel, rows[start : start + block], self.qbar)
-            dictionary = self._shrink(_merge(X, kernel, dictionary, fresh), gamma, rng)
-            info["sizes"].append(dictionary.size)
+            dictionary = self._shrink(_merge(X, kernel, dictionary, fresh), gamma, rng, info)
             start += block
         return dictionary
 
-    def _shrink(self, D: _Dictionary, gamma: float, rng) -> _Dictionary:
+    def _shrink(self, D: _Dictionary, gamma: float, rng, info) -> _Dictionary:
         """DICT-UPDATE: estimate RLS on the weighted dictionary, lower p̃, resample copies."""
         w = D.copies / (self.qbar * D.prob)
         root = np.sqrt(w)
@@ -125,6 +124,7 @@ class SqueakSampler(Sampler):
             prob = np.maximum(prob, D.prob / 2.0)
         copies = rng.binomial(D.copies, prob / D.prob)
         keep = copies > 0
+        info["history"].append((int(D.atoms.size), int(keep.sum()), int(copies.sum())))
         return _Dictionary(D.atoms[keep], copies[keep], prob[keep], D.K[np.ix_(keep, keep)])
 
 

@@ -1,0 +1,398 @@
+"""The eight built-in samplers against dense references and the properties ALGORITHMS.md lists."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.kernel_approximation import Nystroem
+
+import kbench
+from kbench.datasets.synthetic import smile, spiral_with_outliers
+from kbench.kernels import GaussianKernel
+from tests.conftest import ALL_SAMPLERS, COLUMN_SAMPLERS, exact_leverage_scores
+
+LAM = 1e-3
+
+
+def dense_nystrom(K: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
+    """K_nm K_mm⁺ K_mn with numpy's SVD pseudo-inverse (independent of kbench.linalg)."""
+    K_nm = K[:, landmarks]
+    K_mm = K[np.ix_(landmarks, landmarks)]
+    return K_nm @ np.linalg.pinv(K_mm, rcond=len(landmarks) * np.finfo(float).eps, hermitian=True) @ K_nm.T
+
+
+# ---------------------------------------------------------------------------------------
+# Dense checks shared by all column samplers (n = 300)
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", COLUMN_SAMPLERS)
+@pytest.mark.parametrize("rank", [10, 60])
+def test_column_sampler_is_the_nystrom_approximation(name, rank, data300):
+    X, kernel = data300
+    K = kernel(X)
+    approx = kbench.make_sampler(name).fit(X, kernel, rank=rank, lam=LAM, seed=0)
+    landmarks = approx.landmarks
+    assert len(np.unique(landmarks)) == len(landmarks) <= rank
+    assert approx.rank <= len(landmarks)
+    Z = approx.transform(X)
+    assert Z.shape == (300, approx.rank)
+    L = Z @ Z.T
+    reference = dense_nystrom(K, landmarks)
+    # float64 Nyström: errors ~ eps·cond(K_mm)·‖K‖; 1e-8 relative leaves room for cond ≤ 1e7
+    assert np.abs(L - reference).max() <= 1e-8 * np.abs(K).max()
+    # 0 ≼ L ≼ K: K − L is PSD up to eigensolver rounding (n·eps·‖K‖ ≈ 7e-14·tr K)
+    assert np.linalg.eigvalsh(K - L).min() >= -1e-9 * np.trace(K)
+    # L interpolates the sampled columns: L(V, I) = K(V, I)
+    np.testing.assert_allclose(L[:, landmarks], K[:, landmarks], atol=1e-8)
+    # new points: z(x)ᵀz(y) = k_m(x)ᵀ K_mm⁺ k_m(y)
+    X_new = np.random.default_rng(5).standard_normal((40, 5))
+    K_new = kernel(X_new, X[landmarks])
+    cross = K_new @ np.linalg.pinv(K[np.ix_(landmarks, landmarks)], rcond=1e-13, hermitian=True) @ K[landmarks]
+    np.testing.assert_allclose(approx.transform(X_new) @ Z.T, cross, atol=1e-8)
+    if approx.train_features is not None:
+        np.testing.assert_allclose(approx.train_features, Z, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", COLUMN_SAMPLERS)
+def test_all_landmarks_recover_the_kernel(name, data300):
+    """L = K when I = V (rank = n): the approximation is exact."""
+    X, kernel = data300
+    X = X[:80]
+    K = kernel(X)
+    approx = kbench.make_sampler(name).fit(X, kernel, rank=80, lam=LAM, seed=1)
+    Z = approx.transform(X)
+    if name != "squeak":  # squeak keeps only its dictionary atoms
+        assert np.abs(Z @ Z.T - K).max() <= 1e-8
+
+
+def test_pivoted_cholesky_matches_a_dense_greedy_loop_and_its_trace_error_decreases(data300):
+    X, kernel = data300
+    K = kernel(X)
+    # reference: the textbook loop on the dense matrix
+    d, G, pivots = np.diag(K).copy(), np.zeros((300, 80)), []
+    for j in range(80):
+        i = int(np.argmax(d))
+        G[:, j] = (K[:, i] - G[:, :j] @ G[i, :j]) / np.sqrt(d[i])
+        d -= G[:, j] ** 2
+        pivots.append(i)
+    approx = kbench.make_sampler("pivoted-cholesky").fit(X, kernel, rank=80)
+    assert approx.landmarks.tolist() == pivots
+    np.testing.assert_allclose(approx.train_features, G, atol=1e-10)
+    errors = []
+    for rank in range(5, 81, 5):
+        a = kbench.make_sampler("pivoted-cholesky").fit(X, kernel, rank=rank)
+        Z = a.transform(X)
+        errors.append(np.trace(K - Z @ Z.T) / np.trace(K))
+        assert a.info["trace_residual"] == pytest.approx(np.trace(K - Z @ Z.T), abs=1e-9)
+    assert all(b <= a + 1e-12 for a, b in zip(errors, errors[1:])), errors
+
+
+def test_uniform_reproduces_scikit_learn_nystroem(data300):
+    X, kernel = data300
+    approx = kbench.make_sampler("uniform").fit(X, kernel, rank=50, seed=3)
+    ours = approx.transform(X)
+    # scikit-learn on the same landmarks: its basis is the whole of X[landmarks]
+    gamma = 1.0 / (2.0 * kernel.sigma**2)
+    sk = Nystroem(kernel="rbf", gamma=gamma, n_components=50).fit(X[approx.landmarks])
+    theirs = sk.transform(X)
+    np.testing.assert_allclose(ours @ ours.T, theirs @ theirs.T, rtol=0, atol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------
+# Leverage scores
+# ---------------------------------------------------------------------------------------
+def test_rls_scores_equal_the_dense_formula(data300):
+    X, kernel = data300
+    approx = kbench.make_sampler("rls").fit(X, kernel, rank=30, lam=LAM, seed=0)
+    expected = exact_leverage_scores(kernel(X), LAM)
+    np.testing.assert_allclose(approx.info["scores"], expected, rtol=0, atol=1e-10)
+
+
+def test_rls_refuses_large_n():
+    X = np.zeros((50, 2)) + np.arange(50)[:, None]
+    with pytest.raises(ValueError, match="max_n = 40.*rls-fast"):
+        kbench.make_sampler("rls", max_n=40).fit(X, kbench.make_kernel("gaussian"), rank=5, lam=LAM)
+
+
+def test_rls_fast_scores_never_exceed_the_exact_ones():
+    X = np.random.default_rng(2).standard_normal((1000, 5))
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+    K = kernel(X)
+    for lam, p1 in [(1e-2, 20), (1e-3, 60), (1e-4, 300)]:
+        exact = exact_leverage_scores(K, lam)
+        for seed in range(3):
+            approx = kbench.make_sampler("rls-fast", p1=p1).fit(X, kernel, rank=20, lam=lam, seed=seed)
+            assert (approx.info["scores"] <= exact + 1e-10).all()
+
+
+def test_rls_fast_captures_the_effective_dimension():
+    """Σℓ̃ ≥ 0.9·d_eff when p₁ ≥ 4·d_eff (20 seeds; the smallest ratio seen is 0.95)."""
+    X = np.random.default_rng(2).standard_normal((1000, 5))
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+    d_eff = exact_leverage_scores(kernel(X), 1e-3).sum()
+    p1 = int(np.ceil(4 * d_eff))
+    for seed in range(20):
+        approx = kbench.make_sampler("rls-fast", p1=p1).fit(X, kernel, rank=p1, lam=1e-3, seed=seed)
+        assert approx.info["scores"].sum() >= 0.9 * d_eff
+
+
+# ---------------------------------------------------------------------------------------
+# SQUEAK
+# ---------------------------------------------------------------------------------------
+class SpyKernel(GaussianKernel):
+    """A Gaussian kernel that records which rows of X every call touches."""
+
+    def __init__(self, X, sigma):
+        super().__init__(sigma=sigma)
+        self.index = {row.tobytes(): i for i, row in enumerate(X)}
+        self.calls = []
+
+    def __call__(self, A, B=None):
+        rows = lambda M: [self.index[r.tobytes()] for r in np.asarray(M, dtype=float)]
+        self.calls.append((rows(A), None if B is None else rows(B)))
+        return super().__call__(A, B)
+
+
+@pytest.fixture(scope="module")
+def squeak_data():
+    X = np.random.default_rng(3).standard_normal((2000, 3))
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+    return X, kernel.sigma, exact_leverage_scores(kernel(X), LAM).sum()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_squeak_dictionary_size_tracks_the_effective_dimension(squeak_data, seed):
+    X, sigma, d_eff = squeak_data
+    sampler = kbench.make_sampler("squeak", qbar=10, eps=0.5)
+    approx = sampler.fit(X, kbench.make_kernel("gaussian", sigma=sigma), rank=2000, lam=LAM, seed=seed)
+    target = (1 - 0.5) * 10 * d_eff
+    assert 0.3 * target <= approx.info["dictionary_size"] <= 3 * target
+    assert approx.info["unique_atoms"] == len(approx.landmarks)
+
+
+def test_squeak_evaluates_kernel_only_on_dictionary_and_block(squeak_data):
+    X, sigma, _ = squeak_data
+    kernel = SpyKernel(X, sigma)
+    approx = kbench.make_sampler("squeak", block_size=100).fit(X, kernel, rank=60, lam=LAM, seed=0)
+    history = approx.info["history"]
+    # the counter: step t evaluates K(block, block) and K(dictionary, block), nothing else
+    expected, atoms = 0, 0
+    for merged, kept, _ in history:
+        block = merged - atoms
+        expected += block * block + atoms * block
+        atoms = kept
+    assert approx.info["kernel_evals"] == expected < 0.1 * 2000**2
+    # the spy: every block is new (stream order) and every dictionary atom was seen before
+    seen, alive = set(), set()
+    for A, B in kernel.calls:
+        if B is None:
+            assert set(A).isdisjoint(seen)
+            block = set(A)
+        else:
+            assert set(A) <= alive and set(B) == block
+            alive = set(A)
+        seen |= set(A)
+        alive_next = alive | block
+        alive = alive_next
+    assert set(approx.landmarks) <= seen
+
+
+def test_squeak_distributed_merge_matches_the_guarantee(squeak_data):
+    X, sigma, d_eff = squeak_data
+    approx = kbench.make_sampler("squeak", shards=4).fit(
+        X, kbench.make_kernel("gaussian", sigma=sigma), rank=2000, lam=LAM, seed=0)
+    assert 0.3 * 5 * d_eff <= approx.info["dictionary_size"] <= 3 * 5 * d_eff
+
+
+def test_squeak_warns_when_qbar_is_tiny(data300):
+    X, kernel = data300
+    with pytest.warns(UserWarning, match="collapse"):
+        approx = kbench.make_sampler("squeak", qbar=2).fit(X, kernel, rank=10, lam=LAM)
+    assert any("collapse" in w for w in approx.info["warnings"])
+
+
+# ---------------------------------------------------------------------------------------
+# Randomly pivoted Cholesky
+# ---------------------------------------------------------------------------------------
+def test_rp_cholesky_has_the_one_pivot_distribution():
+    """Ordered pairs of the first two pivots vs their exact law d_i/Σd · d'_j/Σd'.
+
+    4000 seeded fits on 5 points with block_size 3 (rejections and several rounds); the
+    chi-square statistic on 20 cells must stay below the 0.1% critical value (43.8).
+    """
+    X = np.array([[0.0, 0.0], [0.3, 0.0], [0.0, 0.5], [1.5, 1.0], [-1.0, 0.2]])
+    kernel = kbench.make_kernel("gaussian", sigma=0.6)
+    K = kernel(X)
+    d = np.diag(K)
+    exact = np.zeros((5, 5))
+    for i in range(5):
+        residual = np.diag(K - np.outer(K[:, i], K[i]) / K[i, i])
+        exact[i] = d[i] / d.sum() * residual / residual.sum()
+    counts = np.zeros((5, 5))
+    sampler = kbench.make_sampler("rp-cholesky", block_size=3)
+    runs = 4000
+    for seed in range(runs):
+        first, second = sampler.fit(X, kernel, rank=2, seed=seed).landmarks[:2]
+        counts[first, second] += 1
+    cells = exact > 0
+    chi2 = ((counts[cells] - runs * exact[cells]) ** 2 / (runs * exact[cells])).sum()
+    assert counts[~cells].sum() == 0
+    assert chi2 < 43.8, chi2
+
+
+def _trace_error(X, kernel, name, rank, seed):
+    Z = kbench.make_sampler(name).fit(X, kernel, rank=rank, lam=LAM, seed=seed).transform(X)
+    return 1.0 - (Z * Z).sum() / kernel.diag(X).sum()
+
+
+def test_rp_cholesky_beats_uniform_tenfold_on_the_smile():
+    X = smile(2000, seed=0)
+    kernel = kbench.make_kernel("gaussian", sigma=0.2)
+    for seed in range(3):
+        rp = _trace_error(X, kernel, "rp-cholesky", 100, seed)
+        uniform = _trace_error(X, kernel, "uniform", 100, seed)
+        assert rp * 10 <= uniform, (rp, uniform)
+
+
+def test_greedy_pivoting_fails_on_a_spiral_with_outliers():
+    """A known failure, kept visible: greedy pivoted Cholesky picks the 200 outliers one by
+    one (each keeps residual k(x, x) = 1), so at rank 100 it explains almost nothing of the
+    spiral, while randomly pivoted Cholesky and even uniform sampling do."""
+    X = spiral_with_outliers(2000, seed=0, n_outliers=200)
+    kernel = kbench.make_kernel("gaussian", sigma=0.1)
+    greedy = kbench.make_sampler("pivoted-cholesky").fit(X, kernel, rank=100)
+    assert (greedy.landmarks >= 1800).sum() >= 90  # nearly every pivot is an outlier
+    greedy_error = _trace_error(X, kernel, "pivoted-cholesky", 100, 0)
+    assert greedy_error > 0.7
+    assert greedy_error > 3 * _trace_error(X, kernel, "rp-cholesky", 100, 0)
+    assert greedy_error > 3 * _trace_error(X, kernel, "uniform", 100, 0)
+
+
+# ---------------------------------------------------------------------------------------
+# Random features
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["rff", "orf"])
+def test_random_features_approximate_the_kernel(name):
+    X = np.random.default_rng(4).standard_normal((200, 10))
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+    approx = kbench.make_sampler(name).fit(X, kernel, rank=20_000, seed=0)
+    Z = approx.transform(X)
+    assert Z.shape == (200, 20_000) and approx.landmarks is None
+    assert np.abs(Z @ Z.T - kernel(X)).max() < 0.05
+
+
+def test_orf_has_lower_error_than_rff():
+    X = np.random.default_rng(4).standard_normal((200, 10))
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+    K = kernel(X)
+
+    def mean_error(name):
+        errors = []
+        for seed in range(20):
+            Z = kbench.make_sampler(name).fit(X, kernel, rank=40, seed=seed).transform(X)
+            errors.append(np.linalg.norm(Z @ Z.T - K) / np.linalg.norm(K))
+        return np.mean(errors)
+
+    assert mean_error("orf") < mean_error("rff")
+
+
+@pytest.mark.parametrize("rank", [1, 7])
+def test_odd_rank_random_features_are_unbiased(rank):
+    """p odd adds one random-phase cosine: the map keeps p columns and E ZZᵀ = K."""
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    kernel = kbench.make_kernel("gaussian", sigma=1.5)
+    mean = np.zeros((30, 30))
+    runs = 3000
+    for seed in range(runs):
+        Z = kbench.make_sampler("rff").fit(X, kernel, rank=rank, seed=seed).transform(X)
+        assert Z.shape[1] == rank
+        mean += Z @ Z.T / runs
+    # each entry of ZZᵀ lies in [−2k(0)·(p+1)/p, ...]: standard error ≤ 2/√3000 ≈ 0.037; 0.15 is 4σ
+    assert np.abs(mean - kernel(X)).max() < 0.15
+
+
+# ---------------------------------------------------------------------------------------
+# Seeds
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ALL_SAMPLERS)
+def test_same_seed_same_result_different_seed_different(name, data300):
+    X, kernel = data300
+    fit = lambda seed: kbench.make_sampler(name).fit(X, kernel, rank=20, lam=LAM, seed=seed)
+    a, b, c = fit(11), fit(11), fit(12)
+    assert np.array_equal(a.transform(X), b.transform(X))
+    if name == "pivoted-cholesky":  # deterministic by design: no randomness to seed
+        assert np.array_equal(a.landmarks, c.landmarks)
+        return
+    if a.landmarks is not None:
+        assert np.array_equal(a.landmarks, b.landmarks)
+        assert not np.array_equal(np.sort(a.landmarks), np.sort(c.landmarks))
+    assert not np.allclose(a.transform(X), c.transform(X))
+
+
+# ---------------------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ALL_SAMPLERS)
+def test_bad_input_is_a_clear_error(name, data300):
+    X, kernel = data300
+    sampler = kbench.make_sampler(name)
+    fit = lambda **kw: sampler.fit(**{"X": X, "kernel": kernel, "rank": 10, "lam": LAM, **kw})
+    bad_X = X.copy()
+    bad_X[3, 2] = np.nan
+    with pytest.raises(ValueError, match=r"X contains NaN or infinite.*rows \[3\].*columns \[2\]"):
+        fit(X=bad_X)
+    bad_X[3, 2] = np.inf
+    with pytest.raises(ValueError, match="X contains NaN or infinite"):
+        fit(X=bad_X)
+    with pytest.raises(ValueError, match=r"X must be 2-D.*reshape\(-1, 1\)"):
+        fit(X=X[:, 0])
+    for rank in (0, -3, 2.5, "10"):
+        with pytest.raises(ValueError, match="rank must be an integer >= 1"):
+            fit(rank=rank)
+    for lam in (0.0, -1e-3, float("nan")):
+        with pytest.raises(ValueError, match="lam must be a finite number > 0"):
+            fit(lam=lam)
+    if sampler.needs_lam:
+        with pytest.raises(ValueError, match=f"{name}' needs lam"):
+            fit(lam=None)
+    approx = fit()
+    with pytest.raises(ValueError, match="X has 3 features but 5 were expected"):
+        approx.transform(X[:, :3])
+    with pytest.raises(ValueError, match="seed must be an int"):
+        fit(seed="abc")
+
+
+@pytest.mark.parametrize("name", COLUMN_SAMPLERS)
+def test_rank_above_n_is_clamped_with_a_warning(name, data300):
+    X, kernel = data300
+    approx = kbench.make_sampler(name).fit(X[:40], kernel, rank=100, lam=LAM, seed=0)
+    assert len(approx.landmarks) <= 40 and approx.info["rank_requested"] == 100
+    assert any("rank 100 exceeds n = 40" in w for w in approx.info["warnings"])
+
+
+@pytest.mark.parametrize("name", ["rff", "orf"])
+def test_random_features_refuse_a_kernel_without_spectral_sampler(name, data300):
+    X, _ = data300
+    with pytest.raises(ValueError, match="no spectral sampler.*Nyström sampler"):
+        kbench.make_sampler(name).fit(X, kbench.make_kernel("polynomial"), rank=10)
+
+
+def test_orf_refuses_a_kernel_that_is_not_isotropic(data300):
+    X, _ = data300
+    kbench.make_sampler("rff").fit(X, kbench.make_kernel("laplacian"), rank=10)  # fine
+    with pytest.raises(ValueError, match="rotation-invariant.*Use rff"):
+        kbench.make_sampler("orf").fit(X, kbench.make_kernel("laplacian"), rank=10)
+
+
+@pytest.mark.parametrize(
+    "name, params, message",
+    [
+        ("squeak", {"qbar": 0}, "qbar must be an integer > 0"),
+        ("squeak", {"eps": 1.5}, "eps must lie strictly between 0 and 1"),
+        ("rp-cholesky", {"block_size": 0}, "block_size must be an integer > 0"),
+        ("rls-fast", {"p1": -1}, "p1 must be an integer > 0"),
+        ("squeak", {"qbarr": 20}, "no parameter 'qbarr' .did you mean 'qbar'"),
+    ],
+)
+def test_bad_sampler_parameters(name, params, message):
+    with pytest.raises(ValueError, match=message):
+        kbench.make_sampler(name, **params)
