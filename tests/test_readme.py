@@ -1,0 +1,33 @@
+"""The README's two commands are what CI runs, and the installed console script works."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands() -> list[str]:
+    block = re.search(r"## Two commands\s+```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert block, "README.md lost its '## Two commands' block"
+    return [line.split("#")[0].strip() for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_ci_runs_exactly_the_readme_commands():
+    commands = readme_commands()
+    assert len(commands) == 2
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.startswith(("#", "set ", "cd "))]
+    assert ci == commands
+
+
+def test_console_script_lists_the_samplers():
+    exe = shutil.which("kbench")
+    assert exe, "the kbench console script is not installed: run the README's install command"
+    out = subprocess.run([exe, "list", "samplers", "--json"], capture_output=True, text=True, check=True)
+    names = {row["name"] for row in json.loads(out.stdout)["samplers"]}
+    assert names == {"uniform", "rls", "rls-fast", "squeak", "pivoted-cholesky", "rp-cholesky", "rff", "orf"}
