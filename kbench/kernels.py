@@ -22,8 +22,9 @@ from scipy.special import zeta
 from kbench._validation import check_features, check_positive
 from kbench.hookspecs import hookimpl
 
-#: entries of one row block (8 MiB of float64); rows per block are a power of two in [256, 2048]
-_BLOCK_ENTRIES = 1 << 20
+#: entries of one row block (2 MiB of float64, cache-sized); rows per block are a power of
+#: two in [64, 2048], so a call on few rows pads at most to one block
+_BLOCK_ENTRIES = 1 << 18
 #: points used by the median heuristic
 _MEDIAN_SUBSAMPLE = 1000
 
@@ -31,7 +32,7 @@ _MEDIAN_SUBSAMPLE = 1000
 def block_rows(n_columns: int) -> int:
     """Rows of one evaluation block for a kernel block with ``n_columns`` columns."""
     rows = max(1, _BLOCK_ENTRIES // max(n_columns, 1))
-    return int(min(2048, max(256, 1 << (rows.bit_length() - 1))))
+    return int(min(2048, max(64, 1 << (rows.bit_length() - 1))))
 
 
 class Kernel:
@@ -74,6 +75,10 @@ class Kernel:
         """The kernel matrix k(X, Y) (``Y=None`` means ``Y = X``), shape (len(X), len(Y))."""
         X = self._check(X, "X")
         Y = X if Y is None else self._check(Y, "Y", X.shape[1])
+        return self._evaluate(X, Y)
+
+    def _evaluate(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """``__call__`` without input checks, for callers that hold checked float64 arrays."""
         n, m = X.shape[0], Y.shape[0]
         out = np.empty((n, m))
         prepared = self._prepare(Y)

@@ -95,6 +95,11 @@ class SqueakSampler(Sampler):
             chosen = sample_without_replacement(rng, final.prob, rank)
         else:
             chosen = np.arange(final.atoms.size)
+            if final.atoms.size < rank:
+                info["warnings"].append(
+                    f"the dictionary holds {final.atoms.size} atoms < rank {rank}: rank_realized "
+                    "is smaller; lower lam or raise qbar for a larger dictionary"
+                )
         info.update(
             dictionary_size=final.size,
             unique_atoms=int(final.atoms.size),

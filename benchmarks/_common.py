@@ -1,0 +1,65 @@
+"""Shared pieces of the benchmarks: environment record, timing, README tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import statistics
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+from threadpoolctl import threadpool_info
+
+HERE = Path(__file__).resolve().parent
+
+
+def environment() -> dict:
+    """Versions, CPU and BLAS threads: every timing is recorded with these."""
+    pools = threadpool_info()
+    return {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "blas": sorted({f"{p['internal_api']} {p.get('version') or ''}".strip() for p in pools}),
+        "blas_threads": max((p["num_threads"] for p in pools), default=None),
+        **{pkg: version(pkg) for pkg in ("kbench", "numpy", "scipy", "scikit-learn")},
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def median_time(fn, repeats: int) -> float:
+    """Median wall time of ``repeats`` calls of ``fn``."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def write_results(name: str, payload: dict) -> Path:
+    path = HERE / "results" / f"{name}.json"
+    path.parent.mkdir(exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(payload, indent=2) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def update_readme(section: str, markdown: str) -> None:
+    """Replace the text between ``<!-- section -->`` and ``<!-- /section -->`` in README.md."""
+    readme = HERE / "README.md"
+    text = readme.read_text()
+    pattern = re.compile(rf"(<!-- {section} -->\n).*?(<!-- /{section} -->)", re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"benchmarks/README.md has no '<!-- {section} -->' markers")
+    readme.write_text(pattern.sub(lambda m: m.group(1) + markdown + m.group(2), text))
+
+
+def env_line(env: dict) -> str:
+    return (f"{env['date']}, {env['cpus']} CPUs ({env['machine']}), {', '.join(env['blas'])} with "
+            f"{env['blas_threads']} threads, Python {env['python']}, numpy {env['numpy']}, "
+            f"scipy {env['scipy']}, scikit-learn {env['scikit-learn']}, kbench {env['kbench']}")
