@@ -206,19 +206,19 @@ def test_squeak_evaluates_kernel_only_on_dictionary_and_block(squeak_data):
         expected += block * block + atoms * block
         atoms = kept
     assert approx.info["kernel_evals"] == expected < 0.1 * 2000**2
-    # the spy: every block is new (stream order) and every dictionary atom was seen before
-    seen, alive = set(), set()
+    # the spy: each step evaluates K(block, block) for a new block of the stream, then
+    # K(dictionary, block) with dictionary atoms from the previous dictionary ∪ block only
+    pool, dictionary, block, seen = set(), set(), set(), set()
     for A, B in kernel.calls:
         if B is None:
-            assert set(A).isdisjoint(seen)
-            block = set(A)
+            pool = dictionary | block
+            block, dictionary = set(A), set()
+            assert block.isdisjoint(seen)
+            seen |= block
         else:
-            assert set(A) <= alive and set(B) == block
-            alive = set(A)
-        seen |= set(A)
-        alive_next = alive | block
-        alive = alive_next
-    assert set(approx.landmarks) <= seen
+            assert set(B) == block and set(A) <= pool
+            dictionary = set(A)
+    assert set(approx.landmarks) <= dictionary | block
 
 
 def test_squeak_distributed_merge_matches_the_guarantee(squeak_data):

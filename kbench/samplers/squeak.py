@@ -91,6 +91,11 @@ class SqueakSampler(Sampler):
                       for a, b in zip(leaves[::2], leaves[1::2])]
             leaves = merged + ([leaves[-1]] if len(leaves) % 2 else [])
         final = leaves[0]
+        if final.atoms.size == 0:
+            raise ValueError(
+                f"squeak's dictionary is empty: with lam={lam:g} every ridge leverage score is "
+                "about 0 on this data; lower lam (or raise qbar)."
+            )
         if final.atoms.size > rank:
             chosen = sample_without_replacement(rng, final.prob, rank)
         else:
