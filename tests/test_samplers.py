@@ -99,9 +99,13 @@ def test_pivoted_cholesky_matches_a_dense_greedy_loop_and_its_trace_error_decrea
         G[:, j] = (K[:, i] - G[:, :j] @ G[i, :j]) / np.sqrt(d[i])
         d -= G[:, j] ** 2
         pivots.append(i)
-    approx = kbench.make_sampler("pivoted-cholesky").fit(X, kernel, rank=80)
-    assert approx.landmarks.tolist() == pivots
-    np.testing.assert_allclose(approx.train_features, G, atol=1e-10)
+    misses = {}
+    for panel in (1, 3, 64):
+        approx = kbench.make_sampler("pivoted-cholesky", panel=panel).fit(X, kernel, rank=80)
+        assert approx.landmarks.tolist() == pivots
+        np.testing.assert_allclose(approx.train_features, G, atol=1e-10)
+        misses[panel] = approx.info["candidate_misses"]
+    assert misses[1] == 0 and misses[3] > 0  # both paths of the panel update are exercised
     errors = []
     for rank in range(5, 81, 5):
         a = kbench.make_sampler("pivoted-cholesky").fit(X, kernel, rank=rank)

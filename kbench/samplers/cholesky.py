@@ -56,7 +56,7 @@ class PivotedCholeskySampler(Sampler):
         floor = self.tol * d.max()
         Gt = np.zeros((rank, n))  # row j holds column j of G, contiguous for the GEMV
         pivots: list[int] = []
-        done = False
+        done, misses = False, 0
         while len(pivots) < rank and not done:
             start = len(pivots)
             # candidates: largest residuals, ties by index as argmax breaks them
@@ -71,7 +71,11 @@ class PivotedCholeskySampler(Sampler):
                 column = kernel._evaluate(X, X[i : i + 1])[:, 0]
                 if start:
                     t = slot.get(i)
-                    column -= earlier[:, t] if t is not None else Gt[:start].T @ Gt[:start, i]
+                    if t is None:
+                        misses += 1
+                        column -= Gt[:start].T @ Gt[:start, i]
+                    else:
+                        column -= earlier[:, t]
                 if j > start:
                     column -= Gt[start:j].T @ Gt[start:j, i]
                 column /= np.sqrt(d[i])
@@ -80,7 +84,8 @@ class PivotedCholeskySampler(Sampler):
                 np.maximum(d, 0.0, out=d)
                 d[i] = 0.0
                 pivots.append(i)
-        info = {"warnings": [], "_trace_residual": float(d.sum())}
+        # candidate_misses: pivots outside the panel's precomputed candidates (slow path)
+        info = {"warnings": [], "_trace_residual": float(d.sum()), "candidate_misses": misses}
         _stopped_early(info, len(pivots), rank, self.tol)
         return _cholesky_map(X, kernel, pivots, Gt, info)
 
