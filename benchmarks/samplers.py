@@ -50,7 +50,8 @@ def speed(args) -> dict:
     rows["scikit-learn Nystroem"] = {"seconds": sk}
     print(f"scikit-learn Nystroem: {sk:.2f} s", flush=True)
     for name in SAMPLERS:
-        seconds = median_time(lambda: training_features(name, X, kernel, args.p, args.lam), args.repeats)
+        seconds = median_time(lambda name=name: training_features(name, X, kernel, args.p, args.lam),
+                              args.repeats)
         approx, _ = training_features(name, X, kernel, args.p, args.lam)
         rows[name] = {"seconds": seconds, "rank_realized": approx.rank,
                       "dictionary_size": approx.info.get("dictionary_size")}
