@@ -9,6 +9,8 @@ Public API (DESIGN §3)::
 
 from importlib.metadata import PackageNotFoundError, version
 
+from kbench.datasets import Dataset, load_dataset
+from kbench.exact import ExactBaseline, exact_baseline
 from kbench.hookspecs import hookimpl
 from kbench.kernels import Kernel
 from kbench.lowrank import CholeskyMap, FourierMap, LowRank, NystromMap, nystrom
@@ -20,8 +22,10 @@ from kbench.registry import (
     list_plugins,
     make_kernel,
     make_sampler,
+    make_task,
 )
 from kbench.samplers.base import Sampler
+from kbench.tasks.base import Task
 
 try:
     __version__ = version("kbench")
@@ -30,6 +34,12 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 __all__ = [
     "CholeskyMap",
+    "Dataset",
+    "ExactBaseline",
+    "Task",
+    "exact_baseline",
+    "load_dataset",
+    "make_task",
     "FourierMap",
     "Kernel",
     "LowRank",

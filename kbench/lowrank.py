@@ -26,6 +26,10 @@ _CHUNK_ROWS = 8192
 class LowRank:
     """A fitted feature map.
 
+    ``nystrom_type`` is True when z(x)ᵀz(y) is a Nyström approximation (0 ≼ L ≼ K): the
+    RKHS formulas of KPCA and the trace error apply; random features are scored in their
+    own metric.
+
     Attributes:
         rank: number of features (columns of ``transform``), after thresholding.
         landmarks: indices of the training rows the map is built on (None for random features).
@@ -33,6 +37,8 @@ class LowRank:
         train_features: z(X_fit) when the sampler computed it as a by-product (pivoted
             Cholesky factors), else None; tasks use it to skip a second kernel block.
     """
+
+    nystrom_type: bool = True
 
     def __init__(self, n_features_in: int, rank: int, landmarks: np.ndarray | None = None,
                  info: dict | None = None, train_features: np.ndarray | None = None) -> None:
@@ -42,6 +48,8 @@ class LowRank:
         self.info = {} if info is None else info
         self.info.setdefault("warnings", [])
         self.train_features = train_features
+        #: feature matrices computed by tasks, keyed by dataset (kbench.tasks.base)
+        self.cache: dict = {}
 
     def transform(self, X) -> np.ndarray:
         """Features of the rows of ``X``: an array of shape (len(X), rank)."""
@@ -96,6 +104,8 @@ class FourierMap(LowRank):
     Each (cos, sin) pair estimates k(0)·cos ωᵀ(x − y); the random-phase feature estimates it
     too (E 2cos(ωᵀx + b)cos(ωᵀy + b) = cos ωᵀ(x − y)), so the map is unbiased for every p.
     """
+
+    nystrom_type = False
 
     def __init__(self, frequencies: np.ndarray, n_pairs: int, phase: float | None,
                  scale: float, info: dict | None = None) -> None:

@@ -218,6 +218,11 @@ def make_sampler(name: str, **params):
     return get_registry().create("sampler", name, **params)
 
 
+def make_task(name: str, **params):
+    """Create the task registered as ``name``, e.g. ``make_task("kpca", components=[1, 5])``."""
+    return get_registry().create("task", name, **params)
+
+
 def make_kernel(name: str, **params):
     """Create the kernel registered as ``name``, e.g. ``make_kernel("gaussian", sigma=1.0)``."""
     return get_registry().create("kernel", name, **params)

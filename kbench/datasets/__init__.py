@@ -1,1 +1,54 @@
-"""Dataset providers (synthetic generators, scikit-learn, OpenML, files)."""
+"""Dataset providers (synthetic generators, scikit-learn, OpenML, local files) and
+``load_dataset``, which splits and standardizes whatever a provider returns."""
+
+from __future__ import annotations
+
+import inspect
+
+from kbench.datasets.base import (
+    Dataset,
+    DatasetProvider,
+    RawData,
+    check_raw,
+    check_test_size,
+    parse_spec,
+    split_and_scale,
+)
+from kbench.registry import _suggest, get_registry
+
+
+def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: float = 0.25,
+                 standardize: bool = True, dropna: bool = False, **params) -> Dataset:
+    """Load ``provider:name[:key=value,...]`` and split it (DESIGN §3, §7).
+
+    ``n`` points are kept (seeded subsample, or generated for synthetic data) before the
+    split; the split is stratified for classification and depends only on (spec, seed).
+    ``standardize`` scales features (and regression targets) by training statistics,
+    except for synthetic generators, which keep the units of their paper. Rows with
+    missing values are an error unless ``dropna=True``.
+    """
+    test_size = check_test_size(test_size)
+    provider_name, name, spec_params = parse_spec(spec)
+    params = {**spec_params, **params}
+    info = get_registry().get("dataset", provider_name)
+    provider = info.obj()
+    known = provider.names()
+    if known and name not in known:
+        raise ValueError(
+            f"unknown dataset {spec!r}{_suggest(name, known)}; {provider_name} has: {', '.join(known)}."
+        )
+    accepted = [p for p in inspect.signature(provider.load).parameters if p not in ("name", "n", "seed")]
+    generator = getattr(provider, "generator_parameters", None)
+    for key in params:
+        if key not in accepted and not (generator and key in generator(name)):
+            options = accepted + (generator(name) if generator else [])
+            raise ValueError(
+                f"{spec}: unknown parameter {key!r}{_suggest(key, options)}; "
+                f"parameters are: {', '.join(options) or 'none'}."
+            )
+    raw = provider.load(name, n, seed, **params)
+    raw = check_raw(raw, spec, dropna=dropna)
+    return split_and_scale(raw, spec, n, seed, test_size, standardize)
+
+
+__all__ = ["Dataset", "DatasetProvider", "RawData", "load_dataset"]

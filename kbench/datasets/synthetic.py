@@ -5,7 +5,14 @@ Each generator is a pure function of its arguments: the same seed gives the same
 
 from __future__ import annotations
 
+import inspect
+import math
+
 import numpy as np
+from sklearn import datasets as _sk
+
+from kbench.datasets.base import DatasetProvider, RawData
+from kbench.hookspecs import hookimpl
 
 
 def smile(n: int = 2000, seed: int = 0, n_scattered: int = 40, noise: float = 0.01) -> np.ndarray:
@@ -48,3 +55,147 @@ def spiral_with_outliers(n: int = 2000, seed: int = 0, n_outliers: int = 200,
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
     outliers = directions * rng.uniform(3.0, 30.0, size=(n_outliers, 1))
     return np.vstack([spiral, outliers])
+
+
+# ---------------------------------------------------------------------------------------
+# The provider: generators by name, each returning RawData (targets, task type, f*)
+# ---------------------------------------------------------------------------------------
+def bach_periodic(n: int, seed: int, design: str = "uniform", a: float = 0.2, delta: float = 8.0,
+                  noise: float = 0.5) -> RawData:
+    """Bach (2013) App. D: x on [0, 1), f(x) = Σᵢ 2 i^(−δ) cos 2πix, y = f(x) + noise·ε.
+
+    Designs: ``uniform`` (random), ``grid`` (i/n: circulant kernel matrix, constant
+    leverage scores), ``beta`` (Beta(a, a), a < 1: dense near 0 and 1, sparse centre, so a
+    few points carry large leverage: high coherence, Alaoui & Mahoney Table 1).
+    Use it with ``periodic-sobolev`` (beta) or ``periodic-exp`` kernels.
+    """
+    rng = np.random.default_rng(seed)
+    if design == "uniform":
+        x = rng.uniform(0.0, 1.0, n)
+    elif design == "grid":
+        x = np.arange(n) / n
+    elif design == "beta":
+        x = rng.beta(a, a, n)
+    else:
+        raise ValueError(f"bach-periodic: design must be 'uniform', 'grid' or 'beta', got {design!r}.")
+    i = np.arange(1, 2001)[:, None]  # tail of Σ 2i^(−δ) beyond 2000 terms < 1e-22 for δ = 8
+    f = (2.0 * i ** (-delta) * np.cos(2.0 * np.pi * i * x[None, :])).sum(axis=0)
+    y = f + noise * rng.standard_normal(n)
+    meta = {"kernel": "periodic-sobolev:beta=1", "design": design, "delta": delta, "noise": noise}
+    return RawData(x[:, None], y, "regression", ["x"], meta, f=f, standardize=False)
+
+
+def two_balls(n: int, seed: int, noise_features: int = 100) -> RawData:
+    """Yang et al. (2012) §5: two classes uniform in 2-D balls of radius 0.5 at (±0.5, 0.5),
+    plus ``noise_features`` U[0, 1] features; their kernel is Gaussian with σ = 6."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1], [n - n // 2, n // 2])
+    radius = 0.5 * np.sqrt(rng.uniform(size=n))
+    angle = rng.uniform(0.0, 2.0 * np.pi, n)
+    centre = np.where(y == 0, -0.5, 0.5)
+    balls = np.column_stack([centre + radius * np.cos(angle), 0.5 + radius * np.sin(angle)])
+    X = np.hstack([balls, rng.uniform(size=(n, noise_features))])
+    meta = {"kernel": "gaussian:sigma=6"}
+    return RawData(X, y, "binary", None, meta, standardize=False)
+
+
+def _smooth_target(X, rng, noise=0.1):
+    f = np.sin(2.0 * X[:, 0]) + np.cos(3.0 * X[:, 1])
+    return f + noise * rng.standard_normal(len(f)), f
+
+
+def _geometry(points_fn, kernel):
+    def make(n, seed, **params):
+        X = points_fn(n, seed=seed, **params)
+        y, f = _smooth_target(X, np.random.default_rng(seed + 1))
+        return RawData(X, y, "regression", ["x1", "x2"], {"kernel": kernel}, f=f, standardize=False)
+
+    make.__doc__ = (points_fn.__doc__ or "").split("\n")[0] + (
+        " Target: sin 2x₁ + cos 3x₂ + 0.1·noise (f* known).")
+    return make
+
+
+def gaussian_blobs(n: int, seed: int, n_classes: int = 5, ratio: float = 0.3, d: int = 5,
+                   spread: float = 0.3) -> RawData:
+    """Imbalanced Gaussian clusters (sizes ∝ ratio^k): small far clusters carry high
+    leverage, the setting where leverage-score sampling beats uniform."""
+    rng = np.random.default_rng(seed)
+    weights = ratio ** np.arange(n_classes)
+    sizes = np.maximum(1, np.floor(n * weights / weights.sum()).astype(int))
+    sizes[0] += n - sizes.sum()
+    centres = rng.uniform(-3.0, 3.0, size=(n_classes, d))
+    y = np.repeat(np.arange(n_classes), sizes)
+    X = centres[y] + spread * rng.standard_normal((n, d))
+    return RawData(X, y, "multiclass" if n_classes > 2 else "binary", None,
+                   {"kernel": "gaussian:sigma=1", "class_sizes": sizes.tolist()}, standardize=False)
+
+
+def known_spectrum(n: int, seed: int, std: float = 1.0, sigma: float = 1.0, noise: float = 0.1) -> RawData:
+    """x ~ N(0, std²) in 1-D with the Gaussian kernel of width σ: the integral operator has
+    eigenvalues √(2a/A)·Bᵏ (Rasmussen & Williams §4.3.1), so the population uncentered
+    KPCA error with ℓ components is √(2a/A)·B^ℓ/(1 − B) (in meta)."""
+    rng = np.random.default_rng(seed)
+    x = std * rng.standard_normal(n)
+    a, b = 1.0 / (4.0 * std**2), 1.0 / (2.0 * sigma**2)
+    c = math.sqrt(a * a + 2.0 * a * b)
+    A, B = a + b + c, b / (a + b + c)
+    lead = math.sqrt(2.0 * a / A)
+    f = np.sin(2.0 * x)
+    meta = {
+        "kernel": f"gaussian:sigma={sigma}",
+        "population_eigenvalues": [lead * B**k for k in range(50)],
+        "population_kpca_error": {ell: lead * B**ell / (1.0 - B) for ell in range(51)},
+    }
+    return RawData(x[:, None], f + noise * rng.standard_normal(n), "regression", ["x"], meta,
+                   f=f, standardize=False)
+
+
+def _sklearn_generator(kind):
+    def make(n, seed, noise: float | None = None, **params):
+        if kind == "friedman1":
+            X, y = _sk.make_friedman1(n, noise=1.0 if noise is None else noise, random_state=seed, **params)
+            return RawData(X, y, "regression", None, {"generator": "sklearn.make_friedman1"})
+        maker = {"moons": _sk.make_moons, "circles": _sk.make_circles}[kind]
+        X, y = maker(n, noise=0.1 if noise is None else noise, random_state=seed, **params)
+        return RawData(X, y, "binary", None, {"generator": f"sklearn.make_{kind}"})
+
+    make.__doc__ = f"scikit-learn's make_{kind} generator."
+    return make
+
+
+GENERATORS = {
+    "bach-periodic": bach_periodic,
+    "two-balls": two_balls,
+    "smile": _geometry(smile, "gaussian:sigma=0.2"),
+    "spiral": _geometry(lambda n, seed, **p: spiral_with_outliers(n, seed, n_outliers=0, **p),
+                        "gaussian:sigma=0.1"),
+    "outliers": _geometry(spiral_with_outliers, "gaussian:sigma=0.1"),
+    "gaussian-blobs": gaussian_blobs,
+    "known-spectrum": known_spectrum,
+    "friedman1": _sklearn_generator("friedman1"),
+    "moons": _sklearn_generator("moons"),
+    "circles": _sklearn_generator("circles"),
+}
+GENERATORS["spiral"].__doc__ = "A 2-D spiral (no outliers). Target: sin 2x₁ + cos 3x₂ + 0.1·noise."
+
+
+class SyntheticProvider(DatasetProvider):
+    """Seeded synthetic generators from the papers (and scikit-learn's)."""
+
+    name = "synthetic"
+    default_n = 1000
+
+    def names(self):
+        return sorted(GENERATORS)
+
+    def generator_parameters(self, name):
+        signature = inspect.signature(GENERATORS[name])
+        return [p for p in signature.parameters if p not in ("n", "seed", "params")]
+
+    def load(self, name, n, seed, **params):
+        return GENERATORS[name](self.default_n if n is None else n, seed, **params)
+
+
+@hookimpl
+def kbench_register_datasets():
+    return [SyntheticProvider]

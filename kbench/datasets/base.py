@@ -1,0 +1,230 @@
+"""Dataset contract: providers return raw arrays; ``load_dataset`` splits and standardizes.
+
+A provider plugin is a class with a ``name`` (the spec prefix: ``synthetic``,
+``sklearn``, ``openml``, ``file``) and ``load(name, n, seed, **params) -> RawData``. The
+split, the subsample to ``n`` points and the standardization are done once, here, for
+every provider (DESIGN §2: the split depends only on the dataset and the seed, so every
+sampler of a repetition sees the same data).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+TASK_TYPES = ("regression", "binary", "multiclass")
+
+
+@dataclass
+class RawData:
+    """What a provider returns: every point, before split and scaling."""
+
+    X: np.ndarray
+    y: np.ndarray
+    task_type: str
+    feature_names: list[str] | None = None
+    meta: dict = field(default_factory=dict)
+    f: np.ndarray | None = None  # noise-free target, when the generator knows it
+    #: synthetic data lives in the units its paper (and its kernel bandwidth) uses
+    standardize: bool = True
+
+
+@dataclass
+class Dataset:
+    """A train/test split, ready for samplers and tasks (DESIGN §3)."""
+
+    name: str
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    task_type: str
+    feature_names: list[str]
+    meta: dict
+    f_train: np.ndarray | None = None
+    f_test: np.ndarray | None = None
+    #: per-object cache (exact baselines keyed by kernel spec), shared by every task of a repetition
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def n_train(self) -> int:
+        return self.X_train.shape[0]
+
+    @property
+    def classes(self) -> np.ndarray:
+        """Sorted class labels of the training set (classification only)."""
+        return np.unique(self.y_train)
+
+
+class DatasetProvider:
+    """Base class of dataset providers."""
+
+    name: ClassVar[str] = ""
+
+    def names(self) -> list[str]:
+        """The datasets this provider knows by name (for listings and suggestions)."""
+        return []
+
+    def load(self, name: str, n: int | None, seed: int, **params: Any) -> RawData:
+        raise NotImplementedError
+
+
+def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
+    """``provider:name[:key=value,...]`` → (provider, name, params); values parsed as numbers when they are."""
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ValueError(
+            f"dataset spec {spec!r} must look like 'provider:name', e.g. 'synthetic:two-balls', "
+            "'sklearn:diabetes', 'openml:61' or 'file:data.csv'."
+        )
+    provider, rest = spec.split(":", 1)
+    name, params = rest, {}
+    head, sep, tail = rest.rpartition(":")
+    if sep and "=" in tail:
+        name = head
+        for item in tail.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise ValueError(f"dataset parameter {item!r} in {spec!r} must be key=value.")
+            params[key.strip()] = parse_value(value.strip())
+    return provider, name, params
+
+
+def parse_value(text: str):
+    """'3' → 3, '0.5' → 0.5, 'true' → True, 'none' → None, '1;2;3' → [1, 2, 3], else the text."""
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    if ";" in text:
+        return [parse_value(part) for part in text.split(";") if part]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def check_test_size(test_size) -> float:
+    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
+        raise ValueError(
+            f"test_size must be a fraction strictly between 0 and 1 (e.g. 0.25), got {test_size!r}."
+        )
+    return float(test_size)
+
+
+def check_n(n, available: int | None, name: str) -> int | None:
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 4:
+        raise ValueError(f"n must be an integer >= 4 (points before the split), got {n!r}.")
+    if available is not None and n > available:
+        raise ValueError(
+            f"n = {n} is larger than the {available} points {name} has; pass n <= {available} "
+            "or n=None for all of them."
+        )
+    return int(n)
+
+
+def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size: float,
+                    standardize: bool) -> Dataset:
+    """Subsample to n, split (stratified for classification), standardize on train statistics."""
+    X, y, f = raw.X, raw.y, raw.f
+    rng = np.random.default_rng(seed)
+    n = check_n(n, X.shape[0], name)
+    if n is not None and n < X.shape[0]:
+        keep = np.sort(rng.choice(X.shape[0], size=n, replace=False))
+        X, y, f = X[keep], y[keep], (None if f is None else f[keep])
+    stratify = y if raw.task_type != "regression" and _stratifiable(y, test_size) else None
+    index = np.arange(X.shape[0])
+    train, test = train_test_split(index, test_size=test_size, random_state=seed % 2**32,
+                                   stratify=stratify)
+    train, test = np.sort(train), np.sort(test)
+    X_train, X_test = X[train], X[test]
+    y_train, y_test = y[train], y[test]
+    meta = dict(raw.meta)
+    meta.update(n_total=int(X.shape[0]), seed=seed, test_size=test_size,
+                standardized=bool(standardize and raw.standardize))
+    if standardize and raw.standardize:
+        mean, scale = X_train.mean(axis=0), X_train.std(axis=0)
+        scale[scale == 0] = 1.0
+        X_train, X_test = (X_train - mean) / scale, (X_test - mean) / scale
+        if raw.task_type == "regression":
+            y_mean, y_scale = float(y_train.mean()), float(y_train.std()) or 1.0
+            y_train, y_test = (y_train - y_mean) / y_scale, (y_test - y_mean) / y_scale
+            meta.update(y_mean=y_mean, y_scale=y_scale)
+    names = raw.feature_names or [f"x{j}" for j in range(X.shape[1])]
+    return Dataset(
+        name=name,
+        X_train=np.ascontiguousarray(X_train, dtype=float),
+        y_train=y_train,
+        X_test=np.ascontiguousarray(X_test, dtype=float),
+        y_test=y_test,
+        task_type=raw.task_type,
+        feature_names=list(names),
+        meta=meta,
+        f_train=None if f is None else f[train],
+        f_test=None if f is None else f[test],
+    )
+
+
+def _stratifiable(y, test_size) -> bool:
+    _, counts = np.unique(y, return_counts=True)
+    n_test = int(np.ceil(test_size * len(y)))
+    return counts.min() >= 2 and n_test >= len(counts) and len(y) - n_test >= len(counts)
+
+
+def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
+    """NaN in features or target: an error naming the column (or rows dropped with dropna=True)."""
+    X = np.asarray(raw.X, dtype=float)
+    y = np.asarray(raw.y)
+    if raw.task_type not in TASK_TYPES:
+        raise ValueError(f"{name}: task_type must be one of {TASK_TYPES}, got {raw.task_type!r}.")
+    bad_X = ~np.isfinite(X)
+    bad_y = _missing(y)
+    if bad_X.any() or bad_y.any():
+        if not dropna:
+            names = raw.feature_names or [f"x{j}" for j in range(X.shape[1])]
+            columns = [names[j] for j in np.flatnonzero(bad_X.any(axis=0))]
+            if bad_y.any():
+                columns.append("target")
+            raise ValueError(
+                f"{name} has missing or infinite values in column(s) {columns[:8]} "
+                f"({int(bad_X.any(axis=1).sum() + bad_y.sum())} rows); pass dropna=True to drop "
+                "those rows, or clean the data first."
+            )
+        keep = ~(bad_X.any(axis=1) | bad_y)
+        X, y = X[keep], y[keep]
+        raw.f = None if raw.f is None else raw.f[keep]
+        raw.meta["rows_dropped"] = int((~keep).sum())
+    if raw.task_type == "regression":
+        if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
+            raise ValueError(
+                f"{name}: the target of a regression must be numeric, got values like "
+                f"{y[:3].tolist()}; name another target column or pass task_type='binary'/'multiclass'."
+            )
+        y = y.astype(float)
+    raw.X, raw.y = X, y
+    return raw
+
+
+def _missing(y: np.ndarray) -> np.ndarray:
+    if np.issubdtype(y.dtype, np.number):
+        return ~np.isfinite(y.astype(float))
+    return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y], dtype=bool)
+
+
+def infer_task_type(y: np.ndarray) -> str:
+    """Float targets with many values are regression; others are binary or multiclass."""
+    y = np.asarray(y)
+    values = np.unique(y[~_missing(y)])
+    if np.issubdtype(y.dtype, np.floating) and not np.all(np.mod(values, 1) == 0):
+        return "regression"
+    if np.issubdtype(y.dtype, np.number) and y.dtype != bool and len(values) > 20:
+        return "regression"
+    return "binary" if len(values) == 2 else "multiclass"

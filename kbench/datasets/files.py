@@ -1,0 +1,86 @@
+"""Local files: csv, parquet, npz and svmlight/libsvm (``file:<path>[:target=col,...]``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.datasets import load_svmlight_file
+
+from kbench.datasets.base import DatasetProvider, RawData, infer_task_type
+from kbench.hookspecs import hookimpl
+
+_TARGET_NAMES = ("target", "y", "label", "class")
+
+
+def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None, meta: dict,
+                 source: str) -> RawData:
+    """Split a DataFrame into one-hot encoded features and a target column."""
+    if target is None:
+        target = next((c for c in frame.columns if str(c).lower() in _TARGET_NAMES), frame.columns[-1])
+    if target not in frame.columns:
+        raise ValueError(
+            f"{source}: no column {target!r}; columns are {list(frame.columns)[:20]}. "
+            "Name the target with target=<column>."
+        )
+    y = frame[target].to_numpy()
+    features = frame.drop(columns=[target])
+    categorical = [c for c in features.columns
+                   if not pd.api.types.is_numeric_dtype(features[c]) or pd.api.types.is_bool_dtype(features[c])]
+    if categorical:
+        features = pd.get_dummies(features, columns=categorical, dummy_na=False, dtype=float)
+        meta["one_hot"] = categorical
+    task_type = task_type or infer_task_type(y)
+    if task_type == "regression" and y.dtype == object:
+        converted = pd.to_numeric(pd.Series(y), errors="coerce")
+        if converted.notna().sum() == pd.Series(y).notna().sum():
+            y = converted.to_numpy()
+    meta["target"] = str(target)
+    return RawData(features.to_numpy(dtype=float), y, task_type,
+                   [str(c) for c in features.columns], meta)
+
+
+class FileProvider(DatasetProvider):
+    """Local csv, parquet, npz (arrays X, y) and svmlight/libsvm files."""
+
+    name = "file"
+
+    def load(self, name, n, seed, target=None, task_type=None, sep=None):
+        path = Path(name).expanduser()
+        source = f"file:{name}"
+        if not path.is_file():
+            raise ValueError(f"{source}: no such file ({path.resolve()}); check the path.")
+        suffix = path.suffix.lower()
+        meta = {"source": str(path.resolve()), "format": suffix.lstrip(".")}
+        try:
+            if suffix in (".csv", ".tsv", ".txt"):
+                frame = pd.read_csv(path, sep=sep if sep else ("\t" if suffix == ".tsv" else ","))
+                return frame_to_raw(frame, target, task_type, meta, source)
+            if suffix in (".parquet", ".pq"):
+                return frame_to_raw(pd.read_parquet(path), target, task_type, meta, source)
+            if suffix == ".npz":
+                with np.load(path, allow_pickle=False) as archive:
+                    if "X" not in archive or "y" not in archive:
+                        raise ValueError(f"{source}: an npz file needs arrays named 'X' and 'y', "
+                                         f"found {sorted(archive.files)}.")
+                    X, y = archive["X"], archive["y"]
+                return RawData(X, y, task_type or infer_task_type(y), None, meta)
+            if suffix in (".svm", ".svmlight", ".libsvm"):
+                X, y = load_svmlight_file(str(path))
+                return RawData(X.toarray(), y, task_type or infer_task_type(y), None, meta)
+        except ValueError as exc:
+            if str(exc).startswith(source):
+                raise
+            raise ValueError(f"{source}: could not parse the file: {exc}") from None
+        except (pd.errors.ParserError, OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{source}: could not parse the file: {exc}") from None
+        raise ValueError(
+            f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz "
+            "and .svm/.svmlight/.libsvm."
+        )
+
+
+@hookimpl
+def kbench_register_datasets():
+    return [FileProvider]

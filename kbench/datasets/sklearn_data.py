@@ -1,0 +1,47 @@
+"""Datasets that scikit-learn ships (offline) or downloads (``sklearn:<name>``)."""
+
+from __future__ import annotations
+
+from sklearn import datasets as sk
+
+from kbench.datasets.base import DatasetProvider, RawData
+from kbench.hookspecs import hookimpl
+
+#: name -> (loader, task type, needs the network)
+BUNDLED = {
+    "diabetes": (sk.load_diabetes, "regression", False),
+    "breast_cancer": (sk.load_breast_cancer, "binary", False),
+    "digits": (sk.load_digits, "multiclass", False),
+    "wine": (sk.load_wine, "multiclass", False),
+    "iris": (sk.load_iris, "multiclass", False),
+    "california_housing": (sk.fetch_california_housing, "regression", True),
+    "covtype": (sk.fetch_covtype, "multiclass", True),
+}
+
+
+class SklearnProvider(DatasetProvider):
+    """scikit-learn's bundled datasets; california_housing and covtype need a download."""
+
+    name = "sklearn"
+
+    def names(self):
+        return sorted(BUNDLED)
+
+    def load(self, name, n, seed, data_home=None):
+        loader, task_type, needs_network = BUNDLED[name]
+        kwargs = {"data_home": data_home} if needs_network else {}
+        try:
+            bunch = loader(**kwargs)
+        except OSError as exc:  # URLError is an OSError
+            raise ValueError(
+                f"sklearn:{name} is downloaded on first use and the download failed ({exc}); "
+                "connect to the network once, or pass data_home=<dir> holding scikit-learn's cache."
+            ) from None
+        names = [str(f) for f in getattr(bunch, "feature_names", [])] or None
+        meta = {"source": f"sklearn.datasets ({loader.__name__})", "needs_network": needs_network}
+        return RawData(bunch.data, bunch.target, task_type, names, meta)
+
+
+@hookimpl
+def kbench_register_datasets():
+    return [SklearnProvider]

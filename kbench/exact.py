@@ -1,0 +1,71 @@
+"""Exact (full-kernel) baselines and diagnostics, from one eigendecomposition of K_train.
+
+Computed when n_train ≤ ``exact_max_n`` and cached on the Dataset object by kernel spec,
+so every sampler and task of a repetition reuses the same eigendecomposition (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from kbench.linalg import leverage_scores_from_eigh
+
+DEFAULT_EXACT_MAX_N = 5000
+
+
+class ExactBaseline:
+    """K_train = U diag(s) Uᵀ (s descending, clipped ≥ 0), K(test, train) and diag K(test)."""
+
+    def __init__(self, data, kernel) -> None:
+        X = data.X_train
+        self.n = X.shape[0]
+        K = kernel(X)
+        self.trace = float(np.trace(K))
+        s, U = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False)
+        self.s, self.U = np.clip(s[::-1], 0.0, None), np.ascontiguousarray(U[:, ::-1])
+        self.K_test = kernel(data.X_test, X)
+        self.diag_test = kernel.diag(data.X_test)
+        self.ones_K_ones = float(self.s @ (self.U.sum(axis=0) ** 2))  # 1ᵀK1, for centered KPCA
+
+    # -- diagnostics ---------------------------------------------------------------------
+    def leverage_scores(self, lam: float) -> np.ndarray:
+        """ℓᵢ(λ) = [K(K + nλI)⁻¹]ᵢᵢ."""
+        return leverage_scores_from_eigh(self.s, self.U, self.n * lam)
+
+    def diagnostics(self, lam: float) -> dict[str, float]:
+        """d_eff = Σℓᵢ, d_mof = n·max ℓᵢ (DESIGN §2) and Bach's d_ave = tr K²(K + nλI)⁻²."""
+        scores = self.leverage_scores(lam)
+        ratio = self.s / (self.s + self.n * lam)
+        return {"d_eff": float(scores.sum()), "d_mof": float(self.n * scores.max()),
+                "d_ave": float(ratio @ ratio)}
+
+    # -- kernel ridge regression along a λ path ---------------------------------------------
+    def ridge_path(self, Y: np.ndarray, lams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Exact KRR fits of the columns of Y (n×c): (train predictions, test predictions),
+        each of shape (len(lams), n, c), with α(λ) = (K + nλI)⁻¹Y."""
+        projected = self.U.T @ Y  # n×c
+        shrink = 1.0 / (self.s[None, :] + self.n * lams[:, None])  # L×n
+        alpha = self.U @ (shrink[:, :, None] * projected[None])  # L×n×c
+        train = self.U @ ((shrink * self.s[None, :])[:, :, None] * projected[None])
+        return train, self.K_test @ alpha
+
+    # -- kernel PCA -----------------------------------------------------------------------
+    def kpca_errors(self, ell: int) -> tuple[float, float]:
+        """Uncentered exact KPCA with ℓ components: in-sample (1/n)Σ_{j>ℓ} s_j and held-out
+        mean_x k(x, x) − Σ_{j≤ℓ} (u_jᵀk_x)²/s_j."""
+        in_sample = float(self.s[ell:].sum()) / self.n
+        kept = self.s[:ell] > self.s[0] * self.n * np.finfo(float).eps
+        projection = (self.K_test @ self.U[:, :ell][:, kept]) ** 2 / self.s[:ell][kept]
+        held_out = float(np.mean(self.diag_test - projection.sum(axis=1)))
+        return in_sample, held_out
+
+
+def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N) -> ExactBaseline | None:
+    """The cached ExactBaseline of (data, kernel), or None when n_train > exact_max_n."""
+    if data.X_train.shape[0] > exact_max_n:
+        return None
+    key = ("exact", kernel.spec())
+    if key not in data.cache:
+        data.cache[key] = ExactBaseline(data, kernel)
+    return data.cache[key]

@@ -1,0 +1,51 @@
+"""How well the feature map approximates the kernel matrix (ALGORITHMS.md, approximation)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from kbench._validation import check_positive
+from kbench.hookspecs import hookimpl
+from kbench.tasks.base import Task, feature_matrices
+
+
+class ApproximationTask(Task):
+    """Relative trace error tr(K − L)/tr K (Nyström-type, O(nr)); relative Frobenius and
+    spectral errors ‖K − ΦΦᵀ‖/‖K‖ on a seeded subsample of at most ``max_n`` points."""
+
+    name = "approximation"
+
+    def __init__(self, max_n: int = 3000, seed: int = 0) -> None:
+        super().__init__()
+        self.max_n = check_positive(max_n, "max_n", "approximation", integer=True)
+        self.seed = int(seed)
+
+    def get_params(self) -> dict:
+        return {"max_n": self.max_n, "seed": self.seed}
+
+    def evaluate(self, data, approx, kernel, lams=None) -> list[dict]:
+        Phi, _, time_features = feature_matrices(data, approx)
+        start = time.perf_counter()
+        row = {"lam": float("nan"), "time_features_s": time_features}
+        if approx.nystrom_type:
+            trace = float(kernel.diag(data.X_train).sum())
+            row["rel_trace_error"] = (trace - float(np.sum(Phi * Phi))) / trace
+        n = Phi.shape[0]
+        # the same subsample for every sampler of a repetition (paired comparison)
+        rows = np.arange(n) if n <= self.max_n else np.sort(
+            np.random.default_rng(self.seed).choice(n, size=self.max_n, replace=False))
+        K = kernel(data.X_train[rows])
+        error = K - Phi[rows] @ Phi[rows].T
+        row["rel_fro_error"] = float(np.linalg.norm(error) / np.linalg.norm(K))
+        row["rel_spec_error"] = float(np.abs(np.linalg.eigvalsh(error)).max()
+                                      / np.linalg.eigvalsh(K).max())
+        row["approximation_points"] = int(len(rows))
+        row["time_fit_s"] = time.perf_counter() - start
+        return [row]
+
+
+@hookimpl
+def kbench_register_tasks():
+    return [ApproximationTask]

@@ -1,0 +1,95 @@
+"""The task contract: ``evaluate(data, approx, kernel, lams) -> list[dict]`` (one row per λ
+or per KPCA component). A task sees only the LowRank feature map, never the sampler."""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+import numpy as np
+
+from kbench._validation import check_positive
+from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline
+
+
+def check_lams(lams) -> np.ndarray:
+    """A non-empty list of finite λ > 0 (per-sample ridge, DESIGN §2)."""
+    try:
+        values = np.atleast_1d(np.asarray(lams, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError(f"lams must be a list of numbers > 0, got {lams!r}.") from None
+    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(
+            f"lams must be a non-empty list of finite numbers > 0 (per-sample ridge λ), got {lams!r}."
+        )
+    return values
+
+
+class Task:
+    """Base class of tasks; subclasses set ``name`` and implement ``evaluate``."""
+
+    name: ClassVar[str] = ""
+    #: task types of the datasets the task accepts
+    accepts: ClassVar[tuple[str, ...]] = ("regression", "binary", "multiclass")
+
+    def __init__(self, exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
+        self.exact_max_n = check_positive(exact_max_n, "exact_max_n", self.name, integer=True)
+
+    def get_params(self) -> dict:
+        import inspect
+
+        return {p: getattr(self, p) for p in inspect.signature(type(self)).parameters}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+    def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
+        raise NotImplementedError
+
+    # -- helpers shared by the tasks -------------------------------------------------------
+    def check_data(self, data) -> None:
+        if data.task_type not in self.accepts:
+            other = "classification" if data.task_type != "regression" else "krr"
+            raise ValueError(
+                f"task {self.name!r} needs a {' or '.join(self.accepts)} dataset; {data.name} is "
+                f"{data.task_type}: use the {other!r} task."
+            )
+
+    def exact(self, data, kernel):
+        return exact_baseline(data, kernel, self.exact_max_n)
+
+
+def feature_matrices(data, approx) -> tuple[np.ndarray, np.ndarray, float]:
+    """(Φ_train, Φ_test, seconds), computed once per (approximation, dataset) and cached.
+
+    Φ_train is the sampler's by-product (pivoted Cholesky factors) when there is one.
+    """
+    cache = approx.cache
+    entry = cache.get(id(data))
+    if entry is not None and entry[0] is data:
+        return entry[1], entry[2], entry[3]
+    start = time.perf_counter()
+    train = approx.train_features if approx.train_features is not None else approx.transform(data.X_train)
+    test = approx.transform(data.X_test)
+    seconds = time.perf_counter() - start
+    cache[id(data)] = (data, train, test, seconds)
+    return train, test, seconds
+
+
+def ridge_path(Phi: np.ndarray, Y: np.ndarray, lams: np.ndarray) -> np.ndarray:
+    """Weights W (L×r×c) of ridge regression on features for a whole λ path, from one
+    eigendecomposition of ΦᵀΦ: w(λ) = V diag(1/(s + nλ)) Vᵀ ΦᵀY (ALGORITHMS.md, krr)."""
+    n = Phi.shape[0]
+    s, V = np.linalg.eigh(Phi.T @ Phi)
+    s = np.clip(s, 0.0, None)
+    projected = V.T @ (Phi.T @ Y)  # r×c
+    shrink = 1.0 / (s[None, :] + n * lams[:, None])  # L×r
+    return V @ (shrink[:, :, None] * projected[None])
+
+
+def relative_excess(value: float, exact: float | None) -> float:
+    """(approx − exact)/exact, NaN when there is no exact value."""
+    if exact is None or not np.isfinite(exact) or exact == 0:
+        return float("nan")
+    return float((value - exact) / exact)

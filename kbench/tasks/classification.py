@@ -1,0 +1,127 @@
+"""Classification on features: least squares on ±1 / one-hot targets along the λ path (the
+KRR machinery), or logistic regression by Newton's method (Bach 2013 §4.4)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
+from kbench.hookspecs import hookimpl
+from kbench.tasks.base import Task, check_lams, feature_matrices, ridge_path
+
+LEARNERS = ("least-squares", "logistic")
+
+
+def encode(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """±1 (n×1) for two classes, one-hot (n×C) for more."""
+    if len(classes) == 2:
+        return np.where(y == classes[1], 1.0, -1.0)[:, None]
+    return (y[:, None] == classes[None, :]).astype(float)
+
+
+def decide(scores: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Class labels from decision values (n×1 for binary, n×C otherwise)."""
+    if scores.shape[1] == 1:
+        return np.where(scores[:, 0] > 0, classes[1], classes[0])
+    return classes[np.argmax(scores, axis=1)]
+
+
+def logistic_path(Phi: np.ndarray, Y: np.ndarray, lams: np.ndarray, max_iter: int = 50,
+                  tol: float = 1e-10) -> np.ndarray:
+    """One-vs-rest L2 logistic regression by Newton's method, minimising
+    Σᵢ log(1 + exp(−yᵢ wᵀφᵢ)) + nλ‖w‖² for each λ (largest first, warm-started). L×r×c."""
+    n, r = Phi.shape
+    order = np.argsort(-lams)
+    W = np.zeros((len(lams), r, Y.shape[1]))
+    for c in range(Y.shape[1]):
+        y = Y[:, c] if Y.shape[1] == 1 else 2.0 * Y[:, c] - 1.0
+        w = np.zeros(r)
+        for index in order:
+            ridge = 2.0 * n * lams[index]
+            for _ in range(max_iter):
+                margin = y * (Phi @ w)
+                p = 0.5 * (1.0 + np.tanh(-0.5 * margin))  # σ(−margin), overflow-free
+                gradient = -(Phi.T @ (y * p)) + ridge * w
+                hessian = (Phi.T * (p * (1.0 - p))) @ Phi
+                hessian[np.diag_indices(r)] += ridge
+                step = np.linalg.solve(hessian, gradient)
+                w -= step
+                if abs(step @ gradient) < tol * n:  # Newton decrement
+                    break
+            W[index, :, c] = w
+    return W
+
+
+class ClassificationTask(Task):
+    """Least-squares (or logistic) classifier on the features: accuracy, balanced accuracy,
+    AUC (binary) per λ, against the majority class and the exact-kernel classifier."""
+
+    name = "classification"
+    accepts = ("binary", "multiclass")
+
+    def __init__(self, learner: str = "least-squares", exact_max_n: int = 5000) -> None:
+        super().__init__(exact_max_n)
+        if learner not in LEARNERS:
+            raise ValueError(f"classification: learner must be one of {LEARNERS}, got {learner!r}.")
+        self.learner = learner
+
+    def _fit(self, Phi, Y, lams):
+        if self.learner == "logistic":
+            return logistic_path(Phi, Y, lams)
+        return ridge_path(Phi, Y, lams)
+
+    def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
+        self.check_data(data)
+        lams = check_lams(lams)
+        classes = data.classes
+        Y = encode(data.y_train, classes)
+        Phi, Phi_test, time_features = feature_matrices(data, approx)
+        start = time.perf_counter()
+        W = self._fit(Phi, Y, lams)
+        time_fit = time.perf_counter() - start
+        start = time.perf_counter()
+        scores = Phi_test @ W  # L×t×c
+        time_predict = time.perf_counter() - start
+        exact = self.exact(data, kernel)
+        exact_scores = None
+        if exact is not None:
+            if self.learner == "logistic":
+                # exact features U diag(√s) reproduce K: logistic on them is the kernel machine
+                keep = exact.s > exact.s[0] * exact.n * np.finfo(float).eps
+                features = exact.U[:, keep] * np.sqrt(exact.s[keep])
+                test_features = exact.K_test @ (exact.U[:, keep] / np.sqrt(exact.s[keep]))
+                exact_scores = test_features @ logistic_path(features, Y, lams)
+            else:
+                exact_scores = exact.ridge_path(Y, lams)[1]
+        values, counts = np.unique(data.y_train, return_counts=True)
+        majority = float(np.mean(data.y_test == values[np.argmax(counts)]))
+        rows = []
+        for i, lam in enumerate(lams):
+            row = {"lam": float(lam), **self._metrics(scores[i], data.y_test, classes),
+                   "majority_baseline": majority, "learner": self.learner,
+                   "time_features_s": time_features, "time_fit_s": time_fit,
+                   "time_predict_s": time_predict}
+            if exact_scores is not None:
+                row.update({f"{k}_exact": v for k, v in
+                            self._metrics(exact_scores[i], data.y_test, classes).items()})
+                row.update(exact.diagnostics(lam))
+            rows.append(row)
+        return rows
+
+    @staticmethod
+    def _metrics(scores, y_true, classes) -> dict[str, float]:
+        predicted = decide(scores, classes)
+        metrics = {
+            "accuracy": float(np.mean(predicted == y_true)),
+            "balanced_accuracy": float(balanced_accuracy_score(y_true, predicted)),
+        }
+        if len(classes) == 2 and len(np.unique(y_true)) == 2:
+            metrics["auc"] = float(roc_auc_score(y_true == classes[1], scores[:, 0]))
+        return metrics
+
+
+@hookimpl
+def kbench_register_tasks():
+    return [ClassificationTask]
