@@ -1,0 +1,243 @@
+"""Dataset providers, splits and their errors; OpenML from an on-disk cache with no network."""
+
+from __future__ import annotations
+
+import socket
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+import kbench
+from kbench.datasets.synthetic import GENERATORS
+
+
+def test_split_depends_only_on_dataset_and_seed():
+    a = kbench.load_dataset("sklearn:breast_cancer", seed=3)
+    b = kbench.load_dataset("sklearn:breast_cancer", seed=3)
+    c = kbench.load_dataset("sklearn:breast_cancer", seed=4)
+    assert np.array_equal(a.X_train, b.X_train) and np.array_equal(a.y_test, b.y_test)
+    assert not np.array_equal(a.X_train, c.X_train)
+    # stratified: class proportions agree between train and test to one sample
+    assert abs(a.y_train.mean() - a.y_test.mean()) < 0.02
+    assert len(a.X_test) == pytest.approx(0.25 * 569, abs=1)
+
+
+def test_standardization_uses_training_statistics():
+    data = kbench.load_dataset("sklearn:diabetes", seed=0)
+    np.testing.assert_allclose(data.X_train.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(data.X_train.std(axis=0), 1, atol=1e-12)
+    assert data.y_train.mean() == pytest.approx(0, abs=1e-12) and data.meta["y_scale"] > 1
+    raw = kbench.load_dataset("sklearn:diabetes", seed=0, standardize=False)
+    assert raw.y_train.mean() > 100
+    smile = kbench.load_dataset("synthetic:smile", n=500, seed=0)  # paper units are kept
+    assert smile.meta["standardized"] is False and np.abs(smile.X_train).max() <= 1.6
+
+
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+def test_every_generator_is_seeded(name):
+    a = kbench.load_dataset(f"synthetic:{name}", n=200, seed=5)
+    b = kbench.load_dataset(f"synthetic:{name}", n=200, seed=5)
+    c = kbench.load_dataset(f"synthetic:{name}", n=200, seed=6)
+    assert a.n_train + len(a.X_test) == 200
+    assert np.array_equal(a.X_train, b.X_train) and np.array_equal(a.y_train, b.y_train)
+    assert not np.array_equal(a.X_train, c.X_train)
+    assert (a.f_train is not None) == (a.task_type == "regression" and name not in ("friedman1",))
+
+
+def _scores(x, lam, beta=1):
+    K = kbench.make_kernel("periodic-sobolev", beta=beta)(x)
+    n = len(x)
+    return np.diag(np.linalg.solve(K + n * lam * np.eye(n), K))
+
+
+def test_bach_periodic_grid_has_constant_leverage_scores():
+    raw = GENERATORS["bach-periodic"](256, 0, design="grid")
+    scores = _scores(raw.X, 1e-4)
+    assert scores.std() / scores.mean() < 1e-8
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_bach_periodic_beta_design_is_coherent(seed):
+    """Sparse centre, high leverage there: d_mof/d_eff ≥ 5 (β = 2, n = 500; the smallest
+    ratio over these seeds is 5.4; with β = 1, λ = 1e-6 is so small that d_eff ≈ n)."""
+    raw = GENERATORS["bach-periodic"](500, seed, design="beta", a=0.2)
+    scores = _scores(raw.X, 1e-6, beta=2)
+    d_eff, d_mof = scores.sum(), len(scores) * scores.max()
+    assert d_mof / d_eff >= 5, (d_mof, d_eff)
+
+
+def test_known_spectrum_matches_its_population_kpca_error():
+    """The empirical uncentered KPCA error on 2000 points approaches the closed form."""
+    data = kbench.load_dataset("synthetic:known-spectrum", n=2000, seed=0, test_size=0.01)
+    kernel = kbench.make_kernel("gaussian", sigma=1.0)
+    eig = np.sort(np.linalg.eigvalsh(kernel(data.X_train)))[::-1] / data.n_train
+    for ell in (1, 2, 4):
+        population = data.meta["population_kpca_error"][ell]
+        assert eig[ell:].sum() == pytest.approx(population, rel=0.1)
+
+
+# ---------------------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------------------
+@pytest.fixture
+def frame():
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({
+        "a": rng.standard_normal(60),
+        "color": rng.choice(["red", "green"], 60),
+        "b": rng.standard_normal(60),
+        "price": rng.standard_normal(60) * 3 + 10,
+    })
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_tabular_files_one_hot_encode_categorical_columns(tmp_path, frame, suffix):
+    path = tmp_path / f"data{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    data = kbench.load_dataset(f"file:{path}:target=price", seed=0, standardize=False)
+    assert data.task_type == "regression" and data.X_train.shape[1] == 4
+    assert set(data.feature_names) == {"a", "b", "color_green", "color_red"}
+    assert sorted(np.concatenate([data.y_train, data.y_test])) == sorted(frame["price"])
+
+
+def test_npz_and_svmlight_files(tmp_path):
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((50, 3)), rng.integers(0, 2, 50)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    dump_svmlight_file(X, y, str(tmp_path / "d.svm"))
+    for name in ("d.npz", "d.svm"):
+        data = kbench.load_dataset(f"file:{tmp_path / name}", seed=0, standardize=False)
+        assert data.task_type == "binary" and data.X_train.shape == (37, 3)
+        np.testing.assert_allclose(np.sort(np.vstack([data.X_train, data.X_test]), axis=0),
+                                   np.sort(X, axis=0), atol=1e-9)
+
+
+def test_missing_values_are_an_error_naming_the_column(tmp_path, frame):
+    frame.loc[3, "b"] = np.nan
+    frame.loc[7, "price"] = np.nan
+    path = tmp_path / "nan.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"column\(s\) \['b', 'target'\].*dropna=True"):
+        kbench.load_dataset(f"file:{path}:target=price")
+    data = kbench.load_dataset(f"file:{path}:target=price", dropna=True)
+    assert data.n_train + len(data.X_test) == 58 and data.meta["rows_dropped"] == 2
+
+
+def test_non_numeric_regression_target(tmp_path, frame):
+    path = tmp_path / "text.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(ValueError, match="target of a regression must be numeric.*red"):
+        kbench.load_dataset(f"file:{path}:target=color,task_type=regression")
+
+
+@pytest.mark.parametrize(
+    "spec, kwargs, message",
+    [
+        ("synthetic:two-bals", {}, "did you mean 'two-balls'"),
+        ("synthetc:two-balls", {}, "did you mean 'synthetic'"),
+        ("sklearn:diabetis", {}, "did you mean 'diabetes'"),
+        ("two-balls", {}, "must look like 'provider:name'"),
+        ("file:/no/such/file.csv", {}, "no such file"),
+        ("sklearn:iris", {"n": 1000}, "n = 1000 is larger than the 150 points"),
+        ("sklearn:iris", {"test_size": 0.0}, "test_size must be a fraction strictly between 0 and 1"),
+        ("sklearn:iris", {"test_size": 1.5}, "test_size must be a fraction"),
+        ("synthetic:two-balls", {"noise_featurs": 3}, "did you mean 'noise_features'"),
+        ("synthetic:bach-periodic:design=sobol", {}, "design must be 'uniform', 'grid' or 'beta'"),
+        ("openml:iris", {}, "named by its integer id"),
+    ],
+)
+def test_bad_dataset_input_is_a_clear_error(spec, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        kbench.load_dataset(spec, **kwargs)
+
+
+def test_unparseable_and_unknown_files(tmp_path):
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"this is not parquet")
+    with pytest.raises(ValueError, match="could not parse the file"):
+        kbench.load_dataset(f"file:{broken}")
+    odd = tmp_path / "data.xlsx"
+    odd.write_text("x")
+    with pytest.raises(ValueError, match="unknown file type '.xlsx'"):
+        kbench.load_dataset(f"file:{odd}")
+
+
+# ---------------------------------------------------------------------------------------
+# OpenML
+# ---------------------------------------------------------------------------------------
+def write_openml_cache(root, dataset_id: int, rows: int = 40) -> pd.DataFrame:
+    """A dataset in openml-python's on-disk cache layout (description, features, ARFF)."""
+    folder = root / "org" / "openml" / "www" / "datasets" / str(dataset_id)
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(dataset_id)
+    frame = pd.DataFrame({
+        "x1": rng.standard_normal(rows).round(6),
+        "colour": rng.choice(["red", "green", "blue"], rows),
+        "x2": rng.standard_normal(rows).round(6),
+        "class": rng.choice(["a", "b"], rows),
+    })
+    oml = 'xmlns:oml="http://openml.org/openml"'
+    (folder / "description.xml").write_text(
+        f"<oml:data_set_description {oml}><oml:id>{dataset_id}</oml:id><oml:name>toy</oml:name>"
+        "<oml:version>1</oml:version><oml:format>ARFF</oml:format>"
+        f"<oml:url>https://openml.invalid/{dataset_id}.arff</oml:url>"
+        "<oml:default_target_attribute>class</oml:default_target_attribute>"
+        "<oml:status>active</oml:status></oml:data_set_description>")
+    features = []
+    for index, (name, values) in enumerate([("x1", None), ("colour", ["red", "green", "blue"]),
+                                            ("x2", None), ("class", ["a", "b"])]):
+        nominal = "".join(f"<oml:nominal_value>{v}</oml:nominal_value>" for v in values or [])
+        features.append(
+            f"<oml:feature><oml:index>{index}</oml:index><oml:name>{name}</oml:name>"
+            f"<oml:data_type>{'nominal' if values else 'numeric'}</oml:data_type>{nominal}"
+            f"<oml:is_target>{str(name == 'class').lower()}</oml:is_target>"
+            "<oml:is_ignore>false</oml:is_ignore><oml:is_row_identifier>false</oml:is_row_identifier>"
+            "<oml:number_of_missing_values>0</oml:number_of_missing_values></oml:feature>")
+    (folder / "features.xml").write_text(f"<oml:data_features {oml}>{''.join(features)}</oml:data_features>")
+    arff = ["@RELATION toy", "@ATTRIBUTE x1 NUMERIC", "@ATTRIBUTE colour {red,green,blue}",
+            "@ATTRIBUTE x2 NUMERIC", "@ATTRIBUTE class {a,b}", "@DATA"]
+    arff += [f"{r.x1},{r.colour},{r.x2},{r['class']}" for _, r in frame.iterrows()]
+    (folder / "dataset.arff").write_text("\n".join(arff) + "\n")
+    return frame
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a test opened a network connection: {args[:2]}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+
+
+def test_openml_loads_from_its_cache_without_network(tmp_path, no_network):
+    frame = write_openml_cache(tmp_path, 424242)
+    data = kbench.load_dataset(f"openml:424242:cache_dir={tmp_path}", seed=0, standardize=False)
+    assert data.task_type == "binary"
+    assert sorted(data.feature_names) == ["colour_blue", "colour_green", "colour_red", "x1", "x2"]
+    assert data.n_train + len(data.X_test) == 40
+    assert sorted(np.concatenate([data.y_train, data.y_test]).astype(str)) == sorted(frame["class"])
+    x1 = np.concatenate([data.X_train, data.X_test])[:, data.feature_names.index("x1")]
+    np.testing.assert_allclose(np.sort(x1), np.sort(frame["x1"]))
+    other = kbench.load_dataset(f"openml:424242:cache_dir={tmp_path},target=x2", seed=0)
+    assert other.task_type == "regression"
+
+
+def test_openml_without_cache_or_network_is_a_clear_error(tmp_path, no_network):
+    with pytest.raises(ValueError, match="openml:999999 could not be loaded.*cache_dir"):
+        kbench.load_dataset(f"openml:999999:cache_dir={tmp_path}")
+
+
+@pytest.mark.network
+def test_openml_downloads_a_real_dataset(tmp_path):
+    data = kbench.load_dataset(f"openml:61:cache_dir={tmp_path}", seed=0)  # iris
+    assert data.task_type == "multiclass" and data.n_train + len(data.X_test) == 150
+
+
+@pytest.mark.network
+def test_sklearn_download(tmp_path):
+    data = kbench.load_dataset(f"sklearn:california_housing:data_home={tmp_path}", n=2000)
+    assert data.task_type == "regression"
