@@ -178,3 +178,21 @@ def test_bad_task_input(regression):
         kbench.make_task("kpca", components=[0, 2])
     with pytest.raises(ValueError, match="did you mean 'krr'"):
         kbench.make_task("kr")
+
+
+def test_exact_baseline_is_computed_once_per_dataset_and_kernel(regression):
+    data, kernel = regression
+    data.cache.clear()
+    task = kbench.make_task("krr")
+    kernel.evals = 0
+    for sampler in ("uniform", "rp-cholesky", "rff"):
+        approx = kbench.make_sampler(sampler).fit(data.X_train, kernel, rank=20, seed=0)
+        evals_before = kernel.evals
+        task.evaluate(data, approx, kernel, lams=[1e-3])
+        spent = kernel.evals - evals_before
+        if sampler == "uniform":  # the one eigendecomposition: K_train, K_test·train, diag
+            n, t = data.n_train, len(data.X_test)
+            assert spent >= n * n + t * n
+        else:
+            assert spent < data.n_train * data.n_train / 10
+    assert [key[0] for key in data.cache] == ["exact"]
