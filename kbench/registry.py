@@ -67,8 +67,9 @@ class BrokenPlugin:
 
 
 def _first_line(obj) -> str:
-    doc = inspect.getdoc(obj) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    """The first paragraph of the docstring, on one line."""
+    doc = (inspect.getdoc(obj) or "").strip()
+    return " ".join(doc.split("\n\n")[0].split()) if doc else ""
 
 
 def check_kind(kind: str) -> str:
