@@ -1,0 +1,53 @@
+"""scikit-learn adapter: any kbench sampler as a transformer for Pipelines.
+
+    from kbench.sklearn import KernelApproximation
+    make_pipeline(KernelApproximation("rp-cholesky", n_components=500), RidgeClassifier())
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from kbench.registry import make_kernel, make_sampler
+
+
+class KernelApproximation(TransformerMixin, BaseEstimator):
+    """Feature map z with z(x)ᵀz(y) ≈ k(x, y) from a kbench sampler.
+
+    Parameters: ``sampler`` and ``kernel`` are registry names with their parameters in
+    ``sampler_params`` / ``kernel_params``; ``n_components`` is the rank; ``lam`` the
+    per-sample ridge used by leverage-score samplers; ``random_state`` seeds the sampler.
+    """
+
+    def __init__(self, sampler: str = "rp-cholesky", n_components: int = 100,
+                 kernel: str = "gaussian", kernel_params: dict | None = None,
+                 sampler_params: dict | None = None, lam: float = 1e-3, random_state=None):
+        self.sampler = sampler
+        self.n_components = n_components
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.sampler_params = sampler_params
+        self.lam = lam
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        X = validate_data(self, X, dtype=np.float64)
+        kernel = make_kernel(self.kernel, **(self.kernel_params or {})).fit(X)
+        sampler = make_sampler(self.sampler, **(self.sampler_params or {}))
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        self.approximation_ = sampler.fit(X, kernel, rank=self.n_components, lam=self.lam, seed=seed)
+        self.kernel_ = kernel
+        self.n_components_ = self.approximation_.rank
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.approximation_.transform(X)
+
+    def get_feature_names_out(self, input_features=None):
+        check_is_fitted(self)
+        return np.array([f"kernelapproximation{i}" for i in range(self.n_components_)], dtype=object)
