@@ -52,6 +52,27 @@ def list_command(kind: str | None, as_json: bool) -> None:
         console.print(table)
 
 
+@main.command("check-plugin")
+@click.argument("name")
+def check_plugin_command(name: str) -> None:
+    """Run kbench's sampler contract checks (kbench.testing) on sampler NAME."""
+    from kbench.testing import check_sampler
+
+    try:
+        info = registry.get_registry().get("sampler", name)
+    except (registry.UnknownPluginError, registry.PluginError) as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"checking sampler {name!r} from {info.source} {info.version} ({info.entry_point})")
+    try:
+        passed = check_sampler(name)
+    except AssertionError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(1)
+    for check in passed:
+        click.echo(f"  ok  {check}")
+    click.echo(f"{name}: all {len(passed)} contract checks passed")
+
+
 @main.command("info")
 def info_command() -> None:
     """Versions, BLAS libraries and thread counts, and plugin counts."""

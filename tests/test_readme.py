@@ -30,7 +30,7 @@ def test_console_script_lists_the_samplers():
     assert exe, "the kbench console script is not installed: run the README's install command"
     out = subprocess.run([exe, "list", "samplers", "--json"], capture_output=True, text=True, check=True)
     names = {row["name"] for row in json.loads(out.stdout)["samplers"]}
-    assert names == {"uniform", "rls", "rls-fast", "squeak", "pivoted-cholesky", "rp-cholesky", "rff", "orf"}
+    assert names >= {"uniform", "rls", "rls-fast", "squeak", "pivoted-cholesky", "rp-cholesky", "rff", "orf"}
 
 
 def test_readme_python_examples_run():

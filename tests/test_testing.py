@@ -52,3 +52,14 @@ class TooMany(UniformSampler):
 def test_broken_samplers_are_caught(cls, failing):
     with pytest.raises(AssertionError, match=failing):
         check_sampler(cls)
+
+
+def test_cli_check_plugin():
+    from click.testing import CliRunner
+
+    from kbench.cli import main
+
+    result = CliRunner().invoke(main, ["check-plugin", "rp-cholesky"])
+    assert result.exit_code == 0 and "all 5 contract checks passed" in result.output
+    result = CliRunner().invoke(main, ["check-plugin", "rp-choleski"])
+    assert result.exit_code == 2 and "did you mean 'rp-cholesky'" in result.output

@@ -1,0 +1,34 @@
+"""k-means Nyström landmarks (Zhang, Tsang & Kwok 2008) as a kbench sampler plugin."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.cluster import KMeans
+
+import kbench
+from kbench.linalg import inverse_sqrt_psd
+from kbench.lowrank import NystromMap
+
+
+class KMeansSampler(kbench.Sampler):
+    """Nyström on the centres of k-means++ seeded Lloyd iterations (landmarks are not data rows)."""
+
+    name = "kmeans"
+
+    def __init__(self, max_iter: int = 20) -> None:
+        if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
+            raise ValueError(f"kmeans: max_iter must be an integer >= 1, got {max_iter!r}.")
+        self.max_iter = max_iter
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        seed = int(rng.integers(np.iinfo(np.int32).max))
+        centres = KMeans(n_clusters=rank, init="k-means++", n_init=1, max_iter=self.max_iter,
+                         random_state=seed).fit(X).cluster_centers_
+        centres = np.ascontiguousarray(centres)
+        projection, _ = inverse_sqrt_psd(kernel(centres))
+        return NystromMap(kernel, centres, None, projection, {"warnings": []})
+
+
+@kbench.hookimpl
+def kbench_register_samplers():
+    return [KMeansSampler]
