@@ -26,6 +26,8 @@ from kbench.registry import (
 )
 from kbench.samplers.base import Sampler
 from kbench.tasks.base import Task
+from kbench.results import read_results
+from kbench.runner import run
 
 try:
     __version__ = version("kbench")
@@ -40,6 +42,8 @@ __all__ = [
     "exact_baseline",
     "load_dataset",
     "make_task",
+    "read_results",
+    "run",
     "FourierMap",
     "Kernel",
     "LowRank",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import platform
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -50,6 +51,74 @@ def list_command(kind: str | None, as_json: bool) -> None:
         for b in reg.broken:
             table.add_row(b.entry_point, b.source, b.error)
         console.print(table)
+
+
+def _usage(call):
+    """Run ``call``; a ValueError (bad names, lists, paths) becomes a usage error, exit code 2."""
+    try:
+        return call()
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@main.command("run")
+@click.option("--datasets", required=True, help="Comma list, e.g. synthetic:two-balls:n=2000,sklearn:diabetes")
+@click.option("--samplers", required=True, help="Comma list, e.g. uniform,squeak:qbar=20,rp-cholesky")
+@click.option("--tasks", required=True, help="Comma list, e.g. krr,kpca:components=1;5;10")
+@click.option("--ranks", required=True, help="Comma list of integers, e.g. 10,50,100")
+@click.option("--lams", required=True, help="Comma list of λ > 0 (per-sample ridge), e.g. 1e-6,1e-4")
+@click.option("--repetitions", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option("--kernel", default="gaussian:sigma=median", show_default=True)
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
+@click.option("--cell-timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds per cell; the worker is killed past it (status timeout).")
+@click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True),
+              help="MiB a worker may allocate beyond its start (status oom past it).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Base seed of splits and samplers.")
+@click.option("--retry-failed", is_flag=True, help="Rerun cells whose file records a failure.")
+@click.option("--out", required=True, type=click.Path(), help="Results directory (one file per cell).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def run_command(datasets, samplers, tasks, ranks, lams, repetitions, kernel, jobs, cell_timeout,
+                memory_limit, seed, retry_failed, out, quiet) -> None:
+    """Run a sweep of cells; finished cells are skipped, so a rerun resumes.
+
+    Exit code 0 when every cell is ok or skipped, 1 when a cell failed, 2 on bad input.
+    """
+    from kbench.runner import run, split_list
+
+    def parse_numbers(text, kind, option):
+        try:
+            return [kind(x) for x in split_list(text)]
+        except ValueError:
+            raise ValueError(f"{option} must be a comma list of numbers, got {text!r}.") from None
+
+    _, summary = _usage(lambda: run(
+        split_list(datasets), split_list(samplers), split_list(tasks),
+        parse_numbers(ranks, float, "--ranks"), parse_numbers(lams, float, "--lams"),
+        repetitions=repetitions, kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
+        memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed,
+        progress=not quiet, return_summary=True))
+    click.echo(str(summary))
+    sys.exit(1 if summary.failed else 0)
+
+
+@main.command("leaderboard")
+@click.argument("directory", type=click.Path())
+@click.option("--out", type=click.Path(), help="Write leaderboard.md into this directory.")
+def leaderboard_command(directory, out) -> None:
+    """A plain markdown summary of a results directory."""
+    from kbench.results import read_results
+    from kbench.summary import markdown_summary
+
+    frame = _usage(lambda: read_results(directory))
+    text = markdown_summary(frame)
+    if out:
+        path = Path(out)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "leaderboard.md").write_text(text)
+        click.echo(f"wrote {path / 'leaderboard.md'}")
+    else:
+        click.echo(text)
 
 
 @main.command("check-plugin")

@@ -27,8 +27,12 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     except for synthetic generators, which keep the units of their paper. Rows with
     missing values are an error unless ``dropna=True``.
     """
-    test_size = check_test_size(test_size)
     provider_name, name, spec_params = parse_spec(spec)
+    # split options may also come in the spec: "synthetic:two-balls:n=2000,test_size=0.5"
+    n = spec_params.pop("n", n)
+    test_size = check_test_size(spec_params.pop("test_size", test_size))
+    standardize = spec_params.pop("standardize", standardize)
+    dropna = spec_params.pop("dropna", dropna)
     params = {**spec_params, **params}
     info = get_registry().get("dataset", provider_name)
     provider = info.obj()
