@@ -24,10 +24,10 @@ from kbench.registry import (
     make_sampler,
     make_task,
 )
-from kbench.samplers.base import Sampler
-from kbench.tasks.base import Task
 from kbench.results import read_results
 from kbench.runner import run
+from kbench.samplers.base import Sampler
+from kbench.tasks.base import Task
 
 try:
     __version__ = version("kbench")

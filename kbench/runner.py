@@ -32,8 +32,7 @@ import numpy as np
 import pandas as pd
 
 from kbench import registry
-from kbench.datasets import load_dataset
-from kbench.datasets.base import parse_spec as parse_dataset_spec
+from kbench.datasets import check_dataset_spec, load_dataset
 from kbench.datasets.base import parse_value
 from kbench.exact import exact_baseline
 from kbench.results import cell_path, cell_status, check_output_dir, read_cell, write_cell
@@ -131,8 +130,7 @@ def plan(datasets, samplers, tasks, ranks, repetitions, out, seed=0, kernel="gau
     kernel_name, kernel_params = parse_spec(kernel)
     reg.create("kernel", kernel_name, **kernel_params)  # validates name and parameters
     for spec in datasets:
-        provider, _, _ = parse_dataset_spec(spec)
-        reg.get("dataset", provider)
+        check_dataset_spec(spec)
     sampler_specs = [parse_spec(s) for s in samplers]
     task_specs = [parse_spec(t) for t in tasks]
     for name, params in sampler_specs:
@@ -405,7 +403,7 @@ class _NoKernel:
 
 
 def _progress(total: int):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TextColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("cells"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     task = bar.add_task("cells", total=total)

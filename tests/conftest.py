@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import textwrap
+import uuid
+
 import numpy as np
 import pytest
 
@@ -24,3 +27,28 @@ def exact_leverage_scores(K: np.ndarray, lam: float) -> np.ndarray:
     """diag(K(K + nλI)⁻¹) by a dense solve (independent of kbench.linalg)."""
     n = K.shape[0]
     return np.diag(np.linalg.solve(K + n * lam * np.eye(n), K)).copy()
+
+
+TOY_SAMPLER = """
+import kbench
+from kbench.samplers.uniform import UniformSampler
+
+class {cls}(UniformSampler):
+    '''{doc}'''
+    name = "{name}"
+
+@kbench.hookimpl
+def {hook}():
+    return [{cls}]
+"""
+
+
+def add_plugin(root, dist: str, body: str) -> str:
+    """Write module + ``<dist>-1.0.dist-info`` (METADATA, entry_points.txt) under ``root``."""
+    module = f"kbench_test_{dist.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
+    (root / f"{module}.py").write_text(textwrap.dedent(body))
+    info = root / f"{dist.replace('-', '_')}-1.0.dist-info"  # wheel naming: no dash in the name
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[kbench]\n{dist} = {module}\n")
+    return module

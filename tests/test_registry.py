@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import textwrap
-import uuid
 
 import pytest
 from click.testing import CliRunner
@@ -13,31 +11,7 @@ from click.testing import CliRunner
 import kbench
 from kbench import registry
 from kbench.cli import main
-from tests.conftest import ALL_SAMPLERS
-
-TOY_SAMPLER = """
-import kbench
-from kbench.samplers.uniform import UniformSampler
-
-class {cls}(UniformSampler):
-    '''{doc}'''
-    name = "{name}"
-
-@kbench.hookimpl
-def {hook}():
-    return [{cls}]
-"""
-
-
-def add_plugin(root, dist: str, body: str) -> str:
-    """Write module + ``<dist>-1.0.dist-info`` (METADATA, entry_points.txt) under ``root``."""
-    module = f"kbench_test_{dist.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
-    (root / f"{module}.py").write_text(textwrap.dedent(body))
-    info = root / f"{dist.replace('-', '_')}-1.0.dist-info"  # wheel naming: no dash in the name
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[kbench]\n{dist} = {module}\n")
-    return module
+from tests.conftest import ALL_SAMPLERS, TOY_SAMPLER, add_plugin
 
 
 @pytest.fixture

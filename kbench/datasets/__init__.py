@@ -16,6 +16,34 @@ from kbench.datasets.base import (
 )
 from kbench.registry import _suggest, get_registry
 
+_SPLIT_OPTIONS = ("n", "test_size", "standardize", "dropna")
+
+
+def check_dataset_spec(spec: str) -> tuple[DatasetProvider, str, dict]:
+    """Parse and check a spec without loading data: provider, dataset name and parameter
+    names (did-you-mean errors). Returns (provider, name, params)."""
+    provider_name, name, params = parse_spec(spec)
+    provider = get_registry().get("dataset", provider_name).obj()
+    known = provider.names()
+    if known and name not in known:
+        raise ValueError(
+            f"unknown dataset {spec!r}{_suggest(name, known)}; {provider_name} has: {', '.join(known)}."
+        )
+    _check_parameters(provider, name, params, spec)
+    return provider, name, params
+
+
+def _check_parameters(provider: DatasetProvider, name: str, keys, spec: str) -> None:
+    accepted = [p for p in inspect.signature(provider.load).parameters if p not in ("name", "n", "seed")]
+    generator = getattr(provider, "generator_parameters", None)
+    options = accepted + (generator(name) if generator else []) + list(_SPLIT_OPTIONS)
+    for key in keys:
+        if key not in options:
+            raise ValueError(
+                f"{spec}: unknown parameter {key!r}{_suggest(key, options)}; "
+                f"parameters are: {', '.join(options)}."
+            )
+
 
 def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: float = 0.25,
                  standardize: bool = True, dropna: bool = False, **params) -> Dataset:
@@ -25,34 +53,18 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     split; the split is stratified for classification and depends only on (spec, seed).
     ``standardize`` scales features (and regression targets) by training statistics,
     except for synthetic generators, which keep the units of their paper. Rows with
-    missing values are an error unless ``dropna=True``.
+    missing values are an error unless ``dropna=True``. The split options may also be
+    given in the spec: ``synthetic:two-balls:n=2000,test_size=0.5``.
     """
-    provider_name, name, spec_params = parse_spec(spec)
-    # split options may also come in the spec: "synthetic:two-balls:n=2000,test_size=0.5"
+    provider, name, spec_params = check_dataset_spec(spec)
+    _check_parameters(provider, name, params, spec)
     n = spec_params.pop("n", n)
     test_size = check_test_size(spec_params.pop("test_size", test_size))
     standardize = spec_params.pop("standardize", standardize)
     dropna = spec_params.pop("dropna", dropna)
-    params = {**spec_params, **params}
-    info = get_registry().get("dataset", provider_name)
-    provider = info.obj()
-    known = provider.names()
-    if known and name not in known:
-        raise ValueError(
-            f"unknown dataset {spec!r}{_suggest(name, known)}; {provider_name} has: {', '.join(known)}."
-        )
-    accepted = [p for p in inspect.signature(provider.load).parameters if p not in ("name", "n", "seed")]
-    generator = getattr(provider, "generator_parameters", None)
-    for key in params:
-        if key not in accepted and not (generator and key in generator(name)):
-            options = accepted + (generator(name) if generator else [])
-            raise ValueError(
-                f"{spec}: unknown parameter {key!r}{_suggest(key, options)}; "
-                f"parameters are: {', '.join(options) or 'none'}."
-            )
-    raw = provider.load(name, n, seed, **params)
+    raw = provider.load(name, n, seed, **{**spec_params, **params})
     raw = check_raw(raw, spec, dropna=dropna)
     return split_and_scale(raw, spec, n, seed, test_size, standardize)
 
 
-__all__ = ["Dataset", "DatasetProvider", "RawData", "load_dataset"]
+__all__ = ["Dataset", "DatasetProvider", "RawData", "check_dataset_spec", "load_dataset"]

@@ -1,0 +1,224 @@
+"""Sweeps from the command line: one file per cell, resume after a kill, paired splits,
+failures recorded as data, clear usage errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kbench
+from kbench.results import SCHEMA_VERSION, read_results, write_cell
+from tests.conftest import add_plugin
+
+SWEEP = ["--datasets", "synthetic:moons:n=240,sklearn:diabetes", "--samplers", "uniform,rp-cholesky,rff",
+         "--tasks", "krr,approximation", "--ranks", "5,10,20", "--lams", "1e-4,1e-2",
+         "--repetitions", "2", "--quiet"]
+
+FAILING = """
+import time
+import numpy as np
+import kbench
+from kbench.samplers.uniform import UniformSampler
+
+class Raiser(UniformSampler):
+    name = "raiser"
+    def _fit(self, X, kernel, rank, lam, rng):
+        raise RuntimeError("boom")
+
+class Sleeper(UniformSampler):
+    name = "sleeper"
+    def _fit(self, X, kernel, rank, lam, rng):
+        time.sleep(60)
+
+class Hog(UniformSampler):
+    name = "hog"
+    def _fit(self, X, kernel, rank, lam, rng):
+        return np.ones(int(4e9))  # 32 GB
+
+class Slow(UniformSampler):
+    name = "slow"
+    def _fit(self, X, kernel, rank, lam, rng):
+        time.sleep(0.15)
+        return super()._fit(X, kernel, rank, lam, rng)
+
+@kbench.hookimpl
+def kbench_register_samplers():
+    return [Raiser, Sleeper, Hog, Slow]
+"""
+
+
+@pytest.fixture(scope="module")
+def plugin_path(tmp_path_factory):
+    root = tmp_path_factory.mktemp("plugins")
+    add_plugin(root, "failing-samplers", FAILING)
+    return root
+
+
+def kbench_cli(args, plugin_path=None, **kwargs):
+    env = dict(os.environ)
+    if plugin_path is not None:
+        env["PYTHONPATH"] = f"{plugin_path}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    return subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True,
+                          text=True, env=env, **kwargs)
+
+
+def test_sweep_writes_one_file_per_cell_and_reruns_nothing(tmp_path):
+    out = tmp_path / "results"
+    first = kbench_cli(["run", *SWEEP, "--jobs", "2", "--out", str(out)])
+    assert first.returncode == 0, first.stderr
+    files = sorted((out / "cells").glob("*.parquet"))
+    assert len(files) == 2 * 3 * 2 * 3 * 2  # datasets × samplers × tasks × ranks × repetitions
+    assert "72 cells:" in first.stdout and "0 already done" in first.stdout
+    frame = read_results(out)
+    cells = frame.drop_duplicates(["dataset", "sampler", "task", "rank", "repetition"])
+    assert len(cells) == 72
+    # krr on the classification dataset is refused, recorded as skipped; the rest is ok
+    assert set(frame.loc[frame.task == "krr"].groupby("dataset").status.unique().map(tuple)) == {
+        ("skipped",), ("ok",)}
+    assert (frame.loc[frame.task == "approximation", "status"] == "ok").all()
+    ok = frame[frame.status == "ok"]
+    for column in ("rank_realized", "time_sample_s", "time_features_s", "time_fit_s", "peak_rss_mb",
+                   "kernel_evals", "blas_threads", "host", "timestamp", "kbench_version"):
+        assert ok[column].notna().all(), column
+    assert ok.loc[ok.task == "krr", "d_eff"].notna().all()
+    second = kbench_cli(["run", *SWEEP, "--out", str(out)])
+    assert second.returncode == 0 and "72 already done" in second.stdout
+
+
+def test_paired_samplers_share_their_splits(tmp_path):
+    frame = kbench.run(["synthetic:two-balls:n=200", "sklearn:wine"], ["uniform", "rff", "squeak"],
+                       ["approximation"], [10], [1e-3], repetitions=3, out=tmp_path, progress=False)
+    checksums = frame.groupby(["dataset", "repetition"]).split_checksum.nunique()
+    assert (checksums == 1).all()  # every sampler of a repetition saw the same split
+    per_rep = frame.groupby("dataset").split_checksum.nunique()
+    assert (per_rep == 3).all()  # and each repetition has its own split
+    seeds = frame.groupby(["dataset", "repetition", "sampler"]).seed.first().unstack()
+    assert (seeds.nunique(axis=1) == 3).all()  # samplers are seeded independently
+
+
+def test_killed_sweep_resumes_with_the_missing_cells_only(tmp_path, plugin_path):
+    out = tmp_path / "results"
+    args = ["run", *SWEEP[:3], "slow", *SWEEP[4:], "--out", str(out)]
+    process = subprocess.Popen([sys.executable, "-m", "kbench.cli", *args], start_new_session=True,
+                               env={**os.environ, "PYTHONPATH": str(plugin_path)},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cells = out / "cells"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(cells.glob("*.parquet"))) < 10:
+        assert process.poll() is None, "the sweep ended before it could be killed"
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    before = {p: p.stat().st_mtime_ns for p in cells.glob("*.parquet")}
+    assert 10 <= len(before) < 24, len(before)  # killed halfway (24 cells in all)
+    rerun = kbench_cli(args, plugin_path)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{len(before)} already done" in rerun.stdout
+    after = {p: p.stat().st_mtime_ns for p in cells.glob("*.parquet")}
+    assert len(after) == 24
+    assert all(after[p] == mtime for p, mtime in before.items())  # finished cells untouched
+    assert (read_results(out).status != "error").all()
+
+
+def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, plugin_path):
+    out = tmp_path / "results"
+    result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,raiser,sleeper,hog",
+                         "--tasks", "krr", "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
+                         "--jobs", "2", "--cell-timeout", "3", "--memory-limit", "1000", "--quiet",
+                         "--out", str(out)], plugin_path, timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr  # some cells failed
+    frame = read_results(out)
+    status = frame.groupby("sampler").status.first().to_dict()
+    assert status == {"uniform": "ok", "raiser": "error", "sleeper": "timeout", "hog": "oom"}
+    errors = frame.groupby("sampler").error.first()
+    assert "RuntimeError: boom" in errors["raiser"]
+    assert "--cell-timeout 3" in errors["sleeper"]
+    assert "MemoryError" in errors["hog"]
+    assert "1 ok, 1 error, 1 timeout, 1 oom" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"--samplers": "unifrom"}, "did you mean 'uniform'"),
+        ({"--tasks": "kpac"}, "did you mean 'kpca'"),
+        ({"--datasets": "synthetic:two-bals"}, "did you mean 'two-balls'"),
+        ({"--ranks": "10,abc"}, "--ranks must be a comma list of numbers"),
+        ({"--ranks": "0,5"}, "ranks must be integers >= 1"),
+        ({"--ranks": "2.5"}, "ranks must be integers >= 1"),
+        ({"--lams": "-1e-3"}, "lams must be a non-empty list of finite numbers > 0"),
+        ({"--kernel": "gausian"}, "did you mean 'gaussian'"),
+        ({"--samplers": "squeak:qbarr=3"}, "did you mean 'qbar'"),
+    ],
+)
+def test_bad_sweep_input_exits_with_code_2(tmp_path, change, message):
+    args = dict(zip(SWEEP[0:10:2], SWEEP[1:10:2]))
+    args.update(change)
+    flat = [x for pair in args.items() for x in pair]
+    result = kbench_cli(["run", *flat, "--out", str(tmp_path / "r")])
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in " ".join(result.stderr.split())
+    assert not list((tmp_path / "r").glob("cells/*.parquet"))
+
+
+def test_output_directory_that_is_a_file(tmp_path):
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    result = kbench_cli(["run", *SWEEP, "--out", str(target)])
+    assert result.returncode == 2 and "is a file, not a directory" in result.stderr
+
+
+def test_results_of_another_schema_version_are_refused(tmp_path):
+    cells = tmp_path / "cells"
+    cells.mkdir()
+    pd.DataFrame({"dataset": ["d"], "schema_version": [SCHEMA_VERSION + 1]}).to_parquet(cells / "old.parquet")
+    with pytest.raises(ValueError, match=f"schema_version {SCHEMA_VERSION + 1}, this kbench reads version"):
+        read_results(tmp_path)
+    result = kbench_cli(["leaderboard", str(tmp_path)])
+    assert result.returncode == 2 and "schema_version" in result.stderr
+
+
+def test_read_results_keeps_the_newest_row_of_an_identity(tmp_path):
+    base = {"dataset": "d", "kernel": "k", "sampler": "s", "sampler_params": "{}", "task": "krr",
+            "task_params": "{}", "rank": 5, "lam": 1e-3, "components": np.nan, "repetition": 0,
+            "seed": 1, "status": "ok"}
+    write_cell(tmp_path / "cells" / "a.parquet", [{**base, "test_mse": 1.0, "timestamp": "2026-01-01T00:00"}])
+    write_cell(tmp_path / "cells" / "b.parquet", [{**base, "test_mse": 2.0, "timestamp": "2026-02-01T00:00"}])
+    frame = read_results(tmp_path)
+    assert len(frame) == 1 and frame.test_mse.iloc[0] == 2.0
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq, "write_table", broken)
+    with pytest.raises(OSError, match="disk full"):
+        write_cell(tmp_path / "cells" / "x.parquet", [{"a": 1}])
+    assert list((tmp_path / "cells").iterdir()) == []
+
+
+def test_list_json_shows_the_kmeans_plugin_with_its_package():
+    result = kbench_cli(["list", "samplers", "--json"])
+    rows = {row["name"]: row for row in json.loads(result.stdout)["samplers"]}
+    assert rows["kmeans"]["source"] == "kbench-kmeans"
+
+
+def test_leaderboard_command(tmp_path):
+    kbench.run(["sklearn:diabetes"], ["uniform", "rff"], ["krr"], [5, 10], [1e-3], repetitions=2,
+               out=tmp_path, progress=False)
+    result = kbench_cli(["leaderboard", str(tmp_path), "--out", str(tmp_path / "board")])
+    assert result.returncode == 0
+    text = Path(tmp_path / "board" / "leaderboard.md").read_text()
+    assert "## krr: test_mse" in text and "| uniform" in text and "## Cells by status" in text
