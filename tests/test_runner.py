@@ -107,24 +107,24 @@ def test_paired_samplers_share_their_splits(tmp_path):
 
 def test_killed_sweep_resumes_with_the_missing_cells_only(tmp_path, plugin_path):
     out = tmp_path / "results"
-    args = ["run", *SWEEP[:3], "slow", *SWEEP[4:], "--out", str(out)]
+    args = ["run", *SWEEP[:3], "slow,uniform,rff", *SWEEP[4:], "--out", str(out)]
     process = subprocess.Popen([sys.executable, "-m", "kbench.cli", *args], start_new_session=True,
                                env={**os.environ, "PYTHONPATH": str(plugin_path)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cells = out / "cells"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list(cells.glob("*.parquet"))) < 10:
+    while time.monotonic() < deadline and len(list(cells.glob("*.parquet"))) < 30:
         assert process.poll() is None, "the sweep ended before it could be killed"
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     before = {p: p.stat().st_mtime_ns for p in cells.glob("*.parquet")}
-    assert 10 <= len(before) < 24, len(before)  # killed halfway (24 cells in all)
+    assert 30 <= len(before) < 72, len(before)  # killed halfway (72 cells in all)
     rerun = kbench_cli(args, plugin_path)
     assert rerun.returncode == 0, rerun.stderr
     assert f"{len(before)} already done" in rerun.stdout
     after = {p: p.stat().st_mtime_ns for p in cells.glob("*.parquet")}
-    assert len(after) == 24
+    assert len(after) == 72
     assert all(after[p] == mtime for p, mtime in before.items())  # finished cells untouched
     assert (read_results(out).status != "error").all()
 

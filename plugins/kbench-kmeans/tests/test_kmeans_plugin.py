@@ -26,3 +26,13 @@ def test_kmeans_landmarks_beat_uniform_on_clustered_data():
 
     assert trace_error("kmeans") < trace_error("uniform")
     assert np.isfinite(trace_error("kmeans"))
+
+
+def test_cli_check_plugin_kmeans():
+    from click.testing import CliRunner
+
+    from kbench.cli import main
+
+    result = CliRunner().invoke(main, ["check-plugin", "kmeans"])
+    assert result.exit_code == 0, result.output
+    assert "from kbench-kmeans 0.1.0" in result.output and "all 5 contract checks passed" in result.output
