@@ -24,10 +24,22 @@ from kbench.registry import (
     make_sampler,
     make_task,
 )
-from kbench.results import read_results
-from kbench.runner import run
 from kbench.samplers.base import Sampler
 from kbench.tasks.base import Task
+
+
+def __getattr__(name):
+    """``kbench.run`` and ``kbench.read_results`` load pandas and pyarrow on first use only."""
+    if name == "run":
+        from kbench.runner import run
+
+        return run
+    if name == "read_results":
+        from kbench.results import read_results
+
+        return read_results
+    raise AttributeError(f"module 'kbench' has no attribute {name!r}")
+
 
 try:
     __version__ = version("kbench")

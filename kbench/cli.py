@@ -77,9 +77,10 @@ def _usage(call):
 @click.option("--seed", default=0, show_default=True, type=int, help="Base seed of splits and samplers.")
 @click.option("--retry-failed", is_flag=True, help="Rerun cells whose file records a failure.")
 @click.option("--out", required=True, type=click.Path(), help="Results directory (one file per cell).")
+@click.option("--data-cache", type=click.Path(), help="Folder of prepared splits (kbench prepare).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run_command(datasets, samplers, tasks, ranks, lams, repetitions, kernel, jobs, cell_timeout,
-                memory_limit, seed, retry_failed, out, quiet) -> None:
+                memory_limit, seed, retry_failed, out, data_cache, quiet) -> None:
     """Run a sweep of cells; finished cells are skipped, so a rerun resumes.
 
     Exit code 0 when every cell is ok or skipped, 1 when a cell failed, 2 on bad input.
@@ -97,9 +98,29 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, kernel, job
         parse_numbers(ranks, float, "--ranks"), parse_numbers(lams, float, "--lams"),
         repetitions=repetitions, kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
         memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed,
-        progress=not quiet, return_summary=True))
+        progress=not quiet, return_summary=True, data_cache=data_cache))
     click.echo(str(summary))
     sys.exit(1 if summary.failed else 0)
+
+
+@main.command("prepare")
+@click.option("--datasets", required=True, help="Comma list of dataset specs.")
+@click.option("--repetitions", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--data-cache", required=True, type=click.Path(), help="Folder for the splits.")
+def prepare_command(datasets, repetitions, seed, data_cache) -> None:
+    """Load each dataset once per repetition and cache its split for `kbench run --data-cache`."""
+    from kbench.datasets import check_dataset_spec
+    from kbench.runner import load_split_cached, prepared_path, split_list
+
+    specs = split_list(datasets)
+    for spec in specs:
+        _usage(lambda spec=spec: check_dataset_spec(spec))
+    for spec in specs:
+        for repetition in range(repetitions):
+            data = _usage(lambda spec=spec, r=repetition: load_split_cached(spec, r, seed, data_cache))
+            path = prepared_path(data_cache, spec, repetition, seed)
+            click.echo(f"{path}  ({data.n_train} train, {len(data.X_test)} test, {data.task_type})")
 
 
 @main.command("leaderboard")

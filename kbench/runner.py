@@ -33,7 +33,7 @@ import pandas as pd
 
 from kbench import registry
 from kbench.datasets import check_dataset_spec, load_dataset
-from kbench.datasets.base import parse_value
+from kbench.datasets.base import load_split, parse_value, save_split
 from kbench.exact import exact_baseline
 from kbench.results import cell_path, cell_status, check_output_dir, read_cell, write_cell
 
@@ -262,9 +262,29 @@ def _limit_memory(limit_mb: float) -> None:
 # ---------------------------------------------------------------------------------------
 # The sweep
 # ---------------------------------------------------------------------------------------
-def _prepare(dataset: str, repetition: int, kernel_spec: str, seed: int, task_specs, environment):
-    """Load the split, resolve the kernel on it and compute the exact baseline once."""
+def prepared_path(data_cache, dataset: str, repetition: int, seed: int = 0) -> Path:
+    """Where the split of (dataset, repetition) is cached (``kbench prepare``, ``--data-cache``)."""
+    slug = "".join(c if c.isalnum() or c in ".-" else "-" for c in dataset).strip("-")[:60]
+    digest = hashlib.sha256(json.dumps([dataset, repetition, seed]).encode()).hexdigest()[:10]
+    return Path(data_cache) / f"{slug}_rep{repetition}_{digest}.npz"
+
+
+def load_split_cached(dataset: str, repetition: int, seed: int = 0, data_cache=None):
+    """The split of (dataset, repetition): from the cache when there, else loaded (and cached)."""
+    if data_cache is not None:
+        path = prepared_path(data_cache, dataset, repetition, seed)
+        if path.is_file():
+            return load_split(path)
     data = load_dataset(dataset, seed=derive_seed(seed, dataset, repetition))
+    if data_cache is not None:
+        save_split(data, path)
+    return data
+
+
+def _prepare(dataset: str, repetition: int, kernel_spec: str, seed: int, task_specs, environment,
+             data_cache=None):
+    """Load the split, resolve the kernel on it and compute the exact baseline once."""
+    data = load_split_cached(dataset, repetition, seed, data_cache)
     name, params = parse_spec(kernel_spec)
     kernel = registry.make_kernel(name, **params).fit(data.X_train)
     needs_exact = [registry.make_task(t, **p).exact_max_n for t, p in task_specs
@@ -297,10 +317,12 @@ class Summary:
 def run(datasets, samplers, tasks, ranks, lams, repetitions: int = 3,
         kernel: str = "gaussian:sigma=median", out="results", jobs: int = 1,
         cell_timeout: float | None = None, memory_limit_mb: float | None = None, seed: int = 0,
-        retry_failed: bool = False, progress: bool = True, return_summary: bool = False):
+        retry_failed: bool = False, progress: bool = True, return_summary: bool = False,
+        data_cache=None):
     """Run a sweep; returns the rows of its cells as a DataFrame (DESIGN §3).
 
     Finished cells (a file exists) are skipped, failed ones too unless ``retry_failed``.
+    ``data_cache`` is a folder of prepared splits (``kbench prepare``), read before loading.
     """
     started = time.perf_counter()
     datasets = split_list(datasets) if isinstance(datasets, str) else list(datasets)
@@ -357,7 +379,7 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int = 3,
                 if key not in contexts:
                     try:
                         contexts[key] = _prepare(job.dataset, job.repetition, kernel, seed,
-                                                 task_specs, environment)
+                                                 task_specs, environment, data_cache)
                     except Exception as exc:  # the dataset cannot be loaded: its cells fail
                         contexts[key] = {"data": None, "kernel": _NoKernel(), "split_checksum": "",
                                          "n_train": 0, "environment": environment,

@@ -241,3 +241,24 @@ def test_openml_downloads_a_real_dataset(tmp_path):
 def test_sklearn_download(tmp_path):
     data = kbench.load_dataset(f"sklearn:california_housing:data_home={tmp_path}", n=2000)
     assert data.task_type == "regression"
+
+
+def test_stratified_split_sizes_and_proportions():
+    from kbench.datasets.base import split_indices
+
+    y = np.repeat([0, 1, 2], [500, 300, 200])
+    train, test = split_indices(y, 1000, 0.25, np.random.default_rng(0))
+    assert len(test) == 250 and len(train) == 750
+    assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(1000))
+    assert np.bincount(y[test]).tolist() == [125, 75, 50]
+
+
+def test_saved_split_round_trips(tmp_path):
+    from kbench.datasets.base import load_split, save_split
+
+    data = kbench.load_dataset("synthetic:bach-periodic", n=100, seed=2)
+    save_split(data, tmp_path / "split.npz")
+    back = load_split(tmp_path / "split.npz")
+    for key in ("X_train", "y_train", "X_test", "y_test", "f_train", "f_test"):
+        assert np.array_equal(getattr(back, key), getattr(data, key))
+    assert (back.name, back.task_type, back.feature_names) == (data.name, data.task_type, data.feature_names)

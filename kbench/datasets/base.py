@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 TASK_TYPES = ("regression", "binary", "multiclass")
 
@@ -140,11 +139,8 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     if n is not None and n < X.shape[0]:
         keep = np.sort(rng.choice(X.shape[0], size=n, replace=False))
         X, y, f = X[keep], y[keep], (None if f is None else f[keep])
-    stratify = y if raw.task_type != "regression" and _stratifiable(y, test_size) else None
-    index = np.arange(X.shape[0])
-    train, test = train_test_split(index, test_size=test_size, random_state=seed % 2**32,
-                                   stratify=stratify)
-    train, test = np.sort(train), np.sort(test)
+    stratified = raw.task_type != "regression" and _stratifiable(y, test_size)
+    train, test = split_indices(y if stratified else None, X.shape[0], test_size, rng)
     X_train, X_test = X[train], X[test]
     y_train, y_test = y[train], y[test]
     meta = dict(raw.meta)
@@ -173,10 +169,64 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     )
 
 
+def split_indices(y, n: int, test_size: float, rng: np.random.Generator):
+    """Sorted (train, test) indices; ceil(test_size·n) test points, allocated to the classes
+    of ``y`` in proportion (largest remainders) when ``y`` is given (stratified split)."""
+    n_test = int(np.ceil(test_size * n))
+    if y is None:
+        order = rng.permutation(n)
+        return np.sort(order[n_test:]), np.sort(order[:n_test])
+    classes, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
+    quota = counts * n_test / n
+    take = np.floor(quota).astype(int)
+    extra = n_test - take.sum()
+    take[np.argsort(-(quota - take), kind="stable")[:extra]] += 1
+    take = np.clip(take, 1, counts - 1)
+    test = np.concatenate([rng.permutation(np.flatnonzero(inverse == c))[:k] for c, k in enumerate(take)])
+    mask = np.zeros(n, dtype=bool)
+    mask[test] = True
+    return np.flatnonzero(~mask), np.flatnonzero(mask)
+
+
 def _stratifiable(y, test_size) -> bool:
     _, counts = np.unique(y, return_counts=True)
     n_test = int(np.ceil(test_size * len(y)))
     return counts.min() >= 2 and n_test >= len(counts) and len(y) - n_test >= len(counts)
+
+
+def save_split(data: Dataset, path) -> None:
+    """Write a split to ``path`` (npz, atomically) so later jobs load it without the provider."""
+    import json
+    import os
+    import tempfile
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {k: getattr(data, k) for k in ("X_train", "y_train", "X_test", "y_test", "f_train", "f_test")
+              if getattr(data, k) is not None}
+    header = {"name": data.name, "task_type": data.task_type, "feature_names": data.feature_names,
+              "meta": data.meta}
+    fd, tmp = tempfile.mkstemp(suffix=".npz", dir=path.parent)
+    os.close(fd)
+    try:
+        np.savez(tmp, header=np.array(json.dumps(header, default=str)), **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_split(path) -> Dataset:
+    """A split written by :func:`save_split`."""
+    import json
+
+    with np.load(path, allow_pickle=False) as archive:
+        header = json.loads(str(archive["header"]))
+        arrays = {k: archive[k] for k in archive.files if k != "header"}
+    return Dataset(header["name"], arrays["X_train"], arrays["y_train"], arrays["X_test"],
+                   arrays["y_test"], header["task_type"], header["feature_names"], header["meta"],
+                   arrays.get("f_train"), arrays.get("f_test"))
 
 
 def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:

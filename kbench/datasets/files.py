@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-from sklearn.datasets import load_svmlight_file
 
 from kbench.datasets.base import DatasetProvider, RawData, infer_task_type
 from kbench.hookspecs import hookimpl
@@ -14,9 +12,10 @@ from kbench.hookspecs import hookimpl
 _TARGET_NAMES = ("target", "y", "label", "class")
 
 
-def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None, meta: dict,
+def frame_to_raw(frame, target: str | None, task_type: str | None, meta: dict,
                  source: str) -> RawData:
     """Split a DataFrame into one-hot encoded features and a target column."""
+    import pandas as pd
     if target is None:
         target = next((c for c in frame.columns if str(c).lower() in _TARGET_NAMES), frame.columns[-1])
     if target not in frame.columns:
@@ -47,6 +46,8 @@ class FileProvider(DatasetProvider):
     name = "file"
 
     def load(self, name, n, seed, target=None, task_type=None, sep=None):
+        import pandas as pd
+        from sklearn.datasets import load_svmlight_file
         path = Path(name).expanduser()
         source = f"file:{name}"
         if not path.is_file():

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from sklearn import datasets as sk
-
 from kbench.datasets.base import DatasetProvider, RawData
 from kbench.hookspecs import hookimpl
 
-#: name -> (loader, task type, needs the network)
+#: name -> (scikit-learn loader, task type, needs the network)
 BUNDLED = {
-    "diabetes": (sk.load_diabetes, "regression", False),
-    "breast_cancer": (sk.load_breast_cancer, "binary", False),
-    "digits": (sk.load_digits, "multiclass", False),
-    "wine": (sk.load_wine, "multiclass", False),
-    "iris": (sk.load_iris, "multiclass", False),
-    "california_housing": (sk.fetch_california_housing, "regression", True),
-    "covtype": (sk.fetch_covtype, "multiclass", True),
+    "diabetes": ("load_diabetes", "regression", False),
+    "breast_cancer": ("load_breast_cancer", "binary", False),
+    "digits": ("load_digits", "multiclass", False),
+    "wine": ("load_wine", "multiclass", False),
+    "iris": ("load_iris", "multiclass", False),
+    "california_housing": ("fetch_california_housing", "regression", True),
+    "covtype": ("fetch_covtype", "multiclass", True),
 }
 
 
@@ -28,7 +26,10 @@ class SklearnProvider(DatasetProvider):
         return sorted(BUNDLED)
 
     def load(self, name, n, seed, data_home=None):
-        loader, task_type, needs_network = BUNDLED[name]
+        from sklearn import datasets
+
+        loader_name, task_type, needs_network = BUNDLED[name]
+        loader = getattr(datasets, loader_name)
         kwargs = {"data_home": data_home} if needs_network else {}
         try:
             bunch = loader(**kwargs)

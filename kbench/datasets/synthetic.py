@@ -9,7 +9,6 @@ import inspect
 import math
 
 import numpy as np
-from sklearn import datasets as _sk
 
 from kbench.datasets.base import DatasetProvider, RawData
 from kbench.hookspecs import hookimpl
@@ -152,6 +151,7 @@ def known_spectrum(n: int, seed: int, std: float = 1.0, sigma: float = 1.0, nois
 
 def _sklearn_generator(kind):
     def make(n, seed, noise: float | None = None, **params):
+        from sklearn import datasets as _sk
         if kind == "friedman1":
             X, y = _sk.make_friedman1(n, noise=1.0 if noise is None else noise, random_state=seed, **params)
             return RawData(X, y, "regression", None, {"generator": "sklearn.make_friedman1"})

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from kbench.hookspecs import hookimpl
 from kbench.tasks.base import Task, check_lams, feature_matrices, ridge_path
@@ -112,6 +111,8 @@ class ClassificationTask(Task):
 
     @staticmethod
     def _metrics(scores, y_true, classes) -> dict[str, float]:
+        from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
         predicted = decide(scores, classes)
         metrics = {
             "accuracy": float(np.mean(predicted == y_true)),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.cluster import KMeans
 
 import kbench
 from kbench.linalg import inverse_sqrt_psd
@@ -21,6 +20,8 @@ class KMeansSampler(kbench.Sampler):
         self.max_iter = max_iter
 
     def _fit(self, X, kernel, rank, lam, rng):
+        from sklearn.cluster import KMeans  # imported late: registry loading stays fast
+
         seed = int(rng.integers(np.iinfo(np.int32).max))
         centres = KMeans(n_clusters=rank, init="k-means++", n_init=1, max_iter=self.max_iter,
                          random_state=seed).fit(X).cluster_centers_
