@@ -68,6 +68,8 @@ def _usage(call):
 @click.option("--ranks", required=True, help="Comma list of integers, e.g. 10,50,100")
 @click.option("--lams", required=True, help="Comma list of λ > 0 (per-sample ridge), e.g. 1e-6,1e-4")
 @click.option("--repetitions", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option("--only-repetition", type=click.IntRange(min=0),
+              help="Run repetition index R only (seeds as in the full sweep).")
 @click.option("--kernel", default="gaussian:sigma=median", show_default=True)
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
 @click.option("--cell-timeout", type=click.FloatRange(min=0, min_open=True),
@@ -79,8 +81,8 @@ def _usage(call):
 @click.option("--out", required=True, type=click.Path(), help="Results directory (one file per cell).")
 @click.option("--data-cache", type=click.Path(), help="Folder of prepared splits (kbench prepare).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def run_command(datasets, samplers, tasks, ranks, lams, repetitions, kernel, jobs, cell_timeout,
-                memory_limit, seed, retry_failed, out, data_cache, quiet) -> None:
+def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repetition, kernel, jobs,
+                cell_timeout, memory_limit, seed, retry_failed, out, data_cache, quiet) -> None:
     """Run a sweep of cells; finished cells are skipped, so a rerun resumes.
 
     Exit code 0 when every cell is ok or skipped, 1 when a cell failed, 2 on bad input.
@@ -96,7 +98,8 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, kernel, job
     _, summary = _usage(lambda: run(
         split_list(datasets), split_list(samplers), split_list(tasks),
         parse_numbers(ranks, float, "--ranks"), parse_numbers(lams, float, "--lams"),
-        repetitions=repetitions, kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
+        repetitions=repetitions if only_repetition is None else [only_repetition],
+        kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
         memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed,
         progress=not quiet, return_summary=True, data_cache=data_cache))
     click.echo(str(summary))
@@ -106,9 +109,10 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, kernel, job
 @main.command("prepare")
 @click.option("--datasets", required=True, help="Comma list of dataset specs.")
 @click.option("--repetitions", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option("--only-repetition", type=click.IntRange(min=0), help="Prepare repetition index R only.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--data-cache", required=True, type=click.Path(), help="Folder for the splits.")
-def prepare_command(datasets, repetitions, seed, data_cache) -> None:
+def prepare_command(datasets, repetitions, only_repetition, seed, data_cache) -> None:
     """Load each dataset once per repetition and cache its split for `kbench run --data-cache`."""
     from kbench.datasets import check_dataset_spec
     from kbench.runner import load_split_cached, prepared_path, split_list
@@ -117,29 +121,37 @@ def prepare_command(datasets, repetitions, seed, data_cache) -> None:
     for spec in specs:
         _usage(lambda spec=spec: check_dataset_spec(spec))
     for spec in specs:
-        for repetition in range(repetitions):
+        for repetition in range(repetitions) if only_repetition is None else [only_repetition]:
             data = _usage(lambda spec=spec, r=repetition: load_split_cached(spec, r, seed, data_cache))
             path = prepared_path(data_cache, spec, repetition, seed)
             click.echo(f"{path}  ({data.n_train} train, {len(data.X_test)} test, {data.task_type})")
 
 
-@main.command("leaderboard")
+@main.command("aggregate")
 @click.argument("directory", type=click.Path())
-@click.option("--out", type=click.Path(), help="Write leaderboard.md into this directory.")
-def leaderboard_command(directory, out) -> None:
-    """A plain markdown summary of a results directory."""
-    from kbench.results import read_results
-    from kbench.summary import markdown_summary
+@click.option("--out", required=True, type=click.Path(), help="The merged parquet file.")
+def aggregate_command(directory, out) -> None:
+    """Merge a results directory into one parquet file (newest row of each identity)."""
+    from kbench.results import read_results, write_frame
 
     frame = _usage(lambda: read_results(directory))
-    text = markdown_summary(frame)
-    if out:
-        path = Path(out)
-        path.mkdir(parents=True, exist_ok=True)
-        (path / "leaderboard.md").write_text(text)
-        click.echo(f"wrote {path / 'leaderboard.md'}")
-    else:
-        click.echo(text)
+    write_frame(frame, Path(out))
+    click.echo(f"wrote {out}: {len(frame)} rows")
+
+
+@main.command("leaderboard")
+@click.argument("directory", type=click.Path())
+@click.option("--out", type=click.Path(), help="Where to write (default: DIRECTORY).")
+@click.option("--command", "command_line", help="The command that produced the results (page header).")
+def leaderboard_command(directory, out, command_line) -> None:
+    """Leaderboard of a results directory: leaderboard.md, leaderboard.html, figures/*.png."""
+    from kbench.leaderboard import build
+    from kbench.results import read_results
+
+    frame = _usage(lambda: read_results(directory))
+    target = out or (directory if Path(directory).is_dir() else Path(directory).parent)
+    paths = build(frame, target, command_line)
+    click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
 
 
 @main.command("check-plugin")

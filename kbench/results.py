@@ -6,8 +6,6 @@ files of another version are refused, with the version found and the fix.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import tempfile
@@ -28,17 +26,19 @@ CELL_IDENTITY = ["dataset", "kernel", "sampler", "sampler_params", "task", "task
 CELLS_DIR = "cells"
 
 
-def cell_key(cell: dict) -> str:
-    """A stable, filesystem-safe file stem for a cell: readable slug + hash of its identity."""
-    identity = json.dumps({k: cell[k] for k in CELL_IDENTITY}, sort_keys=True, default=str)
-    digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
-    slug = "_".join(str(cell[k]) for k in ("dataset", "sampler", "task"))
-    slug = re.sub(r"[^A-Za-z0-9.-]+", "-", slug).strip("-")[:80]
-    return f"{slug}_r{cell['rank']}_rep{cell['repetition']}_{digest}"
+def slug(spec: str) -> str:
+    """A file-name-safe, readable form of a spec: 'squeak:qbar=20,eps=0.3' → 'squeak~qbar-20+eps-0.3'."""
+    text = str(spec).replace(":", "~").replace("=", "-").replace(",", "+").replace(";", "_")
+    return re.sub(r"[^A-Za-z0-9.~+_-]", "_", text)
 
 
 def cell_path(out: Path, cell: dict) -> Path:
-    return Path(out) / CELLS_DIR / f"{cell_key(cell)}.parquet"
+    """cells/<kernel>/<dataset>/<sampler>/<task>/rank<r>_rep<i>.parquet (specs as slugs)."""
+    sampler = cell["sampler"] + (
+        ":" + cell["sampler_label_params"] if cell.get("sampler_label_params") else "")
+    task = cell["task"] + (":" + cell["task_label_params"] if cell.get("task_label_params") else "")
+    return (Path(out) / CELLS_DIR / slug(cell["kernel"]) / slug(cell["dataset"]) / slug(sampler)
+            / slug(task) / f"rank{cell['rank']}_rep{cell['repetition']}.parquet")
 
 
 def check_output_dir(out) -> Path:
@@ -54,6 +54,12 @@ def write_cell(path: Path, rows: list[dict]) -> None:
     """Write a cell's rows to ``path`` atomically (temp file in the same folder + rename)."""
     frame = pd.DataFrame(rows)
     frame["schema_version"] = SCHEMA_VERSION
+    write_frame(frame, path)
+
+
+def write_frame(frame: pd.DataFrame, path: Path) -> None:
+    """Write a DataFrame to parquet atomically."""
+    path = Path(path)
     table = pa.Table.from_pandas(frame, preserve_index=False)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
@@ -95,9 +101,11 @@ def read_results(directory) -> pd.DataFrame:
     Rows with the same identity (a cell rerun) are de-duplicated, the newest timestamp wins.
     """
     directory = Path(directory)
+    if directory.is_file() and directory.suffix == ".parquet":
+        return read_cell(directory)  # an aggregated file (kbench aggregate)
     if not directory.is_dir():
         raise ValueError(f"{directory} is not a results directory (run 'kbench run --out {directory}').")
-    files = sorted(directory.rglob("*.parquet"))
+    files = sorted((directory / CELLS_DIR).rglob("*.parquet")) or sorted(directory.rglob("*.parquet"))
     files = [f for f in files if f.name != "all.parquet"]
     if not files:
         raise ValueError(f"{directory} holds no result files (*.parquet).")

@@ -35,7 +35,7 @@ from kbench import registry
 from kbench.datasets import check_dataset_spec, load_dataset
 from kbench.datasets.base import load_split, parse_value, save_split
 from kbench.exact import exact_baseline
-from kbench.results import cell_path, cell_status, check_output_dir, read_cell, write_cell
+from kbench.results import cell_path, cell_status, check_output_dir, read_cell, slug, write_cell
 
 STATUSES = ("ok", "error", "timeout", "oom", "skipped")
 
@@ -137,12 +137,16 @@ def plan(datasets, samplers, tasks, ranks, repetitions, out, seed=0, kernel="gau
         reg.create("sampler", name, **params)
     for name, params in task_specs:
         reg.create("task", name, **params)
-    if not (isinstance(repetitions, int) and repetitions >= 1):
-        raise ValueError(f"repetitions must be an integer >= 1, got {repetitions!r}.")
+    if isinstance(repetitions, int):
+        if repetitions < 1:
+            raise ValueError(f"repetitions must be an integer >= 1, got {repetitions!r}.")
+        repetitions = range(repetitions)
+    elif not repetitions or any(not isinstance(r, int) or r < 0 for r in repetitions):
+        raise ValueError(f"repetition indices must be integers >= 0, got {repetitions!r}.")
     kernel_label = label(kernel_name, kernel_params)
     jobs = []
     for dataset in datasets:
-        for repetition in range(repetitions):
+        for repetition in repetitions:
             for name, params in sampler_specs:
                 for rank in ranks:
                     sampler_label = label(name, params)
@@ -154,7 +158,9 @@ def plan(datasets, samplers, tasks, ranks, repetitions, out, seed=0, kernel="gau
                                 "task": task_name,
                                 "task_params": json.dumps(task_params, sort_keys=True),
                                 "rank": rank, "repetition": repetition,
-                                "_task_params": task_params}
+                                "_task_params": task_params,
+                                "sampler_label_params": sampler_label.partition(":")[2],
+                                "task_label_params": label(task_name, task_params).partition(":")[2]}
                         cell["_path"] = str(cell_path(out, cell))
                         job.cells.append(cell)
                     jobs.append(job)
@@ -179,7 +185,7 @@ def _environment() -> dict:
 
 
 def _base_row(cell: dict, context: dict, seed: int) -> dict:
-    row = {k: v for k, v in cell.items() if not k.startswith("_")}
+    row = {k: v for k, v in cell.items() if not k.startswith("_") and not k.endswith("_label_params")}
     row.update(seed=seed, split_checksum=context["split_checksum"],
                kernel_resolved=context["kernel"].spec(), n_train=context["n_train"])
     return row
@@ -264,9 +270,7 @@ def _limit_memory(limit_mb: float) -> None:
 # ---------------------------------------------------------------------------------------
 def prepared_path(data_cache, dataset: str, repetition: int, seed: int = 0) -> Path:
     """Where the split of (dataset, repetition) is cached (``kbench prepare``, ``--data-cache``)."""
-    slug = "".join(c if c.isalnum() or c in ".-" else "-" for c in dataset).strip("-")[:60]
-    digest = hashlib.sha256(json.dumps([dataset, repetition, seed]).encode()).hexdigest()[:10]
-    return Path(data_cache) / f"{slug}_rep{repetition}_{digest}.npz"
+    return Path(data_cache) / f"{slug(dataset)}_rep{repetition}_seed{seed}.npz"
 
 
 def load_split_cached(dataset: str, repetition: int, seed: int = 0, data_cache=None):
@@ -314,13 +318,14 @@ class Summary:
         return f"{len(self.cells)} cells: {parts}; {done} already done; wall time {self.wall_s:.1f} s"
 
 
-def run(datasets, samplers, tasks, ranks, lams, repetitions: int = 3,
+def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3,
         kernel: str = "gaussian:sigma=median", out="results", jobs: int = 1,
         cell_timeout: float | None = None, memory_limit_mb: float | None = None, seed: int = 0,
         retry_failed: bool = False, progress: bool = True, return_summary: bool = False,
         data_cache=None):
     """Run a sweep; returns the rows of its cells as a DataFrame (DESIGN §3).
 
+    ``repetitions`` is a count (0..R−1) or a list of repetition indices.
     Finished cells (a file exists) are skipped, failed ones too unless ``retry_failed``.
     ``data_cache`` is a folder of prepared splits (``kbench prepare``), read before loading.
     """

@@ -75,7 +75,7 @@ def test_sweep_writes_one_file_per_cell_and_reruns_nothing(tmp_path):
     out = tmp_path / "results"
     first = kbench_cli(["run", *SWEEP, "--jobs", "2", "--out", str(out)])
     assert first.returncode == 0, first.stderr
-    files = sorted((out / "cells").glob("*.parquet"))
+    files = sorted((out / "cells").rglob("*.parquet"))
     assert len(files) == 2 * 3 * 2 * 3 * 2  # datasets × samplers × tasks × ranks × repetitions
     assert "72 cells:" in first.stdout and "0 already done" in first.stdout
     frame = read_results(out)
@@ -113,17 +113,17 @@ def test_killed_sweep_resumes_with_the_missing_cells_only(tmp_path, plugin_path)
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cells = out / "cells"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list(cells.glob("*.parquet"))) < 30:
+    while time.monotonic() < deadline and len(list(cells.rglob("*.parquet"))) < 30:
         assert process.poll() is None, "the sweep ended before it could be killed"
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-    before = {p: p.stat().st_mtime_ns for p in cells.glob("*.parquet")}
+    before = {p: p.stat().st_mtime_ns for p in cells.rglob("*.parquet")}
     assert 30 <= len(before) < 72, len(before)  # killed halfway (72 cells in all)
     rerun = kbench_cli(args, plugin_path)
     assert rerun.returncode == 0, rerun.stderr
     assert f"{len(before)} already done" in rerun.stdout
-    after = {p: p.stat().st_mtime_ns for p in cells.glob("*.parquet")}
+    after = {p: p.stat().st_mtime_ns for p in cells.rglob("*.parquet")}
     assert len(after) == 72
     assert all(after[p] == mtime for p, mtime in before.items())  # finished cells untouched
     assert (read_results(out).status != "error").all()
@@ -167,7 +167,7 @@ def test_bad_sweep_input_exits_with_code_2(tmp_path, change, message):
     result = kbench_cli(["run", *flat, "--out", str(tmp_path / "r")])
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in " ".join(result.stderr.split())
-    assert not list((tmp_path / "r").glob("cells/*.parquet"))
+    assert not list((tmp_path / "r").rglob("*.parquet"))
 
 
 def test_output_directory_that_is_a_file(tmp_path):
