@@ -45,6 +45,12 @@ def _check_parameters(provider: DatasetProvider, name: str, keys, spec: str) -> 
             )
 
 
+def known_task_type(spec: str) -> str | None:
+    """'regression', 'binary' or 'multiclass' when the provider knows it before loading, else None."""
+    provider, name, params = check_dataset_spec(spec)
+    return provider.task_type(name, **params)
+
+
 def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: float = 0.25,
                  standardize: bool = True, dropna: bool = False, **params) -> Dataset:
     """Load ``provider:name[:key=value,...]`` and split it (DESIGN §3, §7).
@@ -67,4 +73,5 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     return split_and_scale(raw, spec, n, seed, test_size, standardize)
 
 
-__all__ = ["Dataset", "DatasetProvider", "RawData", "check_dataset_spec", "load_dataset"]
+__all__ = ["Dataset", "DatasetProvider", "RawData", "check_dataset_spec", "known_task_type",
+           "load_dataset"]

@@ -71,6 +71,10 @@ class DatasetProvider:
     def load(self, name: str, n: int | None, seed: int, **params: Any) -> RawData:
         raise NotImplementedError
 
+    def task_type(self, name: str, **params: Any) -> str | None:
+        """The task type of a dataset without loading it, or None when unknown before loading."""
+        return params.get("task_type")
+
 
 def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     """``provider:name[:key=value,...]`` → (provider, name, params); values parsed as numbers when they are."""

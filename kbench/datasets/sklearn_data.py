@@ -25,6 +25,9 @@ class SklearnProvider(DatasetProvider):
     def names(self):
         return sorted(BUNDLED)
 
+    def task_type(self, name, **params):
+        return BUNDLED[name][1]
+
     def load(self, name, n, seed, data_home=None):
         from sklearn import datasets
 

@@ -179,6 +179,13 @@ GENERATORS = {
 GENERATORS["spiral"].__doc__ = "A 2-D spiral (no outliers). Target: sin 2x₁ + cos 3x₂ + 0.1·noise."
 
 
+TASK_TYPES_BY_GENERATOR = {
+    "bach-periodic": "regression", "two-balls": "binary", "smile": "regression",
+    "spiral": "regression", "outliers": "regression", "known-spectrum": "regression",
+    "friedman1": "regression", "moons": "binary", "circles": "binary",
+}
+
+
 class SyntheticProvider(DatasetProvider):
     """Seeded synthetic generators from the papers (and scikit-learn's)."""
 
@@ -187,6 +194,11 @@ class SyntheticProvider(DatasetProvider):
 
     def names(self):
         return sorted(GENERATORS)
+
+    def task_type(self, name, **params):
+        if name == "gaussian-blobs":
+            return "binary" if params.get("n_classes", 5) == 2 else "multiclass"
+        return TASK_TYPES_BY_GENERATOR[name]
 
     def generator_parameters(self, name):
         signature = inspect.signature(GENERATORS[name])

@@ -1,0 +1,27 @@
+# kbench main workflow: datasets × samplers × tasks × ranks × λ × repetitions.
+#
+#   snakemake --cores all                                   # the default sweep (README)
+#   snakemake --cores all --configfile my.yaml              # another sweep (replaces the default)
+#   snakemake --profile workflows/profiles/slurm            # the same on a SLURM cluster
+from pathlib import Path
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+if not config:  # --configfile replaces the default config instead of merging into it
+    configfile: Path(workflow.basedir) / "workflows" / "config" / "default.yaml"
+
+validate(config, Path(workflow.basedir) / "workflows" / "schemas" / "config.schema.yaml")
+
+include: "workflows/rules/common.smk"
+include: "workflows/rules/sweep.smk"
+include: "workflows/rules/report.smk"
+
+
+rule all:
+    input:
+        OUT / "leaderboard.md",
+        OUT / "leaderboard.html",
+        OUT / "all.parquet",
+    default_target: True

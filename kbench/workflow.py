@@ -1,0 +1,86 @@
+"""Helpers of the Snakemake workflow (Snakefile, workflows/rules/*.smk): config checks
+against the plugin registry and the list of jobs and their files.
+
+The JSON schema (workflows/schemas/config.schema.yaml) checks types and ranges; this
+module checks what only kbench knows: plugin names, their parameters, dataset names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kbench import registry
+from kbench.datasets import check_dataset_spec, known_task_type
+from kbench.results import CELLS_DIR, slug
+from kbench.runner import label, parse_spec, prepared_path
+
+#: tasks that need a regression target, and those that need classes
+NEEDS = {"krr": ("regression",), "classification": ("binary", "multiclass")}
+
+
+class ConfigError(ValueError):
+    """An invalid workflow config; the message names the key."""
+
+
+def check_config(config: dict) -> None:
+    """Every name in the config must be a registered plugin with valid parameters."""
+    reg = registry.get_registry()
+    checks = [("kernel", [config["kernel"]], "kernel")]
+    checks += [("samplers", config["samplers"], "sampler"), ("tasks", config["tasks"], "task")]
+    for key, specs, kind in checks:
+        for index, spec in enumerate(specs):
+            try:
+                name, params = parse_spec(spec)
+                reg.create(kind, name, **params)
+            except ValueError as exc:
+                where = key if key == "kernel" else f"{key}[{index}]"
+                raise ConfigError(f"config key '{where}': {exc}") from None
+    for index, spec in enumerate(config["datasets"]):
+        try:
+            check_dataset_spec(spec)
+        except ValueError as exc:
+            raise ConfigError(f"config key 'datasets[{index}]': {exc}") from None
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The jobs of a config: one per (dataset, sampler, task, repetition), covering all ranks."""
+
+    config: dict
+
+    @property
+    def out(self) -> Path:
+        return Path(self.config["out"])
+
+    def by_slug(self, key: str) -> dict[str, str]:
+        return {slug(spec): spec for spec in self.config[key]}
+
+    def compatible(self, dataset: str, task: str) -> bool:
+        """False when the task cannot run on the dataset (krr on classes, ...): no job for it."""
+        task_type = known_task_type(dataset)
+        needs = NEEDS.get(parse_spec(task)[0])
+        return task_type is None or needs is None or task_type in needs
+
+    def jobs(self) -> list[tuple[str, str, str, int]]:
+        return [(d, s, t, r)
+                for d in self.config["datasets"] for s in self.config["samplers"]
+                for t in self.config["tasks"] if self.compatible(d, t)
+                for r in range(self.config["repetitions"])]
+
+    def cell_pattern(self) -> str:
+        """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""
+        kernel = slug(label(*parse_spec(self.config["kernel"])))
+        return str(self.out / CELLS_DIR / kernel / "{dataset}" / "{sampler}" / "{task}" /
+                   "rank{rank}_rep{rep}.parquet")
+
+    def cell_files(self, dataset: str, sampler: str, task: str, repetition: int) -> list[str]:
+        return [self.cell_pattern().format(dataset=slug(dataset), sampler=slug(label(*parse_spec(sampler))),
+                                           task=slug(label(*parse_spec(task))), rank=rank, rep=repetition)
+                for rank in self.config["ranks"]]
+
+    def all_cells(self) -> list[str]:
+        return [f for job in self.jobs() for f in self.cell_files(*job)]
+
+    def split_file(self, dataset: str, repetition: int) -> str:
+        return str(prepared_path(self.out / "data", dataset, repetition, self.config["seed"]))

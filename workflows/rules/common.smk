@@ -1,0 +1,31 @@
+# Shared definitions: the checked config and the sweep's jobs.
+import shlex
+from pathlib import Path
+
+from kbench.workflow import Sweep, check_config
+
+check_config(config)  # stops before any job, naming the offending key
+SWEEP = Sweep(config)
+OUT = SWEEP.out
+DATASETS = SWEEP.by_slug("datasets")
+RESOURCES = config.get("resources", {})
+DEFAULT_CONFIG = Path(workflow.basedir) / "workflows" / "config" / "default.yaml"
+COMMAND = "snakemake --cores all" + "".join(
+    f" --configfile {Path(f).resolve().relative_to(Path(workflow.basedir).resolve(), walk_up=False)}"
+    if Path(f).resolve().is_relative_to(Path(workflow.basedir).resolve()) else f" --configfile {f}"
+    for f in workflow.configfiles if Path(f).resolve() != DEFAULT_CONFIG.resolve())
+
+
+def quoted(text):
+    return shlex.quote(str(text))
+
+
+def spec_of(kind, wildcard):
+    """The config spec behind a slug wildcard (sampler and task labels are normalised)."""
+    from kbench.runner import label, parse_spec
+    from kbench.results import slug
+
+    for spec in config[kind]:
+        if slug(label(*parse_spec(spec)) if kind != "datasets" else spec) == wildcard:
+            return spec
+    raise ValueError(f"no {kind} entry for {wildcard!r}")

@@ -1,0 +1,43 @@
+# aggregate: every cell → all.parquet; leaderboard: tables, figures and the HTML page.
+
+
+rule aggregate:
+    input:
+        SWEEP.all_cells(),
+    output:
+        OUT / "all.parquet",
+    log:
+        OUT / "logs" / "aggregate.log",
+    params:
+        out=OUT,
+    resources:
+        mem_mb=RESOURCES.get("mem_mb", 4000),
+        runtime=RESOURCES.get("runtime", 30),
+        cpus_per_task=1,
+    conda:
+        "../envs/kbench.yaml"
+    shell:
+        "kbench aggregate {params.out} --out {output} > {log} 2>&1"
+
+
+rule leaderboard:
+    input:
+        OUT / "all.parquet",
+    output:
+        md=OUT / "leaderboard.md",
+        html=OUT / "leaderboard.html",
+        figures=directory(OUT / "figures"),
+    log:
+        OUT / "logs" / "leaderboard.log",
+    params:
+        out=OUT,
+        command=quoted(COMMAND),
+    resources:
+        mem_mb=RESOURCES.get("mem_mb", 4000),
+        runtime=RESOURCES.get("runtime", 30),
+        cpus_per_task=1,
+    conda:
+        "../envs/kbench.yaml"
+    shell:
+        "rm -rf {output.figures} && "
+        "kbench leaderboard {input} --out {params.out} --command {params.command} > {log} 2>&1"
