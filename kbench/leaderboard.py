@@ -114,6 +114,7 @@ def figure(cells: pd.DataFrame, task: str, dataset: str, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
     import seaborn as sns
 
     metric, smaller = HEADLINE[task]
@@ -125,6 +126,9 @@ def figure(cells: pd.DataFrame, task: str, dataset: str, path: Path) -> None:
     if len(exact):
         left.axhline(exact.mean(), color="black", linestyle="--", linewidth=1, label="exact kernel")
     left.set(xscale="log", ylabel=metric, title=f"{task} on {dataset}: {metric} vs rank")
+    ranks = sorted(data["rank"].unique())
+    left.set_xticks(ranks, [str(r) for r in ranks])
+    left.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     if smaller and (data["metric"] > 0).all():
         left.set_yscale("log")
     left.legend(fontsize=7)
@@ -136,6 +140,7 @@ def figure(cells: pd.DataFrame, task: str, dataset: str, path: Path) -> None:
         right.legend(fontsize=7)
     right.set(xscale="log", xlabel="seconds (sample + features + fit)", ylabel=metric,
               title=f"{metric} vs time")
+    right.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     if smaller and (means["metric"] > 0).all():
         right.set_yscale("log")
     fig.tight_layout()

@@ -1,0 +1,95 @@
+"""The Snakemake workflow on a tiny config in a temporary directory (command line)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = {
+    "out": "out",
+    "seed": 0,
+    "repetitions": 2,
+    "kernel": "gaussian:sigma=median",
+    "datasets": ["synthetic:moons:n=160", "sklearn:diabetes"],
+    "samplers": ["uniform", "rff"],
+    "tasks": ["krr", "classification", "approximation"],
+    "ranks": [5, 10],
+    "lams": [1.0e-4, 1.0e-2],
+}
+
+
+def snakemake(workdir: Path, config: dict, *args: str) -> subprocess.CompletedProcess:
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"),
+         "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"), "--cores", "2",
+         *args], capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("workflow")
+    result = snakemake(workdir, TINY)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return workdir
+
+
+def test_workflow_writes_the_leaderboard(finished):
+    out = finished / "out"
+    frame = pd.read_parquet(out / "all.parquet")
+    # krr only on diabetes, classification only on moons: 2 tasks per dataset × 2 samplers
+    # × 2 ranks × 2 repetitions = 16 cells per dataset
+    cells = frame.drop_duplicates(["dataset", "sampler", "task", "rank", "repetition"])
+    assert len(cells) == 32 and (frame.status == "ok").all()
+    text = (out / "leaderboard.md").read_text()
+    assert "## krr: test_mse" in text and "## classification: accuracy" in text
+    assert "win rate vs uniform" in text and "rank within 1% of exact" in text
+    assert "Command: `snakemake --cores all --configfile" in text and "BLAS threads" in text
+    figures = sorted(p.name for p in (out / "figures").glob("*.png"))
+    assert "krr_sklearn-diabetes.png" in figures and len(figures) == 4
+    html = (out / "leaderboard.html").read_text()
+    assert html.count("data:image/png;base64,") == 4 and "<table" in html
+
+
+def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
+    nothing = snakemake(finished, TINY, "-n")
+    assert "Nothing to be done" in nothing.stdout + nothing.stderr
+    cell = next((finished / "out" / "cells").rglob("rank5_rep1.parquet"))
+    cell.unlink()
+    plan = snakemake(finished, TINY, "-n")
+    text = plan.stdout + plan.stderr
+    assert "run                1" in " ".join(text.split("\n")) or "run 1" in " ".join(text.split())
+    assert "prepare" not in text.split("Job stats:")[1].split("Reasons")[0]
+    again = snakemake(finished, TINY)
+    assert again.returncode == 0 and cell.is_file()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"samplers": ["uniform", "unifrom"]}, "config key 'samplers[1]'"),
+        ({"ranks": [5, -1]}, "ranks"),
+        ({"tasks": ["kpac"]}, "did you mean 'kpca'"),
+        ({"datasets": ["synthetic:two-bals"]}, "config key 'datasets[0]'"),
+        ({"lams": [0.0]}, "lams"),
+        ({"extra": 1}, "extra"),
+    ],
+)
+def test_invalid_config_stops_before_any_job(tmp_path, change, message):
+    config = {**TINY, **change}
+    result = snakemake(tmp_path, config, "-n")
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_key_is_named(tmp_path):
+    config = {k: v for k, v in TINY.items() if k != "samplers"}
+    result = snakemake(tmp_path, config, "-n")
+    assert result.returncode != 0 and "'samplers' is a required property" in result.stdout + result.stderr
