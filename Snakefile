@@ -21,6 +21,7 @@ include: "workflows/rules/report.smk"
 
 rule all:
     input:
+        SWEEP.all_cells(),  # targets themselves: a deleted cell file reruns its job
         OUT / "leaderboard.md",
         OUT / "leaderboard.html",
         OUT / "all.parquet",
