@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import platform
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,8 +21,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kbench.summary import HEADLINE
-
+#: the headline metric of each task and whether smaller is better
+HEADLINE = {
+    "krr": ("test_mse", True),
+    "classification": ("accuracy", False),
+    "kpca": ("kpca_error_in", True),
+    "approximation": ("rel_trace_error", True),
+}
 EXACT = {"krr": "test_mse_exact", "classification": "accuracy_exact", "kpca": "kpca_error_in_exact"}
 KEYS = ["dataset", "sampler", "rank", "repetition"]
 
@@ -215,9 +219,3 @@ def _html(lines: list[str], body) -> str:
             parts.append(f"<img alt='{html.escape(payload.stem)}' src='data:image/png;base64,{data}'>")
     parts.append("</body></html>")
     return "\n".join(parts)
-
-
-def render_png_bytes(fig) -> bytes:  # pragma: no cover - helper for notebooks
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()

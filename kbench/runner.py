@@ -388,7 +388,8 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
                     except Exception as exc:  # the dataset cannot be loaded: its cells fail
                         contexts[key] = {"data": None, "kernel": _NoKernel(), "split_checksum": "",
                                          "n_train": 0, "environment": environment,
-                                         "error": (classify(exc), _message(exc))}
+                                         "error": ("error", f"loading {job.dataset} failed: "
+                                                            f"{_message(exc)}")}
                 if "error" in contexts[key]:
                     finish(job, *contexts[key]["error"])
                     continue

@@ -222,3 +222,13 @@ def test_leaderboard_command(tmp_path):
     assert result.returncode == 0
     text = Path(tmp_path / "board" / "leaderboard.md").read_text()
     assert "## krr: test_mse" in text and "| uniform" in text and "## Cells by status" in text
+
+
+def test_a_dataset_that_cannot_be_loaded_fails_its_cells_only(tmp_path):
+    frame, summary = kbench.run(["file:/no/such/data.csv", "sklearn:diabetes"], ["uniform"], ["krr"],
+                                [5], [1e-3], repetitions=1, out=tmp_path, progress=False,
+                                return_summary=True)
+    status = frame.groupby("dataset").status.first().to_dict()
+    assert status == {"file:/no/such/data.csv": "error", "sklearn:diabetes": "ok"}
+    assert "loading file:/no/such/data.csv failed" in frame.loc[frame.status == "error", "error"].iloc[0]
+    assert summary.failed == 1
