@@ -66,7 +66,7 @@ def test_all_landmarks_recover_the_kernel(name, data300):
     assert np.abs(Z @ Z.T - kernel(X)).max() <= 1e-8
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)  # same examples every run
 @given(
     n=st.integers(2, 40),
     d=st.integers(1, 4),
