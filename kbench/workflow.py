@@ -26,7 +26,12 @@ class ConfigError(ValueError):
 def check_config(config: dict) -> None:
     """Every name in the config must be a registered plugin with valid parameters."""
     reg = registry.get_registry()
+    for dataset in config.get("dataset_kernels", {}):
+        if dataset not in config["datasets"]:
+            raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
+                              f"({', '.join(config['datasets'])}).")
     checks = [("kernel", [config["kernel"]], "kernel")]
+    checks += [(f"dataset_kernels[{d!r}]", [k], "kernel") for d, k in config.get("dataset_kernels", {}).items()]
     checks += [("samplers", config["samplers"], "sampler"), ("tasks", config["tasks"], "task")]
     for key, specs, kind in checks:
         for index, spec in enumerate(specs):
@@ -34,7 +39,7 @@ def check_config(config: dict) -> None:
                 name, params = parse_spec(spec)
                 reg.create(kind, name, **params)
             except ValueError as exc:
-                where = key if key == "kernel" else f"{key}[{index}]"
+                where = key if key.startswith(("kernel", "dataset_kernels")) else f"{key}[{index}]"
                 raise ConfigError(f"config key '{where}': {exc}") from None
     for index, spec in enumerate(config["datasets"]):
         try:
@@ -68,14 +73,22 @@ class Sweep:
                 for t in self.config["tasks"] if self.compatible(d, t)
                 for r in range(self.config["repetitions"])]
 
+    def kernel(self, dataset: str) -> str:
+        """The kernel spec of a dataset: its ``dataset_kernels`` entry, else ``kernel``."""
+        return self.config.get("dataset_kernels", {}).get(dataset, self.config["kernel"])
+
+    def kernels_by_slug(self) -> dict[str, str]:
+        return {slug(label(*parse_spec(self.kernel(d)))): self.kernel(d) for d in self.config["datasets"]}
+
     def cell_pattern(self) -> str:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""
-        kernel = slug(label(*parse_spec(self.config["kernel"])))
-        return str(self.out / CELLS_DIR / kernel / "{dataset}" / "{sampler}" / "{task}" /
+        return str(self.out / CELLS_DIR / "{kernel}" / "{dataset}" / "{sampler}" / "{task}" /
                    "rank{rank}_rep{rep}.parquet")
 
     def cell_files(self, dataset: str, sampler: str, task: str, repetition: int) -> list[str]:
-        return [self.cell_pattern().format(dataset=slug(dataset), sampler=slug(label(*parse_spec(sampler))),
+        kernel = slug(label(*parse_spec(self.kernel(dataset))))
+        return [self.cell_pattern().format(kernel=kernel, dataset=slug(dataset),
+                                           sampler=slug(label(*parse_spec(sampler))),
                                            task=slug(label(*parse_spec(task))), rank=rank, rep=repetition)
                 for rank in self.config["ranks"]]
 

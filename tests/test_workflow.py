@@ -79,6 +79,8 @@ def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
         ({"datasets": ["synthetic:two-bals"]}, "config key 'datasets[0]'"),
         ({"lams": [0.0]}, "lams"),
         ({"extra": 1}, "extra"),
+        ({"dataset_kernels": {"sklearn:iris": "linear"}}, "config key 'dataset_kernels'"),
+        ({"dataset_kernels": {"sklearn:diabetes": "gausian"}}, "did you mean 'gaussian'"),
     ],
 )
 def test_invalid_config_stops_before_any_job(tmp_path, change, message):
@@ -93,3 +95,16 @@ def test_missing_key_is_named(tmp_path):
     config = {k: v for k, v in TINY.items() if k != "samplers"}
     result = snakemake(tmp_path, config, "-n")
     assert result.returncode != 0 and "'samplers' is a required property" in result.stdout + result.stderr
+
+
+def test_a_dataset_can_have_its_own_kernel(tmp_path):
+    config = {**TINY, "datasets": ["synthetic:bach-periodic:n=120", "sklearn:diabetes"],
+              "samplers": ["uniform"], "tasks": ["krr"], "repetitions": 1,
+              "dataset_kernels": {"synthetic:bach-periodic:n=120": "periodic-sobolev:beta=2"}}
+    result = snakemake(tmp_path, config)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    frame = pd.read_parquet(tmp_path / "out" / "all.parquet")
+    kernels = frame.groupby("dataset").kernel.first().to_dict()
+    assert kernels == {"synthetic:bach-periodic:n=120": "periodic-sobolev:beta=2",
+                       "sklearn:diabetes": "gaussian:sigma=median"}
+    assert (frame.status == "ok").all()

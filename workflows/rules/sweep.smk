@@ -5,6 +5,7 @@
 
 wildcard_constraints:
     rep=r"\d+",
+    kernel=r"[^/]+",
     dataset=r"[^/]+",
     sampler=r"[^/]+",
     task=r"[^/]+",
@@ -36,14 +37,14 @@ rule run:
     output:
         expand(SWEEP.cell_pattern(), rank=config["ranks"], allow_missing=True),
     log:
-        OUT / "logs" / "run" / "{dataset}" / "{sampler}" / "{task}_rep{rep}.log",
+        OUT / "logs" / "run" / "{kernel}" / "{dataset}" / "{sampler}" / "{task}_rep{rep}.log",
     params:
         dataset=lambda wc: quoted(spec_of("datasets", wc.dataset)),
         sampler=lambda wc: quoted(spec_of("samplers", wc.sampler)),
         task=lambda wc: quoted(spec_of("tasks", wc.task)),
         ranks=",".join(map(str, config["ranks"])),
         lams=",".join(map(str, config["lams"])),
-        kernel=quoted(config["kernel"]),
+        kernel=lambda wc: quoted(SWEEP.kernels_by_slug()[wc.kernel]),
         repetitions=config["repetitions"],
         timeout=config.get("cell_timeout", 600),
         memory=f"--memory-limit {config['memory_limit_mb']}" if "memory_limit_mb" in config else "",
