@@ -25,4 +25,5 @@ rule all:
         OUT / "leaderboard.md",
         OUT / "leaderboard.html",
         OUT / "all.parquet",
+        [PAPER_OUT / f"{config['paper']}.md"] if "paper" in config else [],
     default_target: True

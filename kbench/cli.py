@@ -154,6 +154,20 @@ def leaderboard_command(directory, out, command_line) -> None:
     click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
 
 
+@main.command("papers")
+@click.argument("results", type=click.Path())
+@click.option("--paper", required=True, help="Paper name (kbench/papers/), e.g. yang2012.")
+@click.option("--out", default="results/papers", show_default=True, type=click.Path())
+def papers_command(results, paper, out) -> None:
+    """Check a paper's claims on a results directory or all.parquet; write its page."""
+    from kbench.papers import write_page
+    from kbench.results import read_results
+
+    frame = _usage(lambda: read_results(results))
+    page = _usage(lambda: write_page(paper, frame, out))
+    click.echo(f"wrote {page}")
+
+
 @main.command("check-plugin")
 @click.argument("name")
 def check_plugin_command(name: str) -> None:

@@ -9,9 +9,10 @@ SWEEP = Sweep(config)
 OUT = SWEEP.out
 DATASETS = SWEEP.by_slug("datasets")
 RESOURCES = config.get("resources", {})
+PAPER_OUT = Path(config.get("paper_out", "results/papers"))
 DEFAULT_CONFIG = Path(workflow.basedir) / "workflows" / "config" / "default.yaml"
 COMMAND = "snakemake --cores all" + "".join(
-    f" --configfile {Path(f).resolve().relative_to(Path(workflow.basedir).resolve(), walk_up=False)}"
+    f" --configfile {Path(f).resolve().relative_to(Path(workflow.basedir).resolve())}"
     if Path(f).resolve().is_relative_to(Path(workflow.basedir).resolve()) else f" --configfile {f}"
     for f in workflow.configfiles if Path(f).resolve() != DEFAULT_CONFIG.resolve())
 

@@ -20,6 +20,26 @@ rule aggregate:
         "kbench aggregate {params.out} --out {output} > {log} 2>&1"
 
 
+rule paper:
+    input:
+        OUT / "all.parquet",
+    output:
+        PAPER_OUT / "{paper}.md",
+        PAPER_OUT / "{paper}.claims.json",
+    log:
+        OUT / "logs" / "paper_{paper}.log",
+    params:
+        out=PAPER_OUT,
+    resources:
+        mem_mb=RESOURCES.get("mem_mb", 4000),
+        runtime=RESOURCES.get("runtime", 30),
+        cpus_per_task=1,
+    conda:
+        "../envs/kbench.yaml"
+    shell:
+        "kbench papers {input} --paper {wildcards.paper} --out {params.out} > {log} 2>&1"
+
+
 rule leaderboard:
     input:
         OUT / "all.parquet",

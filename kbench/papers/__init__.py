@@ -1,0 +1,78 @@
+"""Reproductions of the claims of kbench's source papers (results/papers/).
+
+Each paper module turns result rows (a paper config's sweep) into claims with a measured
+value and a verdict computed from the rows, never typed by hand; ``write_page`` renders
+one page per paper and ``write_index`` the table of every claim.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from kbench.papers import yang2012
+
+PAPERS = {"yang2012": yang2012}
+
+
+@dataclass
+class Claim:
+    paper: str
+    claim: str
+    setting: str
+    measured: str
+    verdict: str  # "holds", "does not hold" or "not measured"
+    reason: str = ""
+
+
+def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
+    if paper not in PAPERS:
+        raise ValueError(f"unknown paper {paper!r}; papers are: {', '.join(sorted(PAPERS))}.")
+    return [Claim(paper, *claim) for claim in PAPERS[paper].claims(frame)]
+
+
+def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
+    """results/papers/<paper>.md (+ figures, + <paper>.claims.json) from the result rows."""
+    from kbench.leaderboard import cell_table, figure
+
+    out = Path(out)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    claims = evaluate(paper, frame)
+    module = PAPERS[paper]
+    lines = [f"# {module.TITLE}", "", module.SUMMARY, "",
+             f"Regenerate: `snakemake --cores all --configfile workflows/config/papers/{paper}.yaml`.", "",
+             "| claim | setting | measured | verdict |", "|---|---|---|---|"]
+    for c in claims:
+        lines.append(f"| {c.claim} | {c.setting} | {c.measured} | **{c.verdict}**"
+                     + (f" ({c.reason})" if c.reason else "") + " |")
+    lines.append("")
+    for task in module.FIGURES:
+        cells = cell_table(frame, task)
+        for dataset in sorted(cells["dataset"].unique()):
+            name = f"{paper}_{task}_{''.join(ch if ch.isalnum() else '-' for ch in dataset)}.png"
+            figure(cells, task, dataset, out / "figures" / name)
+            lines += [f"![{task} on {dataset}](figures/{name})", ""]
+    page = out / f"{paper}.md"
+    page.write_text("\n".join(lines))
+    (out / f"{paper}.claims.json").write_text(json.dumps([asdict(c) for c in claims], indent=2))
+    write_index(out)
+    return page
+
+
+def write_index(out) -> Path:
+    """results/papers/README.md: one line per claim of every paper page present."""
+    out = Path(out)
+    rows = []
+    for path in sorted(out.glob("*.claims.json")):
+        rows += json.loads(path.read_text())
+    lines = ["# Paper reproductions", "",
+             "Verdicts are computed from the result rows by kbench/papers/ (never typed by hand).", "",
+             "| paper | claim | setting | measured | verdict |", "|---|---|---|---|---|"]
+    lines += [f"| [{r['paper']}]({r['paper']}.md) | {r['claim']} | {r['setting']} | {r['measured']} | "
+              f"{r['verdict']} |" for r in rows]
+    index = out / "README.md"
+    index.write_text("\n".join(lines) + "\n")
+    return index
