@@ -78,3 +78,24 @@ def test_reduced_yang2012_config_through_the_workflow(tmp_path):
     assert len(claims) == 3
     assert {c["verdict"] for c in claims} <= {"holds", "does not hold"}
     assert (tmp_path / "papers" / "README.md").is_file()
+
+
+def kpca_rows(excess_by_rank: dict[int, float]) -> pd.DataFrame:
+    out = []
+    for rank, excess in excess_by_rank.items():
+        for repetition in range(3):
+            for ell in (1, 2, 5, 10):
+                exact = 1.0 / ell
+                error = exact * (1 + excess)
+                out.append({"dataset": "sklearn:digits", "sampler": "uniform", "task": "kpca",
+                            "status": "ok", "rank": rank, "repetition": repetition, "components": ell,
+                            "kpca_error_in": error, "kpca_error_in_exact": exact,
+                            "rel_excess_kpca_error_in": (error - exact) / exact, "n_train": 1347})
+    return pd.DataFrame(out)
+
+
+def test_sterge2020_verdicts_follow_the_numbers():
+    good = evaluate("sterge2020", kpca_rows({20: 0.3, 50: 0.1, 100: 0.05, 265: 0.01}))
+    assert [c.verdict for c in good] == ["holds", "holds", "holds"]
+    bad = evaluate("sterge2020", kpca_rows({20: -0.01, 50: 0.2, 100: 0.3, 265: 0.2}))
+    assert [c.verdict for c in bad] == ["does not hold"] * 3
