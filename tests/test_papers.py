@@ -99,3 +99,26 @@ def test_sterge2020_verdicts_follow_the_numbers():
     assert [c.verdict for c in good] == ["holds", "holds", "holds"]
     bad = evaluate("sterge2020", kpca_rows({20: -0.01, 50: 0.2, 100: 0.3, 265: 0.2}))
     assert [c.verdict for c in bad] == ["does not hold"] * 3
+
+
+def krr_rows(ratios: dict[str, dict[str, list[float]]], d_eff: float, d_mof: float) -> pd.DataFrame:
+    ranks = [10, 20, 40, 80]
+    out = []
+    for design, by_sampler in ratios.items():
+        for sampler, values in by_sampler.items():
+            for rank, value in zip(ranks, values):
+                out.append({"dataset": f"synthetic:bach-periodic:design={design},n=500", "task": "krr",
+                            "status": "ok", "sampler": sampler, "rank": rank, "repetition": 0,
+                            "risk_ratio": value, "d_eff": d_eff, "d_mof": d_mof})
+    return pd.DataFrame(out)
+
+
+def test_alaoui2015_verdicts_follow_the_numbers():
+    ratios = {"beta": {"rls": [0.5, 0.9, 0.99, 1.0], "uniform": [0.4, 0.8, 0.9, 0.99]},
+              "uniform": {"rls": [0.5, 0.9, 0.99, 1.0], "uniform": [0.5, 0.9, 0.98, 1.0]}}
+    good = evaluate("alaoui2015", krr_rows(ratios, d_eff=20, d_mof=150))
+    assert [c.verdict for c in good] == ["holds"] * 4
+    assert good[2].measured == "rls 40, uniform 80"
+    ratios["uniform"]["uniform"] = [0.4, 0.8, 0.9, 0.99]
+    bad = evaluate("alaoui2015", krr_rows(ratios, d_eff=20, d_mof=60))
+    assert [c.verdict for c in bad] == ["does not hold", "holds", "holds", "does not hold"]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from kbench.papers import sterge2020, yang2012
+from kbench.papers import alaoui2015, sterge2020, yang2012
 
-PAPERS = {"sterge2020": sterge2020, "yang2012": yang2012}
+PAPERS = {"alaoui2015": alaoui2015, "sterge2020": sterge2020, "yang2012": yang2012}
 
 
 @dataclass
