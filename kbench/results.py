@@ -84,14 +84,20 @@ def read_cell(path: Path) -> pd.DataFrame:
     return frame
 
 
-def cell_status(path: Path) -> str | None:
-    """The status of a finished cell ('ok', 'error', ...) or None if it has no file."""
+def cell_status(path: Path, lams=None) -> str | None:
+    """The status of a finished cell ('ok', 'error', ...), or None if it has no file, the file
+    is unreadable, or it was computed on another λ path than ``lams`` (then it is rerun)."""
     if not path.is_file():
         return None
     try:
-        statuses = set(pq.read_table(path, columns=["status"]).column("status").to_pylist())
+        table = pq.read_table(path, columns=["status", "lam"])
     except (pa.ArrowInvalid, OSError, KeyError):
-        return None  # unreadable: treat as missing, it will be rerun
+        return None
+    if lams is not None:
+        found = {round(v, 15) for v in table.column("lam").to_pylist() if v is not None and v == v}
+        if found and found != {round(float(v), 15) for v in lams}:
+            return None
+    statuses = set(table.column("status").to_pylist())
     return "ok" if statuses == {"ok"} else sorted(statuses - {"ok"})[0]
 
 

@@ -345,7 +345,7 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
     queue: deque[Job] = deque()
     for job in planned:
         for cell in job.cells:
-            status = cell_status(Path(cell["_path"]))
+            status = cell_status(Path(cell["_path"]), lams)
             cell["_run"] = status is None or (retry_failed and status != "ok")
             counts["already done"] += not cell["_run"]
         if any(c["_run"] for c in job.cells):

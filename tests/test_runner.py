@@ -232,3 +232,15 @@ def test_a_dataset_that_cannot_be_loaded_fails_its_cells_only(tmp_path):
     assert status == {"file:/no/such/data.csv": "error", "sklearn:diabetes": "ok"}
     assert "loading file:/no/such/data.csv failed" in frame.loc[frame.status == "error", "error"].iloc[0]
     assert summary.failed == 1
+
+
+def test_a_changed_lambda_path_reruns_the_cell(tmp_path):
+    args = (["sklearn:diabetes"], ["uniform"], ["krr", "kpca"], [5])
+    kbench.run(*args, [1e-3, 1e-2], repetitions=1, out=tmp_path, progress=False)
+    _, same = kbench.run(*args, [1e-3, 1e-2], repetitions=1, out=tmp_path, progress=False,
+                         return_summary=True)
+    assert same.counts["already done"] == 2
+    frame, changed = kbench.run(*args, [1e-4, 1e-3, 1e-2], repetitions=1, out=tmp_path,
+                                progress=False, return_summary=True)
+    assert changed.counts["already done"] == 1  # kpca has no λ path; krr is recomputed
+    assert sorted(frame.loc[frame.task == "krr", "lam"]) == [1e-4, 1e-3, 1e-2]
