@@ -51,14 +51,16 @@ class ExactBaseline:
         return train, self.K_test @ alpha
 
     # -- kernel PCA -----------------------------------------------------------------------
-    def kpca_errors(self, ell: int) -> tuple[float, float]:
-        """Uncentered exact KPCA with ℓ components: in-sample (1/n)Σ_{j>ℓ} s_j and held-out
-        mean_x k(x, x) − Σ_{j≤ℓ} (u_jᵀk_x)²/s_j."""
-        in_sample = float(self.s[ell:].sum()) / self.n
-        kept = self.s[:ell] > self.s[0] * self.n * np.finfo(float).eps
-        projection = (self.K_test @ self.U[:, :ell][:, kept]) ** 2 / self.s[:ell][kept]
-        held_out = float(np.mean(self.diag_test - projection.sum(axis=1)))
-        return in_sample, held_out
+    def kpca_errors(self, components) -> dict[int, tuple[float, float]]:
+        """Uncentered exact KPCA for each ℓ in ``components``: in-sample (1/n)Σ_{j>ℓ} s_j and
+        held-out mean_x k(x, x) − Σ_{j≤ℓ} (u_jᵀk_x)²/s_j, from one product K_test·U."""
+        top = min(max(components), self.n)
+        s = self.s[:top]
+        inverse = np.divide(1.0, s, out=np.zeros_like(s), where=s > self.s[0] * self.n * np.finfo(float).eps)
+        captured = np.cumsum(((self.K_test @ self.U[:, :top]) ** 2 * inverse).mean(axis=0))
+        return {ell: (float(self.s[ell:].sum()) / self.n,
+                      float(self.diag_test.mean() - captured[min(ell, top) - 1]))
+                for ell in components}
 
 
 def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N) -> ExactBaseline | None:

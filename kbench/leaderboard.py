@@ -153,7 +153,8 @@ def figure(cells: pd.DataFrame, task: str, dataset: str, path: Path) -> None:
     plt.close(fig)
 
 
-def _slug(text: str) -> str:
+def figure_slug(text: str) -> str:
+    """A dataset spec as part of a figure file name."""
     return "".join(c if c.isalnum() or c in ".-" else "-" for c in text).strip("-")
 
 
@@ -188,7 +189,7 @@ def build(frame: pd.DataFrame, out, command: str | None = None) -> dict[str, Pat
         md += [f"## {title}", "", table.to_markdown(floatfmt=".3g"), ""]
         body += [("h2", title), ("table", table)]
         for dataset in sorted(cells["dataset"].unique()):
-            path = out / "figures" / f"{task}_{_slug(dataset)}.png"
+            path = out / "figures" / f"{task}_{figure_slug(dataset)}.png"
             figure(cells, task, dataset, path)
             means = cells[cells["dataset"] == dataset].pivot_table(
                 index="sampler", columns="rank", values="metric", aggfunc="mean")

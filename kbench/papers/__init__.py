@@ -36,7 +36,7 @@ def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
 
 def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     """results/papers/<paper>.md (+ figures, + <paper>.claims.json) from the result rows."""
-    from kbench.leaderboard import cell_table, figure
+    from kbench.leaderboard import cell_table, figure, figure_slug
 
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
@@ -52,7 +52,7 @@ def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     for task in module.FIGURES:
         cells = cell_table(frame, task)
         for dataset in sorted(cells["dataset"].unique()):
-            name = f"{paper}_{task}_{''.join(ch if ch.isalnum() else '-' for ch in dataset)}.png"
+            name = f"{paper}_{task}_{figure_slug(dataset)}.png"
             figure(cells, task, dataset, out / "figures" / name)
             lines += [f"![{task} on {dataset}](figures/{name})", ""]
     page = out / f"{paper}.md"
