@@ -6,49 +6,81 @@ so every sampler and task of a repetition reuses the same eigendecomposition (DE
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.linalg
-
-from kbench.linalg import leverage_scores_from_eigh
 
 DEFAULT_EXACT_MAX_N = 5000
 
 
 class ExactBaseline:
-    """K_train = U diag(s) Uᵀ (s descending, clipped ≥ 0), K(test, train) and diag K(test)."""
+    """K_train = U diag(s) Uᵀ (s descending, clipped ≥ 0), K(test, train) and diag K(test);
+    ``seconds`` is the time this took (the cost of the exact methods, reported as
+    ``time_exact_s``)."""
 
     def __init__(self, data, kernel) -> None:
+        start = time.perf_counter()
         X = data.X_train
         self.n = X.shape[0]
         K = kernel(X)
         self.trace = float(np.trace(K))
-        s, U = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False)
+        s, U = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False, driver="evd")
         self.s, self.U = np.clip(s[::-1], 0.0, None), np.ascontiguousarray(U[:, ::-1])
         self.K_test = kernel(data.X_test, X)
         self.diag_test = kernel.diag(data.X_test)
         self.ones_K_ones = float(self.s @ (self.U.sum(axis=0) ** 2))  # 1ᵀK1, for centered KPCA
+        self.seconds = time.perf_counter() - start
 
     # -- diagnostics ---------------------------------------------------------------------
+    @property
+    def U_squared(self) -> np.ndarray:
+        """U∘U, computed once: leverage scores for any λ are one product with it."""
+        if not hasattr(self, "_U_squared"):
+            self._U_squared = self.U * self.U
+        return self._U_squared
+
     def leverage_scores(self, lam: float) -> np.ndarray:
-        """ℓᵢ(λ) = [K(K + nλI)⁻¹]ᵢᵢ."""
-        return leverage_scores_from_eigh(self.s, self.U, self.n * lam)
+        """ℓᵢ(λ) = [K(K + nλI)⁻¹]ᵢᵢ = (U∘U)·(s/(s + nλ)) (ALGORITHMS.md, rls)."""
+        return self.U_squared @ (self.s / (self.s + self.n * lam))
 
     def diagnostics(self, lam: float) -> dict[str, float]:
         """d_eff = Σℓᵢ, d_mof = n·max ℓᵢ (DESIGN §2) and Bach's d_ave = tr K²(K + nλI)⁻²."""
-        scores = self.leverage_scores(lam)
-        ratio = self.s / (self.s + self.n * lam)
-        return {"d_eff": float(scores.sum()), "d_mof": float(self.n * scores.max()),
-                "d_ave": float(ratio @ ratio)}
+        return self.diagnostics_path([lam])[0]
+
+    def diagnostics_path(self, lams) -> list[dict[str, float]]:
+        """``diagnostics`` for every λ of a path from one (U∘U)·R product (BLAS-3)."""
+        ratio = self.s[:, None] / (self.s[:, None] + self.n * np.asarray(lams, dtype=float)[None, :])
+        scores = self.U_squared @ ratio  # n×L
+        return [{"d_eff": float(scores[:, j].sum()), "d_mof": float(self.n * scores[:, j].max()),
+                 "d_ave": float(ratio[:, j] @ ratio[:, j])} for j in range(ratio.shape[1])]
+
+    def score_check(self, scores: np.ndarray, lam: float) -> dict[str, float]:
+        """A sampler's leverage scores against the exact ones at the same λ: the largest
+        excess max(ℓ̃ᵢ − ℓᵢ) (≤ 0 up to rounding for rls-fast, Alaoui & Mahoney Lemma 2) and
+        Σℓ̃/d_eff."""
+        exact = self.leverage_scores(lam)
+        return {"scores_max_excess": float(np.max(scores - exact)),
+                "scores_sum_ratio": float(scores.sum() / exact.sum())}
 
     # -- kernel ridge regression along a λ path ---------------------------------------------
     def ridge_path(self, Y: np.ndarray, lams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Exact KRR fits of the columns of Y (n×c): (train predictions, test predictions),
-        each of shape (len(lams), n, c), with α(λ) = (K + nλI)⁻¹Y."""
+        each of shape (len(lams), n, c), with α(λ) = (K + nλI)⁻¹Y; two n×n by n×(L·c)
+        products for the whole path."""
+        lams = np.asarray(lams, dtype=float)
+        L, c = len(lams), Y.shape[1]
         projected = self.U.T @ Y  # n×c
-        shrink = 1.0 / (self.s[None, :] + self.n * lams[:, None])  # L×n
-        alpha = self.U @ (shrink[:, :, None] * projected[None])  # L×n×c
-        train = self.U @ ((shrink * self.s[None, :])[:, :, None] * projected[None])
-        return train, self.K_test @ alpha
+        shrink = 1.0 / (self.s[:, None] + self.n * lams[None, :])  # n×L
+        coef = (shrink[:, :, None] * projected[:, None, :]).reshape(self.n, L * c)
+        alpha = self.U @ coef  # n×(L·c)
+        train = self.U @ (self.s[:, None] * coef)
+        test = self.K_test @ alpha
+
+        def by_lambda(block):
+            return block.reshape(block.shape[0], L, c).transpose(1, 0, 2)
+
+        return by_lambda(train), by_lambda(test)
 
     # -- kernel PCA -----------------------------------------------------------------------
     def kpca_errors(self, components) -> dict[int, tuple[float, float]]:

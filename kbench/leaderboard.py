@@ -32,10 +32,23 @@ EXACT = {"krr": "test_mse_exact", "classification": "accuracy_exact", "kpca": "k
 KEYS = ["dataset", "sampler", "rank", "repetition"]
 
 
+def _label_kernels(rows: pd.DataFrame) -> pd.DataFrame:
+    """A dataset swept with several kernels becomes one "dataset [kernel]" per kernel, so
+    rankings never mix kernels."""
+    if rows.empty or "kernel" not in rows:
+        return rows
+    several = rows.groupby("dataset")["kernel"].transform("nunique") > 1
+    if not several.any():
+        return rows
+    rows = rows.copy()
+    rows.loc[several, "dataset"] = rows.loc[several, "dataset"] + " [" + rows.loc[several, "kernel"] + "]"
+    return rows
+
+
 def cell_table(frame: pd.DataFrame, task: str) -> pd.DataFrame:
     """One row per cell of ``task``: best headline metric over λ, its exact value, total time."""
     metric, smaller = HEADLINE[task]
-    rows = frame[(frame["task"] == task) & (frame["status"] == "ok")]
+    rows = _label_kernels(frame[(frame["task"] == task) & (frame["status"] == "ok")])
     if rows.empty or metric not in rows:
         return pd.DataFrame(columns=[*KEYS, "metric", "exact", "seconds"])
     rows = rows[rows[metric].notna()]

@@ -34,7 +34,7 @@ import pandas as pd
 from kbench import registry
 from kbench.datasets import check_dataset_spec, load_dataset
 from kbench.datasets.base import load_split, parse_value, save_split
-from kbench.exact import exact_baseline
+from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline
 from kbench.results import cell_path, cell_status, check_output_dir, read_cell, slug, write_cell
 
 STATUSES = ("ok", "error", "timeout", "oom", "skipped")
@@ -225,9 +225,13 @@ def run_job(job: Job, context: dict, lams: list[float], memory_limit_mb: float |
     try:
         sampler = reg.create("sampler", job.sampler, **job.sampler_params)
         start, evals = time.perf_counter(), kernel.evals
-        approx = sampler.fit(data.X_train, kernel, job.rank, lam=min(lams) if sampler.needs_lam else None,
-                             seed=job.seed)
+        lam = min(lams) if sampler.needs_lam else None
+        approx = sampler.fit(data.X_train, kernel, job.rank, lam=lam, seed=job.seed)
         time_sample = time.perf_counter() - start
+        kernel_evals = int(approx.info.get("kernel_evals", kernel.evals - evals))
+        exact = exact_baseline(data, kernel) if "scores" in approx.info and lam is not None else None
+        # leverage-score samplers: their scores against the exact ones (ALGORITHMS.md, Diagnostics)
+        score_check = exact.score_check(approx.info["scores"], lam) if exact is not None else {}
     except BaseException as exc:  # noqa: BLE001 - every failure becomes data
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -236,9 +240,10 @@ def run_job(job: Job, context: dict, lams: list[float], memory_limit_mb: float |
                        failure_rows(cell, context, job.seed, lams, classify(exc), _message(exc)))
         return
     common = {"rank_realized": approx.rank, "time_sample_s": time_sample,
-              "kernel_evals": int(approx.info.get("kernel_evals", kernel.evals - evals)),
+              "kernel_evals": kernel_evals, "sampler_lam": lam,
               "dictionary_size": approx.info.get("dictionary_size"),
-              "sampler_warnings": "; ".join(approx.info.get("warnings", []))}
+              "unique_atoms": approx.info.get("unique_atoms"),
+              "sampler_warnings": "; ".join(approx.info.get("warnings", [])), **score_check}
     for cell in todo:
         try:
             task = reg.create("task", cell["task"], **cell["_task_params"])
@@ -286,13 +291,16 @@ def load_split_cached(dataset: str, repetition: int, seed: int = 0, data_cache=N
 
 
 def _prepare(dataset: str, repetition: int, kernel_spec: str, seed: int, task_specs, environment,
-             data_cache=None):
-    """Load the split, resolve the kernel on it and compute the exact baseline once."""
+             data_cache=None, ridge_samplers: bool = False):
+    """Load the split, resolve the kernel on it and compute the exact baseline once, in the
+    parent, so that every forked worker shares it: for the tasks that compare with it, and
+    for ridge-dependent samplers, whose leverage scores are checked against it."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
     name, params = parse_spec(kernel_spec)
     kernel = registry.make_kernel(name, **params).fit(data.X_train)
     needs_exact = [registry.make_task(t, **p).exact_max_n for t, p in task_specs
                    if t in ("krr", "kpca", "classification")]
+    needs_exact += [DEFAULT_EXACT_MAX_N] if ridge_samplers else []
     if needs_exact and data.n_train <= max(needs_exact):
         exact_baseline(data, kernel, max(needs_exact))
     digest = hashlib.sha256()
@@ -341,6 +349,9 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
     out = check_output_dir(out)
     planned = plan(datasets, samplers, tasks, ranks, repetitions, out, seed, kernel)
     task_specs = [parse_spec(t) for t in tasks]
+    reg = registry.get_registry()
+    ridge_samplers = any(getattr(reg.get("sampler", name).obj, "needs_lam", False)
+                         for name in {job.sampler for job in planned})
     counts = {"already done": 0}
     queue: deque[Job] = deque()
     for job in planned:
@@ -384,7 +395,7 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
                 if key not in contexts:
                     try:
                         contexts[key] = _prepare(job.dataset, job.repetition, kernel, seed,
-                                                 task_specs, environment, data_cache)
+                                                 task_specs, environment, data_cache, ridge_samplers)
                     except Exception as exc:  # the dataset cannot be loaded: its cells fail
                         contexts[key] = {"data": None, "kernel": _NoKernel(), "split_checksum": "",
                                          "n_train": 0, "environment": environment,

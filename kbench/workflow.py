@@ -31,7 +31,8 @@ def check_config(config: dict) -> None:
             raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
                               f"({', '.join(config['datasets'])}).")
     checks = [("kernel", [config["kernel"]], "kernel")]
-    checks += [(f"dataset_kernels[{d!r}]", [k], "kernel") for d, k in config.get("dataset_kernels", {}).items()]
+    checks += [(f"dataset_kernels[{d!r}]", _as_list(k), "kernel")
+               for d, k in config.get("dataset_kernels", {}).items()]
     checks += [("samplers", config["samplers"], "sampler"), ("tasks", config["tasks"], "task")]
     for key, specs, kind in checks:
         for index, spec in enumerate(specs):
@@ -48,9 +49,14 @@ def check_config(config: dict) -> None:
             raise ConfigError(f"config key 'datasets[{index}]': {exc}") from None
 
 
+def _as_list(specs) -> list[str]:
+    return [specs] if isinstance(specs, str) else list(specs)
+
+
 @dataclass(frozen=True)
 class Sweep:
-    """The jobs of a config: one per (dataset, sampler, task, repetition), covering all ranks."""
+    """The jobs of a config: one per (dataset, kernel, sampler, task, repetition), covering
+    all ranks; a dataset has one kernel unless ``dataset_kernels`` lists several."""
 
     config: dict
 
@@ -67,27 +73,27 @@ class Sweep:
         needs = NEEDS.get(parse_spec(task)[0])
         return task_type is None or needs is None or task_type in needs
 
-    def jobs(self) -> list[tuple[str, str, str, int]]:
-        return [(d, s, t, r)
-                for d in self.config["datasets"] for s in self.config["samplers"]
+    def jobs(self) -> list[tuple[str, str, str, str, int]]:
+        return [(d, k, s, t, r)
+                for d in self.config["datasets"] for k in self.kernels(d) for s in self.config["samplers"]
                 for t in self.config["tasks"] if self.compatible(d, t)
                 for r in range(self.config["repetitions"])]
 
-    def kernel(self, dataset: str) -> str:
-        """The kernel spec of a dataset: its ``dataset_kernels`` entry, else ``kernel``."""
-        return self.config.get("dataset_kernels", {}).get(dataset, self.config["kernel"])
+    def kernels(self, dataset: str) -> list[str]:
+        """The kernel specs of a dataset: its ``dataset_kernels`` entry (one spec or a list),
+        else ``kernel``."""
+        return _as_list(self.config.get("dataset_kernels", {}).get(dataset, self.config["kernel"]))
 
     def kernels_by_slug(self) -> dict[str, str]:
-        return {slug(label(*parse_spec(self.kernel(d)))): self.kernel(d) for d in self.config["datasets"]}
+        return {slug(label(*parse_spec(k))): k for d in self.config["datasets"] for k in self.kernels(d)}
 
     def cell_pattern(self) -> str:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""
         return str(self.out / CELLS_DIR / "{kernel}" / "{dataset}" / "{sampler}" / "{task}" /
                    "rank{rank}_rep{rep}.parquet")
 
-    def cell_files(self, dataset: str, sampler: str, task: str, repetition: int) -> list[str]:
-        kernel = slug(label(*parse_spec(self.kernel(dataset))))
-        return [self.cell_pattern().format(kernel=kernel, dataset=slug(dataset),
+    def cell_files(self, dataset: str, kernel: str, sampler: str, task: str, repetition: int) -> list[str]:
+        return [self.cell_pattern().format(kernel=slug(label(*parse_spec(kernel))), dataset=slug(dataset),
                                            sampler=slug(label(*parse_spec(sampler))),
                                            task=slug(label(*parse_spec(task))), rank=rank, rep=repetition)
                 for rank in self.config["ranks"]]

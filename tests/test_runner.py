@@ -244,3 +244,23 @@ def test_a_changed_lambda_path_reruns_the_cell(tmp_path):
                                 progress=False, return_summary=True)
     assert changed.counts["already done"] == 1  # kpca has no λ path; krr is recomputed
     assert sorted(frame.loc[frame.task == "krr", "lam"]) == [1e-4, 1e-3, 1e-2]
+
+
+def test_rows_record_what_the_sampler_did(tmp_path):
+    """sampler_lam is the path's smallest λ; rls-fast scores never exceed the exact ones
+    (Alaoui & Mahoney Lemma 2: a deterministic bound, so only rounding is allowed); SQUEAK
+    records its dictionary; time_exact_s is the exact baseline's cost."""
+    lams = [1e-3, 1e-2]
+    frame = kbench.run(["sklearn:diabetes"], ["uniform", "rls", "rls-fast", "squeak"], ["krr", "kpca"],
+                       [20], lams, repetitions=2, out=tmp_path, progress=False)
+    assert (frame.status == "ok").all()
+    uniform = frame.sampler == "uniform"
+    assert (frame.loc[~uniform, "sampler_lam"] == 1e-3).all() and frame.loc[uniform, "sampler_lam"].isna().all()
+    fast = frame[frame.sampler == "rls-fast"]
+    assert (fast.scores_max_excess <= 1e-10).all() and (fast.scores_sum_ratio <= 1 + 1e-10).all()
+    exact = frame[frame.sampler == "rls"]
+    assert np.allclose(exact.scores_max_excess, 0, atol=1e-10) and np.allclose(exact.scores_sum_ratio, 1)
+    assert frame.loc[~frame.sampler.str.startswith("rls"), "scores_max_excess"].isna().all()
+    squeak = frame[frame.sampler == "squeak"]
+    assert (squeak.unique_atoms <= squeak.dictionary_size).all() and (squeak.unique_atoms > 0).all()
+    assert (frame.time_exact_s > 0).all()

@@ -52,21 +52,26 @@ def test_krr_path_equals_separate_solves(regression):
 
 
 def test_krr_exact_baseline_and_fixed_design_risk():
+    """Every λ of the path against dense solves: exact predictions, risk, d_eff, d_mof, d_ave."""
     data = kbench.load_dataset("synthetic:bach-periodic", n=400, seed=0)
     kernel = kbench.make_kernel("periodic-sobolev", beta=1)
     K = kernel(data.X_train)
-    n, lam = data.n_train, 1e-4
-    alpha = np.linalg.solve(K + n * lam * np.eye(n), data.y_train)
-    exact_test = kernel(data.X_test, data.X_train) @ alpha
+    n, lams = data.n_train, [1e-5, 1e-4, 1e-3]
     approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, rank=40, seed=0)
-    row = kbench.make_task("krr").evaluate(data, approx, kernel, lams=[lam])[0]
-    assert row["test_mse_exact"] == pytest.approx(np.mean((exact_test - data.y_test) ** 2), rel=1e-8)
-    assert row["risk_fixed_design_exact"] == pytest.approx(np.mean((K @ alpha - data.f_train) ** 2), rel=1e-8)
-    assert row["rel_excess_test_mse"] == pytest.approx(
-        (row["test_mse"] - row["test_mse_exact"]) / row["test_mse_exact"])
-    scores = np.diag(np.linalg.solve(K + n * lam * np.eye(n), K))
-    assert row["d_eff"] == pytest.approx(scores.sum(), rel=1e-8)
-    assert row["d_mof"] == pytest.approx(n * scores.max(), rel=1e-8)
+    rows = kbench.make_task("krr").evaluate(data, approx, kernel, lams=lams)
+    for lam, row in zip(lams, rows):
+        alpha = np.linalg.solve(K + n * lam * np.eye(n), data.y_train)
+        exact_test = kernel(data.X_test, data.X_train) @ alpha
+        assert row["test_mse_exact"] == pytest.approx(np.mean((exact_test - data.y_test) ** 2), rel=1e-8)
+        assert row["risk_fixed_design_exact"] == pytest.approx(np.mean((K @ alpha - data.f_train) ** 2), rel=1e-8)
+        assert row["rel_excess_test_mse"] == pytest.approx(
+            (row["test_mse"] - row["test_mse_exact"]) / row["test_mse_exact"])
+        hat = np.linalg.solve(K + n * lam * np.eye(n), K)
+        scores = np.diag(hat)
+        assert row["d_eff"] == pytest.approx(scores.sum(), rel=1e-8)
+        assert row["d_mof"] == pytest.approx(n * scores.max(), rel=1e-8)
+        assert row["d_ave"] == pytest.approx(np.trace(hat @ hat), rel=1e-8)
+        assert row["time_exact_s"] > 0
 
 
 @pytest.mark.parametrize("sampler", ["uniform", "pivoted-cholesky", "squeak"])
@@ -159,6 +164,7 @@ def test_approximation_trace_error_equals_the_dense_computation(regression):
         E = K - Z @ Z.T
         assert row["rel_fro_error"] == pytest.approx(np.linalg.norm(E) / np.linalg.norm(K), rel=1e-10)
         assert row["rel_spec_error"] == pytest.approx(np.linalg.norm(E, 2) / np.linalg.norm(K, 2), rel=1e-8)
+        assert row["kernel_spec_norm"] == pytest.approx(np.linalg.norm(K, 2), rel=1e-10)
     approx = kbench.make_sampler("rff").fit(data.X_train, kernel, rank=25, seed=0)
     row = kbench.make_task("approximation", max_n=100).evaluate(data, approx, kernel)[0]
     assert "rel_trace_error" not in row and row["approximation_points"] == 100

@@ -108,3 +108,18 @@ def test_a_dataset_can_have_its_own_kernel(tmp_path):
     assert kernels == {"synthetic:bach-periodic:n=120": "periodic-sobolev:beta=2",
                        "sklearn:diabetes": "gaussian:sigma=median"}
     assert (frame.status == "ok").all()
+
+
+def test_a_dataset_can_be_swept_over_several_kernels(tmp_path):
+    data = "synthetic:bach-periodic:n=120"
+    config = {**TINY, "datasets": [data], "samplers": ["uniform"], "tasks": ["krr"], "repetitions": 1,
+              "dataset_kernels": {data: ["periodic-sobolev:beta=1", "periodic-sobolev:beta=4"]}}
+    result = snakemake(tmp_path, config)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    frame = pd.read_parquet(tmp_path / "out" / "all.parquet")
+    assert sorted(frame.kernel.unique()) == ["periodic-sobolev:beta=1", "periodic-sobolev:beta=4"]
+    assert (frame.status == "ok").all()
+    # the two kernels' splits are the same data, their exact baselines differ
+    assert frame.split_checksum.nunique() == 1 and frame.groupby("kernel").d_eff.first().nunique() == 2
+    board = (tmp_path / "out" / "leaderboard.md").read_text()
+    assert f"{data} [periodic-sobolev:beta=4]" in board

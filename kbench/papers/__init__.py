@@ -2,7 +2,8 @@
 
 Each paper module turns result rows (a paper config's sweep) into claims with a measured
 value and a verdict computed from the rows, never typed by hand; ``write_page`` renders
-one page per paper and ``write_index`` the table of every claim.
+one page per paper (the leaderboard figures of the module's ``FIGURES`` tasks, and its own
+``figures(frame, directory)`` when it has them) and ``write_index`` the table of every claim.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from kbench.papers import alaoui2015, sterge2020, yang2012
+from kbench.papers import alaoui2015, bach2013, squeak2016, sterge2020, yang2012
 
-PAPERS = {"alaoui2015": alaoui2015, "sterge2020": sterge2020, "yang2012": yang2012}
+PAPERS = {"alaoui2015": alaoui2015, "bach2013": bach2013, "squeak2016": squeak2016, "sterge2020": sterge2020,
+          "yang2012": yang2012}
 
 
 @dataclass
@@ -43,12 +45,17 @@ def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     claims = evaluate(paper, frame)
     module = PAPERS[paper]
     lines = [f"# {module.TITLE}", "", module.SUMMARY, "",
-             f"Regenerate: `snakemake --cores all --configfile workflows/config/papers/{paper}.yaml`.", "",
+             f"Regenerate: `snakemake --cores all --configfile workflows/config/papers/{paper}.yaml`. "
+             f"Full size (needs the network): `workflows/config/papers/full/{paper}.yaml`, "
+             f"{module.FULL_SIZE}.", "",
              "| claim | setting | measured | verdict |", "|---|---|---|---|"]
     for c in claims:
         lines.append(f"| {c.claim} | {c.setting} | {c.measured} | **{c.verdict}**"
                      + (f" ({c.reason})" if c.reason else "") + " |")
     lines.append("")
+    if hasattr(module, "figures"):  # the paper's own figures
+        for caption, name in module.figures(frame, out / "figures"):
+            lines += [f"![{caption}](figures/{name})", ""]
     for task in module.FIGURES:
         cells = cell_table(frame, task)
         for dataset in sorted(cells["dataset"].unique()):
@@ -72,7 +79,12 @@ def write_index(out) -> Path:
              "Verdicts are computed from the result rows by kbench/papers/ (never typed by hand).", "",
              "| paper | claim | setting | measured | verdict |", "|---|---|---|---|---|"]
     lines += [f"| [{r['paper']}]({r['paper']}.md) | {r['claim']} | {r['setting']} | {r['measured']} | "
-              f"{r['verdict']} |" for r in rows]
+              f"{r['verdict']}" + (f" ({r['reason']})" if r.get("reason") else "") + " |" for r in rows]
+    lines += ["", "## Full-size versions (OpenML: need the network, not run here)", "",
+              "The same sweeps on the papers' real data, configured in workflows/config/papers/full/ "
+              "(`snakemake --cores all --configfile workflows/config/papers/full/<paper>.yaml`; results "
+              "in results/papers/full/<paper>/).", "", "| paper | data |", "|---|---|"]
+    lines += [f"| {paper} | {module.FULL_SIZE} |" for paper, module in PAPERS.items()]
     index = out / "README.md"
     index.write_text("\n".join(lines) + "\n")
     return index

@@ -15,6 +15,7 @@ import pandas as pd
 TITLE = "Yang et al. (2012): Nyström method vs random Fourier features"
 SUMMARY = ("Uniform Nyström against random Fourier features at equal feature count m, on the "
            "paper's two-balls data (σ = 6, 100 noise features) and on scikit-learn's breast_cancer.")
+FULL_SIZE = "OpenML adult (id 1590) and covertype (id 1596), the paper's ADULT and COVTYPE"
 FIGURES = ("classification", "approximation")
 SYNTHETIC = "synthetic:two-balls"
 REAL = "sklearn:breast_cancer"

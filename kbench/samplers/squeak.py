@@ -59,21 +59,28 @@ class SqueakSampler(Sampler):
     Parameters: ``qbar`` copies per new point (q̄ ≤ 2 collapses the dictionary), ``eps``
     (ε of the (1−ε) shrinkage), ``block_size`` points merged per step (default: half the
     current dictionary, at least 64; any b ≥ 1 is a valid DICT-MERGE), ``shards`` > 1 for
-    the distributed variant (leaves on contiguous shards, pairwise merges), and
-    ``halving_floor`` for the paper's listing, which floors p̃ at half its old value.
+    the distributed variant (leaves on contiguous shards, pairwise merges),
+    ``halving_floor`` for the paper's listing, which floors p̃ at half its old value, and
+    ``subsample``: how p landmarks are drawn from a dictionary larger than p, ``"prob"``
+    (∝ p̃, ALGORITHMS.md) or ``"copies"`` (∝ Q_j, uniform over the dictionary's columns:
+    the dictionary is already an RLS sample, and drawing ∝ p̃ again weights points by
+    about τ², which kbench's squeak2016 reproduction finds 3× worse in ‖K − L‖₂).
     """
 
     name = "squeak"
     needs_lam = True
 
     def __init__(self, qbar: int = 10, eps: float = 0.5, block_size: int | None = None,
-                 shards: int = 1, halving_floor: bool = False) -> None:
+                 shards: int = 1, halving_floor: bool = False, subsample: str = "prob") -> None:
         self.qbar = check_positive(qbar, "qbar", "squeak", integer=True)
         self.eps = check_in_open_unit_interval(eps, "eps", "squeak")
         self.block_size = None if block_size is None else check_positive(
             block_size, "block_size", "squeak", integer=True)
         self.shards = check_positive(shards, "shards", "squeak", integer=True)
         self.halving_floor = bool(halving_floor)
+        if subsample not in ("prob", "copies"):
+            raise ValueError(f"squeak: subsample must be 'prob' or 'copies', got {subsample!r}.")
+        self.subsample = subsample
 
     def _fit(self, X, kernel, rank, lam, rng):
         n = X.shape[0]
@@ -97,7 +104,8 @@ class SqueakSampler(Sampler):
                 "about 0 on this data; lower lam (or raise qbar)."
             )
         if final.atoms.size > rank:
-            chosen = sample_without_replacement(rng, final.prob, rank)
+            weights = final.prob if self.subsample == "prob" else final.copies.astype(float)
+            chosen = sample_without_replacement(rng, weights, rank)
         else:
             chosen = np.arange(final.atoms.size)
             if final.atoms.size < rank:

@@ -97,6 +97,7 @@ class ClassificationTask(Task):
         values, counts = np.unique(data.y_train, return_counts=True)
         majority = float(np.mean(data.y_test == values[np.argmax(counts)]))
         rows = []
+        diagnostics = exact.diagnostics_path(lams) if exact_scores is not None else None
         for i, lam in enumerate(lams):
             row = {"lam": float(lam), **self._metrics(scores[i], data.y_test, classes),
                    "majority_baseline": majority, "learner": self.learner,
@@ -105,7 +106,7 @@ class ClassificationTask(Task):
             if exact_scores is not None:
                 row.update({f"{k}_exact": v for k, v in
                             self._metrics(exact_scores[i], data.y_test, classes).items()})
-                row.update(exact.diagnostics(lam))
+                row.update(diagnostics[i])
             rows.append(row)
         return rows
 

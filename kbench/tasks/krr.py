@@ -46,6 +46,7 @@ class KRRTask(Task):
             if data.f_train is not None:
                 metrics["risk_fixed_design_exact"] = _mse(exact_train, data.f_train)
         rows = []
+        diagnostics = exact.diagnostics_path(lams) if exact is not None else None
         for i, lam in enumerate(lams):
             row = {"lam": float(lam), **{k: float(v[i]) for k, v in metrics.items()},
                    "time_features_s": time_features, "time_fit_s": time_fit,
@@ -54,7 +55,7 @@ class KRRTask(Task):
                 row["rel_excess_test_mse"] = relative_excess(row["test_mse"], row["test_mse_exact"])
                 if "risk_fixed_design_exact" in row:
                     row["risk_ratio"] = row["risk_fixed_design"] / row["risk_fixed_design_exact"]
-                row.update(exact.diagnostics(lam))
+                row.update(diagnostics[i], time_exact_s=exact.seconds)
             rows.append(row)
         return rows
 
