@@ -63,37 +63,34 @@ def test_page_and_index(tmp_path):
     assert "[yang2012](yang2012.md)" in (tmp_path / "README.md").read_text()
 
 
-def test_reduced_yang2012_config_through_the_workflow(tmp_path):
-    config = yaml.safe_load((ROOT / "workflows/config/papers/yang2012.yaml").read_text())
-    config.update(out=str(tmp_path / "sweep"), paper_out=str(tmp_path / "papers"), repetitions=3,
-                  datasets=["synthetic:two-balls:n=300", "sklearn:breast_cancer"], ranks=[5, 20],
-                  lams=[1e-4, 1e-2], dataset_kernels={"sklearn:breast_cancer": "gaussian:sigma=median"})
+def run_reduced_config(tmp_path, paper: str, **changes) -> list[dict]:
+    """Run the paper's config with ``changes`` through Snakemake in tmp_path; its claims."""
+    config = yaml.safe_load((ROOT / f"workflows/config/papers/{paper}.yaml").read_text())
+    config.update(out=str(tmp_path / "sweep"), paper_out=str(tmp_path / "papers"), **changes)
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory",
          str(tmp_path), "--configfile", str(tmp_path / "config.yaml"), "--cores", "2"],
         capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    claims = json.loads((tmp_path / "papers" / "yang2012.claims.json").read_text())
+    assert (tmp_path / "papers" / "README.md").is_file()
+    return json.loads((tmp_path / "papers" / f"{paper}.claims.json").read_text())
+
+
+def test_reduced_yang2012_config_through_the_workflow(tmp_path):
+    claims = run_reduced_config(
+        tmp_path, "yang2012", repetitions=3, datasets=["synthetic:two-balls:n=300", "sklearn:breast_cancer"],
+        ranks=[5, 20], lams=[1e-4, 1e-2], dataset_kernels={"sklearn:breast_cancer": "gaussian:sigma=median"})
     assert len(claims) == 3
     assert {c["verdict"] for c in claims} <= {"holds", "does not hold"}
-    assert (tmp_path / "papers" / "README.md").is_file()
 
 
 def test_reduced_bach2013_config_through_the_workflow(tmp_path):
     """Two kernels per dataset, the paper's own figures, every claim evaluated."""
-    config = yaml.safe_load((ROOT / "workflows/config/papers/bach2013.yaml").read_text())
     datasets = [f"synthetic:bach-periodic:n={n},test_size=0.2" for n in (250, 500, 1000)]
-    config.update(out=str(tmp_path / "sweep"), paper_out=str(tmp_path / "papers"), repetitions=2,
-                  datasets=datasets, ranks=[2, 4, 8, 16, 32], lams=[1e-3, 1e-2, 1e-1],
-                  dataset_kernels={d: ["periodic-sobolev:beta=1", "periodic-sobolev:beta=4"] for d in datasets})
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory",
-         str(tmp_path), "--configfile", str(tmp_path / "config.yaml"), "--cores", "2"],
-        capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    claims = json.loads((tmp_path / "papers" / "bach2013.claims.json").read_text())
+    claims = run_reduced_config(
+        tmp_path, "bach2013", repetitions=2, datasets=datasets, ranks=[2, 4, 8, 16, 32], lams=[1e-3, 1e-2, 1e-1],
+        dataset_kernels={d: ["periodic-sobolev:beta=1", "periodic-sobolev:beta=4"] for d in datasets})
     assert len(claims) == 6 and all(c["measured"] for c in claims)
     assert {c["verdict"] for c in claims} <= {"holds", "does not hold"}
     for name in ("bach2013_fig1.png", "bach2013_fig2.png", "bach2013_table1.png"):
