@@ -20,7 +20,8 @@ TITLE = "El Alaoui & Mahoney (2015): ridge leverage scores for Nyström KRR"
 SUMMARY = ("Kernel ridge regression on Bach's periodic data (periodic-sobolev, β = 2) at λ = 1e-4, "
            "fixed-design risk against the known f*, with a sparse-centre (Beta(0.2, 0.2)) and a "
            "uniform design; the kernel is (2π)^(2β) times the paper's, so λ is not the paper's λ.")
-FULL_SIZE = "OpenML puma32H (pumadyn-32nh, id 308) for KRR and gas-drift (id 1476) for classification, as in Table 1"
+FULL_SIZE = ("OpenML puma32H (pumadyn-32nh, id 308) for KRR and gas-drift (id 1476) for classification, "
+             "as in Table 1")
 FIGURES = ("krr",)
 BETA, UNIFORM = "design=beta", "design=uniform"
 

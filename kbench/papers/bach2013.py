@@ -33,7 +33,8 @@ SUMMARY = ("Kernel ridge regression with periodic smoothing splines (periodic-so
            "3200, fixed-design risk against f*, 6 repetitions; uniform column sampling and greedy "
            "pivoted Cholesky. λ* is exact KRR's oracle λ on the path (smallest mean risk). The kernel is "
            "(2π)^(2β) times the paper's, which scales λ* but not its slope in n.")
-FULL_SIZE = "OpenML puma32H (id 308) and puma8NH (id 225): Fig. 3, rank for a test error within 1% of the full kernel's"
+FULL_SIZE = ("OpenML puma32H (id 308) and puma8NH (id 225): Fig. 3, rank for a test error within 1% of "
+             "the full kernel's")
 FIGURES = ()
 SLOPE_TOLERANCE = 0.15
 WITHIN = 0.01  # "at most 1% worse than with p = n"
@@ -184,7 +185,8 @@ def _claim_table1(best, noise: pd.Series):
                       f"is about the noise level σ/√n = {level:.4f} at the largest n, so the oracle fits "
                       "few coefficients and the risk falls like the parametric 1/n")
         out.append((f"Table 1 line {line}: slopes in n of λ*, risk and d_ave (β = {beta:g}, δ = {delta:g})",
-                    f"n = {group.n_train.min()}–{group.n_train.max()}, log-log fit, tolerance {SLOPE_TOLERANCE}",
+                    f"n = {group.n_train.min()}–{group.n_train.max()}, log-log fit, "
+                    f"tolerance {SLOPE_TOLERANCE}",
                     ", ".join(f"{NAMES[k]} {measured[k]:.2f} (theory {theory[k]:.2f})" for k in theory),
                     "holds" if not off else "does not hold", reason))
     return out

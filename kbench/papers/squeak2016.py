@@ -68,7 +68,8 @@ def claims(frame: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
 def _dictionary_size(krr):
     rows = krr[(krr.label == SEQUENTIAL) & krr.d_eff.notna()]
     target = (1 - _param(rows, "eps", 0.5)) * _param(rows, "qbar", 10) * rows["d_eff"]
-    where = rows["dataset"].str.contains(COHERENT).map({True: "beta ", False: ""}) + "n=" + rows["n_train"].astype(str)
+    design = rows["dataset"].str.contains(COHERENT).map({True: "beta ", False: ""})
+    where = design + "n=" + rows["n_train"].astype(str)
     ratio = (rows["dictionary_size"] / target).groupby([rows["n_train"], where]).mean()
     holds = bool(ratio.between(0.75, 1.25).all())
     n = ratio.index.get_level_values(0)
@@ -79,7 +80,8 @@ def _dictionary_size(krr):
 
 
 def _gamma_approximation(approx):
-    rows = approx[approx.label.isin([SEQUENTIAL, DISTRIBUTED, COPIES]) & (approx.rank_realized == approx.unique_atoms)
+    whole = approx.rank_realized == approx.unique_atoms  # every atom of the dictionary is a landmark
+    rows = approx[approx.label.isin([SEQUENTIAL, DISTRIBUTED, COPIES]) & whole
                   & (approx.approximation_points == approx.n_train)]
     if rows.empty:
         return ("γ-approximation ‖K − L‖₂ ≤ γ/(1−ε)", "", "no whole-dictionary cell on a full kernel matrix",
@@ -91,7 +93,8 @@ def _gamma_approximation(approx):
             f"whole dictionary, {len(rows)} cells (every SQUEAK variant), n = "
             f"{rows.n_train.min()}–{rows.n_train.max()}",
             f"‖K − L‖₂ / (γ/(1−ε)): largest {ratio.max():.3f}, median {ratio.median():.3f}",
-            "holds" if holds else "does not hold", "" if holds else f"{int((ratio > 1).sum())} cells exceed it")
+            "holds" if holds else "does not hold",
+            "" if holds else f"{int((ratio > 1).sum())} cells exceed it")
 
 
 def _accuracy(approx, krr):
@@ -124,7 +127,8 @@ def _accuracy(approx, krr):
         holds = all(x <= FACTOR for x in ratio[SEQUENTIAL])
         measured = "; ".join(f"{label}: " + ", ".join(f"p={r}: {x:.1f}×" for r, x in zip(below, values))
                              for label, values in ratio.items())
-        out.append(("p < dictionary size: p landmarks drawn ∝ p̃ (ALGORITHMS.md) match rls (at most 2× its error)",
+        out.append(("p < dictionary size: p landmarks drawn ∝ p̃ (ALGORITHMS.md) match rls "
+                    "(at most 2× its error)",
                     f"beta design, ‖K − L‖₂ over rls's at the same p, p ∈ {below}", measured,
                     "holds" if holds else "does not hold",
                     "" if holds else "the dictionary is already an RLS sample, so drawing ∝ p̃ again weights "
