@@ -7,6 +7,7 @@ so every sampler and task of a repetition reuses the same eigendecomposition (DE
 from __future__ import annotations
 
 import time
+from functools import cached_property
 
 import numpy as np
 import scipy.linalg
@@ -33,23 +34,18 @@ class ExactBaseline:
         self.seconds = time.perf_counter() - start
 
     # -- diagnostics ---------------------------------------------------------------------
-    @property
+    @cached_property
     def U_squared(self) -> np.ndarray:
         """U∘U, computed once: leverage scores for any λ are one product with it."""
-        if not hasattr(self, "_U_squared"):
-            self._U_squared = self.U * self.U
-        return self._U_squared
+        return self.U * self.U
 
     def leverage_scores(self, lam: float) -> np.ndarray:
         """ℓᵢ(λ) = [K(K + nλI)⁻¹]ᵢᵢ = (U∘U)·(s/(s + nλ)) (ALGORITHMS.md, rls)."""
         return self.U_squared @ (self.s / (self.s + self.n * lam))
 
-    def diagnostics(self, lam: float) -> dict[str, float]:
-        """d_eff = Σℓᵢ, d_mof = n·max ℓᵢ (DESIGN §2) and Bach's d_ave = tr K²(K + nλI)⁻²."""
-        return self.diagnostics_path([lam])[0]
-
     def diagnostics_path(self, lams) -> list[dict[str, float]]:
-        """``diagnostics`` for every λ of a path from one (U∘U)·R product (BLAS-3)."""
+        """Per λ of the path: d_eff = Σℓᵢ, d_mof = n·max ℓᵢ (DESIGN §2) and Bach's
+        d_ave = tr K²(K + nλI)⁻², from one (U∘U)·R product (BLAS-3)."""
         ratio = self.s[:, None] / (self.s[:, None] + self.n * np.asarray(lams, dtype=float)[None, :])
         scores = self.U_squared @ ratio  # n×L
         return [{"d_eff": float(scores[:, j].sum()), "d_mof": float(self.n * scores[:, j].max()),
