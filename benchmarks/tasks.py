@@ -43,7 +43,7 @@ def main() -> None:
     env = environment()
     data = make_data(args.n, args.n_test, args.d)
     kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
-    gamma = 1.0 / (2.0 * kernel.sigma**2)
+    gamma = 1.0 / (2.0 * kernel.sigma_**2)
     lams = np.logspace(-7, -2, 20)
     n, p = args.n, args.p
 

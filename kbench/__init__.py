@@ -1,6 +1,6 @@
 """kbench: benchmarks for low-rank kernel approximations.
 
-Public API (DESIGN §3)::
+Public API (README, docs/plugins.md)::
 
     kernel = kbench.make_kernel("gaussian", sigma=1.0)
     approx = kbench.make_sampler("rls-fast").fit(X, kernel, rank=200, lam=1e-3, seed=0)
@@ -10,6 +10,7 @@ Public API (DESIGN §3)::
 from importlib.metadata import PackageNotFoundError, version
 
 from kbench.datasets import Dataset, load_dataset
+from kbench.errors import ContractViolation, Refused
 from kbench.exact import ExactBaseline, exact_baseline
 from kbench.hookspecs import hookimpl
 from kbench.kernels import Kernel
@@ -25,7 +26,8 @@ from kbench.registry import (
     make_task,
 )
 from kbench.samplers.base import Sampler
-from kbench.tasks.base import Task
+from kbench.spec import Spec
+from kbench.tasks.base import Headline, Task
 
 
 def __getattr__(name):
@@ -48,6 +50,10 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 __all__ = [
     "CholeskyMap",
+    "ContractViolation",
+    "Headline",
+    "Refused",
+    "Spec",
     "Dataset",
     "ExactBaseline",
     "Task",

@@ -51,7 +51,7 @@ def check_rank(rank) -> int:
 
 
 def check_lam(lam, owner: str) -> float:
-    """λ is the per-sample ridge (DESIGN §2): a finite float > 0."""
+    """λ is the per-sample ridge (docs/conventions.md): a finite float > 0."""
     if lam is None:
         raise ValueError(
             f"{owner} needs lam, the per-sample ridge λ > 0 (the ridge added to K is n·λ); "

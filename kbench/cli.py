@@ -26,7 +26,9 @@ def main() -> None:
 @click.argument("kind", required=False, type=click.Choice(_KIND_CHOICES))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def list_command(kind: str | None, as_json: bool) -> None:
-    """List the registered plugins (all kinds, or one) and the plugins that failed to load."""
+    """List the registered plugins (all kinds, or one) and the plugins that failed to load.
+
+    Exit code 1 when a plugin is broken."""
     reg = registry.get_registry()
     kinds = [kind] if kind else _KIND_CHOICES
     payload = {
@@ -35,7 +37,7 @@ def list_command(kind: str | None, as_json: bool) -> None:
     payload["broken"] = [b.to_dict() for b in reg.broken]
     if as_json:
         click.echo(json.dumps(payload, indent=2))
-        return
+        sys.exit(1 if reg.broken else 0)
     console = Console(width=max(120, Console().width))
     for k in kinds:
         table = Table(title=k, title_justify="left")
@@ -51,6 +53,7 @@ def list_command(kind: str | None, as_json: bool) -> None:
         for b in reg.broken:
             table.add_row(b.entry_point, b.source, b.error)
         console.print(table)
+        sys.exit(1)
 
 
 def _usage(call):
@@ -87,16 +90,17 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
 
     Exit code 0 when every cell is ok or skipped, 1 when a cell failed, 2 on bad input.
     """
-    from kbench.runner import run, split_list
+    from kbench.runner import run
+    from kbench.spec import split_specs
 
     def parse_numbers(text, kind, option):
         try:
-            return [kind(x) for x in split_list(text)]
+            return [kind(x) for x in split_specs(text)]
         except ValueError:
             raise ValueError(f"{option} must be a comma list of numbers, got {text!r}.") from None
 
     _, summary = _usage(lambda: run(
-        split_list(datasets), split_list(samplers), split_list(tasks),
+        split_specs(datasets), split_specs(samplers), split_specs(tasks),
         parse_numbers(ranks, float, "--ranks"), parse_numbers(lams, float, "--lams"),
         repetitions=repetitions if only_repetition is None else [only_repetition],
         kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
@@ -115,9 +119,10 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
 def prepare_command(datasets, repetitions, only_repetition, seed, data_cache) -> None:
     """Load each dataset once per repetition and cache its split for `kbench run --data-cache`."""
     from kbench.datasets import check_dataset_spec
-    from kbench.runner import load_split_cached, prepared_path, split_list
+    from kbench.execution import load_split_cached, prepared_path
+    from kbench.spec import split_specs
 
-    specs = split_list(datasets)
+    specs = split_specs(datasets)
     for spec in specs:
         _usage(lambda spec=spec: check_dataset_spec(spec))
     for spec in specs:

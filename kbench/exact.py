@@ -1,7 +1,7 @@
 """Exact (full-kernel) baselines and diagnostics, from one eigendecomposition of K_train.
 
 Computed when n_train ≤ ``exact_max_n`` and cached on the Dataset object by kernel spec,
-so every sampler and task of a repetition reuses the same eigendecomposition (DESIGN §2).
+so every sampler and task of a repetition reuses the same eigendecomposition (docs/conventions.md).
 """
 
 from __future__ import annotations
@@ -40,11 +40,11 @@ class ExactBaseline:
         return self.U * self.U
 
     def leverage_scores(self, lam: float) -> np.ndarray:
-        """ℓᵢ(λ) = [K(K + nλI)⁻¹]ᵢᵢ = (U∘U)·(s/(s + nλ)) (ALGORITHMS.md, rls)."""
+        """ℓᵢ(λ) = [K(K + nλI)⁻¹]ᵢᵢ = (U∘U)·(s/(s + nλ)) (Alaoui & Mahoney 2015, eq. 3)."""
         return self.U_squared @ (self.s / (self.s + self.n * lam))
 
     def diagnostics_path(self, lams) -> list[dict[str, float]]:
-        """Per λ of the path: d_eff = Σℓᵢ, d_mof = n·max ℓᵢ (DESIGN §2) and Bach's
+        """Per λ of the path: d_eff = Σℓᵢ, d_mof = n·max ℓᵢ (docs/conventions.md) and Bach's
         d_ave = tr K²(K + nλI)⁻², from one (U∘U)·R product (BLAS-3)."""
         ratio = self.s[:, None] / (self.s[:, None] + self.n * np.asarray(lams, dtype=float)[None, :])
         scores = self.U_squared @ ratio  # n×L

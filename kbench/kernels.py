@@ -20,6 +20,7 @@ from scipy.spatial.distance import cdist, pdist
 from scipy.special import zeta
 
 from kbench._validation import check_features, check_positive
+from kbench.errors import Refused
 from kbench.hookspecs import hookimpl
 
 #: entries of one row block (2 MiB of float64, cache-sized); rows per block are a power of
@@ -49,13 +50,19 @@ class Kernel:
 
     # -- parameters ----------------------------------------------------------------
     def get_params(self) -> dict:
-        """Constructor parameters (resolved values once fitted)."""
+        """Constructor parameters, as given."""
         return {}
 
+    def resolved_params(self) -> dict:
+        """The parameters in use, data-dependent ones resolved by ``fit`` (``sigma_``)."""
+        return self.get_params()
+
     def spec(self) -> str:
-        """``name:key=value,...``, the form the command line accepts."""
-        params = ",".join(f"{k}={v}" for k, v in self.get_params().items() if v is not None)
-        return f"{self.name}:{params}" if params else self.name
+        """``name:key=value,...`` with the resolved parameters, the form the command line accepts."""
+        from kbench.spec import Spec
+
+        params = {k: v for k, v in self.resolved_params().items() if v is not None}
+        return Spec.of("kernel", self.name, params).label
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -126,8 +133,8 @@ class Kernel:
         """(n_frequencies, d) draws ω from the spectral measure: k(x, y) = k(0)·E cos ωᵀ(x − y)."""
         raise self._no_spectral_sampler()
 
-    def _no_spectral_sampler(self) -> ValueError:
-        return ValueError(
+    def _no_spectral_sampler(self) -> Refused:
+        return Refused(
             f"the {self.name} kernel has no spectral sampler, so random Fourier features cannot "
             "approximate it; use a Nyström sampler (uniform, rls, rp-cholesky, ...) or a kernel "
             "with one (gaussian, laplacian, matern, periodic-sobolev, periodic-exp)."
@@ -137,7 +144,7 @@ class Kernel:
         """n draws of ‖ω‖ for an isotropic spectral measure (orthogonal random features)."""
         if not self.spectral:
             raise self._no_spectral_sampler()
-        raise ValueError(
+        raise Refused(
             f"orthogonal random features need a rotation-invariant spectral measure; the {self.name} "
             "kernel has none. Use rff, or an isotropic kernel (gaussian, matern)."
         )
@@ -145,7 +152,7 @@ class Kernel:
     @property
     def diag_value(self) -> float:
         """k(x, x) of a stationary kernel: the scale of its random Fourier features."""
-        raise ValueError(f"the {self.name} kernel is not stationary.")
+        raise Refused(f"the {self.name} kernel is not stationary: random Fourier features need one.")
 
 
 # ---------------------------------------------------------------------------------------
@@ -162,13 +169,13 @@ class _LengthScaleKernel(Kernel):
         if sigma is not None and gamma is not None:
             raise ValueError(f"{self.name}: pass sigma or gamma, not both (gamma = {self._gamma_rule}).")
         if gamma is not None:
-            gamma = check_positive(gamma, "gamma", self.name)
-            sigma = self._sigma_from_gamma(gamma)
-        elif sigma is None:
-            sigma = 1.0
-        elif sigma != "median":
-            sigma = check_positive(sigma, "sigma", f"{self.name} kernel (or pass sigma='median')")
-        self.sigma = sigma
+            check_positive(gamma, "gamma", self.name)
+        elif sigma is not None and sigma != "median":
+            check_positive(sigma, "sigma", f"{self.name} kernel (or pass sigma='median')")
+        self.sigma, self.gamma = sigma, gamma
+        #: the length scale in use: resolved from gamma or the default here, from data by fit
+        self.sigma_ = (None if sigma == "median" else float(sigma) if sigma is not None
+                       else self._sigma_from_gamma(gamma) if gamma is not None else 1.0)
 
     _gamma_rule = "1/(2σ²)"
 
@@ -177,23 +184,27 @@ class _LengthScaleKernel(Kernel):
         return 1.0 / math.sqrt(2.0 * gamma)
 
     def get_params(self) -> dict:
-        return {"sigma": self.sigma}
+        return {"sigma": self.sigma, "gamma": self.gamma}
+
+    def resolved_params(self) -> dict:
+        return {"sigma": self.sigma_}
 
     @property
     def fitted(self) -> bool:
-        return self.sigma != "median"
+        return self.sigma_ is not None
 
     def fit(self, X) -> Kernel:
+        """``sigma="median"``: ``sigma_`` is the median pairwise distance of (a subsample of) X."""
         if self.sigma == "median":
             X = check_features(X, "X")
             idx = np.random.default_rng(0).permutation(len(X))[:_MEDIAN_SUBSAMPLE]
             median = float(np.median(pdist(X[idx], self.metric))) if len(idx) > 1 else 0.0
             if not median > 0:
                 raise ValueError(
-                    f"{self.name}: sigma='median' needs at least two distinct points in X; "
-                    "pass a numeric sigma."
+                    f"{self.name}: sigma='median' needs at least two distinct points in X "
+                    f"(got n_samples = {len(X)}); pass a numeric sigma."
                 )
-            self.sigma = median
+            self.sigma_ = median
         return self
 
     @property
@@ -230,14 +241,14 @@ class GaussianKernel(_EuclideanKernel):
     isotropic = True
 
     def _from_sq_distance(self, sq):
-        sq *= -1.0 / (2.0 * self.sigma**2)
+        sq *= -1.0 / (2.0 * self.sigma_**2)
         np.exp(sq, out=sq)
 
     def sample_frequencies(self, rng, n_frequencies, d):
-        return rng.standard_normal((n_frequencies, d)) / self.sigma
+        return rng.standard_normal((n_frequencies, d)) / self.sigma_
 
     def sample_frequency_norms(self, rng, n, d):
-        return np.sqrt(rng.chisquare(d, size=n)) / self.sigma
+        return np.sqrt(rng.chisquare(d, size=n)) / self.sigma_
 
 
 class MaternKernel(_EuclideanKernel):
@@ -255,9 +266,12 @@ class MaternKernel(_EuclideanKernel):
     def get_params(self) -> dict:
         return {"sigma": self.sigma, "nu": self.nu}
 
+    def resolved_params(self) -> dict:
+        return {"sigma": self.sigma_, "nu": self.nu}
+
     def _from_sq_distance(self, sq):
         np.sqrt(sq, out=sq)
-        sq *= math.sqrt(2.0 * self.nu) / self.sigma  # sq now holds s = √(2ν)·r/σ
+        sq *= math.sqrt(2.0 * self.nu) / self.sigma_  # sq now holds s = √(2ν)·r/σ
         if self.nu == 0.5:
             poly = 1.0
         elif self.nu == 1.5:
@@ -269,7 +283,7 @@ class MaternKernel(_EuclideanKernel):
 
     def _radial_scale(self, rng, n):
         # Student-t with 2ν degrees of freedom, scale 1/σ (the Matérn spectral density)
-        return np.sqrt(2.0 * self.nu / rng.chisquare(2.0 * self.nu, size=n)) / self.sigma
+        return np.sqrt(2.0 * self.nu / rng.chisquare(2.0 * self.nu, size=n)) / self.sigma_
 
     def sample_frequencies(self, rng, n_frequencies, d):
         g = rng.standard_normal((n_frequencies, d))
@@ -292,12 +306,12 @@ class LaplacianKernel(_LengthScaleKernel):
 
     def _block(self, Xb, Y, out):
         cdist(Xb, Y, "cityblock", out=out)
-        out *= -1.0 / self.sigma
+        out *= -1.0 / self.sigma_
         np.exp(out, out=out)
 
     def sample_frequencies(self, rng, n_frequencies, d):
         # the Fourier transform of exp(−|t|/σ) is a Cauchy density of scale 1/σ, per coordinate
-        return rng.standard_cauchy((n_frequencies, d)) / self.sigma
+        return rng.standard_cauchy((n_frequencies, d)) / self.sigma_
 
 
 # ---------------------------------------------------------------------------------------
@@ -396,7 +410,7 @@ class PeriodicSobolevKernel(_PeriodicKernel):
     """Periodic Sobolev kernel μ_i = i^(−2β): (−1)^(β+1)(2π)^(2β)/(2β)!·B_2β({x − y}).
 
     Bach (2013) App. D writes 1/(2β)!·B_2β, which misses the sign and the scale and is
-    negative definite for even β; ALGORITHMS.md gives this corrected closed form.
+    negative definite for even β; this is the corrected closed form (docs/conventions.md).
     """
 
     name = "periodic-sobolev"

@@ -1,13 +1,17 @@
-"""Leaderboards from result rows: tables (markdown, HTML) and seaborn figures.
+"""Leaderboards from result rows: tables (markdown, HTML), seaborn figures and
+critical-difference diagrams.
 
-For every task the headline metric of a cell is its value at the best λ of the path (the
-oracle λ, as Bach 2013 reports) and, for KPCA, at the largest number of components.
-Per task: the mean rank of each sampler over datasets and ranks, its win rate against
-``uniform`` on paired cells (same dataset, rank and repetition, hence the same split)
-with a bootstrap 95% interval, and the smallest rank whose mean result is within 1% and
-5% of the exact-kernel result ("rank to match exact", Bach 2013 §5). Per task and
-dataset: metric against rank (mean and 95% interval over repetitions) and against time
-with the Pareto front.
+One section per task configuration (task label); every row of a table is one sampler
+configuration (sampler label) and every dataset is one (dataset, kernel) pair, so a page
+never merges variants. What a cell scores is its task's headline (``Task.headline``):
+on λ-path tasks its value at the best λ of the path (the oracle λ, as Bach 2013 reports),
+on KPCA at one number of components per rank, the same for every sampler
+(``Task.headline_rows``). Per task: each sampler's mean rank over (dataset, rank) blocks,
+its win rate against ``uniform`` on paired cells (same dataset, rank and repetition, hence
+the same split) with a bootstrap 95% interval, the smallest rank whose mean result is
+within 1% and 5% of the exact kernel's ("rank to match exact", Bach 2013 §5), and a
+critical-difference diagram (Friedman test, Nemenyi post-hoc; scikit-posthocs). Per task
+and dataset: metric against rank and against time with the Pareto front.
 """
 
 from __future__ import annotations
@@ -15,57 +19,116 @@ from __future__ import annotations
 import base64
 import html
 import platform
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-#: the headline metric of each task and whether smaller is better
-HEADLINE = {
-    "krr": ("test_mse", True),
-    "classification": ("accuracy", False),
-    "kpca": ("kpca_error_in", True),
-    "approximation": ("rel_trace_error", True),
-}
-EXACT = {"krr": "test_mse_exact", "classification": "accuracy_exact", "kpca": "kpca_error_in_exact"}
+from kbench.spec import Spec
+
 KEYS = ["dataset", "sampler", "rank", "repetition"]
+BASELINE = "uniform"
+#: written where a table has no value
+MISSING = "—"
+TOLERANCES = (0.01, 0.05)
+#: significance level of the Friedman test and its post-hoc comparisons
+ALPHA = 0.05
 
 
-def _label_kernels(rows: pd.DataFrame) -> pd.DataFrame:
-    """A dataset swept with several kernels becomes one "dataset [kernel]" per kernel, so
-    rankings never mix kernels."""
-    if rows.empty or "kernel" not in rows:
-        return rows
+@dataclass
+class Section:
+    """The leaderboard of one task configuration."""
+
+    label: str
+    task: object  # the Task instance
+    cells: pd.DataFrame  # one row per cell: KEYS, metric, exact, seconds
+    unscored: dict[str, str]  # sampler label → why it has no headline value
+
+    @property
+    def metric(self) -> str:
+        return self.task.headline.metric
+
+    @property
+    def smaller(self) -> bool:
+        return self.task.headline.smaller_is_better
+
+    @property
+    def title(self) -> str:
+        return f"{self.label}: {self.metric} ({'lower' if self.smaller else 'higher'} is better)"
+
+
+def dataset_keys(rows: pd.DataFrame) -> pd.Series:
+    """The dataset label, with " [kernel]" when the rows hold that dataset under several
+    kernels, so rankings never mix kernels."""
     several = rows.groupby("dataset")["kernel"].transform("nunique") > 1
-    if not several.any():
-        return rows
-    rows = rows.copy()
-    rows.loc[several, "dataset"] = rows.loc[several, "dataset"] + " [" + rows.loc[several, "kernel"] + "]"
-    return rows
+    return rows["dataset"].where(~several, rows["dataset"] + " [" + rows["kernel"] + "]")
 
 
-def cell_table(frame: pd.DataFrame, task: str) -> pd.DataFrame:
-    """One row per cell of ``task``: best headline metric over λ, its exact value, total time."""
-    metric, smaller = HEADLINE[task]
-    rows = _label_kernels(frame[(frame["task"] == task) & (frame["status"] == "ok")])
+def task_of(label: str):
+    """The task instance of a task label (from the registry), or None when not installed."""
+    try:
+        return Spec.parse(label, "task").create()
+    except ValueError:
+        return None
+
+
+def cell_table(frame: pd.DataFrame, label: str, task=None) -> pd.DataFrame:
+    """One row per cell of task configuration ``label``: its headline value (best over the
+    λ path when the task has one), the exact kernel's value likewise, and its time."""
+    task = task if task is not None else task_of(label)
+    empty = pd.DataFrame(columns=[*KEYS, "metric", "exact", "seconds"])
+    if task is None or task.headline is None:
+        return empty
+    metric, smaller, exact_column = task.headline.metric, task.headline.smaller_is_better, task.headline.exact
+    rows = frame[(frame["task_label"] == label) & (frame["status"] == "ok")]
     if rows.empty or metric not in rows:
-        return pd.DataFrame(columns=[*KEYS, "metric", "exact", "seconds"])
+        return empty
+    rows = task.headline_rows(rows.assign(dataset=dataset_keys(rows), sampler=rows["sampler_label"]))
     rows = rows[rows[metric].notna()]
-    if task == "kpca":
-        rows = rows[rows["components"] == rows.groupby(KEYS)["components"].transform("max")]
-    pick = rows.groupby(KEYS)[metric].idxmin() if smaller else rows.groupby(KEYS)[metric].idxmax()
-    best = rows.loc[pick.values].copy()
-    exact_column = EXACT.get(task)
+    if rows.empty:
+        return empty
+    group = rows.groupby(KEYS)[metric]
+    best = rows.loc[(group.idxmin() if smaller else group.idxmax()).values].copy()
     if exact_column in rows:
-        agg = "min" if smaller else "max"
-        exact = rows.groupby(KEYS)[exact_column].agg(agg).rename("exact")
+        exact = rows.groupby(KEYS)[exact_column].agg("min" if smaller else "max").rename("exact")
         best = best.join(exact, on=KEYS)
     else:
         best["exact"] = np.nan
     times = [c for c in ("time_sample_s", "time_features_s", "time_fit_s") if c in best]
     best["seconds"] = best[times].fillna(0).sum(axis=1)
     return best.rename(columns={metric: "metric"})[[*KEYS, "metric", "exact", "seconds"]].reset_index(drop=True)
+
+
+def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
+    """A Section per task label in ``frame``; and notes for labels that cannot have one."""
+    found, notes = [], []
+    for label in sorted(frame["task_label"].dropna().unique()):
+        task = task_of(label)
+        if task is None:
+            notes.append(f"{label}: its task plugin is not installed here, so it has no section.")
+            continue
+        if task.headline is None:
+            notes.append(f"{label}: the task declares no headline metric, so it has no section.")
+            continue
+        cells = cell_table(frame, label, task)
+        ok = frame[(frame["task_label"] == label) & (frame["status"] == "ok")]
+        unscored = {}
+        for sampler, rows in ok.groupby("sampler_label"):
+            if sampler in set(cells["sampler"]):
+                continue
+            family = rows["sampler_family"].iloc[0] if "sampler_family" in rows else None
+            notes_column = rows["note"].dropna() if "note" in rows else pd.Series(dtype=str)
+            if family is not None and family not in task.families:
+                unscored[sampler] = f"{task.headline.metric} is not defined for {family} samplers"
+            elif len(notes_column):
+                unscored[sampler] = str(notes_column.iloc[0])
+            else:
+                unscored[sampler] = f"no {task.headline.metric} value in its ok cells"
+        if not cells.empty or unscored:
+            found.append(Section(label, task, cells, unscored))
+    return found, notes
 
 
 def ranking(cells: pd.DataFrame, smaller: bool, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
@@ -76,73 +139,111 @@ def ranking(cells: pd.DataFrame, smaller: bool, seed: int = 0, n_boot: int = 200
     mean["place"] = mean.groupby(["dataset", "rank"])["metric"].rank(ascending=smaller, method="average")
     table = mean.groupby("sampler")["place"].mean().rename("mean rank").to_frame()
     rng = np.random.default_rng(seed)
-    if "uniform" in set(cells["sampler"]):
-        base = cells[cells["sampler"] == "uniform"].set_index(["dataset", "rank", "repetition"])["metric"]
+    if BASELINE in set(cells["sampler"]):
+        base = cells[cells["sampler"] == BASELINE].set_index(["dataset", "rank", "repetition"])["metric"]
         for sampler, group in cells.groupby("sampler"):
-            if sampler == "uniform":
+            if sampler == BASELINE:
                 continue
             paired = group.set_index(["dataset", "rank", "repetition"])["metric"].to_frame("ours").join(
-                base.rename("uniform"), how="inner")
+                base.rename("baseline"), how="inner")
             if paired.empty:
                 continue
-            better = paired["ours"] < paired["uniform"] if smaller else paired["ours"] > paired["uniform"]
-            score = better.astype(float) + 0.5 * (paired["ours"] == paired["uniform"])
+            better = paired["ours"] < paired["baseline"] if smaller else paired["ours"] > paired["baseline"]
+            score = better.astype(float) + 0.5 * (paired["ours"] == paired["baseline"])
             boot = score.to_numpy()[rng.integers(0, len(score), size=(n_boot, len(score)))].mean(axis=1)
             low, high = np.percentile(boot, [2.5, 97.5])
-            table.loc[sampler, "win rate vs uniform"] = f"{score.mean():.2f} [{low:.2f}, {high:.2f}]"
+            table.loc[sampler, f"win rate vs {BASELINE}"] = f"{score.mean():.2f} [{low:.2f}, {high:.2f}]"
             table.loc[sampler, "pairs"] = len(score)
-    for tolerance in (0.01, 0.05):
-        table[f"rank within {tolerance:.0%} of exact"] = _rank_to_match(cells, smaller, tolerance)
+    for tolerance in TOLERANCES:
+        table[f"rank within {tolerance:.0%} of exact"] = rank_to_match(cells, smaller, tolerance)
     return table.sort_values("mean rank")
 
 
-def _rank_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Series:
-    """Per sampler: the median over datasets of the smallest rank whose mean metric is within
-    ``tolerance`` of the exact result (inf-free: NaN when never reached or no exact value)."""
+def rank_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Series:
+    """Per sampler: the median, over the datasets that have an exact value, of the smallest
+    rank whose mean metric is within ``tolerance`` of the exact kernel's; a dataset where no
+    swept rank gets there counts as +inf. Every tolerance uses the same datasets, so a
+    stricter tolerance never reads a smaller rank. inf: not reached at the median."""
     mean = cells.groupby(["dataset", "sampler", "rank"])[["metric", "exact"]].mean().reset_index()
+    mean = mean[mean["exact"].notna()]
+    if mean.empty:
+        return pd.Series(dtype=float)
     if smaller:
         ok = mean["metric"] <= (1 + tolerance) * mean["exact"]
     else:
         ok = mean["metric"] >= (1 - tolerance) * mean["exact"]
-    reached = mean[ok & mean["exact"].notna()].groupby(["sampler", "dataset"])["rank"].min()
-    return reached.groupby("sampler").median()
+    first = mean["rank"].where(ok, np.inf).groupby([mean["sampler"], mean["dataset"]]).min()
+    return first.groupby("sampler").median()
+
+
+def friedman_nemenyi(cells: pd.DataFrame, smaller: bool):
+    """Friedman test over (dataset, rank) blocks of repetition means, samplers as groups,
+    with the Nemenyi post-hoc p-values (scikit-posthocs). Only blocks where every sampler
+    has a value count. Returns (mean ranks, p-value matrix, Friedman p, blocks) or None when
+    fewer than 3 samplers or 2 blocks remain."""
+    import scikit_posthocs as sp
+    from scipy.stats import friedmanchisquare
+
+    wide = cells.groupby(["dataset", "rank", "sampler"])["metric"].mean().unstack("sampler").dropna()
+    if wide.shape[1] < 3 or wide.shape[0] < 2:
+        return None
+    ranks = wide.rank(axis=1, ascending=smaller).mean()
+    statistic = friedmanchisquare(*(wide[c].to_numpy() for c in wide.columns))
+    pvalues = sp.posthoc_nemenyi_friedman(wide.reset_index(drop=True))
+    return ranks, pvalues, float(statistic.pvalue), wide.shape[0]
+
+
+def critical_difference(section: Section, path: Path) -> str | None:
+    """The critical-difference diagram of a section (PNG at ``path``) and its caption, or None."""
+    import scikit_posthocs as sp
+    from matplotlib.figure import Figure
+
+    result = friedman_nemenyi(section.cells, section.smaller)
+    if result is None:
+        return None
+    ranks, pvalues, friedman_p, blocks = result
+    fig = Figure(figsize=(8, 0.6 + 0.3 * len(ranks)))
+    ax = fig.subplots()
+    sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA)
+    ax.set_title(f"{section.label}: mean rank over {blocks} (dataset, rank) blocks", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    return (f"Critical difference: Friedman test over {blocks} (dataset, rank) blocks, p = {friedman_p:.2g}; "
+            f"samplers joined by a bar are not significantly different (Nemenyi, α = {ALPHA}).")
 
 
 def status_table(frame: pd.DataFrame) -> pd.DataFrame:
-    cells = frame.drop_duplicates(subset=["dataset", "sampler", "sampler_params", "task", "rank",
+    cells = frame.drop_duplicates(subset=["dataset", "kernel", "sampler_label", "task_label", "rank",
                                           "repetition"])
-    return cells.groupby(["sampler", "status"]).size().unstack(fill_value=0)
+    return cells.groupby(["sampler_label", "status"]).size().unstack(fill_value=0).rename_axis(
+        index="sampler", columns=None)
 
 
 def pareto_front(points: pd.DataFrame, smaller: bool) -> pd.DataFrame:
     """Points not dominated in (seconds, metric)."""
     ordered = points.sort_values(["seconds", "metric"], ascending=[True, smaller])
-    front, best = [], np.inf if smaller else -np.inf
-    for _, row in ordered.iterrows():
-        if (row["metric"] < best) if smaller else (row["metric"] > best):
-            front.append(row)
-            best = row["metric"]
-    return pd.DataFrame(front)
+    running = ordered["metric"].cummin() if smaller else ordered["metric"].cummax()
+    improves = ordered["metric"] < running.shift(fill_value=np.inf) if smaller else \
+        ordered["metric"] > running.shift(fill_value=-np.inf)
+    return ordered[improves]
 
 
-def figure(cells: pd.DataFrame, task: str, dataset: str, path: Path) -> None:
+def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset: str, path: Path) -> None:
     """Metric against rank (mean, 95% interval over repetitions) and against time (Pareto)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import matplotlib.ticker
     import seaborn as sns
+    from matplotlib.figure import Figure
 
-    metric, smaller = HEADLINE[task]
     data = cells[cells["dataset"] == dataset]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    fig = Figure(figsize=(11, 4))
+    left, right = fig.subplots(1, 2)
     sns.lineplot(data=data, x="rank", y="metric", hue="sampler", marker="o", errorbar=("ci", 95),
                  seed=0, ax=left)
     exact = data["exact"].dropna()
     if len(exact):
         left.axhline(exact.mean(), color="black", linestyle="--", linewidth=1, label="exact kernel")
-    left.set(xscale="log", ylabel=metric, title=f"{task} on {dataset}: {metric} vs rank")
+    left.set(xscale="log", ylabel=metric, title=f"{title} on {dataset}: {metric} vs rank")
     ranks = sorted(data["rank"].unique())
     left.set_xticks(ranks, [str(r) for r in ranks])
     left.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
@@ -163,11 +264,10 @@ def figure(cells: pd.DataFrame, task: str, dataset: str, path: Path) -> None:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def figure_slug(text: str) -> str:
-    """A dataset spec as part of a figure file name."""
+    """A label as part of a figure file name."""
     return "".join(c if c.isalnum() or c in ".-" else "-" for c in text).strip("-")
 
 
@@ -175,16 +275,40 @@ def header(frame: pd.DataFrame, command: str | None) -> list[str]:
     first = frame.iloc[0]
     versions = ", ".join(f"{k.removesuffix('_version')} {first[k]}" for k in
                          ("kbench_version", "numpy_version", "scipy_version", "sklearn_version") if k in frame)
+    cells = frame.drop_duplicates(["dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"])
     return [
-        f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows "
-        f"({frame.drop_duplicates(KEYS + ['task']).shape[0]} cells).",
+        f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows ({len(cells)} cells).",
         f"Command: `{command or 'kbench leaderboard'}`.",
         f"Versions: {versions}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
         f"({platform.machine()}, Python {platform.python_version()}).",
-        "Metric of a cell: its value at the best λ of the path (oracle λ, as Bach 2013), KPCA at "
-        "the largest number of components; rank to match exact: median over datasets of the "
-        "smallest rank whose mean result is within 1% / 5% of the exact kernel's.",
+        "A row is one sampler configuration, a section one task configuration. Metric of a cell: "
+        "its value at the best λ of the path (oracle λ, as Bach 2013); KPCA at one number of "
+        "components per rank for every sampler (the largest of the task's list not above the rank). "
+        "Rank to match exact: median over the datasets with an exact value of the smallest rank "
+        "whose mean result is within 1% / 5% of the exact kernel's.",
     ]
+
+
+def _format_ranking(table: pd.DataFrame, unscored: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
+    """Table for the page: missing values read "—", unreached ranks "> max", footnotes."""
+    table = table.copy()
+    footnotes = []
+    reach = [c for c in table.columns if c.startswith("rank within")]
+    if reach:
+        footnotes.append(f"{MISSING} in a rank-to-match column: no exact value, or the median dataset "
+                         "gets within the tolerance at no swept rank.")
+    for column in reach:
+        table[column] = table[column].map(lambda v: MISSING if not np.isfinite(v) else f"{v:g}")
+    if "mean rank" in table:
+        table["mean rank"] = table["mean rank"].map(lambda v: f"{v:.2f}")
+    if "pairs" in table:
+        table["pairs"] = table["pairs"].map(lambda v: MISSING if pd.isna(v) else f"{int(v)}")
+    for sampler, why in unscored.items():
+        table.loc[sampler] = MISSING
+        table.loc[sampler, "note"] = why
+    if "note" in table:
+        table["note"] = table["note"].fillna("")
+    return table.fillna(MISSING), footnotes
 
 
 def build(frame: pd.DataFrame, out, command: str | None = None) -> dict[str, Path]:
@@ -193,21 +317,28 @@ def build(frame: pd.DataFrame, out, command: str | None = None) -> dict[str, Pat
     (out / "figures").mkdir(parents=True, exist_ok=True)
     md = ["# kbench leaderboard", "", *header(frame, command), ""]
     body = []  # (kind, payload) for the HTML page
-    for task, (metric, smaller) in HEADLINE.items():
-        cells = cell_table(frame, task)
-        if cells.empty:
-            continue
-        title = f"{task}: {metric} ({'lower' if smaller else 'higher'} is better)"
-        table = ranking(cells, smaller)
-        md += [f"## {title}", "", table.to_markdown(floatfmt=".3g"), ""]
-        body += [("h2", title), ("table", table)]
-        for dataset in sorted(cells["dataset"].unique()):
-            path = out / "figures" / f"{task}_{figure_slug(dataset)}.png"
-            figure(cells, task, dataset, path)
-            means = cells[cells["dataset"] == dataset].pivot_table(
+    found, notes = sections(frame)
+    for note in notes:
+        md += [f"Note: {note}", ""]
+        body.append(("p", f"Note: {note}"))
+    for section in found:
+        md += [f"## {section.title}", ""]
+        body.append(("h2", section.title))
+        table, footnotes = _format_ranking(ranking(section.cells, section.smaller), section.unscored)
+        md += [table.to_markdown(), "", *footnotes, ""]
+        body += [("table", table), *[("p", f) for f in footnotes]]
+        diagram = out / "figures" / f"cd_{figure_slug(section.label)}.png"
+        caption = critical_difference(section, diagram)
+        if caption:
+            md += [f"![critical difference, {section.label}](figures/{diagram.name})", "", caption, ""]
+            body += [("img", diagram), ("p", caption)]
+        for dataset in sorted(section.cells["dataset"].unique()):
+            path = out / "figures" / f"{figure_slug(section.label)}_{figure_slug(dataset)}.png"
+            figure(section.cells, section.metric, section.smaller, section.label, dataset, path)
+            means = section.cells[section.cells["dataset"] == dataset].pivot_table(
                 index="sampler", columns="rank", values="metric", aggfunc="mean")
             md += [f"### {dataset}", "", means.to_markdown(floatfmt=".4g"), "",
-                   f"![{task} on {dataset}](figures/{path.name})", ""]
+                   f"![{section.label} on {dataset}](figures/{path.name})", ""]
             body += [("h3", dataset), ("table", means), ("img", path)]
     statuses = status_table(frame)
     md += ["## Cells by status", "", statuses.to_markdown(), ""]
@@ -224,10 +355,10 @@ def _html(lines: list[str], body) -> str:
              "text-align:right}img{max-width:100%}</style></head><body><h1>kbench leaderboard</h1>"]
     parts += [f"<p>{html.escape(line)}</p>" for line in lines]
     for kind, payload in body:
-        if kind in ("h2", "h3"):
+        if kind in ("h2", "h3", "p"):
             parts.append(f"<{kind}>{html.escape(payload)}</{kind}>")
         elif kind == "table":
-            parts.append(payload.to_html(float_format=lambda v: f"{v:.4g}", na_rep=""))
+            parts.append(payload.to_html(float_format=lambda v: f"{v:.4g}", na_rep=MISSING))
         else:
             data = base64.b64encode(Path(payload).read_bytes()).decode()
             parts.append(f"<img alt='{html.escape(payload.stem)}' src='data:image/png;base64,{data}'>")

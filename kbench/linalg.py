@@ -9,7 +9,7 @@ import scipy.linalg
 def inverse_sqrt_psd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """W with W Wᵀ = A⁺ for a PSD matrix A, from one eigendecomposition.
 
-    Eigenvalues ≤ max(eig)·m·eps are dropped (DESIGN §2), so the number of columns of W
+    Eigenvalues ≤ max(eig)·m·eps are dropped (docs/conventions.md), so the number of columns of W
     is the numerical rank of A. Columns come in decreasing eigenvalue order; returns
     (W, kept eigenvalues).
     """
@@ -24,7 +24,7 @@ def leverage_scores_from_eigh(s: np.ndarray, U: np.ndarray, ridge: float) -> np.
     """Ridge leverage scores diag(K(K + ridge·I)⁻¹) = (U∘U)·(s/(s + ridge)) from K = U diag(s) Uᵀ.
 
     Negative eigenvalues (rounding) are clipped to 0; the form never computes
-    1 − ridge·[(K + ridge·I)⁻¹]ᵢᵢ, which cancels for small scores (ALGORITHMS.md, rls).
+    1 − ridge·[(K + ridge·I)⁻¹]ᵢᵢ, which cancels for small scores (it loses every digit of scores near eps).
     """
     s = np.clip(s, 0.0, None)
     return (U * U) @ (s / (s + ridge))

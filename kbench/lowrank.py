@@ -1,6 +1,6 @@
 """LowRank: the one object every sampler returns, a feature map z with z(x)ᵀz(y) ≈ k(x, y).
 
-Tasks only ever see this object, so a task knows nothing of samplers (DESIGN §1). Three
+Tasks only ever see this object, so a task knows nothing of samplers (docs/plugins.md). Three
 maps cover the built-in samplers:
 
 * :class:`NystromMap`, z(x) = K_mm^{-1/2} k_m(x), built by :func:`nystrom`, the one

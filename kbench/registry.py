@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import importlib.metadata
 import inspect
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,7 +113,7 @@ class Registry:
         try:
             module = ep.load()
         except Exception as exc:  # a plugin may raise anything on import
-            return fail(f"import failed: {type(exc).__name__}: {exc}")
+            return fail(f"import failed: {type(exc).__name__}: {exc}{_where(exc)}")
         try:
             self.manager.register(module, name=f"{source}:{ep.name}")
         except (ValueError, pluggy.PluginValidationError) as exc:
@@ -125,17 +126,22 @@ class Registry:
             hint = "".join(f" '{h}'{_suggest(h, hookspecs.HOOKS.values())}" for h in hooks)
             return fail(f"{exc}. Unknown hook(s):{hint}; hooks are: {', '.join(hookspecs.HOOKS.values())}.")
 
+        hooks = 0
         for kind, hook_name in hookspecs.HOOKS.items():
             for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
                 if impl.plugin is not module:
                     continue
+                hooks += 1
                 try:
                     objects = list(impl.function())
                 except Exception as exc:
-                    fail(f"{hook_name}() raised {type(exc).__name__}: {exc}")
+                    fail(f"{hook_name}() raised {type(exc).__name__}: {exc}{_where(exc)}")
                     continue
                 for obj in objects:
                     self._add(kind, obj, source, version, label, fail)
+        if not hooks:
+            fail(f"module {module.__name__!r} loads but implements no kbench hook, so it registers "
+                 f"nothing; decorate a function such as kbench_register_samplers with @kbench.hookimpl")
 
     def _add(self, kind, obj, source, version, label, fail) -> None:
         name = getattr(obj, "name", None)
@@ -169,7 +175,7 @@ class Registry:
         broken = f" ({len(self.broken)} plugin(s) failed to load: run 'kbench list')" if self.broken else ""
         raise UnknownPluginError(
             f"unknown {kind} {name!r}{_suggest(name, known)}. Known {kind}s: "
-            f"{', '.join(sorted(known)) or 'none'}{broken}."
+            f"{', '.join(sorted(known)) or 'none'}{broken}.{_stale_hint(self.group)}"
         )
 
     def create(self, kind: str, name: str, **params) -> Any:
@@ -186,6 +192,43 @@ class Registry:
                 f"its parameters are: {', '.join(allowed) or 'none'}."
             )
         return info.obj(**params)
+
+
+def _where(exc: BaseException) -> str:
+    """' (at FILE:LINE)' of the place an exception was raised (a syntax error: its own line)."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f" (at {exc.filename}:{exc.lineno})"
+    frames = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in frames if "importlib" not in f.filename] or frames
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
+def _stale_hint(group: str) -> str:
+    """A hint naming editable installs whose pyproject.toml declares other ``group`` entry
+    points than their installed metadata: they were edited after ``pip install -e``."""
+    import json
+    import tomllib
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    stale = []
+    for dist in importlib.metadata.distributions():
+        try:
+            direct = json.loads(dist.read_text("direct_url.json") or "{}")
+            if not direct.get("dir_info", {}).get("editable"):
+                continue
+            source = Path(unquote(urlparse(direct["url"]).path))
+            declared = tomllib.loads((source / "pyproject.toml").read_text())
+        except (OSError, ValueError, KeyError):
+            continue
+        wanted = declared.get("project", {}).get("entry-points", {}).get(group, {})
+        installed = {ep.name: ep.value for ep in dist.entry_points if ep.group == group}
+        if wanted != installed:
+            stale.append(f"'{dist.metadata['Name']}' (pip install -e {source})")
+    if not stale:
+        return ""
+    return (f" The installed metadata of {', '.join(stale)} is older than its pyproject.toml's "
+            f"[project.entry-points.{group}]: reinstall it so kbench sees its plugins.")
 
 
 def _dist_name(ep) -> str:

@@ -1,13 +1,12 @@
 """Result store: one parquet file per cell, written atomically; merging with de-duplication.
 
-Long format (DESIGN §4): one row per (cell, λ[, ℓ]). Every row carries ``schema_version``;
+Long format (docs/conventions.md): one row per (cell, λ[, ℓ]). Every row carries ``schema_version``;
 files of another version are refused, with the version found and the fix.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from pathlib import Path
 
@@ -15,30 +14,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: columns that identify a row; a rerun of the same identity replaces the older row
-IDENTITY = ["dataset", "kernel", "sampler", "sampler_params", "task", "task_params", "rank",
-            "lam", "components", "repetition", "seed"]
-#: columns that identify a cell (a file)
-CELL_IDENTITY = ["dataset", "kernel", "sampler", "sampler_params", "task", "task_params", "rank",
-                 "repetition"]
+IDENTITY = ["dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
+            "repetition", "base_seed"]
 CELLS_DIR = "cells"
 
 
-def slug(spec: str) -> str:
-    """A file-name-safe, readable form of a spec: 'squeak:qbar=20,eps=0.3' → 'squeak~qbar-20+eps-0.3'."""
-    text = str(spec).replace(":", "~").replace("=", "-").replace(",", "+").replace(";", "_")
-    return re.sub(r"[^A-Za-z0-9.~+_-]", "_", text)
-
-
-def cell_path(out: Path, cell: dict) -> Path:
-    """cells/<kernel>/<dataset>/<sampler>/<task>/rank<r>_rep<i>.parquet (specs as slugs)."""
-    sampler = cell["sampler"] + (
-        ":" + cell["sampler_label_params"] if cell.get("sampler_label_params") else "")
-    task = cell["task"] + (":" + cell["task_label_params"] if cell.get("task_label_params") else "")
-    return (Path(out) / CELLS_DIR / slug(cell["kernel"]) / slug(cell["dataset"]) / slug(sampler)
-            / slug(task) / f"rank{cell['rank']}_rep{cell['repetition']}.parquet")
+def cell_path(out, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
+    """cells/<kernel>/<dataset>/<sampler>/<task>/rank<r>_rep<i>.parquet, the four specs
+    (:class:`kbench.spec.Spec`) as their slugs."""
+    return (Path(out) / CELLS_DIR / kernel.slug / dataset.slug / sampler.slug / task.slug
+            / f"rank{rank}_rep{repetition}.parquet")
 
 
 def check_output_dir(out) -> Path:
@@ -84,19 +72,20 @@ def read_cell(path: Path) -> pd.DataFrame:
     return frame
 
 
-def cell_status(path: Path, lams=None) -> str | None:
-    """The status of a finished cell ('ok', 'error', ...), or None if it has no file, the file
-    is unreadable, or it was computed on another λ path than ``lams`` (then it is rerun)."""
+def cell_status(path: Path, inputs: str | None = None) -> str | None:
+    """The status of a finished cell ('ok', 'error', ...), or None when it must be computed:
+    no file, an unreadable one, another schema version, or other inputs than ``inputs``
+    (the fingerprint of everything its values depend on, kbench.planning.cell_inputs)."""
     if not path.is_file():
         return None
     try:
-        table = pq.read_table(path, columns=["status", "lam"])
+        table = pq.read_table(path, columns=["status", "schema_version", "cell_inputs"])
     except (pa.ArrowInvalid, OSError, KeyError):
         return None
-    if lams is not None:
-        found = {round(v, 15) for v in table.column("lam").to_pylist() if v is not None and v == v}
-        if found and found != {round(float(v), 15) for v in lams}:
-            return None
+    if set(table.column("schema_version").to_pylist()) != {SCHEMA_VERSION}:
+        return None
+    if inputs is not None and set(table.column("cell_inputs").to_pylist()) != {inputs}:
+        return None
     statuses = set(table.column("status").to_pylist())
     return "ok" if statuses == {"ok"} else sorted(statuses - {"ok"})[0]
 

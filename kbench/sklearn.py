@@ -13,6 +13,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kbench.registry import make_kernel, make_sampler
 
+#: kernels whose default bandwidth, when no kernel_params are given, is the median heuristic
+MEDIAN_KERNELS = ("gaussian", "laplacian", "matern")
+
 
 class KernelApproximation(TransformerMixin, BaseEstimator):
     """Feature map z with z(x)ᵀz(y) ≈ k(x, y) from a kbench sampler.
@@ -20,6 +23,9 @@ class KernelApproximation(TransformerMixin, BaseEstimator):
     Parameters: ``sampler`` and ``kernel`` are registry names with their parameters in
     ``sampler_params`` / ``kernel_params``; ``n_components`` is the rank; ``lam`` the
     per-sample ridge used by leverage-score samplers; ``random_state`` seeds the sampler.
+    Without ``kernel_params`` a gaussian kernel takes ``sigma="median"`` (the median
+    pairwise distance of the data it is fitted on), as ``kbench run`` does: a fixed σ = 1
+    on unscaled data gives a kernel matrix close to the identity.
     """
 
     def __init__(self, sampler: str = "rp-cholesky", n_components: int = 100,
@@ -35,7 +41,9 @@ class KernelApproximation(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         X = validate_data(self, X, dtype=np.float64)
-        kernel = make_kernel(self.kernel, **(self.kernel_params or {})).fit(X)
+        params = self.kernel_params if self.kernel_params is not None else (
+            {"sigma": "median"} if self.kernel in MEDIAN_KERNELS else {})
+        kernel = make_kernel(self.kernel, **params).fit(X)
         sampler = make_sampler(self.sampler, **(self.sampler_params or {}))
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         self.approximation_ = sampler.fit(X, kernel, rank=self.n_components, lam=self.lam, seed=seed)

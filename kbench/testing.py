@@ -1,4 +1,4 @@
-"""Conformance checks a sampler plugin runs in its own test suite (DESIGN §5).
+"""Conformance checks a sampler plugin runs in its own test suite (docs/plugins.md).
 
     from kbench.testing import check_sampler
 
@@ -36,6 +36,7 @@ def check_sampler(sampler: str | type | Sampler, lam: float = 1e-3, **params) ->
     that failed (each with its reason).
     """
     if isinstance(sampler, str):
+        get_registry().create("sampler", sampler, **params)  # an unknown name stops here, once
         make = lambda: get_registry().create("sampler", sampler, **params)  # noqa: E731
     elif isinstance(sampler, type):
         make = lambda: sampler(**params)  # noqa: E731

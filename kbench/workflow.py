@@ -10,13 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbench import registry
 from kbench.datasets import check_dataset_spec, known_task_type
-from kbench.results import CELLS_DIR, slug
-from kbench.runner import label, parse_spec, prepared_path
-
-#: tasks that need a regression target, and those that need classes
-NEEDS = {"krr": ("regression",), "classification": ("binary", "multiclass")}
+from kbench.execution import prepared_path
+from kbench.results import CELLS_DIR
+from kbench.spec import Spec
 
 
 class ConfigError(ValueError):
@@ -25,7 +22,6 @@ class ConfigError(ValueError):
 
 def check_config(config: dict) -> None:
     """Every name in the config must be a registered plugin with valid parameters."""
-    reg = registry.get_registry()
     for dataset in config.get("dataset_kernels", {}):
         if dataset not in config["datasets"]:
             raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
@@ -37,8 +33,7 @@ def check_config(config: dict) -> None:
     for key, specs, kind in checks:
         for index, spec in enumerate(specs):
             try:
-                name, params = parse_spec(spec)
-                reg.create(kind, name, **params)
+                Spec.parse(spec, kind).create()
             except ValueError as exc:
                 where = key if key.startswith(("kernel", "dataset_kernels")) else f"{key}[{index}]"
                 raise ConfigError(f"config key '{where}': {exc}") from None
@@ -65,13 +60,14 @@ class Sweep:
         return Path(self.config["out"])
 
     def by_slug(self, key: str) -> dict[str, str]:
-        return {slug(spec): spec for spec in self.config[key]}
+        """Slug → config entry, for the datasets, samplers or tasks of the config."""
+        kind = key.removesuffix("s")
+        return {Spec.parse(text, kind).slug: text for text in self.config[key]}
 
     def compatible(self, dataset: str, task: str) -> bool:
         """False when the task cannot run on the dataset (krr on classes, ...): no job for it."""
         task_type = known_task_type(dataset)
-        needs = NEEDS.get(parse_spec(task)[0])
-        return task_type is None or needs is None or task_type in needs
+        return task_type is None or task_type in Spec.parse(task, "task").plugin_class().accepts
 
     def jobs(self) -> list[tuple[str, str, str, str, int]]:
         return [(d, k, s, t, r)
@@ -85,7 +81,7 @@ class Sweep:
         return _as_list(self.config.get("dataset_kernels", {}).get(dataset, self.config["kernel"]))
 
     def kernels_by_slug(self) -> dict[str, str]:
-        return {slug(label(*parse_spec(k))): k for d in self.config["datasets"] for k in self.kernels(d)}
+        return {Spec.parse(k, "kernel").slug: k for d in self.config["datasets"] for k in self.kernels(d)}
 
     def cell_pattern(self) -> str:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""
@@ -93,10 +89,9 @@ class Sweep:
                    "rank{rank}_rep{rep}.parquet")
 
     def cell_files(self, dataset: str, kernel: str, sampler: str, task: str, repetition: int) -> list[str]:
-        return [self.cell_pattern().format(kernel=slug(label(*parse_spec(kernel))), dataset=slug(dataset),
-                                           sampler=slug(label(*parse_spec(sampler))),
-                                           task=slug(label(*parse_spec(task))), rank=rank, rep=repetition)
-                for rank in self.config["ranks"]]
+        slugs = {kind: Spec.parse(text, kind).slug for kind, text in
+                 (("dataset", dataset), ("kernel", kernel), ("sampler", sampler), ("task", task))}
+        return [self.cell_pattern().format(**slugs, rank=rank, rep=repetition) for rank in self.config["ranks"]]
 
     def all_cells(self) -> list[str]:
         return [f for job in self.jobs() for f in self.cell_files(*job)]

@@ -126,14 +126,18 @@ def test_median_bandwidth_is_resolved_by_fit():
     with pytest.raises(ValueError, match=r"kernel.fit\(X_train\)"):
         kernel(X)
     assert kernel.fit(X) is kernel
-    assert kernel.sigma == pytest.approx(np.median(pdist(X)), rel=1e-14)
+    assert kernel.sigma_ == pytest.approx(np.median(pdist(X)), rel=1e-14)
+    assert kernel.sigma == "median" and kernel.get_params()["sigma"] == "median"  # as given
+    assert kernel.spec() == f"gaussian:sigma={kernel.sigma_!r}"  # the resolved value
     lap = kbench.make_kernel("laplacian", sigma="median").fit(X)
-    assert lap.sigma == pytest.approx(np.median(pdist(X, "cityblock")), rel=1e-14)
+    assert lap.sigma_ == pytest.approx(np.median(pdist(X, "cityblock")), rel=1e-14)
+    kernel.fit(X[:20])  # refitting resolves again, on the new data
+    assert kernel.sigma_ == pytest.approx(np.median(pdist(X[:20])), rel=1e-14)
 
 
 def test_gamma_and_sigma_are_the_same_parameter():
     a = kbench.make_kernel("gaussian", gamma=0.125)
-    assert a.sigma == pytest.approx(2.0)
+    assert a.sigma_ == pytest.approx(2.0) and a.get_params() == {"sigma": None, "gamma": 0.125}
     assert np.array_equal(a(X, Y), kbench.make_kernel("gaussian", sigma=2.0)(X, Y))
 
 
@@ -191,6 +195,6 @@ def test_bad_kernel_input_is_a_clear_error(call, message):
 
 
 def test_spec_round_trip_text():
-    assert kbench.make_kernel("matern", sigma=2.0, nu=0.5).spec() == "matern:sigma=2.0,nu=0.5"
+    assert kbench.make_kernel("matern", sigma=2.0, nu=0.5).spec() == "matern:nu=0.5,sigma=2.0"
     assert math.isclose(kbench.make_kernel("periodic-exp", rho=2.0).diag_value,
                         2 * math.exp(-2) / (1 - math.exp(-2)))

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from kbench.papers import evaluate, write_page
+from kbench.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,6 +57,7 @@ def test_page_and_index(tmp_path):
     for column in ("time_sample_s", "time_features_s", "time_fit_s"):
         frame[column] = 0.01
     frame["lam"] = 1e-3
+    frame["kernel"], frame["task_label"], frame["sampler_label"] = "gaussian", frame["task"], frame["sampler"]
     page = write_page("yang2012", frame, tmp_path)
     text = page.read_text()
     assert "| Nyström beats RFF at every m |" in text and "**holds**" in text
@@ -212,7 +214,7 @@ def squeak_rows(size_factor: float, bound_factor: float, whole_vs_rls: float, be
     lam, d_eff, norm, out = 1e-4, 20.0, 100.0, []
     designs = [("beta,a=0.2", 1500)] + [("uniform", n) for n in (750, 1500, 3000, 6000, 12000)]
     samplers = [("uniform", "{}"), ("rls", '{"max_n": 5000}'), ("squeak", "{}"), ("squeak", '{"shards": 4}'),
-                ("squeak", '{"subsample": "copies"}')]
+                ("squeak", '{"subsample": "prob"}')]
     for design, n in designs:
         whole = bound_factor * n * lam / 0.5
         for sampler, params in samplers:
@@ -227,7 +229,8 @@ def squeak_rows(size_factor: float, bound_factor: float, whole_vs_rls: float, be
                     else:
                         error = whole / whole_vs_rls * (uniform_vs_whole * whole_vs_rls if sampler == "uniform" else 1)
                     base = {"dataset": f"synthetic:bach-periodic:design={design},n={n}", "sampler": sampler,
-                            "sampler_params": params, "rank": rank, "repetition": repetition, "status": "ok",
+                            "sampler_params": params,
+                            "sampler_label": Spec.of("sampler", sampler, json.loads(params)).label, "rank": rank, "repetition": repetition, "status": "ok",
                             "n_train": n, "sampler_lam": lam, "rank_realized": realized,
                             "dictionary_size": size if squeak else np.nan, "unique_atoms": size if squeak else np.nan,
                             "time_sample_s": 1e-4 * n ** time_power}

@@ -96,7 +96,7 @@ def test_cli_list_shows_all_samplers_with_their_source():
 
 def test_cli_list_shows_broken_plugins(plugin_env):
     result = CliRunner().invoke(main, ["list", "samplers"], terminal_width=200)
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # a broken plugin is a failure of `kbench list`
     assert "broken plugins" in result.output and "broken-plugin" in result.output
     payload = json.loads(CliRunner().invoke(main, ["list", "--json"]).output)
     assert {b["source"] for b in payload["broken"]} >= {"broken-plugin", "typo-plugin", "dup-two"}
@@ -112,3 +112,35 @@ def test_cli_info_reports_blas_threads():
     result = CliRunner().invoke(main, ["info"])
     assert result.exit_code == 0
     assert "threads" in result.output and " samplers" in result.output
+
+
+def test_import_errors_name_their_line_and_a_plugin_that_registers_nothing_is_reported(tmp_path, monkeypatch):
+    module = add_plugin(tmp_path, "raising-plugin", "import os\n\nx = 1 / 0\n")
+    add_plugin(tmp_path, "empty-plugin", "VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    broken = {b.source: b.error for b in registry.Registry().broken}
+    assert f"ZeroDivisionError: division by zero (at {tmp_path / module}.py:3)" in broken["raising-plugin"]
+    assert "implements no kbench hook, so it registers nothing" in broken["empty-plugin"]
+
+
+def test_an_unknown_name_hints_at_reinstalling_a_stale_editable_install(tmp_path, monkeypatch):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "pyproject.toml").write_text(
+        '[project]\nname = "stale-plugin"\n[project.entry-points.kbench]\nstale = "stale_module"\n')
+    info = tmp_path / "site" / "stale_plugin-1.0.dist-info"  # installed before the entry point was added
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stale-plugin\nVersion: 1.0\n")
+    (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    importlib.invalidate_caches()
+    with pytest.raises(kbench.UnknownPluginError, match=r"'stale-plugin' \(pip install -e .*src\).*reinstall"):
+        registry.Registry().get("sampler", "stale-sampler")
+
+
+def test_check_sampler_stops_at_once_on_an_unknown_name():
+    from kbench.testing import check_sampler
+
+    with pytest.raises(kbench.UnknownPluginError, match="did you mean 'uniform'"):
+        check_sampler("unifrom")

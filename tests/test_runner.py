@@ -188,9 +188,8 @@ def test_results_of_another_schema_version_are_refused(tmp_path):
 
 
 def test_read_results_keeps_the_newest_row_of_an_identity(tmp_path):
-    base = {"dataset": "d", "kernel": "k", "sampler": "s", "sampler_params": "{}", "task": "krr",
-            "task_params": "{}", "rank": 5, "lam": 1e-3, "components": np.nan, "repetition": 0,
-            "seed": 1, "status": "ok"}
+    base = {"dataset": "d", "kernel": "k", "sampler_label": "s", "task_label": "krr", "rank": 5,
+            "lam": 1e-3, "components": np.nan, "repetition": 0, "base_seed": 0, "status": "ok"}
     write_cell(tmp_path / "cells" / "a.parquet", [{**base, "test_mse": 1.0, "timestamp": "2026-01-01T00:00"}])
     write_cell(tmp_path / "cells" / "b.parquet", [{**base, "test_mse": 2.0, "timestamp": "2026-02-01T00:00"}])
     frame = read_results(tmp_path)

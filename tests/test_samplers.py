@@ -120,7 +120,7 @@ def test_uniform_reproduces_scikit_learn_nystroem(data300):
     approx = kbench.make_sampler("uniform").fit(X, kernel, rank=50, seed=3)
     ours = approx.transform(X)
     # scikit-learn on the same landmarks: its basis is the whole of X[landmarks]
-    gamma = 1.0 / (2.0 * kernel.sigma**2)
+    gamma = 1.0 / (2.0 * kernel.sigma_**2)
     sk = Nystroem(kernel="rbf", gamma=gamma, n_components=50).fit(X[approx.landmarks])
     theirs = sk.transform(X)
     np.testing.assert_allclose(ours @ ours.T, theirs @ theirs.T, rtol=0, atol=1e-10)
@@ -185,7 +185,7 @@ class SpyKernel(GaussianKernel):
 def squeak_data():
     X = np.random.default_rng(3).standard_normal((2000, 3))
     kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
-    return X, kernel.sigma, exact_leverage_scores(kernel(X), LAM).sum()
+    return X, kernel.sigma_, exact_leverage_scores(kernel(X), LAM).sum()
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -11,10 +11,10 @@ from kbench.datasets.base import (
     RawData,
     check_raw,
     check_test_size,
-    parse_spec,
     split_and_scale,
 )
 from kbench.registry import _suggest, get_registry
+from kbench.spec import Spec
 
 _SPLIT_OPTIONS = ("n", "test_size", "standardize", "dropna")
 
@@ -22,7 +22,8 @@ _SPLIT_OPTIONS = ("n", "test_size", "standardize", "dropna")
 def check_dataset_spec(spec: str) -> tuple[DatasetProvider, str, dict]:
     """Parse and check a spec without loading data: provider, dataset name and parameter
     names (did-you-mean errors). Returns (provider, name, params)."""
-    provider_name, name, params = parse_spec(spec)
+    parsed = Spec.parse(spec, "dataset")
+    (provider_name, name), params = parsed.name.split(":", 1), parsed.params
     provider = get_registry().get("dataset", provider_name).obj()
     known = provider.names()
     if known and name not in known:
@@ -53,7 +54,7 @@ def known_task_type(spec: str) -> str | None:
 
 def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: float = 0.25,
                  standardize: bool = True, dropna: bool = False, **params) -> Dataset:
-    """Load ``provider:name[:key=value,...]`` and split it (DESIGN §3, §7).
+    """Load ``provider:name[:key=value,...]`` and split it (README, docs/conventions.md).
 
     ``n`` points are kept (seeded subsample, or generated for synthetic data) before the
     split; the split is stratified for classification and depends only on (spec, seed).

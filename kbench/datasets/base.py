@@ -3,7 +3,7 @@
 A provider plugin is a class with a ``name`` (the spec prefix: ``synthetic``,
 ``sklearn``, ``openml``, ``file``) and ``load(name, n, seed, **params) -> RawData``. The
 split, the subsample to ``n`` points and the standardization are done once, here, for
-every provider (DESIGN §2: the split depends only on the dataset and the seed, so every
+every provider (docs/conventions.md: the split depends only on the dataset and the seed, so every
 sampler of a repetition sees the same data).
 """
 
@@ -34,7 +34,7 @@ class RawData:
 
 @dataclass
 class Dataset:
-    """A train/test split, ready for samplers and tasks (DESIGN §3)."""
+    """A train/test split, ready for samplers and tasks (README)."""
 
     name: str
     X_train: np.ndarray
@@ -74,43 +74,6 @@ class DatasetProvider:
     def task_type(self, name: str, **params: Any) -> str | None:
         """The task type of a dataset without loading it, or None when unknown before loading."""
         return params.get("task_type")
-
-
-def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
-    """``provider:name[:key=value,...]`` → (provider, name, params); values parsed as numbers when they are."""
-    if not isinstance(spec, str) or ":" not in spec:
-        raise ValueError(
-            f"dataset spec {spec!r} must look like 'provider:name', e.g. 'synthetic:two-balls', "
-            "'sklearn:diabetes', 'openml:61' or 'file:data.csv'."
-        )
-    provider, rest = spec.split(":", 1)
-    name, params = rest, {}
-    head, sep, tail = rest.rpartition(":")
-    if sep and "=" in tail:
-        name = head
-        for item in tail.split(","):
-            key, eq, value = item.partition("=")
-            if not eq or not key.strip():
-                raise ValueError(f"dataset parameter {item!r} in {spec!r} must be key=value.")
-            params[key.strip()] = parse_value(value.strip())
-    return provider, name, params
-
-
-def parse_value(text: str):
-    """'3' → 3, '0.5' → 0.5, 'true' → True, 'none' → None, '1;2;3' → [1, 2, 3], else the text."""
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    if ";" in text:
-        return [parse_value(part) for part in text.split(";") if part]
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def check_test_size(test_size) -> float:

@@ -38,7 +38,7 @@ def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
 
 def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     """results/papers/<paper>.md (+ figures, + <paper>.claims.json) from the result rows."""
-    from kbench.leaderboard import cell_table, figure, figure_slug
+    from kbench.leaderboard import figure, figure_slug, sections
 
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
@@ -56,12 +56,14 @@ def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     if hasattr(module, "figures"):  # the paper's own figures
         for caption, name in module.figures(frame, out / "figures"):
             lines += [f"![{caption}](figures/{name})", ""]
-    for task in module.FIGURES:
-        cells = cell_table(frame, task)
-        for dataset in sorted(cells["dataset"].unique()):
-            name = f"{paper}_{task}_{figure_slug(dataset)}.png"
-            figure(cells, task, dataset, out / "figures" / name)
-            lines += [f"![{task} on {dataset}](figures/{name})", ""]
+    for section in sections(frame)[0]:
+        if section.task.name not in module.FIGURES:
+            continue
+        for dataset in sorted(section.cells["dataset"].unique()):
+            name = f"{paper}_{figure_slug(section.label)}_{figure_slug(dataset)}.png"
+            figure(section.cells, section.metric, section.smaller, section.label, dataset,
+                   out / "figures" / name)
+            lines += [f"![{section.label} on {dataset}](figures/{name})", ""]
     page = out / f"{paper}.md"
     page.write_text("\n".join(lines))
     (out / f"{paper}.claims.json").write_text(json.dumps([asdict(c) for c in claims], indent=2))

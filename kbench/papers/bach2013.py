@@ -16,7 +16,7 @@ c. Pivoted Cholesky needs no more columns than uniform sampling (median p over
 d. Table 1: the log-log slopes in n of λ*, of the risk at λ* and of d_ave(λ*) are those of
    lines 1 (2δ > 4β + 1) and 2 (2δ < 4β + 1), within 0.15.
 
-The kernel is (2π)^(2β) times the paper's (ALGORITHMS.md, bach-periodic), so λ* is the
+The kernel is (2π)^(2β) times the paper's (docs/conventions.md, periodic-sobolev), so λ* is the
 paper's times (2π)^(2β); slopes in n do not change.
 """
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kbench.runner import parse_spec
+from kbench.spec import Spec
 
 TITLE = "Bach (2013): sharp analysis of low-rank kernel matrix approximations"
 SUMMARY = ("Kernel ridge regression with periodic smoothing splines (periodic-sobolev β = 1 and 4) on "
@@ -50,7 +50,7 @@ def table1_slopes(beta: float, delta: float) -> dict[str, float]:
 
 
 def _param(spec: str, key: str, default: float) -> float:
-    return float(parse_spec(spec)[1].get(key, default))
+    return float(Spec.parse(spec, "dataset").params.get(key, default))
 
 
 def _krr(frame: pd.DataFrame) -> pd.DataFrame:
@@ -195,10 +195,7 @@ def _claim_table1(best, noise: pd.Series):
 def figures(frame: pd.DataFrame, directory) -> list[tuple[str, str]]:
     """Fig. 1 (errors against p at n = 400), Fig. 2 right (p/d against n) and Table 1
     (λ*, risk, d_ave against n); returns (caption, file name) pairs."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     rows = _krr(frame)
     if rows.empty or "risk_fixed_design_exact" not in rows:
@@ -207,7 +204,8 @@ def figures(frame: pd.DataFrame, directory) -> list[tuple[str, str]]:
     out = []
     if (1.0, 400) in best.index:
         curves = fig1_curves(frame, rows, best)
-        fig, axes = plt.subplots(1, curves["sampler"].nunique(), figsize=(11, 4), squeeze=False)
+        fig = Figure(figsize=(11, 4))
+        axes = fig.subplots(1, curves["sampler"].nunique(), squeeze=False)
         for ax, (sampler, c) in zip(axes[0], curves.groupby("sampler")):
             ax.plot(c["rank"], c["rel_trace_error"], "o-", label="‖K − L‖_tr / ‖K‖_tr")
             ax.plot(c["rank"], c["rel_spec_error"], "s-", label="‖K − L‖_op / ‖K‖_op")
@@ -218,10 +216,10 @@ def figures(frame: pd.DataFrame, directory) -> list[tuple[str, str]]:
             ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(directory / "bach2013_fig1.png", dpi=100)
-        plt.close(fig)
         out.append(("Fig. 1: relative kernel and prediction errors against the rank", "bach2013_fig1.png"))
     need = rank_needed(rows, best).join(best[["d_mof", "d_ave"]], on=["beta", "n_train"]).reset_index()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     for (beta, sampler), g in need.groupby(["beta", "sampler"]):
         style = "-" if sampler == "uniform" else "--"
         ax.plot(g.n_train, g["rank"] / g.d_mof, "o" + style, label=f"β = {beta:g}, {sampler}: p / d_mof")
@@ -231,9 +229,9 @@ def figures(frame: pd.DataFrame, directory) -> list[tuple[str, str]]:
     ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(directory / "bach2013_fig2.png", dpi=100)
-    plt.close(fig)
     out.append(("Fig. 2 right: rank needed for 1%, over the degrees of freedom", "bach2013_fig2.png"))
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    fig = Figure(figsize=(13, 4))
+    axes = fig.subplots(1, 3)
     for ax, (column, label) in zip(axes, (("lam", "λ*"), ("risk", "risk at λ*"), ("d_ave", "d_ave(λ*)"))):
         for beta, g in best.reset_index().groupby("beta"):
             ax.plot(g.n_train, g[column], "o-", label=f"β = {beta:g}")
@@ -242,7 +240,6 @@ def figures(frame: pd.DataFrame, directory) -> list[tuple[str, str]]:
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(directory / "bach2013_table1.png", dpi=100)
-    plt.close(fig)
     out.append(("Table 1: λ*, risk and d_ave against n", "bach2013_table1.png"))
     return out
 

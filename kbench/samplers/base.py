@@ -17,7 +17,7 @@ class Sampler:
 
     ``family`` is ``"nystrom"`` for column samplers (landmarks are rows of X; rank is
     clamped to n) or ``"random-features"``. ``needs_lam`` samplers use the ridge λ
-    (DESIGN §2: the runner passes the smallest λ of the path).
+    (docs/conventions.md: the runner passes the smallest λ of the path).
     """
 
     name: ClassVar[str] = ""

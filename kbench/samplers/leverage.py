@@ -10,6 +10,7 @@ import numpy as np
 import scipy.linalg
 
 from kbench._validation import check_positive
+from kbench.errors import Refused
 from kbench.hookspecs import hookimpl
 from kbench.linalg import leverage_scores_from_eigh, sample_without_replacement
 from kbench.lowrank import nystrom
@@ -41,7 +42,7 @@ class RLSSampler(Sampler):
     def _fit(self, X, kernel, rank, lam, rng):
         n = X.shape[0]
         if n > self.max_n:
-            raise ValueError(
+            raise Refused(
                 f"rls computes exact leverage scores from the n×n kernel matrix (O(n³) time, "
                 f"n² memory) and refuses n = {n} > max_n = {self.max_n}; use 'rls-fast' or "
                 "'squeak' for large n, or raise max_n (rls:max_n=...) if you can afford it."

@@ -4,7 +4,7 @@ Valko 2016, Alg. 1), and its distributed merge-tree variant (DISQUEAK).
 The dictionary holds atoms j with copies Q_j and probabilities p̃_j that never increase.
 A block of new points enters with p̃ = 1, Q = q̄ and is merged with the dictionary; every
 atom's ridge leverage score at γ = nλ is then estimated on the weighted dictionary and
-the atoms are resampled (ALGORITHMS.md, squeak). Kernel entries are only ever evaluated
+the atoms are resampled (Calandriello et al. 2016, Alg. 1 and 2). Kernel entries are only ever evaluated
 among dictionary ∪ current block: the dictionary keeps its own kernel matrix.
 """
 
@@ -61,18 +61,18 @@ class SqueakSampler(Sampler):
     current dictionary, at least 64; any b ≥ 1 is a valid DICT-MERGE), ``shards`` > 1 for
     the distributed variant (leaves on contiguous shards, pairwise merges),
     ``halving_floor`` for the paper's listing, which floors p̃ at half its old value, and
-    ``subsample``: how p landmarks are drawn from a dictionary larger than p, ``"prob"``
-    (∝ p̃, ALGORITHMS.md) or ``"copies"`` (∝ Q_j, uniform over the dictionary's columns:
-    the dictionary is already an RLS sample, and drawing ∝ p̃ again weights points by
-    about τ²: in kbench's squeak2016 reproduction ∝ p̃ gives 3.7–7.8× the ‖K − L‖₂ of
-    ``rls`` at the same p, ∝ copies 0.5–1.2×).
+    ``subsample``: how p landmarks are drawn from a dictionary larger than p, ``"copies"``
+    (the default: ∝ Q_j, uniform over the dictionary's columns, since the dictionary is
+    already an RLS sample) or ``"prob"`` (∝ p̃, a labelled variant: it weights points by
+    about τ² and gave 3.7–7.8× the ‖K − L‖₂ of ``rls`` at the same p in kbench's squeak2016
+    reproduction, against 0.5–1.2× for copies).
     """
 
     name = "squeak"
     needs_lam = True
 
     def __init__(self, qbar: int = 10, eps: float = 0.5, block_size: int | None = None,
-                 shards: int = 1, halving_floor: bool = False, subsample: str = "prob") -> None:
+                 shards: int = 1, halving_floor: bool = False, subsample: str = "copies") -> None:
         self.qbar = check_positive(qbar, "qbar", "squeak", integer=True)
         self.eps = check_in_open_unit_interval(eps, "eps", "squeak")
         self.block_size = None if block_size is None else check_positive(

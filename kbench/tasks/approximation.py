@@ -1,4 +1,4 @@
-"""How well the feature map approximates the kernel matrix (ALGORITHMS.md, approximation)."""
+"""How well the feature map approximates the kernel matrix (Bach 2013 §3; Yang et al. 2012)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,19 @@ import numpy as np
 
 from kbench._validation import check_positive
 from kbench.hookspecs import hookimpl
-from kbench.tasks.base import Task, feature_matrices
+from kbench.tasks.base import Headline, Task, feature_matrices
 
 
 class ApproximationTask(Task):
-    """Relative trace error tr(K − L)/tr K (Nyström-type, O(nr)); relative Frobenius and
-    spectral errors ‖K − ΦΦᵀ‖/‖K‖ on a seeded subsample of at most ``max_n`` points."""
+    """Relative Frobenius and spectral errors ‖K − ΦΦᵀ‖/‖K‖ for every sampler, on the
+    training set or a seeded subsample of at most ``max_n`` points (``approximation_points``;
+    the headline is the Frobenius error); the relative trace error tr(K − L)/tr K of
+    Nyström-type maps on the whole training set (O(nr))."""
 
     name = "approximation"
+    headline = Headline("rel_fro_error", smaller_is_better=True)
+    uses_lams = False
+    needs_exact = False
 
     def __init__(self, max_n: int = 3000, seed: int = 0) -> None:
         super().__init__()

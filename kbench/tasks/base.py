@@ -1,19 +1,41 @@
 """The task contract: ``evaluate(data, approx, kernel, lams) -> list[dict]`` (one row per λ
-or per KPCA component). A task sees only the LowRank feature map, never the sampler."""
+or per KPCA component). A task sees only the LowRank feature map, never the sampler.
+
+A task class also owns what the rest of kbench needs to know about it (docs/plugins.md):
+its headline metric and direction, the exact-kernel column of that metric, whether it
+reports one row per λ of the path, whether it needs the exact baseline, and which
+sampler families it scores. The runner, the workflow and the leaderboard read these from
+the registry, so a plugin task reaches a leaderboard like a built-in one.
+"""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from kbench._validation import check_positive
+from kbench.errors import Refused
 from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline
+
+#: sampler families (``Sampler.family``)
+FAMILIES = ("nystrom", "random-features")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The metric a leaderboard ranks a task's cells by."""
+
+    metric: str
+    smaller_is_better: bool
+    #: the column holding the exact-kernel value of the same metric, if the task has one
+    exact: str | None = None
 
 
 def check_lams(lams) -> np.ndarray:
-    """A non-empty list of finite λ > 0 (per-sample ridge, DESIGN §2)."""
+    """A non-empty list of finite λ > 0 (per-sample ridge, docs/conventions.md)."""
     try:
         values = np.atleast_1d(np.asarray(lams, dtype=float))
     except (TypeError, ValueError):
@@ -31,6 +53,15 @@ class Task:
     name: ClassVar[str] = ""
     #: task types of the datasets the task accepts
     accepts: ClassVar[tuple[str, ...]] = ("regression", "binary", "multiclass")
+    #: what leaderboards rank by (None: the task has no leaderboard section)
+    headline: ClassVar[Headline | None] = None
+    #: True when ``evaluate`` returns one row per λ of the path (the leaderboard then takes
+    #: the best λ, the oracle); False for λ-free tasks (one row, or one per component)
+    uses_lams: ClassVar[bool] = True
+    #: True when the task compares with the exact baseline (computed once per repetition)
+    needs_exact: ClassVar[bool] = True
+    #: the sampler families whose headline metric the task defines
+    families: ClassVar[tuple[str, ...]] = FAMILIES
 
     def __init__(self, exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
         self.exact_max_n = check_positive(exact_max_n, "exact_max_n", self.name, integer=True)
@@ -47,11 +78,16 @@ class Task:
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         raise NotImplementedError
 
+    def headline_rows(self, rows):
+        """The rows (a DataFrame of this task's ok rows) that carry the headline metric; a
+        task with several rows per λ (KPCA: one per number of components) keeps one kind."""
+        return rows
+
     # -- helpers shared by the tasks -------------------------------------------------------
     def check_data(self, data) -> None:
         if data.task_type not in self.accepts:
             other = "classification" if data.task_type != "regression" else "krr"
-            raise ValueError(
+            raise Refused(
                 f"task {self.name!r} needs a {' or '.join(self.accepts)} dataset; {data.name} is "
                 f"{data.task_type}: use the {other!r} task."
             )
@@ -79,7 +115,7 @@ def feature_matrices(data, approx) -> tuple[np.ndarray, np.ndarray, float]:
 
 def ridge_path(Phi: np.ndarray, Y: np.ndarray, lams: np.ndarray) -> np.ndarray:
     """Weights W (L×r×c) of ridge regression on features for a whole λ path, from one
-    eigendecomposition of ΦᵀΦ: w(λ) = V diag(1/(s + nλ)) Vᵀ ΦᵀY (ALGORITHMS.md, krr)."""
+    eigendecomposition of ΦᵀΦ: w(λ) = V diag(1/(s + nλ)) Vᵀ ΦᵀY (the normal equations of ridge regression)."""
     n = Phi.shape[0]
     s, V = np.linalg.eigh(Phi.T @ Phi)
     s = np.clip(s, 0.0, None)

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from kbench.hookspecs import hookimpl
-from kbench.tasks.base import Task, check_lams, feature_matrices, ridge_path
+from kbench.tasks.base import Headline, Task, check_lams, feature_matrices, ridge_path
 
 LEARNERS = ("least-squares", "logistic")
 
@@ -59,6 +59,7 @@ class ClassificationTask(Task):
 
     name = "classification"
     accepts = ("binary", "multiclass")
+    headline = Headline("accuracy", smaller_is_better=False, exact="accuracy_exact")
 
     def __init__(self, learner: str = "least-squares", exact_max_n: int = 5000) -> None:
         super().__init__(exact_max_n)

@@ -1,10 +1,18 @@
-"""Kernel PCA reconstruction error (Sterge et al. 2020; ALGORITHMS.md, kpca).
+"""Kernel PCA reconstruction error (Schölkopf et al. 1998; Sterge et al. 2020).
 
-Uncentered by default. For Nyström-type maps the error is measured in the RKHS:
-in-sample (1/n)[tr K − Σ_{j≤ℓ} λ_j(ΦᵀΦ)] and held-out mean_x k(x, x) − ‖P_ℓ z(x)‖²; it is
-never below the exact error (Ky Fan: L ≼ K). Random-feature maps are not below K, so the
-RKHS formula does not apply: they get the reconstruction error of PCA in their own
-feature space (``kpca_feature_error_in/out``), labelled by ``kpca_metric``.
+Uncentered by default (``centered=True`` is a labelled variant). The approximate KPCA of a
+feature map Φ keeps the top ℓ eigenvectors V_ℓ of ΦᵀΦ/n; its rank-ℓ Gram matrix is
+K̂_ℓ = Φ V_ℓ V_ℓᵀ Φᵀ. The headline, for every sampler family alike, is the in-sample error
+
+    kpca_error_in = (1/n) ‖K − K̂_ℓ‖_*    (nuclear norm, training set),
+
+which no rank-ℓ approximation can push below the exact (1/n) Σ_{j>ℓ} s_j (Ky Fan). For a
+Nyström-type map K − K̂_ℓ ≽ 0, so the norm is the trace (1/n)[tr K − Σ_{j≤ℓ} μ_j], the
+RKHS reconstruction error, in O(nr). Random features are not below K: their norm takes the
+dense kernel and one eigendecomposition per ℓ, so it is computed when n ≤ ``max_n`` (a row
+note says when it is not). Nyström maps also get the held-out error mean_x k(x, x) −
+‖P_ℓ z(x)‖²; random features the reconstruction errors in their own feature space
+(``kpca_feature_error_in/out``). A map with fewer than ℓ features is scored with all of them.
 """
 
 from __future__ import annotations
@@ -12,9 +20,11 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.linalg
 
+from kbench._validation import check_positive
 from kbench.hookspecs import hookimpl
-from kbench.tasks.base import Task, feature_matrices, relative_excess
+from kbench.tasks.base import Headline, Task, feature_matrices, relative_excess
 
 DEFAULT_COMPONENTS = (1, 2, 5, 10, 20, 50)
 
@@ -23,8 +33,10 @@ class KPCATask(Task):
     """Kernel PCA: in-sample and held-out reconstruction errors for each number of components."""
 
     name = "kpca"
+    headline = Headline("kpca_error_in", smaller_is_better=True, exact="kpca_error_in_exact")
+    uses_lams = False
 
-    def __init__(self, components=DEFAULT_COMPONENTS, centered: bool = False,
+    def __init__(self, components=DEFAULT_COMPONENTS, centered: bool = False, max_n: int = 3000,
                  exact_max_n: int = 5000) -> None:
         super().__init__(exact_max_n)
         components = [components] if np.isscalar(components) else list(components)
@@ -32,6 +44,17 @@ class KPCATask(Task):
             raise ValueError(f"kpca: components must be integers >= 1, got {components!r}.")
         self.components = sorted({int(c) for c in components})
         self.centered = bool(centered)
+        self.max_n = check_positive(max_n, "max_n", "kpca", integer=True)
+
+    def headline_component(self, rank: int) -> int:
+        """The ℓ a leaderboard compares at rank p, one for every sampler: the largest number
+        of components ≤ p (the smallest one when none is)."""
+        fitting = [c for c in self.components if c <= rank]
+        return fitting[-1] if fitting else self.components[0]
+
+    def headline_rows(self, rows):
+        ell = rows["rank"].map(lambda rank: self.headline_component(int(rank)))
+        return rows[rows["components"] == ell]
 
     def evaluate(self, data, approx, kernel, lams=None) -> list[dict]:
         Phi, Phi_test, time_features = feature_matrices(data, approx)
@@ -47,10 +70,8 @@ class KPCATask(Task):
         start = time.perf_counter()
         projections = (Phi_test @ V) ** 2  # t×r, cumulated over components below
         time_predict = time.perf_counter() - start
-        trace_K = float(kernel.diag(data.X_train).sum())
+        in_sample = self._in_sample_errors(data, approx, kernel, Phi, V, mu, exact)
         diag_test = kernel.diag(data.X_test)
-        if self.centered:
-            trace_K = exact.trace - exact.ones_K_ones / n if exact is not None else float("nan")
         exact_errors = exact.kpca_errors(self.components) if exact is not None and not self.centered else {}
         cumulative_mu = np.cumsum(mu)
         cumulative_out = np.cumsum(projections, axis=1).mean(axis=0)
@@ -58,31 +79,62 @@ class KPCATask(Task):
         feature_norms_test = float(np.mean(np.sum(Phi_test * Phi_test, axis=1)))
         rows = []
         for ell in self.components:
+            used = min(ell, len(mu))  # a map with fewer features uses all of them
             row = {"lam": float("nan"), "components": ell, "centered": self.centered,
+                   "kpca_error_in": in_sample.get(used, float("nan")),
                    "time_features_s": time_features, "time_fit_s": time_fit,
                    "time_predict_s": time_predict}
+            notes = []
+            if ell > len(mu):
+                notes.append(f"{ell} components > rank {len(mu)} of the feature map: all {len(mu)} used")
+            if not in_sample:
+                notes.append(f"kpca_error_in of random features needs the dense kernel: n_train = {n} "
+                             f"> max_n = {self.max_n}" if n > self.max_n else
+                             "centered kpca_error_in needs the exact baseline")
+            if notes:
+                row["note"] = "; ".join(notes)
             if exact is not None:
                 row["time_exact_s"] = exact.seconds
-            if ell > len(mu):
-                row["note"] = f"{ell} components > rank {len(mu)} of the feature map"
-                rows.append(row)
-                continue
             if approx.nystrom_type:
-                row["kpca_metric"] = "rkhs"
-                row["kpca_error_in"] = trace_K / n - float(cumulative_mu[ell - 1])
                 if not self.centered:
-                    row["kpca_error_out"] = float(diag_test.mean() - cumulative_out[ell - 1])
+                    row["kpca_error_out"] = float(diag_test.mean() - cumulative_out[used - 1])
             else:
-                row["kpca_metric"] = "feature-space"
-                row["kpca_feature_error_in"] = feature_trace - float(cumulative_mu[ell - 1])
-                row["kpca_feature_error_out"] = feature_norms_test - float(cumulative_out[ell - 1])
+                row["kpca_feature_error_in"] = feature_trace - float(cumulative_mu[used - 1])
+                row["kpca_feature_error_out"] = feature_norms_test - float(cumulative_out[used - 1])
             if ell in exact_errors:
                 row["kpca_error_in_exact"], row["kpca_error_out_exact"] = exact_errors[ell]
-                if approx.nystrom_type:
-                    row["rel_excess_kpca_error_in"] = relative_excess(
-                        row["kpca_error_in"], row["kpca_error_in_exact"])
+                row["rel_excess_kpca_error_in"] = relative_excess(row["kpca_error_in"],
+                                                                  row["kpca_error_in_exact"])
             rows.append(row)
         return rows
+
+    def _in_sample_errors(self, data, approx, kernel, Phi, V, mu, exact) -> dict[int, float]:
+        """(1/n)‖K − K̂_ℓ‖_* for every ℓ of the components list (capped at the rank)."""
+        n = Phi.shape[0]
+        wanted = sorted({min(ell, len(mu)) for ell in self.components})
+        if approx.nystrom_type:  # K − K̂_ℓ ≽ 0: the nuclear norm is the trace
+            if self.centered:
+                if exact is None:
+                    return {}
+                trace = exact.trace - exact.ones_K_ones / n
+            else:
+                trace = float(kernel.diag(data.X_train).sum())
+            cumulative = np.cumsum(mu)
+            return {ell: trace / n - float(cumulative[ell - 1]) for ell in wanted}
+        if n > self.max_n:
+            return {}
+        residual = kernel(data.X_train)
+        if self.centered:
+            residual -= residual.mean(axis=0)[None, :]
+            residual -= residual.mean(axis=1)[:, None]
+        scores = Phi @ V  # the principal components' values on the training rows
+        errors, done = {}, 0
+        for ell in wanted:
+            block = scores[:, done:ell]
+            residual -= block @ block.T
+            done = ell
+            errors[ell] = float(np.abs(scipy.linalg.eigvalsh(residual, check_finite=False)).sum()) / n
+        return errors
 
 
 @hookimpl

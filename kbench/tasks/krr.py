@@ -1,4 +1,4 @@
-"""Kernel ridge regression on features along a λ path (ALGORITHMS.md, krr)."""
+"""Kernel ridge regression on features along a λ path (Bach 2013 §4; docs/conventions.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ import time
 import numpy as np
 
 from kbench.hookspecs import hookimpl
-from kbench.tasks.base import Task, check_lams, feature_matrices, relative_excess, ridge_path
+from kbench.tasks.base import (
+    Headline,
+    Task,
+    check_lams,
+    feature_matrices,
+    relative_excess,
+    ridge_path,
+)
 
 
 def _mse(pred: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -21,6 +28,7 @@ class KRRTask(Task):
 
     name = "krr"
     accepts = ("regression",)
+    headline = Headline("test_mse", smaller_is_better=True, exact="test_mse_exact")
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         self.check_data(data)

@@ -7,7 +7,6 @@ from kbench.workflow import Sweep, check_config
 check_config(config)  # stops before any job, naming the offending key
 SWEEP = Sweep(config)
 OUT = SWEEP.out
-DATASETS = SWEEP.by_slug("datasets")
 RESOURCES = config.get("resources", {})
 PAPER_OUT = Path(config.get("paper_out", "results/papers"))
 DEFAULT_CONFIG = Path(workflow.basedir) / "workflows" / "config" / "default.yaml"
@@ -22,11 +21,5 @@ def quoted(text):
 
 
 def spec_of(kind, wildcard):
-    """The config spec behind a slug wildcard (sampler and task labels are normalised)."""
-    from kbench.runner import label, parse_spec
-    from kbench.results import slug
-
-    for spec in config[kind]:
-        if slug(label(*parse_spec(spec)) if kind != "datasets" else spec) == wildcard:
-            return spec
-    raise ValueError(f"no {kind} entry for {wildcard!r}")
+    """The config entry behind a slug wildcard (kbench.spec.Spec.slug)."""
+    return SWEEP.by_slug(kind)[wildcard]

@@ -1,0 +1,69 @@
+"""The sampler contract, checked on every fit before its result is scored.
+
+A sampler's ``fit`` returns a :class:`~kbench.lowrank.LowRank` whose ``transform`` gives
+(n, rank) finite features with 1 ≤ rank ≤ the requested rank. A Nyström-type map
+approximates K from below (0 ≼ ZZᵀ ≼ K), so every diagonal entry of K − ZZᵀ is ≥ 0:
+k(x, x) − ‖z(x)‖² ≥ 0 on the training rows and on held-out rows alike. A map that breaks
+this (features scaled up, say) would score a negative trace error and top a leaderboard;
+the runner makes its cells ``error`` instead, naming the contract point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kbench.errors import ContractViolation
+from kbench.lowrank import LowRank
+
+#: k(x, x) − ‖z(x)‖² may dip below 0 by this fraction of max k(x, x) (float64 rounding
+#: of the pseudo-inverse root is ~1e-12 relative; a scaled map breaks it by O(1))
+DIAGONAL_TOLERANCE = 1e-6
+
+
+def check_lowrank(approx, requested_rank: int) -> None:
+    """The object a sampler returned is a LowRank of a rank within the budget."""
+    if not isinstance(approx, LowRank):
+        raise ContractViolation(f"contract: fit must return a kbench LowRank, got {type(approx).__name__}")
+    if not 1 <= approx.rank <= requested_rank:
+        raise ContractViolation(
+            f"contract: rank must lie in [1, {requested_rank}] (the requested rank), got {approx.rank}")
+
+
+def check_features(approx: LowRank, features: np.ndarray, n_rows: int, where: str) -> None:
+    """transform gave an (n_rows, rank) array of finite values."""
+    if not isinstance(features, np.ndarray) or features.shape != (n_rows, approx.rank):
+        shape = getattr(features, "shape", type(features).__name__)
+        raise ContractViolation(
+            f"contract: transform of the {where} rows must have shape ({n_rows}, {approx.rank}) "
+            f"(rows, rank), got {shape}")
+    if not np.all(np.isfinite(features)):
+        bad = int(np.sum(~np.isfinite(features)))
+        raise ContractViolation(f"contract: transform of the {where} rows has {bad} NaN or infinite values")
+
+
+def check_below_kernel(features: np.ndarray, kernel_diagonal: np.ndarray, where: str) -> None:
+    """Nyström-type maps: k(x, x) − ‖z(x)‖² ≥ −tol·max k(x, x) for every row (diag(K − ZZᵀ) ≥ 0)."""
+    excess = np.einsum("ij,ij->i", features, features) - kernel_diagonal
+    tolerance = DIAGONAL_TOLERANCE * float(np.max(np.abs(kernel_diagonal)))
+    worst = int(np.argmax(excess))
+    if excess[worst] > tolerance:
+        raise ContractViolation(
+            f"contract: a Nyström-type map must satisfy ZZᵀ ≼ K, but on the {where} rows "
+            f"diag(K − ZZᵀ) has {int(np.sum(excess > tolerance))} negative entries (row {worst}: "
+            f"k(x, x) = {kernel_diagonal[worst]:.6g} < ‖z(x)‖² = {kernel_diagonal[worst] + excess[worst]:.6g}); "
+            f"relative trace error {float(-excess.sum() / kernel_diagonal.sum()):.3g}")
+
+
+def check_fit(approx, requested_rank: int, data, kernel) -> tuple[np.ndarray, np.ndarray]:
+    """Check a fitted LowRank on a dataset's training and test rows; returns their features
+    (the tasks' cached feature matrices, so nothing is computed twice)."""
+    from kbench.tasks.base import feature_matrices
+
+    check_lowrank(approx, requested_rank)
+    train, test, _ = feature_matrices(data, approx)
+    check_features(approx, train, data.n_train, "training")
+    check_features(approx, test, len(data.X_test), "test")
+    if approx.nystrom_type:
+        check_below_kernel(train, kernel.diag(data.X_train), "training")
+        check_below_kernel(test, kernel.diag(data.X_test), "test")
+    return train, test

@@ -1,0 +1,190 @@
+"""Executing one job in a worker process: fit the sampler once, check its result against
+the contract, evaluate each cell's task, write one file per cell.
+
+Every failure becomes data: a cell that cannot be computed still writes its rows, with a
+status and a message. :class:`kbench.Refused` (kbench declines the input) is ``skipped``,
+MemoryError is ``oom``, everything else, a broken contract and numerical failures
+included, is ``error``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import resource
+import time
+import traceback
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+
+from kbench.contract import check_fit
+from kbench.datasets import Dataset, load_dataset
+from kbench.datasets.base import load_split, save_split
+from kbench.errors import Refused
+from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline
+from kbench.kernels import Kernel
+from kbench.planning import Cell, Job, split_seed
+from kbench.results import write_cell
+from kbench.spec import Spec
+
+STATUSES = ("ok", "error", "timeout", "oom", "skipped")
+#: statuses that count as a failed cell (the exit code of a sweep)
+FAILED = ("error", "timeout", "oom")
+
+
+def environment() -> dict:
+    """Versions, BLAS threads and host, recorded with every row."""
+    from threadpoolctl import threadpool_info
+
+    pools = threadpool_info()
+    return {
+        "kbench_version": version("kbench"),
+        "numpy_version": np.__version__,
+        "scipy_version": version("scipy"),
+        "sklearn_version": version("scikit-learn"),
+        "blas_threads": max((p["num_threads"] for p in pools), default=None),
+        "host": platform.node(),
+    }
+
+
+@dataclass
+class JobContext:
+    """What the jobs of one (dataset, kernel, repetition) share: prepared once in the parent
+    and inherited by the forked workers."""
+
+    data: Dataset
+    kernel: Kernel
+    split_checksum: str
+    environment: dict
+
+    def columns(self) -> dict:
+        return {"split_checksum": self.split_checksum, "kernel_resolved": self.kernel.spec(),
+                "n_train": self.data.n_train, **self.environment}
+
+
+# ---------------------------------------------------------------------------------------
+# Splits and shared state
+# ---------------------------------------------------------------------------------------
+def prepared_path(data_cache, dataset, repetition: int, seed: int = 0) -> Path:
+    """Where the split of (dataset, repetition) is cached (``kbench prepare``, ``--data-cache``)."""
+    return Path(data_cache) / f"{Spec.parse(dataset, 'dataset').slug}_rep{repetition}_seed{seed}.npz"
+
+
+def load_split_cached(dataset, repetition: int, seed: int = 0, data_cache=None) -> Dataset:
+    """The split of (dataset, repetition): from the cache when there, else loaded (and cached)."""
+    dataset = Spec.parse(dataset, "dataset")
+    if data_cache is not None:
+        path = prepared_path(data_cache, dataset, repetition, seed)
+        if path.is_file():
+            return load_split(path)
+    data = load_dataset(dataset.label, seed=split_seed(seed, dataset, repetition))
+    if data_cache is not None:
+        save_split(data, path)
+    return data
+
+
+def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tasks, env: dict,
+                    data_cache=None, ridge_samplers: bool = False) -> JobContext:
+    """Load the split, resolve the kernel on it and compute the exact baseline once, in the
+    parent, so that every forked worker shares it: for the tasks that compare with it, and
+    for ridge-dependent samplers, whose leverage scores are checked against it."""
+    data = load_split_cached(dataset, repetition, seed, data_cache)
+    fitted = kernel.create().fit(data.X_train)
+    limits = [task.exact_max_n for task in tasks if task.needs_exact]
+    limits += [DEFAULT_EXACT_MAX_N] if ridge_samplers else []
+    if limits and data.n_train <= max(limits):
+        exact_baseline(data, fitted, max(limits))
+    digest = hashlib.sha256()
+    for array in (data.X_train, data.y_train, data.X_test, data.y_test):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return JobContext(data, fitted, digest.hexdigest()[:16], env)
+
+
+# ---------------------------------------------------------------------------------------
+# Statuses and rows
+# ---------------------------------------------------------------------------------------
+def classify(exc: BaseException) -> str:
+    """Exception → status: Refused is skipped, MemoryError oom, anything else error."""
+    if isinstance(exc, MemoryError):
+        return "oom"
+    if isinstance(exc, Refused):
+        return "skipped"
+    return "error"
+
+
+def describe(exc: BaseException) -> str:
+    """One line: the exception, and for unexpected ones where it was raised."""
+    text = f"{type(exc).__name__}: {exc}".strip().replace("\n", " ")
+    if isinstance(exc, ValueError | MemoryError) or exc.__traceback__ is None:
+        return text
+    return text + " | " + traceback.format_tb(exc.__traceback__)[-1].strip().replace("\n", " ")
+
+
+def failure_rows(cell: Cell, job: Job, lams, status: str, message: str,
+                 context: JobContext | None = None, env: dict | None = None) -> list[dict]:
+    """A failed cell keeps its rows: one per λ (one for λ-free tasks), metrics missing."""
+    stamp = datetime.now(timezone.utc).isoformat()
+    shared = context.columns() if context is not None else dict(env or {})
+    return [{**cell.identity(), "seed": job.seed, "sampler_lam": job.sampler_lam, **shared,
+             "lam": lam, "status": status, "error": message, "timestamp": stamp}
+            for lam in (lams if cell.uses_lams else [float("nan")])]
+
+
+def write_failure(cell: Cell, job: Job, lams, status: str, message: str, context=None, env=None) -> None:
+    write_cell(cell.path, failure_rows(cell, job, lams, status, message, context, env))
+
+
+def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: float | None = None) -> None:
+    """Fit the job's sampler once, check the contract, evaluate each of its cells' tasks,
+    write one file per cell."""
+    if memory_limit_mb:
+        _limit_memory(memory_limit_mb)
+    data, kernel = context.data, context.kernel
+    todo = job.todo
+    try:
+        sampler = job.sampler.create()
+        start, evals = time.perf_counter(), kernel.evals
+        approx = sampler.fit(data.X_train, kernel, job.rank, lam=job.sampler_lam, seed=job.seed)
+        time_sample = time.perf_counter() - start
+        kernel_evals = int(approx.info.get("kernel_evals", kernel.evals - evals))
+        check_fit(approx, job.rank, data, kernel)
+        exact = exact_baseline(data, kernel) if "scores" in approx.info and job.sampler_lam else None
+        # leverage-score samplers: their scores against the exact ones (Alaoui & Mahoney 2015, Lemma 2)
+        score_check = exact.score_check(approx.info["scores"], job.sampler_lam) if exact is not None else {}
+    except BaseException as exc:  # noqa: BLE001 - every failure becomes data
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        for cell in todo:
+            write_failure(cell, job, lams, classify(exc), describe(exc), context)
+        return
+    common = {"seed": job.seed, "sampler_family": sampler.family, "rank_realized": approx.rank,
+              "time_sample_s": time_sample, "kernel_evals": kernel_evals, "sampler_lam": job.sampler_lam,
+              "dictionary_size": approx.info.get("dictionary_size"),
+              "unique_atoms": approx.info.get("unique_atoms"),
+              "sampler_warnings": "; ".join(approx.info.get("warnings", [])), **score_check}
+    for cell in todo:
+        try:
+            rows = cell.task.create().evaluate(data, approx, kernel, lams=lams)
+        except BaseException as exc:  # noqa: BLE001
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            write_failure(cell, job, lams, classify(exc), describe(exc), context)
+            continue
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        stamp = datetime.now(timezone.utc).isoformat()
+        write_cell(cell.path, [{**cell.identity(), **common, **context.columns(), **row,
+                                "peak_rss_mb": peak, "status": "ok", "error": "", "timestamp": stamp}
+                               for row in rows])
+
+
+def _limit_memory(limit_mb: float) -> None:
+    """Cap this worker's address space at its current size + limit_mb (RLIMIT_AS)."""
+    with open("/proc/self/statm") as fh:
+        current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    cap = current + int(limit_mb * 2**20)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))

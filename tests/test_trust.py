@@ -1,0 +1,264 @@
+"""Trustworthy leaderboards: one identity per configuration, tasks own their metadata,
+every result is checked before it is scored, cells rerun exactly when their inputs change."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+import kbench
+from kbench.contract import check_fit
+from kbench.errors import ContractViolation, Refused
+from kbench.execution import classify, prepared_path
+from kbench.leaderboard import build, rank_to_match, sections
+from kbench.results import read_results
+from kbench.spec import Spec
+from tests.conftest import add_plugin
+
+BROKEN = """
+import numpy as np
+import kbench
+from kbench.lowrank import NystromMap
+from kbench.samplers.uniform import UniformSampler
+
+class Doubled(UniformSampler):
+    '''Nyström features times 2: ZZᵀ = 4L, not below K.'''
+    name = "doubled"
+    def _fit(self, X, kernel, rank, lam, rng):
+        approx = super()._fit(X, kernel, rank, lam, rng)
+        return NystromMap(kernel, approx.X_landmarks, approx.landmarks, 2 * approx.projection)
+
+class Singular(UniformSampler):
+    name = "singular"
+    def _fit(self, X, kernel, rank, lam, rng):
+        np.linalg.cholesky(-np.eye(3))
+
+@kbench.hookimpl
+def kbench_register_samplers():
+    return [Doubled, Singular]
+"""
+
+DIAGONAL_TASK = """
+import numpy as np
+import kbench
+from kbench.tasks.base import feature_matrices
+
+class DiagonalGap(kbench.Task):
+    '''Mean of k(x, x) − ‖z(x)‖² on the test rows.'''
+    name = "diagonal-gap"
+    headline = kbench.Headline("mean_diagonal_gap", smaller_is_better=True)
+    uses_lams = False
+    needs_exact = False
+
+    def evaluate(self, data, approx, kernel, lams=None):
+        _, test, seconds = feature_matrices(data, approx)
+        gap = kernel.diag(data.X_test) - np.einsum("ij,ij->i", test, test)
+        return [{"lam": float("nan"), "mean_diagonal_gap": float(gap.mean()), "time_features_s": seconds}]
+
+@kbench.hookimpl
+def kbench_register_tasks():
+    return [DiagonalGap]
+"""
+
+
+def cli(args, path=None, **kwargs):
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = f"{path}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    return subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True, text=True,
+                          env=env, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def plugins(tmp_path_factory):
+    root = tmp_path_factory.mktemp("trust-plugins")
+    add_plugin(root, "broken-samplers", BROKEN)
+    add_plugin(root, "diagonal-task", DIAGONAL_TASK)
+    return root
+
+
+# -- one identity ----------------------------------------------------------------------
+def test_spec_labels_are_canonical_and_slugs_collision_free():
+    a = Spec.parse("squeak:qbar=10,eps=0.50", "sampler")
+    assert a == Spec.parse("squeak: eps=0.5, qbar=10", "sampler") and a.label == "squeak:eps=0.5,qbar=10"
+    assert Spec.parse(a.label, "sampler") == a and a.params == {"eps": 0.5, "qbar": 10}
+    kpca = Spec.parse("kpca:components=1;5;10,centered=true", "task")
+    assert kpca.label == "kpca:centered=true,components=1;5;10" and kpca.params["components"] == [1, 5, 10]
+    paths = ["file:data/x.csv", "file:data_x.csv", "file:data x.csv", "file:data:x.csv"]
+    slugs = {Spec.parse(p, "dataset").slug for p in paths}
+    assert len(slugs) == len(paths) and all("/" not in s and " " not in s for s in slugs)
+    assert Spec.parse("synthetic:bach-periodic:n=500,design=beta", "dataset").label == \
+        "synthetic:bach-periodic:design=beta,n=500"
+    with pytest.raises(ValueError, match="given twice"):
+        Spec.parse("squeak:qbar=1,qbar=2", "sampler")
+
+
+def test_file_datasets_differing_in_punctuation_get_their_own_cells_and_splits(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    rng = np.random.default_rng(0)
+    for offset, name in enumerate(["data/x.csv", "data_x.csv", "data x.csv"]):
+        X = rng.standard_normal((60, 3)) + offset
+        pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "target": X[:, 2]}).to_csv(name, index=False)
+    specs = ["file:data/x.csv", "file:data_x.csv", "file:data x.csv"]
+    frame = kbench.run(specs, ["uniform"], ["krr"], [5], [1e-3], repetitions=1, out="out",
+                       data_cache="out/data", progress=False)
+    assert (frame.status == "ok").all() and sorted(frame.dataset.unique()) == sorted(specs)
+    assert frame.groupby("dataset").split_checksum.first().nunique() == 3
+    assert len(list((tmp_path / "out" / "cells").rglob("*.parquet"))) == 3
+    assert len({prepared_path("out/data", s, 0) for s in specs}) == 3
+    assert all(prepared_path("out/data", s, 0).is_file() for s in specs)
+
+
+# -- results checked before they are scored ----------------------------------------------
+def test_the_contract_catches_scaled_features_and_statuses_follow_the_exception():
+    data = kbench.load_dataset("synthetic:moons", n=200, seed=0)
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
+    approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, rank=20, seed=0)
+    check_fit(approx, 20, data, kernel)  # a correct map passes
+    with pytest.raises(ContractViolation, match="rank must lie in"):
+        check_fit(approx, 10, data, kernel)
+    doubled = kbench.NystromMap(kernel, approx.X_landmarks, approx.landmarks, 2 * approx.projection)
+    with pytest.raises(ContractViolation, match=r"ZZᵀ ≼ K.*training rows"):
+        check_fit(doubled, 20, data, kernel)
+    assert classify(Refused("no")) == "skipped"
+    assert classify(np.linalg.LinAlgError("not positive definite")) == "error"
+    assert classify(ValueError("bad")) == "error" and classify(MemoryError()) == "oom"
+
+
+def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path, plugins):
+    out = tmp_path / "results"
+    result = cli(["run", "--datasets", "synthetic:moons:n=200,sklearn:diabetes",
+                  "--samplers", "uniform,squeak,squeak:shards=4,rff,doubled,singular",
+                  "--tasks", "approximation,kpca:components=2;5;10", "--ranks", "5,10",
+                  "--lams", "1e-3", "--repetitions", "2", "--quiet", "--out", str(out)], plugins)
+    assert result.returncode == 1, result.stdout + result.stderr
+    frame = read_results(out)
+    doubled, singular = frame[frame.sampler == "doubled"], frame[frame.sampler == "singular"]
+    assert (doubled.status == "error").all() and doubled.error.str.contains("contract: a Nyström-type map").all()
+    assert (singular.status == "error").all() and singular.error.str.contains("LinAlgError").all()
+    assert (frame.loc[~frame.sampler.isin(["doubled", "singular"]), "status"] == "ok").all()
+    board = cli(["leaderboard", str(out)], plugins)
+    assert board.returncode == 0, board.stderr
+    text = (out / "leaderboard.md").read_text()
+    approximation = text.split("## approximation: rel_fro_error")[1].split("\n## ")[0]
+    kpca = text.split("## kpca:components=2;5;10: kpca_error_in")[1].split("\n## ")[0]
+    for table in (approximation, kpca):
+        rows = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ")]
+        assert {"uniform", "squeak", "squeak:shards=4", "rff"} <= set(rows), rows
+        assert "doubled" not in rows and "singular" not in rows
+    assert "critical difference" in text and "![critical difference" in text
+    assert "data:image/png;base64" in (out / "leaderboard.html").read_text()
+
+
+def test_kpca_compares_one_number_of_components_per_rank():
+    task = kbench.make_task("kpca", components=[2, 5, 10, 50])
+    rows = pd.DataFrame({"rank": [5, 5, 5, 20, 20, 20, 3], "components": [2, 5, 10, 5, 10, 50, 2]})
+    assert task.headline_rows(rows).to_dict("list") == {"rank": [5, 20, 3], "components": [5, 10, 2]}
+    data = kbench.load_dataset("sklearn:diabetes", seed=0)
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
+    for name in ("uniform", "rff"):  # both families get the headline, never below exact (Ky Fan)
+        approx = kbench.make_sampler(name).fit(data.X_train, kernel, rank=20, seed=0)
+        rows = pd.DataFrame(task.evaluate(data, approx, kernel))
+        assert rows.kpca_error_in.notna().all()
+        assert (rows.kpca_error_in >= rows.kpca_error_in_exact * (1 - 1e-10)).all()
+
+
+def test_random_feature_kpca_error_is_the_dense_nuclear_norm():
+    data = kbench.load_dataset("synthetic:moons", n=160, seed=1)
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
+    approx = kbench.make_sampler("rff").fit(data.X_train, kernel, rank=12, seed=0)
+    rows = kbench.make_task("kpca", components=[3, 30]).evaluate(data, approx, kernel)
+    Z = approx.transform(data.X_train)
+    _, V = np.linalg.eigh(Z.T @ Z)
+    K, n = kernel(data.X_train), len(Z)
+    for row, ell in zip(rows, (3, 12)):  # 30 components of a 12-feature map use all 12
+        top = Z @ V[:, ::-1][:, :ell]
+        expected = np.abs(np.linalg.eigvalsh(K - top @ top.T)).sum() / n
+        assert row["kpca_error_in"] == pytest.approx(expected, rel=1e-9)
+
+
+# -- tasks own their metadata -------------------------------------------------------------
+def test_a_plugin_task_gets_its_own_leaderboard_section(tmp_path, plugins):
+    out = tmp_path / "results"
+    result = cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,rp-cholesky,rff",
+                  "--tasks", "diagonal-gap", "--ranks", "5,10", "--lams", "1e-3", "--repetitions", "2",
+                  "--quiet", "--out", str(out)], plugins)
+    assert result.returncode == 0, result.stdout + result.stderr
+    frame = read_results(out)
+    assert (frame.status == "ok").all() and frame.lam.isna().all()  # λ-free: one row per cell
+    board = cli(["leaderboard", str(out)], plugins)
+    assert board.returncode == 0, board.stderr
+    text = (out / "leaderboard.md").read_text()
+    assert "## diagonal-gap: mean_diagonal_gap (lower is better)" in text
+    assert "| rp-cholesky" in text and "| rff" in text
+
+
+# -- a cell's identity covers its inputs -------------------------------------------------
+def test_a_cell_reruns_exactly_when_its_inputs_change(tmp_path):
+    args = (["sklearn:diabetes"], ["uniform", "rls-fast"], ["kpca:components=2;5", "approximation", "krr"], [5])
+
+    def sweep(lams, seed=0):
+        _, summary = kbench.run(*args, lams, repetitions=1, out=tmp_path, progress=False, seed=seed,
+                                return_summary=True)
+        return summary, {p: os.stat(p).st_mtime_ns for p in summary.cells}
+
+    first, before = sweep([1e-3, 1e-2])
+    assert first.counts["already done"] == 0 and first.counts["ok"] == 6
+    same, unchanged = sweep([1e-2, 1e-3])  # the same path in another order: nothing to do
+    assert same.counts["already done"] == 6 and unchanged == before
+    wider, after = sweep([1e-3, 1e-2, 1e-1])  # same smallest λ: only the λ-path task reruns
+    rerun = {p for p in after if after[p] != before[p]}
+    assert rerun == {p for p in after if "/krr-" in p}, rerun
+    lower, final = sweep([1e-4, 1e-2])  # a new smallest λ: rls-fast's λ-free cells rerun too
+    rerun = {p for p in final if final[p] != after[p]}
+    expected = {p for p in final if "/krr-" in p or "/rls-fast-" in p}
+    assert rerun == expected, rerun
+    reseeded, _ = sweep([1e-4, 1e-2], seed=1)  # another base seed: everything reruns
+    assert reseeded.counts["already done"] == 0
+
+
+# -- statistics, figures, adapters ----------------------------------------------------------
+def test_rank_to_match_is_monotone_in_the_tolerance_and_missing_reads_a_dash(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = []
+    for dataset, decay in (("a", 1.0), ("b", 0.5), ("c", 0.1)):
+        for sampler, factor in (("uniform", 1.0), ("rls", 0.5), ("rff", 4.0)):
+            for rank in (5, 10, 20, 40):
+                for repetition in range(3):
+                    excess = factor * decay * 5 / rank * (1 + 0.01 * rng.standard_normal())
+                    rows.append({"dataset": dataset, "sampler": sampler, "rank": rank,
+                                 "repetition": repetition, "metric": 1 + excess, "exact": 1.0, "seconds": 0.1})
+    cells = pd.DataFrame(rows)
+    strict, loose = rank_to_match(cells, True, 0.01), rank_to_match(cells, True, 0.05)
+    assert (strict >= loose).all() and np.isinf(strict["rff"]) and np.isfinite(loose["rls"])
+    frame = kbench.run(["sklearn:diabetes"], ["uniform", "rff"], ["krr"], [5, 10], [1e-3], repetitions=2,
+                       out=tmp_path, progress=False)
+    backend = matplotlib.get_backend()
+    build(frame, tmp_path / "board")
+    assert matplotlib.get_backend() == backend  # building a page changes no global state
+    text = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "nan" not in text.split("## Cells by status")[0]
+    found, _ = sections(frame)
+    assert [s.label for s in found] == ["krr"]
+
+
+def test_the_adapter_uses_the_median_bandwidth_by_default():
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import RidgeClassifier
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+
+    from kbench.sklearn import KernelApproximation
+
+    X, y = load_digits(return_X_y=True)  # raw pixel values 0..16: σ = 1 would be far too small
+    X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+    model = make_pipeline(KernelApproximation("uniform", n_components=300, random_state=0), RidgeClassifier())
+    assert model.fit(X_train, y_train).score(X_test, y_test) > 0.9
+    assert model[0].kernel_.sigma == "median" and model[0].kernel_.sigma_ > 1
