@@ -128,7 +128,7 @@ def krr_rows(ratios: dict[str, dict[str, list[float]]], d_eff: float, d_mof: flo
             for rank, value in zip(ranks, values):
                 out.append({"dataset": f"synthetic:bach-periodic:design={design},n=500", "task": "krr",
                             "status": "ok", "sampler": sampler, "rank": rank, "repetition": 0,
-                            "risk_ratio": value, "d_eff": d_eff, "d_mof": d_mof})
+                            "risk_ratio": value, "d_eff": d_eff, "d_mof": d_mof, "lam": 1e-4})
     return pd.DataFrame(out)
 
 
@@ -189,7 +189,8 @@ def bach_rows(good: bool) -> pd.DataFrame:
                                  for lam, r, q, d in zip(lams, risk, ratio, d_ave)]
                         rows.append({**base, "task": "approximation", "lam": np.nan,
                                      "rel_trace_error": 1.0 / rank, "rel_spec_error": rank ** -1.5})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    return frame.assign(task_label=frame.task, sampler_label=frame.sampler)
 
 
 def test_bach2013_verdicts_follow_the_numbers(tmp_path):
@@ -230,7 +231,8 @@ def squeak_rows(size_factor: float, bound_factor: float, whole_vs_rls: float, be
                         error = whole / whole_vs_rls * (uniform_vs_whole * whole_vs_rls if sampler == "uniform" else 1)
                     base = {"dataset": f"synthetic:bach-periodic:design={design},n={n}", "sampler": sampler,
                             "sampler_params": params,
-                            "sampler_label": Spec.of("sampler", sampler, json.loads(params)).label, "rank": rank, "repetition": repetition, "status": "ok",
+                            "sampler_label": Spec.of("sampler", sampler, json.loads(params)).label,
+                            "rank": rank, "repetition": repetition, "status": "ok",
                             "n_train": n, "sampler_lam": lam, "rank_realized": realized,
                             "dictionary_size": size if squeak else np.nan, "unique_atoms": size if squeak else np.nan,
                             "time_sample_s": 1e-4 * n ** time_power}

@@ -49,17 +49,17 @@ def table1_slopes(beta: float, delta: float) -> dict[str, float]:
     return {"lam": -beta / delta, "risk": 1 / (2 * delta) - 1, "d_ave": 1 / (2 * delta)}  # line 2
 
 
-def _param(spec: str, key: str, default: float) -> float:
-    return float(Spec.parse(spec, "dataset").params.get(key, default))
+def _param(spec: str, kind: str, key: str, default: float) -> float:
+    return float(Spec.parse(spec, kind).params.get(key, default))
 
 
 def _krr(frame: pd.DataFrame) -> pd.DataFrame:
     rows = frame[(frame.task == "krr") & (frame.status == "ok")].copy()
     if rows.empty or "risk_fixed_design_exact" not in rows:
         return rows
-    rows["beta"] = rows["kernel"].map(lambda k: _param(k, "beta", 1))
-    rows["delta"] = rows["dataset"].map(lambda d: _param(d, "delta", 8))
-    rows["noise"] = rows["dataset"].map(lambda d: _param(d, "noise", 0.5))
+    rows["beta"] = rows["kernel"].map(lambda k: _param(k, "kernel", "beta", 1))
+    rows["delta"] = rows["dataset"].map(lambda d: _param(d, "dataset", "delta", 8))
+    rows["noise"] = rows["dataset"].map(lambda d: _param(d, "dataset", "noise", 0.5))
     return rows
 
 
@@ -99,7 +99,7 @@ def fig1_curves(frame: pd.DataFrame, rows: pd.DataFrame, best: pd.DataFrame, n_t
     krr = rows[(rows.beta == beta) & (rows.n_train == n_train) & np.isclose(rows.lam, lam, rtol=1e-9)]
     excess = (krr.assign(excess=krr.risk_ratio - 1).groupby(["sampler", "rank"])["excess"].mean())
     approx = frame[(frame.task == "approximation") & (frame.status == "ok") & (frame.n_train == n_train)
-                   & (frame.kernel.map(lambda k: _param(k, "beta", 1)) == beta)]
+                   & (frame.kernel.map(lambda k: _param(k, "kernel", "beta", 1)) == beta)]
     errors = approx.groupby(["sampler", "rank"])[["rel_trace_error", "rel_spec_error"]].mean()
     return errors.join(excess, how="inner").reset_index()
 
