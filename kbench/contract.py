@@ -54,6 +54,23 @@ def check_below_kernel(features: np.ndarray, kernel_diagonal: np.ndarray, where:
             f"relative trace error {float(-excess.sum() / kernel_diagonal.sum()):.3g}")
 
 
+#: info entries kbench itself writes (Sampler.fit); they do not become sampler columns
+MANAGED_INFO = ("sampler", "params", "rank_requested", "kernel_evals", "warnings")
+_SCALARS = (bool, int, float, str, np.integer, np.floating, np.bool_)
+
+
+def info_columns(info: dict, reserved) -> dict:
+    """The sampler's own result columns: every scalar entry of ``approx.info`` but the ones
+    kbench manages; a key that would overwrite one of kbench's columns breaks the contract."""
+    columns = {key: value.item() if isinstance(value, np.generic) else value
+               for key, value in info.items() if key not in MANAGED_INFO and isinstance(value, _SCALARS)}
+    clash = sorted(set(columns) & set(reserved))
+    if clash:
+        raise ContractViolation(f"contract: info key(s) {clash} would overwrite kbench's own result "
+                                "columns; rename them")
+    return columns
+
+
 def check_fit(approx, requested_rank: int, data, kernel) -> tuple[np.ndarray, np.ndarray]:
     """Check a fitted LowRank on a dataset's training and test rows; returns their features
     (the tasks' cached feature matrices, so nothing is computed twice)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kbench.contract import check_fit
+from kbench.contract import check_fit, info_columns
 from kbench.datasets import Dataset, load_dataset
 from kbench.datasets.base import load_split, save_split
 from kbench.errors import Refused
@@ -35,6 +35,8 @@ from kbench.spec import Spec
 STATUSES = ("ok", "error", "timeout", "oom", "skipped")
 #: statuses that count as a failed cell (the exit code of a sweep)
 FAILED = ("error", "timeout", "oom")
+#: columns every row gets besides identity, shared context and task metrics
+ROW_COLUMNS = ("lam", "components", "status", "error", "timestamp", "peak_rss_mb", "schema_version")
 
 
 def environment() -> dict:
@@ -155,18 +157,18 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
         check_fit(approx, job.rank, data, kernel)
         exact = exact_baseline(data, kernel) if "scores" in approx.info and job.sampler_lam else None
         # leverage-score samplers: their scores against the exact ones (Alaoui & Mahoney 2015, Lemma 2)
-        score_check = exact.score_check(approx.info["scores"], job.sampler_lam) if exact is not None else {}
+        common = {"seed": job.seed, "sampler_family": sampler.family, "rank_realized": approx.rank,
+                  "time_sample_s": time_sample, "kernel_evals": kernel_evals, "sampler_lam": job.sampler_lam,
+                  "sampler_warnings": "; ".join(approx.info.get("warnings", [])),
+                  **(exact.score_check(approx.info["scores"], job.sampler_lam) if exact is not None else {})}
+        reserved = {*todo[0].identity(), *common, *context.columns(), *ROW_COLUMNS}
+        common.update(info_columns(approx.info, reserved))
     except BaseException as exc:  # noqa: BLE001 - every failure becomes data
         if isinstance(exc, KeyboardInterrupt):
             raise
         for cell in todo:
             write_failure(cell, job, lams, classify(exc), describe(exc), context)
         return
-    common = {"seed": job.seed, "sampler_family": sampler.family, "rank_realized": approx.rank,
-              "time_sample_s": time_sample, "kernel_evals": kernel_evals, "sampler_lam": job.sampler_lam,
-              "dictionary_size": approx.info.get("dictionary_size"),
-              "unique_atoms": approx.info.get("unique_atoms"),
-              "sampler_warnings": "; ".join(approx.info.get("warnings", [])), **score_check}
     for cell in todo:
         try:
             rows = cell.task.create().evaluate(data, approx, kernel, lams=lams)

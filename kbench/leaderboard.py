@@ -311,6 +311,11 @@ def _format_ranking(table: pd.DataFrame, unscored: dict[str, str]) -> tuple[pd.D
     return table.fillna(MISSING), footnotes
 
 
+def _markdown(table: pd.DataFrame) -> str:
+    """A numeric table as markdown, missing values as "—"."""
+    return table.astype(object).where(table.notna(), None).to_markdown(floatfmt=".4g", missingval=MISSING)
+
+
 def build(frame: pd.DataFrame, out, command: str | None = None) -> dict[str, Path]:
     """Write leaderboard.md, leaderboard.html and figures/*.png into ``out``."""
     out = Path(out)
@@ -337,7 +342,9 @@ def build(frame: pd.DataFrame, out, command: str | None = None) -> dict[str, Pat
             figure(section.cells, section.metric, section.smaller, section.label, dataset, path)
             means = section.cells[section.cells["dataset"] == dataset].pivot_table(
                 index="sampler", columns="rank", values="metric", aggfunc="mean")
-            md += [f"### {dataset}", "", means.to_markdown(floatfmt=".4g"), "",
+            means.columns = [f"{r} ({setting})" if (setting := section.task.headline_setting(r)) else str(r)
+                             for r in means.columns]
+            md += [f"### {dataset}", "", _markdown(means), "",
                    f"![{section.label} on {dataset}](figures/{path.name})", ""]
             body += [("h3", dataset), ("table", means), ("img", path)]
     statuses = status_table(frame)

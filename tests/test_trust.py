@@ -39,9 +39,23 @@ class Singular(UniformSampler):
     def _fit(self, X, kernel, rank, lam, rng):
         np.linalg.cholesky(-np.eye(3))
 
+class Annotated(UniformSampler):
+    name = "annotated"
+    def _fit(self, X, kernel, rank, lam, rng):
+        approx = super()._fit(X, kernel, rank, lam, rng)
+        approx.info.update(landmark_sum=int(approx.landmarks.sum()), trace=np.ones(3))
+        return approx
+
+class Clashing(UniformSampler):
+    name = "clashing"
+    def _fit(self, X, kernel, rank, lam, rng):
+        approx = super()._fit(X, kernel, rank, lam, rng)
+        approx.info["dataset"] = "mine"
+        return approx
+
 @kbench.hookimpl
 def kbench_register_samplers():
-    return [Doubled, Singular]
+    return [Doubled, Singular, Annotated, Clashing]
 """
 
 DIAGONAL_TASK = """
@@ -157,6 +171,20 @@ def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path,
     assert "data:image/png;base64" in (out / "leaderboard.html").read_text()
 
 
+def test_a_samplers_scalar_info_entries_reach_its_rows(tmp_path, plugins):
+    out = tmp_path / "results"
+    result = cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "annotated,clashing,squeak",
+                  "--tasks", "approximation", "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
+                  "--quiet", "--out", str(out)], plugins)
+    assert result.returncode == 1, result.stdout + result.stderr
+    frame = read_results(out).set_index("sampler")
+    assert frame.loc["annotated", "status"] == "ok" and frame.loc["annotated", "landmark_sum"] > 0
+    assert "trace" not in frame  # arrays stay in info
+    assert frame.loc["squeak", "dictionary_size"] >= frame.loc["squeak", "unique_atoms"] > 0
+    assert frame.loc["clashing", "status"] == "error"
+    assert "info key(s) ['dataset'] would overwrite" in frame.loc["clashing", "error"]
+
+
 def test_kpca_compares_one_number_of_components_per_rank():
     task = kbench.make_task("kpca", components=[2, 5, 10, 50])
     rows = pd.DataFrame({"rank": [5, 5, 5, 20, 20, 20, 3], "components": [2, 5, 10, 5, 10, 50, 2]})
@@ -262,3 +290,20 @@ def test_the_adapter_uses_the_median_bandwidth_by_default():
     model = make_pipeline(KernelApproximation("uniform", n_components=300, random_state=0), RidgeClassifier())
     assert model.fit(X_train, y_train).score(X_test, y_test) > 0.9
     assert model[0].kernel_.sigma == "median" and model[0].kernel_.sigma_ > 1
+
+
+def test_checks_and_fits_leave_the_callers_objects_as_they_were():
+    from kbench.datasets.base import RawData, check_raw
+
+    X = np.random.default_rng(0).standard_normal((80, 3))
+    X[5, 1] = np.nan
+    raw = RawData(X, np.arange(80.0), "regression", meta={"source": "test"})
+    cleaned = check_raw(raw, "test", dropna=True)
+    assert cleaned.X.shape == (79, 3) and cleaned.meta["rows_dropped"] == 1
+    assert raw.X is X and np.isnan(X[5, 1]) and raw.meta == {"source": "test"}
+    X = cleaned.X.copy()
+    kernel = kbench.make_kernel("gaussian", sigma="median")
+    for name in ("uniform", "squeak", "rp-cholesky", "rff"):
+        kbench.make_sampler(name).fit(X, kernel, rank=10, lam=1e-3, seed=0)
+        assert np.array_equal(X, cleaned.X)
+    assert kernel.sigma == "median" and kernel.get_params() == {"sigma": "median", "gamma": None}

@@ -10,7 +10,7 @@ sampler of a repetition sees the same data).
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -197,9 +197,12 @@ def load_split(path) -> Dataset:
 
 
 def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
-    """NaN in features or target: an error naming the column (or rows dropped with dropna=True)."""
+    """NaN in features or target: an error naming the column (or rows dropped with dropna=True).
+
+    Returns a new RawData; the provider's object and arrays are left as they were."""
     X = np.asarray(raw.X, dtype=float)
     y = np.asarray(raw.y)
+    f, meta = raw.f, dict(raw.meta)
     if raw.task_type not in TASK_TYPES:
         raise ValueError(f"{name}: task_type must be one of {TASK_TYPES}, got {raw.task_type!r}.")
     bad_X = ~np.isfinite(X)
@@ -217,8 +220,8 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
             )
         keep = ~(bad_X.any(axis=1) | bad_y)
         X, y = X[keep], y[keep]
-        raw.f = None if raw.f is None else raw.f[keep]
-        raw.meta["rows_dropped"] = int((~keep).sum())
+        f = None if f is None else f[keep]
+        meta["rows_dropped"] = int((~keep).sum())
     if raw.task_type == "regression":
         if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
             raise ValueError(
@@ -226,8 +229,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
                 f"{y[:3].tolist()}; name another target column or pass task_type='binary'/'multiclass'."
             )
         y = y.astype(float)
-    raw.X, raw.y = X, y
-    return raw
+    return replace(raw, X=X, y=y, f=f, meta=meta)
 
 
 def _missing(y: np.ndarray) -> np.ndarray:

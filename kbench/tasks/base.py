@@ -83,6 +83,11 @@ class Task:
         task with several rows per λ (KPCA: one per number of components) keeps one kind."""
         return rows
 
+    def headline_setting(self, rank: int) -> str:
+        """What the headline compares at ``rank`` besides the rank itself ("" if nothing;
+        KPCA: the number of components), shown in leaderboard column headers."""
+        return ""
+
     # -- helpers shared by the tasks -------------------------------------------------------
     def check_data(self, data) -> None:
         if data.task_type not in self.accepts:

@@ -52,6 +52,9 @@ class KPCATask(Task):
         fitting = [c for c in self.components if c <= rank]
         return fitting[-1] if fitting else self.components[0]
 
+    def headline_setting(self, rank: int) -> str:
+        return f"ℓ = {self.headline_component(rank)}"
+
     def headline_rows(self, rows):
         ell = rows["rank"].map(lambda rank: self.headline_component(int(rank)))
         return rows[rows["components"] == ell]
