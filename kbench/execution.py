@@ -25,7 +25,7 @@ import numpy as np
 from kbench.contract import check_fit, info_columns
 from kbench.datasets import Dataset, load_dataset
 from kbench.datasets.base import load_split, save_split
-from kbench.errors import Refused
+from kbench.errors import ContractViolation, Refused
 from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline
 from kbench.kernels import Kernel
 from kbench.planning import Cell, Job, split_seed
@@ -122,7 +122,7 @@ def classify(exc: BaseException) -> str:
 def describe(exc: BaseException) -> str:
     """One line: the exception, and for unexpected ones where it was raised."""
     text = f"{type(exc).__name__}: {exc}".strip().replace("\n", " ")
-    if isinstance(exc, ValueError | MemoryError) or exc.__traceback__ is None:
+    if isinstance(exc, ValueError | MemoryError | ContractViolation) or exc.__traceback__ is None:
         return text
     return text + " | " + traceback.format_tb(exc.__traceback__)[-1].strip().replace("\n", " ")
 
