@@ -89,6 +89,12 @@ def cli(args, path=None, **kwargs):
                           env=env, **kwargs)
 
 
+def sweep(out, plugins, datasets: str, samplers: str, tasks: str, ranks: str, repetitions: int = 1):
+    """``kbench run`` at λ = 1e-3 with the test plugins on the path."""
+    return cli(["run", "--datasets", datasets, "--samplers", samplers, "--tasks", tasks, "--ranks", ranks,
+                "--lams", "1e-3", "--repetitions", str(repetitions), "--quiet", "--out", str(out)], plugins)
+
+
 @pytest.fixture(scope="module")
 def plugins(tmp_path_factory):
     root = tmp_path_factory.mktemp("trust-plugins")
@@ -148,10 +154,9 @@ def test_the_contract_catches_scaled_features_and_statuses_follow_the_exception(
 
 def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path, plugins):
     out = tmp_path / "results"
-    result = cli(["run", "--datasets", "synthetic:moons:n=200,sklearn:diabetes",
-                  "--samplers", "uniform,squeak,squeak:shards=4,rff,doubled,singular",
-                  "--tasks", "approximation,kpca:components=2;5;10", "--ranks", "5,10",
-                  "--lams", "1e-3", "--repetitions", "2", "--quiet", "--out", str(out)], plugins)
+    result = sweep(out, plugins, "synthetic:moons:n=200,sklearn:diabetes",
+                   "uniform,squeak,squeak:shards=4,rff,doubled,singular", "approximation,kpca:components=2;5;10",
+                   "5,10", repetitions=2)
     assert result.returncode == 1, result.stdout + result.stderr
     frame = read_results(out)
     doubled, singular = frame[frame.sampler == "doubled"], frame[frame.sampler == "singular"]
@@ -173,9 +178,7 @@ def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path,
 
 def test_a_samplers_scalar_info_entries_reach_its_rows(tmp_path, plugins):
     out = tmp_path / "results"
-    result = cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "annotated,clashing,squeak",
-                  "--tasks", "approximation", "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
-                  "--quiet", "--out", str(out)], plugins)
+    result = sweep(out, plugins, "sklearn:diabetes", "annotated,clashing,squeak", "approximation", "5")
     assert result.returncode == 1, result.stdout + result.stderr
     frame = read_results(out).set_index("sampler")
     assert frame.loc["annotated", "status"] == "ok" and frame.loc["annotated", "landmark_sum"] > 0
@@ -215,9 +218,8 @@ def test_random_feature_kpca_error_is_the_dense_nuclear_norm():
 # -- tasks own their metadata -------------------------------------------------------------
 def test_a_plugin_task_gets_its_own_leaderboard_section(tmp_path, plugins):
     out = tmp_path / "results"
-    result = cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,rp-cholesky,rff",
-                  "--tasks", "diagonal-gap", "--ranks", "5,10", "--lams", "1e-3", "--repetitions", "2",
-                  "--quiet", "--out", str(out)], plugins)
+    result = sweep(out, plugins, "sklearn:diabetes", "uniform,rp-cholesky,rff", "diagonal-gap", "5,10",
+                   repetitions=2)
     assert result.returncode == 0, result.stdout + result.stderr
     frame = read_results(out)
     assert (frame.status == "ok").all() and frame.lam.isna().all()  # λ-free: one row per cell
