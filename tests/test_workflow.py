@@ -123,3 +123,19 @@ def test_a_dataset_can_be_swept_over_several_kernels(tmp_path):
     assert frame.split_checksum.nunique() == 1 and frame.groupby("kernel").d_eff.first().nunique() == 2
     board = (tmp_path / "out" / "leaderboard.md").read_text()
     assert f"{data} [periodic-sobolev:beta=4]" in board
+
+
+def test_hostile_output_paths_reach_no_shell_and_delete_nothing(tmp_path):
+    """`out` is quoted wherever it reaches a shell: a space, $(…), ; and quotes change
+    nothing outside it (unquoted, `rm -rf {figures}` would delete ./victim)."""
+    (tmp_path / "victim").mkdir()
+    (tmp_path / "victim" / "keep.txt").write_text("keep")
+    out = "victim $(touch pwned); x'q\""
+    config = {**TINY, "out": out, "datasets": ["sklearn:diabetes"], "samplers": ["uniform"], "tasks": ["krr"],
+              "ranks": [5], "repetitions": 1, "memory_limit_mb": 4000}
+    result = snakemake(tmp_path, config)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert (tmp_path / "victim" / "keep.txt").read_text() == "keep"
+    assert not list(tmp_path.rglob("pwned"))
+    assert (tmp_path / out / "leaderboard.md").is_file() and (tmp_path / out / "figures").is_dir()
+    assert (pd.read_parquet(tmp_path / out / "all.parquet").status == "ok").all()

@@ -1,5 +1,4 @@
 # Shared definitions: the checked config and the sweep's jobs.
-import shlex
 from pathlib import Path
 
 from kbench.workflow import Sweep, check_config
@@ -14,10 +13,6 @@ COMMAND = "snakemake --cores all" + "".join(
     f" --configfile {Path(f).resolve().relative_to(Path(workflow.basedir).resolve())}"
     if Path(f).resolve().is_relative_to(Path(workflow.basedir).resolve()) else f" --configfile {f}"
     for f in workflow.configfiles if Path(f).resolve() != DEFAULT_CONFIG.resolve())
-
-
-def quoted(text):
-    return shlex.quote(str(text))
 
 
 def spec_of(kind, wildcard):

@@ -17,7 +17,7 @@ rule aggregate:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench aggregate {params.out} --out {output} > {log} 2>&1"
+        "kbench aggregate {params.out:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule paper:
@@ -37,7 +37,7 @@ rule paper:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench papers {input} --paper {wildcards.paper} --out {params.out} > {log} 2>&1"
+        "kbench papers {input:q} --paper {wildcards.paper:q} --out {params.out:q} > {log:q} 2>&1"
 
 
 rule leaderboard:
@@ -51,7 +51,7 @@ rule leaderboard:
         OUT / "logs" / "leaderboard.log",
     params:
         out=OUT,
-        command=quoted(COMMAND),
+        command=COMMAND,
     resources:
         mem_mb=RESOURCES.get("mem_mb", 4000),
         runtime=RESOURCES.get("runtime", 30),
@@ -59,5 +59,5 @@ rule leaderboard:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "rm -rf {output.figures} && "
-        "kbench leaderboard {input} --out {params.out} --command {params.command} > {log} 2>&1"
+        "rm -rf {output.figures:q} && "
+        "kbench leaderboard {input:q} --out {params.out:q} --command {params.command:q} > {log:q} 2>&1"

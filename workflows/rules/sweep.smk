@@ -17,7 +17,7 @@ rule prepare:
     log:
         OUT / "logs" / "prepare" / "{dataset}_rep{rep}.log",
     params:
-        spec=lambda wc: quoted(spec_of("datasets", wc.dataset)),
+        spec=lambda wc: spec_of("datasets", wc.dataset),
         seed=config["seed"],
         cache=OUT / "data",
     resources:
@@ -27,8 +27,8 @@ rule prepare:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench prepare --datasets {params.spec} --only-repetition {wildcards.rep} "
-        "--seed {params.seed} --data-cache {params.cache} > {log} 2>&1"
+        "kbench prepare --datasets {params.spec:q} --only-repetition {wildcards.rep:q} "
+        "--seed {params.seed:q} --data-cache {params.cache:q} > {log:q} 2>&1"
 
 
 rule run:
@@ -39,15 +39,15 @@ rule run:
     log:
         OUT / "logs" / "run" / "{kernel}" / "{dataset}" / "{sampler}" / "{task}_rep{rep}.log",
     params:
-        dataset=lambda wc: quoted(spec_of("datasets", wc.dataset)),
-        sampler=lambda wc: quoted(spec_of("samplers", wc.sampler)),
-        task=lambda wc: quoted(spec_of("tasks", wc.task)),
+        dataset=lambda wc: spec_of("datasets", wc.dataset),
+        sampler=lambda wc: spec_of("samplers", wc.sampler),
+        task=lambda wc: spec_of("tasks", wc.task),
         ranks=",".join(map(str, config["ranks"])),
         lams=",".join(map(str, config["lams"])),
-        kernel=lambda wc: quoted(SWEEP.kernels_by_slug()[wc.kernel]),
+        kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
         repetitions=config["repetitions"],
         timeout=config.get("cell_timeout", 600),
-        memory=f"--memory-limit {config['memory_limit_mb']}" if "memory_limit_mb" in config else "",
+        memory=["--memory-limit", config["memory_limit_mb"]] if "memory_limit_mb" in config else [],
         seed=config["seed"],
         cache=OUT / "data",
         out=OUT,
@@ -60,8 +60,8 @@ rule run:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench run --datasets {params.dataset} --samplers {params.sampler} --tasks {params.task} "
-        "--ranks {params.ranks} --lams {params.lams} --kernel {params.kernel} "
-        "--repetitions {params.repetitions} --only-repetition {wildcards.rep} --seed {params.seed} "
-        "--cell-timeout {params.timeout} {params.memory} --data-cache {params.cache} "
-        "--out {params.out} --quiet > {log} 2>&1 || test $? -eq 1"
+        "kbench run --datasets {params.dataset:q} --samplers {params.sampler:q} --tasks {params.task:q} "
+        "--ranks {params.ranks:q} --lams {params.lams:q} --kernel {params.kernel:q} "
+        "--repetitions {params.repetitions:q} --only-repetition {wildcards.rep:q} --seed {params.seed:q} "
+        "--cell-timeout {params.timeout:q} {params.memory:q} --data-cache {params.cache:q} "
+        "--out {params.out:q} --quiet > {log:q} 2>&1 || test $? -eq 1"
