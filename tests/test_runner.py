@@ -44,6 +44,12 @@ class Hog(UniformSampler):
     def _fit(self, X, kernel, rank, lam, rng):
         return np.ones(int(4e9))  # 32 GB
 
+class Quitter(UniformSampler):
+    name = "quitter"
+    def _fit(self, X, kernel, rank, lam, rng):
+        import os
+        os._exit(0)
+
 class Slow(UniformSampler):
     name = "slow"
     def _fit(self, X, kernel, rank, lam, rng):
@@ -52,7 +58,7 @@ class Slow(UniformSampler):
 
 @kbench.hookimpl
 def kbench_register_samplers():
-    return [Raiser, Sleeper, Hog, Slow]
+    return [Raiser, Sleeper, Hog, Slow, Quitter]
 """
 
 
@@ -131,19 +137,20 @@ def test_killed_sweep_resumes_with_the_missing_cells_only(tmp_path, plugin_path)
 
 def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, plugin_path):
     out = tmp_path / "results"
-    result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,raiser,sleeper,hog",
+    result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,raiser,sleeper,hog,quitter",
                          "--tasks", "krr", "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
                          "--jobs", "2", "--cell-timeout", "3", "--memory-limit", "1000", "--quiet",
                          "--out", str(out)], plugin_path, timeout=120)
     assert result.returncode == 1, result.stdout + result.stderr  # some cells failed
     frame = read_results(out)
     status = frame.groupby("sampler").status.first().to_dict()
-    assert status == {"uniform": "ok", "raiser": "error", "sleeper": "timeout", "hog": "oom"}
+    assert status == {"uniform": "ok", "raiser": "error", "sleeper": "timeout", "hog": "oom", "quitter": "error"}
     errors = frame.groupby("sampler").error.first()
     assert "RuntimeError: boom" in errors["raiser"]
     assert "--cell-timeout 3" in errors["sleeper"]
     assert "MemoryError" in errors["hog"]
-    assert "1 ok, 1 error, 1 timeout, 1 oom" in result.stdout
+    assert "worker exited with code 0 without writing the cell" in errors["quitter"]
+    assert "1 ok, 2 error, 1 timeout, 1 oom" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -158,6 +165,9 @@ def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, plugin_path):
         ({"--lams": "-1e-3"}, "lams must be a non-empty list of finite numbers > 0"),
         ({"--kernel": "gausian"}, "did you mean 'gaussian'"),
         ({"--samplers": "squeak:qbarr=3"}, "did you mean 'qbar'"),
+        ({"--ranks": "inf"}, "ranks must be integers >= 1"),
+        ({"--datasets": ""}, "no datasets given"),
+        ({"--samplers": ","}, "no samplers given"),
     ],
 )
 def test_bad_sweep_input_exits_with_code_2(tmp_path, change, message):
