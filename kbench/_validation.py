@@ -12,6 +12,11 @@ import numpy as np
 
 def check_features(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
     """Return ``X`` as a C-contiguous float64 (n, d) array, or raise a clear ValueError."""
+    if np.iscomplexobj(X):
+        raise ValueError(
+            f"{name} is complex; kernels take real features: pass X.real, or the real and "
+            "imaginary parts as separate columns."
+        )
     try:
         arr = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -95,21 +95,33 @@ class Kernel:
             stop = min(start + rows, n)
             if stop - start == rows:
                 self._block(X[start:stop], prepared, out[start:stop])
-                continue
-            if padded is None:
-                padded, scratch = np.zeros((rows, X.shape[1])), np.empty((rows, m))
-            padded[: stop - start] = X[start:stop]
-            padded[stop - start :] = 0.0
-            self._block(padded, prepared, scratch)
-            out[start:stop] = scratch[: stop - start]
+            else:
+                if padded is None:
+                    padded, scratch = np.zeros((rows, X.shape[1])), np.empty((rows, m))
+                padded[: stop - start] = X[start:stop]
+                padded[stop - start :] = 0.0
+                self._block(padded, prepared, scratch)
+                out[start:stop] = scratch[: stop - start]
+            self._check_values(out[start:stop], X[start:stop])
         self.evals += n * m
         return out
+
+    def _check_values(self, values: np.ndarray, X: np.ndarray) -> None:
+        """Kernel values must be finite: inputs near the float64 range overflow silently."""
+        if not np.isfinite(values).all():
+            raise FloatingPointError(
+                f"the {self.name} kernel gave non-finite values (inputs up to |x| = "
+                f"{np.abs(X).max():.3g}; kernel parameters {self.resolved_params()}): inputs this large "
+                "overflow float64. Rescale the features (datasets standardize by default) or the kernel."
+            )
 
     def diag(self, X) -> np.ndarray:
         """k(x, x) for every row of X, without forming a kernel matrix."""
         X = self._check(X, "X")
         self.evals += X.shape[0]
-        return self._diag(X)
+        values = self._diag(X)
+        self._check_values(values, X)
+        return values
 
     def _check(self, X, name: str, n_features: int | None = None) -> np.ndarray:
         if not self.fitted:
@@ -203,6 +215,11 @@ class _LengthScaleKernel(Kernel):
                 raise ValueError(
                     f"{self.name}: sigma='median' needs at least two distinct points in X "
                     f"(got n_samples = {len(X)}); pass a numeric sigma."
+                )
+            if not np.isfinite(median):
+                raise FloatingPointError(
+                    f"{self.name}: sigma='median' overflowed (distances between inputs up to |x| = "
+                    f"{np.abs(X).max():.3g} exceed float64); rescale the features."
                 )
             self.sigma_ = median
         return self
@@ -414,10 +431,17 @@ class PeriodicSobolevKernel(_PeriodicKernel):
     """
 
     name = "periodic-sobolev"
+    #: above it the closed form overflows float64; the kernel is 2cos(2π(x − y)) to within
+    #: 2·2^(−2β) ≤ 2e-30 anyway, so larger β adds nothing.
+    max_beta = 50
 
     def __init__(self, beta: int = 1) -> None:
         super().__init__()
         self.beta = check_positive(beta, "beta", "periodic-sobolev kernel", integer=True)
+        if self.beta > self.max_beta:
+            raise ValueError(
+                f"periodic-sobolev kernel: beta must be <= {self.max_beta}, got {beta}; beyond it the "
+                "closed form overflows float64 and the kernel equals 2cos(2π(x − y)) to machine precision.")
         n = 2 * self.beta
         numbers = _bernoulli_numbers(n)
         # B_n(t) = Σ_k C(n, k) B_k t^(n−k), coefficients from the highest power down

@@ -19,6 +19,7 @@ from typing import Any
 import pluggy
 
 from kbench import hookspecs
+from kbench.spec import coerce_params, declared_types
 
 KINDS = tuple(hookspecs.HOOKS)
 
@@ -179,7 +180,8 @@ class Registry:
         )
 
     def create(self, kind: str, name: str, **params) -> Any:
-        """Instantiate plugin ``name`` with ``params``; unknown parameters are a clear error."""
+        """Instantiate plugin ``name`` with ``params``; unknown parameters, and values that do
+        not match a parameter's declared type, are a clear error naming the parameter."""
         info = self.get(kind, name)
         signature = inspect.signature(info.obj)
         accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
@@ -191,7 +193,7 @@ class Registry:
                 f"{kind} {name!r} has no parameter {key!r}{_suggest(key, allowed)}; "
                 f"its parameters are: {', '.join(allowed) or 'none'}."
             )
-        return info.obj(**params)
+        return info.obj(**coerce_params(params, declared_types(info.obj), f"{kind} {name!r}"))
 
 
 def _where(exc: BaseException) -> str:

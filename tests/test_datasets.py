@@ -213,34 +213,47 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
-def test_openml_loads_from_its_cache_without_network(tmp_path, no_network):
-    frame = write_openml_cache(tmp_path, 424242)
-    data = kbench.load_dataset(f"openml:424242:cache_dir={tmp_path}", seed=0, standardize=False)
+def test_openml_loads_from_its_cache_without_network(tmp_path, no_network, monkeypatch):
+    monkeypatch.setenv("KBENCH_DATA_HOME", str(tmp_path))
+    frame = write_openml_cache(tmp_path / "openml", 424242)
+    data = kbench.load_dataset("openml:424242", seed=0, standardize=False)
     assert data.task_type == "binary"
     assert sorted(data.feature_names) == ["colour_blue", "colour_green", "colour_red", "x1", "x2"]
     assert data.n_train + len(data.X_test) == 40
     assert sorted(np.concatenate([data.y_train, data.y_test]).astype(str)) == sorted(frame["class"])
     x1 = np.concatenate([data.X_train, data.X_test])[:, data.feature_names.index("x1")]
     np.testing.assert_allclose(np.sort(x1), np.sort(frame["x1"]))
-    other = kbench.load_dataset(f"openml:424242:cache_dir={tmp_path},target=x2", seed=0)
+    other = kbench.load_dataset("openml:424242:target=x2", seed=0)
     assert other.task_type == "regression"
 
 
-def test_openml_without_cache_or_network_is_a_clear_error(tmp_path, no_network):
-    with pytest.raises(ValueError, match="openml:999999 could not be loaded.*cache_dir"):
-        kbench.load_dataset(f"openml:999999:cache_dir={tmp_path}")
+def test_openml_without_cache_or_network_is_a_clear_error(tmp_path, no_network, monkeypatch):
+    monkeypatch.setenv("KBENCH_DATA_HOME", str(tmp_path))
+    with pytest.raises(ValueError, match="openml:999999 could not be loaded.*KBENCH_DATA_HOME"):
+        kbench.load_dataset("openml:999999")
+
+
+@pytest.mark.parametrize("spec", ["sklearn:california_housing:data_home=/tmp",
+                                  "openml:61:cache_dir=/tmp"])
+def test_a_spec_cannot_point_a_loader_at_a_cache_folder(spec):
+    """Caches hold pickles their loaders trust: only KBENCH_DATA_HOME chooses them."""
+    with pytest.raises(ValueError, match="unknown parameter"):
+        kbench.load_dataset(spec)
 
 
 @pytest.mark.network
-def test_openml_downloads_a_real_dataset(tmp_path):
-    data = kbench.load_dataset(f"openml:61:cache_dir={tmp_path}", seed=0)  # iris
+def test_openml_downloads_a_real_dataset(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBENCH_DATA_HOME", str(tmp_path))
+    data = kbench.load_dataset("openml:61", seed=0)  # iris
     assert data.task_type == "multiclass" and data.n_train + len(data.X_test) == 150
+    assert (tmp_path / "openml").is_dir()
 
 
 @pytest.mark.network
-def test_sklearn_download(tmp_path):
-    data = kbench.load_dataset(f"sklearn:california_housing:data_home={tmp_path}", n=2000)
-    assert data.task_type == "regression"
+def test_sklearn_download(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBENCH_DATA_HOME", str(tmp_path))
+    data = kbench.load_dataset("sklearn:california_housing", n=2000)
+    assert data.task_type == "regression" and (tmp_path / "sklearn").is_dir()
 
 
 def test_stratified_split_sizes_and_proportions():

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import inspect
-
 from kbench.datasets.base import (
     Dataset,
     DatasetProvider,
@@ -14,14 +12,15 @@ from kbench.datasets.base import (
     split_and_scale,
 )
 from kbench.registry import _suggest, get_registry
-from kbench.spec import Spec
+from kbench.spec import Spec, coerce_params, declared_types
 
 _SPLIT_OPTIONS = ("n", "test_size", "standardize", "dropna")
 
 
 def check_dataset_spec(spec: str) -> tuple[DatasetProvider, str, dict]:
-    """Parse and check a spec without loading data: provider, dataset name and parameter
-    names (did-you-mean errors). Returns (provider, name, params)."""
+    """Parse and check a spec without loading data: provider, dataset name, parameter names
+    (did-you-mean errors) and values (by their declared types). Returns (provider, name,
+    params) with the values converted."""
     parsed = Spec.parse(spec, "dataset")
     (provider_name, name), params = parsed.name.split(":", 1), parsed.params
     provider = get_registry().get("dataset", provider_name).obj()
@@ -30,20 +29,20 @@ def check_dataset_spec(spec: str) -> tuple[DatasetProvider, str, dict]:
         raise ValueError(
             f"unknown dataset {spec!r}{_suggest(name, known)}; {provider_name} has: {', '.join(known)}."
         )
-    _check_parameters(provider, name, params, spec)
-    return provider, name, params
+    return provider, name, _check_parameters(provider, name, params, spec)
 
 
-def _check_parameters(provider: DatasetProvider, name: str, keys, spec: str) -> None:
-    accepted = [p for p in inspect.signature(provider.load).parameters if p not in ("name", "n", "seed")]
-    generator = getattr(provider, "generator_parameters", None)
-    options = accepted + (generator(name) if generator else []) + list(_SPLIT_OPTIONS)
-    for key in keys:
-        if key not in options:
+def _check_parameters(provider: DatasetProvider, name: str, params: dict, spec: str) -> dict:
+    """Known names, values of the declared types (split options and the provider's own)."""
+    split_options = {k: v for k, v in declared_types(load_dataset).items() if k in _SPLIT_OPTIONS}
+    declared = {**provider.parameters(name), **split_options}
+    for key in params:
+        if key not in declared:
             raise ValueError(
-                f"{spec}: unknown parameter {key!r}{_suggest(key, options)}; "
-                f"parameters are: {', '.join(options)}."
+                f"{spec}: unknown parameter {key!r}{_suggest(key, declared)}; "
+                f"parameters are: {', '.join(declared)}."
             )
+    return coerce_params(params, declared, spec)
 
 
 def known_task_type(spec: str) -> str | None:
@@ -64,7 +63,7 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     given in the spec: ``synthetic:two-balls:n=2000,test_size=0.5``.
     """
     provider, name, spec_params = check_dataset_spec(spec)
-    _check_parameters(provider, name, params, spec)
+    params = _check_parameters(provider, name, params, spec)
     n = spec_params.pop("n", n)
     test_size = check_test_size(spec_params.pop("test_size", test_size))
     standardize = spec_params.pop("standardize", standardize)

@@ -71,6 +71,13 @@ class DatasetProvider:
     def load(self, name: str, n: int | None, seed: int, **params: Any) -> RawData:
         raise NotImplementedError
 
+    def parameters(self, name: str) -> dict[str, tuple[type, ...] | None]:
+        """The parameters a spec may give this provider's dataset ``name``, with their
+        declared types (by default: ``load``'s keyword parameters)."""
+        from kbench.spec import declared_types
+
+        return {k: v for k, v in declared_types(self.load).items() if k not in ("name", "n", "seed")}
+
     def task_type(self, name: str, **params: Any) -> str | None:
         """The task type of a dataset without loading it, or None when unknown before loading."""
         return params.get("task_type")
@@ -106,8 +113,15 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     if n is not None and n < X.shape[0]:
         keep = np.sort(rng.choice(X.shape[0], size=n, replace=False))
         X, y, f = X[keep], y[keep], (None if f is None else f[keep])
+    _check_split_sizes(X.shape[0], test_size, name)
+    if raw.task_type != "regression" and len(np.unique(y)) < 2:
+        raise ValueError(f"{name}: the target has a single class ({y[0]}); a classification "
+                         "needs at least two.")
     stratified = raw.task_type != "regression" and _stratifiable(y, test_size)
     train, test = split_indices(y if stratified else None, X.shape[0], test_size, rng)
+    if raw.task_type != "regression" and len(np.unique(y[train])) < 2:
+        raise ValueError(f"{name}: the training split holds a single class; pass more points "
+                         "(n) or a smaller test_size.")
     X_train, X_test = X[train], X[test]
     y_train, y_test = y[train], y[test]
     meta = dict(raw.meta)
@@ -134,6 +148,15 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
         f_train=None if f is None else f[train],
         f_test=None if f is None else f[test],
     )
+
+
+def _check_split_sizes(n: int, test_size: float, name: str) -> None:
+    n_test = int(np.ceil(test_size * n))
+    if n_test < 2 or n - n_test < 2:
+        raise ValueError(
+            f"{name}: {n} points with test_size={test_size:g} give {n - n_test} training and {n_test} "
+            "test rows; each side needs at least 2. Pass more points (n) or another test_size."
+        )
 
 
 def split_indices(y, n: int, test_size: float, rng: np.random.Generator):
@@ -222,6 +245,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
         X, y = X[keep], y[keep]
         f = None if f is None else f[keep]
         meta["rows_dropped"] = int((~keep).sum())
+    _check_target_type(y[~_missing(y)], name)
     if raw.task_type == "regression":
         if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
             raise ValueError(
@@ -230,6 +254,23 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
             )
         y = y.astype(float)
     return replace(raw, X=X, y=y, f=f, meta=meta)
+
+
+def _check_target_type(y: np.ndarray, name: str) -> None:
+    """A target of text mixed with numbers has no clean type (a stray string in a numeric
+    column would otherwise turn a regression into a classification with one class per value)."""
+    if np.issubdtype(y.dtype, np.number) or y.dtype == bool:
+        return
+    import pandas as pd
+
+    numeric = pd.to_numeric(pd.Series(y, dtype=object), errors="coerce").notna().to_numpy()
+    if numeric.any() and not numeric.all():
+        text, number = np.flatnonzero(~numeric), np.flatnonzero(numeric)
+        raise ValueError(
+            f"{name}: the target mixes numbers and text ({len(number)} numeric values such as "
+            f"{y[number[0]]!r}, {len(text)} text values such as {y[text[0]]!r} at row {text[0]}); "
+            "its type cannot be inferred. Clean the column, or name another with target=<column>."
+        )
 
 
 def _missing(y: np.ndarray) -> np.ndarray:

@@ -45,7 +45,8 @@ class FileProvider(DatasetProvider):
 
     name = "file"
 
-    def load(self, name, n, seed, target=None, task_type=None, sep=None):
+    def load(self, name: str, n: int | None, seed: int, target: str | None = None,
+             task_type: str | None = None, sep: str | None = None):
         import pandas as pd
         from sklearn.datasets import load_svmlight_file
         path = Path(name).expanduser()

@@ -1,16 +1,15 @@
-"""OpenML datasets by id through openml-python (``openml:<id>[:target=col,cache_dir=dir]``).
+"""OpenML datasets by id through openml-python (``openml:<id>[:target=col]``).
 
-openml-python keeps what it downloads in its cache (``cache_dir``, else the environment
-variable KBENCH_OPENML_CACHE, else openml's own default); a dataset in the cache loads
-with no network. Categorical features are one-hot encoded; the dataset's default target
-is used unless ``target`` names another column.
+openml-python keeps what it downloads in its cache, ``openml/`` under kbench's data home
+(``$KBENCH_DATA_HOME``, else ``~/.cache/kbench``); a dataset in the cache loads with no
+network. Categorical features are one-hot encoded; the dataset's default target is used
+unless ``target`` names another column.
 """
 
 from __future__ import annotations
 
-import os
-
 from kbench.datasets.base import DatasetProvider
+from kbench.datasets.home import ENVIRONMENT_VARIABLE, data_home
 from kbench.datasets.files import frame_to_raw
 from kbench.hookspecs import hookimpl
 
@@ -20,7 +19,8 @@ class OpenMLProvider(DatasetProvider):
 
     name = "openml"
 
-    def load(self, name, n, seed, target=None, task_type=None, cache_dir=None):
+    def load(self, name: str, n: int | None, seed: int, target: str | None = None,
+             task_type: str | None = None):
         try:
             import openml
         except ImportError:  # pragma: no cover - openml is a dependency
@@ -30,9 +30,8 @@ class OpenMLProvider(DatasetProvider):
         except ValueError:
             raise ValueError(f"openml:{name}: an OpenML dataset is named by its integer id, "
                              "e.g. openml:61 (iris).") from None
-        cache_dir = cache_dir or os.environ.get("KBENCH_OPENML_CACHE")
-        if cache_dir:
-            openml.config.set_root_cache_directory(os.path.expanduser(str(cache_dir)))
+        cache = data_home("openml")
+        openml.config.set_root_cache_directory(str(cache))
         try:
             dataset = openml.datasets.get_dataset(
                 dataset_id, download_data=True, download_qualities=False,
@@ -42,8 +41,8 @@ class OpenMLProvider(DatasetProvider):
         except Exception as exc:  # openml raises its own errors, requests' and OSError
             raise ValueError(
                 f"openml:{dataset_id} could not be loaded ({type(exc).__name__}: {exc}). It is "
-                "downloaded on first use: check the network, or point cache_dir (or "
-                "KBENCH_OPENML_CACHE) at an openml cache that holds it."
+                f"downloaded on first use into {cache}: check the network, or set "
+                f"{ENVIRONMENT_VARIABLE} to a folder whose openml/ subfolder is a cache that holds it."
             ) from None
         if target is None:
             raise ValueError(f"openml:{dataset_id} has no default target; pass target=<column>.")

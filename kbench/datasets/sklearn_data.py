@@ -1,8 +1,10 @@
-"""Datasets that scikit-learn ships (offline) or downloads (``sklearn:<name>``)."""
+"""Datasets that scikit-learn ships (offline) or downloads (``sklearn:<name>``) into
+kbench's data home."""
 
 from __future__ import annotations
 
 from kbench.datasets.base import DatasetProvider, RawData
+from kbench.datasets.home import ENVIRONMENT_VARIABLE, data_home
 from kbench.hookspecs import hookimpl
 
 #: name -> (scikit-learn loader, task type, needs the network)
@@ -28,18 +30,19 @@ class SklearnProvider(DatasetProvider):
     def task_type(self, name, **params):
         return BUNDLED[name][1]
 
-    def load(self, name, n, seed, data_home=None):
+    def load(self, name, n, seed):
         from sklearn import datasets
 
         loader_name, task_type, needs_network = BUNDLED[name]
         loader = getattr(datasets, loader_name)
-        kwargs = {"data_home": data_home} if needs_network else {}
+        kwargs = {"data_home": str(data_home("sklearn"))} if needs_network else {}
         try:
             bunch = loader(**kwargs)
         except OSError as exc:  # URLError is an OSError
             raise ValueError(
-                f"sklearn:{name} is downloaded on first use and the download failed ({exc}); "
-                "connect to the network once, or pass data_home=<dir> holding scikit-learn's cache."
+                f"sklearn:{name} is downloaded on first use into {kwargs['data_home']} and the "
+                f"download failed ({exc}); connect to the network once, or set {ENVIRONMENT_VARIABLE} "
+                "to a folder whose sklearn/ subfolder holds scikit-learn's cache."
             ) from None
         names = [str(f) for f in getattr(bunch, "feature_names", [])] or None
         meta = {"source": f"sklearn.datasets ({loader.__name__})", "needs_network": needs_network}

@@ -5,13 +5,14 @@ Each generator is a pure function of its arguments: the same seed gives the same
 
 from __future__ import annotations
 
-import inspect
+import functools
 import math
 
 import numpy as np
 
 from kbench.datasets.base import DatasetProvider, RawData
 from kbench.hookspecs import hookimpl
+from kbench.spec import declared_types
 
 
 def smile(n: int = 2000, seed: int = 0, n_scattered: int = 40, noise: float = 0.01) -> np.ndarray:
@@ -103,12 +104,18 @@ def _smooth_target(X, rng, noise=0.1):
     return f + noise * rng.standard_normal(len(f)), f
 
 
+def spiral(n: int = 2000, seed: int = 0, noise: float = 0.02) -> np.ndarray:
+    """A 2-D spiral with no outliers."""
+    return spiral_with_outliers(n, seed, n_outliers=0, noise=noise)
+
+
 def _geometry(points_fn, kernel):
     def make(n, seed, **params):
         X = points_fn(n, seed=seed, **params)
         y, f = _smooth_target(X, np.random.default_rng(seed + 1))
         return RawData(X, y, "regression", ["x1", "x2"], {"kernel": kernel}, f=f, standardize=False)
 
+    functools.update_wrapper(make, points_fn, assigned=("__annotations__",))  # its parameters
     make.__doc__ = (points_fn.__doc__ or "").split("\n")[0] + (
         " Target: sin 2x₁ + cos 3x₂ + 0.1·noise (f* known).")
     return make
@@ -167,8 +174,7 @@ GENERATORS = {
     "bach-periodic": bach_periodic,
     "two-balls": two_balls,
     "smile": _geometry(smile, "gaussian:sigma=0.2"),
-    "spiral": _geometry(lambda n, seed, **p: spiral_with_outliers(n, seed, n_outliers=0, **p),
-                        "gaussian:sigma=0.1"),
+    "spiral": _geometry(spiral, "gaussian:sigma=0.1"),
     "outliers": _geometry(spiral_with_outliers, "gaussian:sigma=0.1"),
     "gaussian-blobs": gaussian_blobs,
     "known-spectrum": known_spectrum,
@@ -176,7 +182,6 @@ GENERATORS = {
     "moons": _sklearn_generator("moons"),
     "circles": _sklearn_generator("circles"),
 }
-GENERATORS["spiral"].__doc__ = "A 2-D spiral (no outliers). Target: sin 2x₁ + cos 3x₂ + 0.1·noise."
 
 
 TASK_TYPES_BY_GENERATOR = {
@@ -200,9 +205,8 @@ class SyntheticProvider(DatasetProvider):
             return "binary" if params.get("n_classes", 5) == 2 else "multiclass"
         return TASK_TYPES_BY_GENERATOR[name]
 
-    def generator_parameters(self, name):
-        signature = inspect.signature(GENERATORS[name])
-        return [p for p in signature.parameters if p not in ("n", "seed", "params")]
+    def parameters(self, name):
+        return {k: v for k, v in declared_types(GENERATORS[name]).items() if k not in ("n", "seed")}
 
     def load(self, name, n, seed, **params):
         return GENERATORS[name](self.default_n if n is None else n, seed, **params)

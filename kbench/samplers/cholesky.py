@@ -100,6 +100,9 @@ class RPCholeskySampler(Sampler):
     """
 
     name = "rp-cholesky"
+    #: the first candidate of a round is accepted with probability ≈ 1 in exact arithmetic
+    #: (its residual equals d), so this many idle rounds in a row means the numbers are broken
+    max_idle_rounds = 50
 
     def __init__(self, block_size: int = 100, tol: float = 1e-10) -> None:
         self.block_size = check_positive(block_size, "block_size", "rp-cholesky", integer=True)
@@ -111,7 +114,7 @@ class RPCholeskySampler(Sampler):
         floor = self.tol * d.max()
         Gt = np.zeros((rank, n))
         pivots: list[int] = []
-        rounds = 0
+        rounds = idle = 0
         while len(pivots) < rank:
             k = len(pivots)
             weights = np.where(d > floor, d, 0.0)
@@ -122,6 +125,13 @@ class RPCholeskySampler(Sampler):
             residual = kernel._evaluate(X[candidates], X[candidates]) - Gt[:k, candidates].T @ Gt[:k, candidates]
             accepted = self._accept(residual, weights[candidates], floor, rng)[: rank - k]
             rounds += 1
+            idle = 0 if accepted else idle + 1
+            if idle == self.max_idle_rounds:
+                raise FloatingPointError(
+                    f"rp-cholesky accepted no pivot in {idle} consecutive rounds after {k} pivots: "
+                    "the kernel's residual block disagrees with the residual diagonal, so the kernel "
+                    "matrix is not numerically positive semidefinite."
+                )
             if not accepted:
                 continue
             new = candidates[accepted]
