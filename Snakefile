@@ -2,7 +2,7 @@
 #
 #   snakemake --cores all                                   # the default sweep (README)
 #   snakemake --cores all --configfile my.yaml              # another sweep (replaces the default)
-#   snakemake --profile workflows/profiles/slurm            # the same on a SLURM cluster
+#   snakemake --workflow-profile profiles/slurm             # the same on a SLURM cluster
 from pathlib import Path
 
 from snakemake.utils import min_version, validate

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
+from kbench.runner import DEFAULT_BLAS_THREADS
 
 _KIND_CHOICES = ["samplers", "kernels", "tasks", "datasets"]
 
@@ -57,11 +58,15 @@ def list_command(kind: str | None, as_json: bool) -> None:
 
 
 def _usage(call):
-    """Run ``call``; a ValueError (bad names, lists, paths) becomes a usage error, exit code 2."""
+    """Run ``call``; a ValueError (bad names, lists, values) or an OSError (a path that cannot
+    be read or written, a full disk) becomes a usage error naming it, exit code 2."""
     try:
         return call()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        raise click.UsageError(f"{exc.strerror or exc}{where}") from None
 
 
 @main.command("run")
@@ -80,12 +85,16 @@ def _usage(call):
 @click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True),
               help="MiB a worker may allocate beyond its start (status oom past it).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Base seed of splits and samplers.")
+@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=click.IntRange(min=1),
+              help="BLAS/OpenMP threads per process (recorded in every row; the same count gives "
+                   "the same numbers).")
 @click.option("--retry-failed", is_flag=True, help="Rerun cells whose file records a failure.")
 @click.option("--out", required=True, type=click.Path(), help="Results directory (one file per cell).")
 @click.option("--data-cache", type=click.Path(), help="Folder of prepared splits (kbench prepare).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repetition, kernel, jobs,
-                cell_timeout, memory_limit, seed, retry_failed, out, data_cache, quiet) -> None:
+                cell_timeout, memory_limit, seed, blas_threads, retry_failed, out, data_cache,
+                quiet) -> None:
     """Run a sweep of cells; finished cells are skipped, so a rerun resumes.
 
     Exit code 0 when every cell is ok or skipped, 1 when a cell failed, 2 on bad input.
@@ -105,7 +114,7 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
         repetitions=repetitions if only_repetition is None else [only_repetition],
         kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
         memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed,
-        progress=not quiet, return_summary=True, data_cache=data_cache))
+        progress=not quiet, return_summary=True, data_cache=data_cache, blas_threads=blas_threads))
     click.echo(str(summary))
     sys.exit(1 if summary.failed else 0)
 
@@ -140,7 +149,7 @@ def aggregate_command(directory, out) -> None:
     from kbench.results import read_results, write_frame
 
     frame = _usage(lambda: read_results(directory))
-    write_frame(frame, Path(out))
+    _usage(lambda: write_frame(frame, Path(out)))
     click.echo(f"wrote {out}: {len(frame)} rows")
 
 
@@ -155,7 +164,7 @@ def leaderboard_command(directory, out, command_line) -> None:
 
     frame = _usage(lambda: read_results(directory))
     target = out or (directory if Path(directory).is_dir() else Path(directory).parent)
-    paths = build(frame, target, command_line)
+    paths = _usage(lambda: build(frame, target, command_line))
     click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
 
 
@@ -175,7 +184,9 @@ def papers_command(results, paper, out) -> None:
 
 @main.command("check-plugin")
 @click.argument("name")
-def check_plugin_command(name: str) -> None:
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds each check may take before it fails.")
+def check_plugin_command(name: str, timeout: float) -> None:
     """Run kbench's sampler contract checks (kbench.testing) on sampler NAME."""
     from kbench.testing import check_sampler
 
@@ -185,7 +196,7 @@ def check_plugin_command(name: str) -> None:
         raise click.UsageError(str(exc)) from None
     click.echo(f"checking sampler {name!r} from {info.source} {info.version} ({info.entry_point})")
     try:
-        passed = check_sampler(name)
+        passed = check_sampler(name, timeout=timeout)
     except AssertionError as exc:
         click.echo(str(exc), err=True)
         sys.exit(1)

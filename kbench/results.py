@@ -20,6 +20,9 @@ SCHEMA_VERSION = 2
 IDENTITY = ["dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
             "repetition", "base_seed"]
 CELLS_DIR = "cells"
+#: columns every row has, whatever its task and status (a file without them is not a result)
+REQUIRED = ["dataset", "kernel", "sampler", "sampler_label", "task", "task_label", "rank", "lam",
+            "repetition", "base_seed", "status", "timestamp", "schema_version"]
 
 
 def cell_path(out, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
@@ -48,6 +51,8 @@ def write_cell(path: Path, rows: list[dict]) -> None:
 def write_frame(frame: pd.DataFrame, path: Path) -> None:
     """Write a DataFrame to parquet atomically."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; pass a file name, e.g. {path / 'all.parquet'}.")
     table = pa.Table.from_pandas(frame, preserve_index=False)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
@@ -61,7 +66,17 @@ def write_frame(frame: pd.DataFrame, path: Path) -> None:
 
 
 def read_cell(path: Path) -> pd.DataFrame:
-    frame = pq.read_table(path).to_pandas()
+    """A cell file (or an aggregated one), refused with its path unless it has this schema."""
+    try:
+        frame = pq.read_table(path).to_pandas()
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ValueError(f"{path} is not a readable parquet file ({exc}); delete it and rerun.") from None
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing and "schema_version" in frame.columns:
+        raise ValueError(
+            f"{path} is not a kbench result file: it lacks the column(s) {', '.join(missing)}; "
+            "move it out of the results directory."
+        )
     versions = set(frame.get("schema_version", pd.Series([None])).dropna().unique().tolist())
     if versions != {SCHEMA_VERSION}:
         found = ", ".join(map(str, sorted(versions, key=str))) or "none"

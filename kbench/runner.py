@@ -9,12 +9,16 @@ down. Datasets, the resolved kernel and the exact baselines are prepared once pe
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
+import signal
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
 
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from kbench.execution import (
     FAILED,
@@ -28,6 +32,10 @@ from kbench.execution import (
 from kbench.planning import Job, check_lams, check_ranks, plan
 from kbench.results import cell_status, check_output_dir, read_cell
 from kbench.spec import split_specs
+
+
+#: BLAS/OpenMP threads per process of a sweep, launched from the CLI or the workflow alike
+DEFAULT_BLAS_THREADS = 1
 
 
 @dataclass
@@ -54,14 +62,27 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
         kernel: str = "gaussian:sigma=median", out="results", jobs: int = 1,
         cell_timeout: float | None = None, memory_limit_mb: float | None = None, seed: int = 0,
         retry_failed: bool = False, progress: bool = True, return_summary: bool = False,
-        data_cache=None):
+        data_cache=None, blas_threads: int = DEFAULT_BLAS_THREADS):
     """Run a sweep; returns the rows of its cells as a DataFrame.
+
+    BLAS and OpenMP use ``blas_threads`` threads in every process of the sweep (recorded in
+    every row): floating-point sums depend on the thread count, so the same count, whoever
+    launches the sweep, gives the same numbers.
 
     ``repetitions`` is a count (0..R−1) or a list of repetition indices. A cell whose file
     holds the same inputs is not recomputed (failed ones are, with ``retry_failed``); a cell
     whose inputs changed (λ path, seed, schema) is. ``data_cache`` is a folder of prepared
     splits (``kbench prepare``), read before loading.
     """
+    if isinstance(blas_threads, bool) or not isinstance(blas_threads, int) or blas_threads < 1:
+        raise ValueError(f"blas_threads must be an integer >= 1, got {blas_threads!r}.")
+    with threadpool_limits(limits=blas_threads):
+        return _run(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs, cell_timeout,
+                    memory_limit_mb, seed, retry_failed, progress, return_summary, data_cache)
+
+
+def _run(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs, cell_timeout,
+         memory_limit_mb, seed, retry_failed, progress, return_summary, data_cache):
     started = time.perf_counter()
     ranks, lams = check_ranks(ranks), check_lams(lams)
     if not (isinstance(jobs, int) and jobs >= 1):
@@ -108,50 +129,75 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
         if remaining[key] == 0:
             contexts.pop(key, None)
 
-    try:
-        while queue or running:
-            while queue and len(running) < jobs:
-                job = queue.popleft()
-                key = (job.dataset, job.repetition)
-                if key not in contexts:
-                    try:
-                        contexts[key] = prepare_context(job.dataset, job.kernel, job.repetition, seed,
-                                                        tasks, env, data_cache, ridge_samplers)
-                    except Exception as exc:  # the dataset cannot be loaded: its cells fail
-                        contexts[key] = f"loading {job.dataset.label} failed: {describe(exc)}"
-                if isinstance(contexts[key], str):
-                    finish(job, "error", contexts[key])
-                    continue
-                process = fork.Process(target=run_job, args=(job, contexts[key], lams, memory_limit_mb))
-                process.start()
-                deadline = None if cell_timeout is None else time.monotonic() + cell_timeout * len(job.cells)
-                running[process] = (job, deadline)
-            time.sleep(0.01)
-            for process, (job, deadline) in list(running.items()):
-                if not process.is_alive():
-                    process.join()
-                    code = process.exitcode
-                    if code == -9:
-                        finish(job, "oom", f"worker exited with code {code} (killed: out of memory?)")
-                    else:
-                        finish(job, "error", f"worker exited with code {code} without writing the cell")
-                    del running[process]
-                elif deadline is not None and time.monotonic() > deadline:
-                    process.kill()
-                    process.join()
-                    finish(job, "timeout", f"no result within --cell-timeout {cell_timeout:g} s "
-                                           f"per cell; the worker was killed")
-                    del running[process]
-    finally:
-        for process in running:
-            process.kill()
-        if bar:
-            bar[0].stop()
+    with _stop_on_sigterm():
+        try:
+            while queue or running:
+                while queue and len(running) < jobs:
+                    job = queue.popleft()
+                    key = (job.dataset, job.repetition)
+                    if key not in contexts:
+                        try:
+                            contexts[key] = prepare_context(job.dataset, job.kernel, job.repetition, seed,
+                                                            tasks, env, data_cache, ridge_samplers)
+                        except Exception as exc:  # the dataset cannot be loaded: its cells fail
+                            contexts[key] = f"loading {job.dataset.label} failed: {describe(exc)}"
+                    if isinstance(contexts[key], str):
+                        finish(job, "error", contexts[key])
+                        continue
+                    process = fork.Process(target=_work, args=(job, contexts[key], lams, memory_limit_mb))
+                    process.start()
+                    deadline = None if cell_timeout is None else time.monotonic() + cell_timeout * len(job.cells)
+                    running[process] = (job, deadline)
+                time.sleep(0.01)
+                for process, (job, deadline) in list(running.items()):
+                    if not process.is_alive():
+                        process.join()
+                        code = process.exitcode
+                        if code == -9:
+                            finish(job, "oom", f"worker exited with code {code} (killed: out of memory?)")
+                        else:
+                            finish(job, "error", f"worker exited with code {code} without writing the cell")
+                        del running[process]
+                    elif deadline is not None and time.monotonic() > deadline:
+                        process.kill()
+                        process.join()
+                        finish(job, "timeout", f"no result within --cell-timeout {cell_timeout:g} s "
+                                               f"per cell; the worker was killed")
+                        del running[process]
+        finally:
+            for process in running:
+                process.kill()
+                process.join()
+            if bar:
+                bar[0].stop()
     cells = [str(cell.path) for job in planned for cell in job.cells]
     summary = Summary(counts, time.perf_counter() - started, cells)
     frames = [read_cell(cell.path) for job in planned for cell in job.cells if cell.path.is_file()]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return (frame, summary) if return_summary else frame
+
+
+def _work(job: Job, context, lams, memory_limit_mb) -> None:
+    """A worker: SIGTERM kills it at once (the parent's handler is inherited by fork)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    run_job(job, context, lams, memory_limit_mb)
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm():
+    """SIGTERM stops the sweep like Ctrl-C: the ``finally`` that kills the workers runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _progress(total: int):

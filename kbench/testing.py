@@ -13,7 +13,10 @@ on bad input. It raises an AssertionError listing every check that failed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -29,11 +32,33 @@ def _problem(n: int = 120, d: int = 4, seed: int = 0):
     return X, GaussianKernel(sigma="median").fit(X)
 
 
-def check_sampler(sampler: str | type | Sampler, lam: float = 1e-3, **params) -> list[str]:
+@contextlib.contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise TimeoutError in the block after ``seconds`` (main thread only: SIGALRM; a
+    sampler stuck in one long C call is stopped when the call returns)."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeoutError(f"did not finish within {seconds:g} s (a loop without a bound?)")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check_sampler(sampler: str | type | Sampler, lam: float = 1e-3, timeout: float | None = 60.0,
+                  **params) -> list[str]:
     """Run the contract checks on a sampler (registry name, class or instance).
 
-    Returns the names of the checks that passed; raises AssertionError naming the ones
-    that failed (each with its reason).
+    Each check fails after ``timeout`` seconds (None: no limit). Returns the names of the
+    checks that passed; raises AssertionError naming the ones that failed (each with its
+    reason).
     """
     if isinstance(sampler, str):
         get_registry().create("sampler", sampler, **params)  # an unknown name stops here, once
@@ -50,7 +75,8 @@ def check_sampler(sampler: str | type | Sampler, lam: float = 1e-3, **params) ->
 
     def check(name: str, body: Callable[[], None]) -> None:
         try:
-            body()
+            with _time_limit(timeout):
+                body()
         except Exception as exc:  # report every failure, not only the first
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
         else:

@@ -7,11 +7,13 @@ module checks what only kbench knows: plugin names, their parameters, dataset na
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from kbench.datasets import check_dataset_spec, known_task_type
 from kbench.execution import prepared_path
+from kbench.papers import PAPERS
 from kbench.results import CELLS_DIR
 from kbench.spec import Spec
 
@@ -21,7 +23,18 @@ class ConfigError(ValueError):
 
 
 def check_config(config: dict) -> None:
-    """Every name in the config must be a registered plugin with valid parameters."""
+    """Everything the schema cannot say: ranks are integers (5, not 5.0: they name files), λ
+    finite, every name a registered plugin with valid parameters, every dataset available
+    (a ``file:`` exists) and the paper known. Runs before any job; the error names the key."""
+    for index, rank in enumerate(config["ranks"]):
+        if isinstance(rank, bool) or not isinstance(rank, int):
+            raise ConfigError(f"config key 'ranks[{index}]': ranks are integers, got {rank!r}.")
+    for index, lam in enumerate(config["lams"]):
+        if not math.isfinite(lam):
+            raise ConfigError(f"config key 'lams[{index}]': λ must be a finite number > 0, got {lam!r}.")
+    if "paper" in config and config["paper"] not in PAPERS:
+        raise ConfigError(f"config key 'paper': unknown paper {config['paper']!r}; papers are: "
+                          f"{', '.join(sorted(PAPERS))}.")
     for dataset in config.get("dataset_kernels", {}):
         if dataset not in config["datasets"]:
             raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "

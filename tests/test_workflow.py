@@ -81,6 +81,12 @@ def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
         ({"extra": 1}, "extra"),
         ({"dataset_kernels": {"sklearn:iris": "linear"}}, "config key 'dataset_kernels'"),
         ({"dataset_kernels": {"sklearn:diabetes": "gausian"}}, "did you mean 'gaussian'"),
+        ({"ranks": [5.0, 10]}, "config key 'ranks[0]': ranks are integers, got 5.0"),
+        ({"lams": [1e-3, float("inf")]}, "config key 'lams[1]'"),
+        ({"datasets": ["file:no-such-file.csv"]}, "no such file"),
+        ({"paper": "nope"}, "config key 'paper': unknown paper 'nope'"),
+        ({"samplers": ["squeak:halving_floor=no"]}, "halving_floor must be true or false"),
+        ({"kernel": "periodic-sobolev:beta=200"}, "beta must be <= 50"),
     ],
 )
 def test_invalid_config_stops_before_any_job(tmp_path, change, message):
@@ -139,3 +145,36 @@ def test_hostile_output_paths_reach_no_shell_and_delete_nothing(tmp_path):
     assert not list(tmp_path.rglob("pwned"))
     assert (tmp_path / out / "leaderboard.md").is_file() and (tmp_path / out / "figures").is_dir()
     assert (pd.read_parquet(tmp_path / out / "all.parquet").status == "ok").all()
+
+
+def test_the_workflow_profile_is_loaded_without_a_flag(tmp_path):
+    """profiles/default (keep-going, rerun-incomplete: resume after Ctrl-C) needs no --profile."""
+    result = snakemake(tmp_path, {**TINY, "datasets": ["sklearn:diabetes"]}, "-n")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "workflow specific profile profiles/default" in result.stdout + result.stderr
+
+
+def test_cli_and_workflow_give_identical_numbers(tmp_path):
+    """Both pin BLAS threads the same way, so the same config gives the same values (at
+    n = 2000, 1 and 2 threads differ in the last digits of test_mse)."""
+    data = "synthetic:friedman1:n=2000"
+    config = {**TINY, "datasets": [data], "samplers": ["squeak", "rp-cholesky", "rff"],
+              "tasks": ["krr"], "ranks": [50], "repetitions": 1}
+    (tmp_path / "workflow").mkdir()
+    result = snakemake(tmp_path / "workflow", config)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    cli = subprocess.run(
+        [sys.executable, "-m", "kbench.cli", "run", "--datasets", data, "--samplers",
+         "squeak,rp-cholesky,rff", "--tasks", "krr", "--ranks", "50", "--lams", "0.0001,0.01",
+         "--repetitions", "1", "--out", str(tmp_path / "cli"), "--quiet"],
+        capture_output=True, text=True, timeout=600)
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    keys = ["sampler_label", "lam"]
+    by_workflow = pd.read_parquet(tmp_path / "workflow" / "out" / "all.parquet").sort_values(keys)
+    from kbench.results import read_results
+
+    by_cli = read_results(tmp_path / "cli").sort_values(keys)
+    values = ["test_mse", "train_mse", "rel_excess_test_mse", "dictionary_size", "unique_atoms", "rank_realized", "blas_threads"]
+    pd.testing.assert_frame_equal(by_workflow[keys + values].reset_index(drop=True),
+                                  by_cli[keys + values].reset_index(drop=True), check_exact=True)
+    assert (by_cli.blas_threads == 1).all() and len(by_cli) == 6

@@ -24,11 +24,7 @@ def check_dataset_spec(spec: str) -> tuple[DatasetProvider, str, dict]:
     parsed = Spec.parse(spec, "dataset")
     (provider_name, name), params = parsed.name.split(":", 1), parsed.params
     provider = get_registry().get("dataset", provider_name).obj()
-    known = provider.names()
-    if known and name not in known:
-        raise ValueError(
-            f"unknown dataset {spec!r}{_suggest(name, known)}; {provider_name} has: {', '.join(known)}."
-        )
+    provider.check_name(name, spec)
     return provider, name, _check_parameters(provider, name, params, spec)
 
 

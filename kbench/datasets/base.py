@@ -71,6 +71,16 @@ class DatasetProvider:
     def load(self, name: str, n: int | None, seed: int, **params: Any) -> RawData:
         raise NotImplementedError
 
+    def check_name(self, name: str, spec: str) -> None:
+        """Raise a ValueError when ``name`` is not a dataset of this provider (before loading)."""
+        from kbench.registry import _suggest
+
+        known = self.names()
+        if known and name not in known:
+            raise ValueError(
+                f"unknown dataset {spec!r}{_suggest(name, known)}; {self.name} has: {', '.join(known)}."
+            )
+
     def parameters(self, name: str) -> dict[str, tuple[type, ...] | None]:
         """The parameters a spec may give this provider's dataset ``name``, with their
         declared types (by default: ``load``'s keyword parameters)."""

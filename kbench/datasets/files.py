@@ -45,6 +45,11 @@ class FileProvider(DatasetProvider):
 
     name = "file"
 
+    def check_name(self, name, spec):
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise ValueError(f"{spec}: no such file ({path.resolve()}); check the path.")
+
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
              task_type: str | None = None, sep: str | None = None):
         import pandas as pd

@@ -1,6 +1,7 @@
 """Reproductions of the claims of kbench's source papers (results/papers/).
 
-Each paper module turns result rows (a paper config's sweep) into claims with a measured
+Each paper module (``TITLE``, ``SUMMARY``, ``FULL_SIZE``, ``FIGURES``, ``COLUMNS``, ``claims``)
+turns result rows (a paper config's sweep) into claims with a measured
 value and a verdict computed from the rows, never typed by hand; ``write_page`` renders
 one page per paper (the leaderboard figures of the module's ``FIGURES`` tasks, and its own
 ``figures(frame, directory)`` when it has them) and ``write_index`` the table of every claim.
@@ -33,7 +34,16 @@ class Claim:
 def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
     if paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; papers are: {', '.join(sorted(PAPERS))}.")
-    return [Claim(paper, *claim) for claim in PAPERS[paper].claims(frame)]
+    run_config = f"run its config: snakemake --cores all --configfile workflows/config/papers/{paper}.yaml"
+    missing = [c for c in PAPERS[paper].COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"these rows are not {paper}'s sweep: they lack the column(s) "
+                         f"{', '.join(missing)} its claims read; {run_config}")
+    try:
+        return [Claim(paper, *claim) for claim in PAPERS[paper].claims(frame)]
+    except (KeyError, IndexError, ValueError) as exc:  # rows of another sweep: say so, with the cause
+        raise ValueError(f"{paper}'s claims cannot be read from these rows ({type(exc).__name__}: "
+                         f"{exc}); are they its sweep? {run_config}") from exc
 
 
 def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
