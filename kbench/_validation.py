@@ -80,3 +80,12 @@ def check_in_open_unit_interval(value, name: str, owner: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
         raise ValueError(f"{owner}: {name} must lie strictly between 0 and 1, got {value!r}.")
     return float(value)
+
+
+def check_nonnegative(value, name: str, owner: str, integer: bool = False) -> float | int:
+    """A parameter >= 0 (optionally integer)."""
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value < 0:
+        what = "an integer" if integer else "a number"
+        raise ValueError(f"{owner}: {name} must be {what} >= 0, got {value!r}.")
+    return int(value) if integer else float(value)

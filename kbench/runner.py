@@ -33,7 +33,6 @@ from kbench.planning import Job, check_lams, check_ranks, plan
 from kbench.results import cell_status, check_output_dir, read_cell
 from kbench.spec import split_specs
 
-
 #: BLAS/OpenMP threads per process of a sweep, launched from the CLI or the workflow alike
 DEFAULT_BLAS_THREADS = 1
 

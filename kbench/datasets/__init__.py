@@ -7,6 +7,7 @@ from kbench.datasets.base import (
     Dataset,
     DatasetProvider,
     RawData,
+    check_n,
     check_raw,
     check_test_size,
     split_and_scale,
@@ -60,7 +61,7 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     """
     provider, name, spec_params = check_dataset_spec(spec)
     params = _check_parameters(provider, name, params, spec)
-    n = spec_params.pop("n", n)
+    n = check_n(spec_params.pop("n", n), None, spec)
     test_size = check_test_size(spec_params.pop("test_size", test_size))
     standardize = spec_params.pop("standardize", standardize)
     dropna = spec_params.pop("dropna", dropna)

@@ -1,0 +1,289 @@
+"""Hostile and careless input (docs/robustness.md): every input gets a result or a named
+error, nothing hangs, nothing outside the output folder changes, nothing is half-written.
+
+Property-based cases (hypothesis) fuzz spec values, kernel inputs and dataset parameters;
+table-driven cases pin each refusal of the command line to exit code 2 and its message.
+"""
+
+from __future__ import annotations
+
+import errno
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import kbench
+from kbench.cli import main
+from kbench.registry import get_registry
+from kbench.spec import Spec, declared_types
+from kbench.testing import _time_limit
+
+SPECIAL_VALUES = ["no", "yes", "off", "true", "false", "1", "0", "-1", "2.5", "1e400", "-1e400",
+                  "inf", "-inf", "nan", "none", "abc", "1;2;3", ";", "0x10", "1_000", " ", "é"]
+#: characters that separate specs, parameters or keys: a value cannot carry them
+SEPARATORS = set(",=:")
+
+
+def plugin_parameters():
+    registry = get_registry()
+    return sorted((kind, name, parameter)
+                  for kind in ("kernel", "sampler", "task")
+                  for name, info in registry.plugins[kind].items()
+                  for parameter in declared_types(info.obj))
+
+
+value_text = st.one_of(st.sampled_from(SPECIAL_VALUES),
+                       st.text(st.characters(blacklist_characters=SEPARATORS, codec="utf-8"),
+                               max_size=12),
+                       st.integers(-10**6, 10**6).map(str),
+                       st.floats(allow_nan=True, allow_infinity=True).map(repr))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(target=st.sampled_from(plugin_parameters()), value=value_text)
+def test_any_spec_value_gives_a_plugin_or_an_error_naming_its_parameter(target, value):
+    kind, name, parameter = target
+    text = f"{name}:{parameter}={value}"
+    try:
+        Spec.parse(text, kind).create()
+    except ValueError as exc:
+        assert parameter in str(exc) or "parameter" in str(exc), (text, str(exc))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("sampler:squeak:halving_floor=no", "halving_floor must be true or false"),
+    ("task:kpca:centered=no", "centered must be true or false"),
+    ("sampler:rp-cholesky:block_size=2.5", "block_size must be an integer"),
+    ("kernel:gaussian:sigma=inf", "sigma must be finite"),
+    ("kernel:gaussian:sigma=abc", "sigma must be a number > 0"),
+    ("kernel:periodic-sobolev:beta=200", "beta must be <= 50"),
+    ("kernel:matern:nu=abc", "nu must be a finite number"),
+])
+def test_strict_values(text, message):
+    kind, spec = text.split(":", 1)
+    with pytest.raises(ValueError, match=message):
+        Spec.parse(spec, kind).create()
+
+
+def test_booleans_accept_true_false_and_1_0_only():
+    for value, expected in [("true", True), ("false", False), ("1", True), ("0", False)]:
+        assert Spec.parse(f"squeak:halving_floor={value}", "sampler").create().halving_floor is expected
+    for value in ("no", "yes", "2", "0.0", "none"):
+        with pytest.raises(ValueError, match="halving_floor"):
+            Spec.parse(f"squeak:halving_floor={value}", "sampler").create()
+
+
+# -- kernels and samplers on extreme input ------------------------------------------------
+finite_or_not = st.floats(allow_nan=True, allow_infinity=True, width=64)
+
+
+@settings(max_examples=200, deadline=None)
+@given(X=arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 3)), elements=finite_or_not),
+       kernel=st.sampled_from(["gaussian:sigma=1", "laplacian:sigma=1", "matern:sigma=1",
+                               "polynomial", "linear", "periodic-sobolev", "periodic-exp"]))
+def test_kernel_values_are_finite_or_refused(X, kernel):
+    k = Spec.parse(kernel, "kernel").create()
+    try:
+        K = k(X)
+    except (ValueError, FloatingPointError) as exc:
+        if not np.isfinite(X).all():
+            assert "NaN or infinite" in str(exc)
+        elif isinstance(exc, FloatingPointError):
+            assert "non-finite" in str(exc) and "Rescale" in str(exc)
+    else:
+        assert np.isfinite(K).all()
+
+
+def test_complex_and_3d_input_refused():
+    k = kbench.make_kernel("gaussian", sigma=1.0)
+    with pytest.raises(ValueError, match="complex"):
+        k(np.ones((3, 2)) * (1 + 1j))
+    with pytest.raises(ValueError, match="2-D"):
+        k(np.ones((3, 2, 2)))
+
+
+class NaNKernel(kbench.kernels.GaussianKernel):
+    """A kernel plugin whose values go NaN (a broken closed form)."""
+
+    name = "nan-kernel"
+
+    def _from_sq_distance(self, sq):
+        super()._from_sq_distance(sq)
+        sq[sq < 0.5] = np.nan
+
+
+@pytest.mark.parametrize("sampler", sorted(get_registry().plugins["sampler"]))
+@pytest.mark.parametrize("case", ["huge inputs", "NaN kernel values"])
+def test_no_sampler_hangs_on_non_finite_kernel_values(sampler, case):
+    """Inputs near 1e155 overflow squared distances; every sampler stops within 60 s,
+    with an error (Nyström) or finite features (Fourier maps never evaluate the kernel)."""
+    X = np.random.default_rng(0).standard_normal((300, 3))
+    kernel = kbench.make_kernel("gaussian", sigma=1.0)
+    if case == "huge inputs":
+        X = X * 1e155
+    else:
+        kernel = NaNKernel(sigma=1.0)
+    with _time_limit(60):
+        try:
+            approx = get_registry().create("sampler", sampler).fit(X, kernel, rank=10, lam=1e-3, seed=0)
+        except (FloatingPointError, ValueError) as exc:
+            assert "non-finite" in str(exc) or "not numerically positive" in str(exc), str(exc)
+        else:
+            assert not approx.nystrom_type and np.isfinite(approx.transform(X)).all()
+
+
+def test_median_bandwidth_overflow_is_an_error():
+    with pytest.raises(FloatingPointError, match="overflowed"):
+        kbench.make_kernel("gaussian", sigma="median").fit(np.random.default_rng(0).random((50, 2)) * 1e200)
+
+
+# -- datasets -----------------------------------------------------------------------------
+def test_a_stray_string_in_a_numeric_target_is_refused(tmp_path):
+    frame = pd.DataFrame({"a": np.arange(60.0), "y": np.linspace(0, 1, 60).astype(object)})
+    frame.loc[17, "y"] = "oops"
+    frame.to_csv(tmp_path / "stray.csv", index=False)
+    with pytest.raises(ValueError, match="mixes numbers and text.*'oops'"):
+        kbench.load_dataset(f"file:{tmp_path / 'stray.csv'}")
+
+
+def test_a_single_class_is_refused(tmp_path):
+    pd.DataFrame({"a": np.arange(40.0), "label": ["same"] * 40}).to_csv(tmp_path / "one.csv", index=False)
+    with pytest.raises(ValueError, match="single class"):
+        kbench.load_dataset(f"file:{tmp_path / 'one.csv'}:task_type=binary")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("synthetic:gaussian-blobs:n=40,n_classes=1", "n_classes must be between 2"),
+    ("synthetic:moons:n=0", "n must be an integer >= 4"),
+    ("synthetic:moons:n=4", "each side needs at least 2"),
+    ("synthetic:two-balls:n=abc", "n must be an integer or none"),
+    ("synthetic:moons:noise=inf", "noise must be finite"),
+    ("synthetic:moons:standardize=no", "standardize must be true or false"),
+    ("sklearn:california_housing:data_home=/tmp", "unknown parameter 'data_home'"),
+    ("openml:61:cache_dir=/tmp", "unknown parameter 'cache_dir'"),
+    ("file:/no/such/file.csv", "no such file"),
+])
+def test_dataset_refusals(spec, message):
+    with pytest.raises(ValueError, match=message):
+        kbench.load_dataset(spec)
+
+
+@settings(max_examples=100, deadline=None)
+@given(generator=st.sampled_from(["moons", "circles", "friedman1", "two-balls", "gaussian-blobs",
+                                  "bach-periodic", "known-spectrum", "smile", "spiral"]),
+       n=st.integers(-5, 300), value=st.sampled_from(["0", "-1", "1", "0.5", "3", "1e6", "no", "x"]),
+       which=st.integers(0, 10))
+def test_synthetic_parameters_give_data_or_a_value_error(generator, n, value, which):
+    provider = get_registry().get("dataset", "synthetic").obj()
+    parameters = sorted(provider.parameters(generator)) + ["test_size"]
+    parameter = parameters[which % len(parameters)]
+    if value == "1e6" and parameter in ("noise_features", "n_scattered", "n_outliers", "d", "n_classes"):
+        value = "1000"  # keep the arrays small
+    spec = f"synthetic:{generator}:n={n},{parameter}={value}"
+    try:
+        data = kbench.load_dataset(spec)
+    except ValueError:
+        return
+    assert np.isfinite(data.X_train).all() and data.n_train >= 2 and len(data.X_test) >= 2
+
+
+# -- the command line: every refusal is exit code 2 with a message --------------------------
+RUN = ["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform", "--tasks", "krr",
+       "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--quiet"]
+
+
+def _with(args: list[str], **changes: str) -> list[str]:
+    args = list(args)
+    for option, value in changes.items():
+        args[args.index(f"--{option.replace('_', '-')}") + 1] = value
+    return args
+
+
+@pytest.mark.parametrize("args, message", [
+    (_with(RUN, ranks="inf"), "ranks must be integers >= 1, got inf"),
+    (_with(RUN, ranks="5.5"), "ranks must be integers"),
+    (_with(RUN, lams="inf"), "finite"),
+    (_with(RUN, lams="nan"), "finite"),
+    (_with(RUN, datasets=""), "datasets"),
+    (_with(RUN, samplers=","), "samplers"),
+    (_with(RUN, samplers="squeak:halving_floor=no"), "halving_floor must be true or false"),
+    (_with(RUN, tasks="kpca:centered=no"), "centered must be true or false"),
+    (_with(RUN, samplers="rp-cholesky:block_size=abc"), "block_size must be an integer"),
+    (RUN + ["--kernel", "periodic-sobolev:beta=200"], "beta must be <= 50"),
+    (RUN + ["--kernel", "gaussian:sigma=abc"], "sigma"),
+    (_with(RUN, datasets="synthetic:two-balls:n=abc"), "n must be an integer"),
+    (_with(RUN, datasets="sklearn:california_housing:data_home=/tmp"), "unknown parameter"),
+    (_with(RUN, datasets="file:no-such.csv"), "no such file"),
+    (["check-plugin", "nope"], "unknown sampler 'nope'"),
+    (["papers", "nowhere", "--paper", "yang2012"], "not a results directory"),
+])
+def test_cli_refusals_are_usage_errors(tmp_path, args, message):
+    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out")]
+                                if args[0] == "run" else args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output, result.output
+
+
+def test_output_paths_that_cannot_be_written_are_usage_errors(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "a-file" / "sub")])
+    assert result.exit_code == 2 and "Not a directory" in result.output and "a-file" in result.output
+    done = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r")])
+    assert done.exit_code == 0, done.output
+    result = CliRunner().invoke(main, ["aggregate", str(tmp_path / "r"), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "is a directory; pass a file name" in result.output
+    result = CliRunner().invoke(main, ["papers", str(tmp_path / "r"), "--paper", "yang2012",
+                                       "--out", str(tmp_path / "p")])
+    assert result.exit_code == 2 and "not yang2012's sweep" in result.output
+
+
+def test_a_parquet_with_other_columns_is_refused_with_its_path(tmp_path):
+    done = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r")])
+    assert done.exit_code == 0, done.output
+    stranger = tmp_path / "r" / "cells" / "stranger.parquet"
+    pd.DataFrame({"x": [1.0], "schema_version": [2]}).to_parquet(stranger)
+    result = CliRunner().invoke(main, ["leaderboard", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "stranger.parquet is not a kbench result file" in result.output
+
+
+def test_a_full_disk_is_one_message_and_leaves_no_partial_file(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(args[1]))
+
+    monkeypatch.setattr(pq, "write_table", full)  # forked workers inherit it
+    result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert "No space left on device" in result.output and "Traceback" not in result.output
+    assert not [p for p in (tmp_path / "r").rglob("*") if p.is_file()]
+
+
+def test_a_seed_is_part_of_a_cells_identity(tmp_path):
+    out = str(tmp_path / "r")
+    first = CliRunner().invoke(main, [*RUN, "--out", out])
+    again = CliRunner().invoke(main, [*RUN, "--out", out, "--seed", "1"])
+    assert "1 ok" in first.output and "1 ok" in again.output and "0 already done" in again.output
+    frame = pd.read_parquet(next((tmp_path / "r" / "cells").rglob("*.parquet")))
+    assert set(frame.base_seed) == {1}
+
+
+def test_check_plugin_stops_a_check_that_does_not_finish():
+    from kbench.samplers.uniform import UniformSampler
+    from kbench.testing import check_sampler
+
+    class Forever(UniformSampler):
+        name = "forever"
+
+        def _fit(self, X, kernel, rank, lam, rng):
+            while True:
+                pass
+
+    with pytest.raises(AssertionError) as failure:
+        check_sampler(Forever, timeout=0.5)
+    assert str(failure.value).count("did not finish within 0.5 s") == 5  # every check fits
