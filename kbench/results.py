@@ -21,8 +21,7 @@ IDENTITY = ["dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "
             "repetition", "base_seed"]
 CELLS_DIR = "cells"
 #: columns every row has, whatever its task and status (a file without them is not a result)
-REQUIRED = ["dataset", "kernel", "sampler", "sampler_label", "task", "task_label", "rank", "lam",
-            "repetition", "base_seed", "status", "timestamp", "schema_version"]
+REQUIRED = [c for c in IDENTITY if c != "components"] + ["status", "timestamp", "schema_version"]
 
 
 def cell_path(out, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
@@ -71,18 +70,18 @@ def read_cell(path: Path) -> pd.DataFrame:
         frame = pq.read_table(path).to_pandas()
     except (pa.ArrowInvalid, OSError) as exc:
         raise ValueError(f"{path} is not a readable parquet file ({exc}); delete it and rerun.") from None
-    missing = [c for c in REQUIRED if c not in frame.columns]
-    if missing and "schema_version" in frame.columns:
-        raise ValueError(
-            f"{path} is not a kbench result file: it lacks the column(s) {', '.join(missing)}; "
-            "move it out of the results directory."
-        )
     versions = set(frame.get("schema_version", pd.Series([None])).dropna().unique().tolist())
     if versions != {SCHEMA_VERSION}:
         found = ", ".join(map(str, sorted(versions, key=str))) or "none"
         raise ValueError(
             f"{path} has schema_version {found}, this kbench reads version {SCHEMA_VERSION}: "
             "rerun that sweep with this kbench (or read it with the kbench that wrote it)."
+        )
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"{path} is not a kbench result file: it lacks the column(s) {', '.join(missing)}; "
+            "move it out of the results directory."
         )
     return frame
 

@@ -37,10 +37,10 @@ def test_standardization_uses_training_statistics():
 
 @pytest.mark.parametrize("name", sorted(GENERATORS))
 def test_every_generator_is_seeded(name):
-    a = kbench.load_dataset(f"synthetic:{name}", n=200, seed=5)
-    b = kbench.load_dataset(f"synthetic:{name}", n=200, seed=5)
-    c = kbench.load_dataset(f"synthetic:{name}", n=200, seed=6)
-    assert a.n_train + len(a.X_test) == 200
+    a = kbench.load_dataset(f"synthetic:{name}", n=400, seed=5)  # outliers: 200 of them
+    b = kbench.load_dataset(f"synthetic:{name}", n=400, seed=5)
+    c = kbench.load_dataset(f"synthetic:{name}", n=400, seed=6)
+    assert a.n_train + len(a.X_test) == 400
     assert np.array_equal(a.X_train, b.X_train) and np.array_equal(a.y_train, b.y_train)
     assert not np.array_equal(a.X_train, c.X_train)
     assert (a.f_train is not None) == (a.task_type == "regression" and name not in ("friedman1",))

@@ -234,13 +234,23 @@ def test_leaderboard_command(tmp_path):
 
 
 def test_a_dataset_that_cannot_be_loaded_fails_its_cells_only(tmp_path):
-    frame, summary = kbench.run(["file:/no/such/data.csv", "sklearn:diabetes"], ["uniform"], ["krr"],
-                                [5], [1e-3], repetitions=1, out=tmp_path, progress=False,
+    broken = tmp_path / "broken.csv"  # exists (the plan accepts it), but cannot be parsed
+    broken.write_bytes(b"a,b\n1,2,3,4\n\xff\xfe")
+    spec = f"file:{broken}"
+    frame, summary = kbench.run([spec, "sklearn:diabetes"], ["uniform"], ["krr"],
+                                [5], [1e-3], repetitions=1, out=tmp_path / "out", progress=False,
                                 return_summary=True)
     status = frame.groupby("dataset").status.first().to_dict()
-    assert status == {"file:/no/such/data.csv": "error", "sklearn:diabetes": "ok"}
-    assert "loading file:/no/such/data.csv failed" in frame.loc[frame.status == "error", "error"].iloc[0]
+    assert status == {spec: "error", "sklearn:diabetes": "ok"}
+    assert f"loading {spec} failed" in frame.loc[frame.status == "error", "error"].iloc[0]
     assert summary.failed == 1
+
+
+def test_a_missing_file_dataset_is_refused_before_any_cell(tmp_path):
+    with pytest.raises(ValueError, match="no such file"):
+        kbench.run(["file:/no/such/data.csv", "sklearn:diabetes"], ["uniform"], ["krr"], [5], [1e-3],
+                   repetitions=1, out=tmp_path, progress=False)
+    assert not list(tmp_path.rglob("*.parquet"))
 
 
 def test_a_changed_lambda_path_reruns_the_cell(tmp_path):

@@ -56,8 +56,7 @@ class FileProvider(DatasetProvider):
         from sklearn.datasets import load_svmlight_file
         path = Path(name).expanduser()
         source = f"file:{name}"
-        if not path.is_file():
-            raise ValueError(f"{source}: no such file ({path.resolve()}); check the path.")
+        self.check_name(name, source)
         suffix = path.suffix.lower()
         meta = {"source": str(path.resolve()), "format": suffix.lstrip(".")}
         try:
