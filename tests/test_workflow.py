@@ -152,6 +152,8 @@ def test_the_workflow_profile_is_loaded_without_a_flag(tmp_path):
     result = snakemake(tmp_path, {**TINY, "datasets": ["sklearn:diabetes"]}, "-n")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "workflow specific profile profiles/default" in result.stdout + result.stderr
+    profile = yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text())
+    assert profile["rerun-incomplete"] is True and profile["keep-going"] is True
 
 
 def test_cli_and_workflow_give_identical_numbers(tmp_path):
