@@ -283,3 +283,27 @@ def test_rows_record_what_the_sampler_did(tmp_path):
     squeak = frame[frame.sampler == "squeak"]
     assert (squeak.unique_atoms <= squeak.dictionary_size).all() and (squeak.unique_atoms > 0).all()
     assert (frame.time_exact_s > 0).all()
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_name):
+    """The workers die with the sweep (no orphan keeps computing); nothing is half-written."""
+    import signal
+    import time
+
+    env = {**os.environ, "PYTHONPATH": f"{plugin_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kbench.cli", "run", "--datasets", "sklearn:diabetes", "--samplers",
+         "sleeper", "--tasks", "krr", "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
+         "--quiet", "--out", str(tmp_path / "out")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    deadline = time.monotonic() + 60
+    while not (children.is_file() and children.read_text().split()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    workers = [int(pid) for pid in children.read_text().split()]
+    assert workers, "no worker started"
+    process.send_signal(getattr(signal, signal_name))
+    assert process.wait(timeout=30) != 0
+    time.sleep(0.5)
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+    assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
