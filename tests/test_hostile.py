@@ -151,6 +151,12 @@ def test_a_stray_string_in_a_numeric_target_is_refused(tmp_path):
         kbench.load_dataset(f"file:{tmp_path / 'stray.csv'}")
 
 
+def test_complex_data_in_a_file_is_refused(tmp_path):
+    np.savez(tmp_path / "c.npz", X=np.ones((40, 2)) * (1 + 2j), y=np.arange(40.0))
+    with pytest.raises(ValueError, match="complex"):
+        kbench.load_dataset(f"file:{tmp_path / 'c.npz'}")
+
+
 def test_a_single_class_is_refused(tmp_path):
     pd.DataFrame({"a": np.arange(40.0), "label": ["same"] * 40}).to_csv(tmp_path / "one.csv", index=False)
     with pytest.raises(ValueError, match="single class"):

@@ -233,6 +233,9 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
     """NaN in features or target: an error naming the column (or rows dropped with dropna=True).
 
     Returns a new RawData; the provider's object and arrays are left as they were."""
+    if np.iscomplexobj(raw.X) or np.iscomplexobj(raw.y):
+        raise ValueError(f"{name} holds complex numbers; kbench takes real features and targets "
+                         "(store the real and imaginary parts as separate columns).")
     X = np.asarray(raw.X, dtype=float)
     y = np.asarray(raw.y)
     f, meta = raw.f, dict(raw.meta)
