@@ -88,21 +88,22 @@ class Kernel:
         """``__call__`` without input checks, for callers that hold checked float64 arrays."""
         n, m = X.shape[0], Y.shape[0]
         out = np.empty((n, m))
-        prepared = self._prepare(Y)
-        rows = block_rows(m)
-        padded = scratch = None
-        for start in range(0, n, rows):
-            stop = min(start + rows, n)
-            if stop - start == rows:
-                self._block(X[start:stop], prepared, out[start:stop])
-            else:
-                if padded is None:
-                    padded, scratch = np.zeros((rows, X.shape[1])), np.empty((rows, m))
-                padded[: stop - start] = X[start:stop]
-                padded[stop - start :] = 0.0
-                self._block(padded, prepared, scratch)
-                out[start:stop] = scratch[: stop - start]
-            self._check_values(out[start:stop], X[start:stop])
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite values raise below
+            prepared = self._prepare(Y)
+            rows = block_rows(m)
+            padded = scratch = None
+            for start in range(0, n, rows):
+                stop = min(start + rows, n)
+                if stop - start == rows:
+                    self._block(X[start:stop], prepared, out[start:stop])
+                else:
+                    if padded is None:
+                        padded, scratch = np.zeros((rows, X.shape[1])), np.empty((rows, m))
+                    padded[: stop - start] = X[start:stop]
+                    padded[stop - start :] = 0.0
+                    self._block(padded, prepared, scratch)
+                    out[start:stop] = scratch[: stop - start]
+                self._check_values(out[start:stop], X[start:stop])
         self.evals += n * m
         return out
 
@@ -119,7 +120,8 @@ class Kernel:
         """k(x, x) for every row of X, without forming a kernel matrix."""
         X = self._check(X, "X")
         self.evals += X.shape[0]
-        values = self._diag(X)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = self._diag(X)
         self._check_values(values, X)
         return values
 

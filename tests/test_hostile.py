@@ -117,6 +117,9 @@ class NaNKernel(kbench.kernels.GaussianKernel):
         sq[sq < 0.5] = np.nan
 
 
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")  # scikit-learn inside kmeans
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("sampler", sorted(get_registry().plugins["sampler"]))
 @pytest.mark.parametrize("case", ["huge inputs", "NaN kernel values"])
 def test_no_sampler_hangs_on_non_finite_kernel_values(sampler, case):
