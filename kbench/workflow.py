@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbench.datasets import check_dataset_spec, known_task_type
+from kbench.datasets import check_dataset_spec
 from kbench.execution import prepared_path
 from kbench.papers import PAPERS
 from kbench.results import CELLS_DIR
@@ -63,8 +63,8 @@ def _as_list(specs) -> list[str]:
 
 @dataclass(frozen=True)
 class Sweep:
-    """The jobs of a config: one per (dataset, kernel, sampler, task, repetition), covering
-    all ranks; a dataset has one kernel unless ``dataset_kernels`` lists several."""
+    """The jobs of a config: one per (dataset, kernel, sampler, repetition), covering all
+    tasks and ranks; a dataset has one kernel unless ``dataset_kernels`` lists several."""
 
     config: dict
 
@@ -77,15 +77,11 @@ class Sweep:
         kind = key.removesuffix("s")
         return {Spec.parse(text, kind).slug: text for text in self.config[key]}
 
-    def compatible(self, dataset: str, task: str) -> bool:
-        """False when the task cannot run on the dataset (krr on classes, ...): no job for it."""
-        task_type = known_task_type(dataset)
-        return task_type is None or task_type in Spec.parse(task, "task").plugin_class().accepts
-
-    def jobs(self) -> list[tuple[str, str, str, str, int]]:
-        return [(d, k, s, t, r)
+    def jobs(self) -> list[tuple[str, str, str, int]]:
+        """One job per (dataset, kernel, sampler, repetition): each sampler fit serves every
+        task and rank (a task that cannot run on the dataset writes its ``skipped`` cells)."""
+        return [(d, k, s, r)
                 for d in self.config["datasets"] for k in self.kernels(d) for s in self.config["samplers"]
-                for t in self.config["tasks"] if self.compatible(d, t)
                 for r in range(self.config["repetitions"])]
 
     def kernels(self, dataset: str) -> list[str]:
@@ -101,10 +97,12 @@ class Sweep:
         return str(self.out / CELLS_DIR / "{kernel}" / "{dataset}" / "{sampler}" / "{task}" /
                    "rank{rank}_rep{rep}.parquet")
 
-    def cell_files(self, dataset: str, kernel: str, sampler: str, task: str, repetition: int) -> list[str]:
+    def cell_files(self, dataset: str, kernel: str, sampler: str, repetition: int) -> list[str]:
         slugs = {kind: Spec.parse(text, kind).slug for kind, text in
-                 (("dataset", dataset), ("kernel", kernel), ("sampler", sampler), ("task", task))}
-        return [self.cell_pattern().format(**slugs, rank=rank, rep=repetition) for rank in self.config["ranks"]]
+                 (("dataset", dataset), ("kernel", kernel), ("sampler", sampler))}
+        return [self.cell_pattern().format(**slugs, task=Spec.parse(task, "task").slug, rank=rank,
+                                           rep=repetition)
+                for task in self.config["tasks"] for rank in self.config["ranks"]]
 
     def all_cells(self) -> list[str]:
         return [f for job in self.jobs() for f in self.cell_files(*job)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,12 +25,12 @@ TINY = {
 }
 
 
-def snakemake(workdir: Path, config: dict, *args: str) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, config: dict, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     return subprocess.run(
         [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"),
          "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"), "--cores", "2",
-         *args], capture_output=True, text=True, timeout=600)
+         *args], capture_output=True, text=True, timeout=600, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +44,16 @@ def finished(tmp_path_factory):
 def test_workflow_writes_the_leaderboard(finished):
     out = finished / "out"
     frame = pd.read_parquet(out / "all.parquet")
-    # krr only on diabetes, classification only on moons: 2 tasks per dataset × 2 samplers
-    # × 2 ranks × 2 repetitions = 16 cells per dataset
+    # 3 tasks × 2 samplers × 2 ranks × 2 repetitions = 24 cells per dataset; krr on moons
+    # and classification on diabetes are refused by design (skipped), the rest is ok
     cells = frame.drop_duplicates(["dataset", "sampler", "task", "rank", "repetition"])
-    assert len(cells) == 32 and (frame.status == "ok").all()
+    assert len(cells) == 48
+    status = cells.groupby(["dataset", "task"]).status.unique().map(tuple).to_dict()
+    assert status == {("sklearn:diabetes", "approximation"): ("ok",), ("sklearn:diabetes", "krr"): ("ok",),
+                      ("sklearn:diabetes", "classification"): ("skipped",),
+                      ("synthetic:moons:n=160", "approximation"): ("ok",),
+                      ("synthetic:moons:n=160", "classification"): ("ok",),
+                      ("synthetic:moons:n=160", "krr"): ("skipped",)}
     text = (out / "leaderboard.md").read_text()
     assert "## krr: test_mse" in text and "## classification: accuracy" in text
     assert "win rate vs uniform" in text and "rank within 1% of exact" in text
@@ -180,3 +187,42 @@ def test_cli_and_workflow_give_identical_numbers(tmp_path):
     pd.testing.assert_frame_equal(by_workflow[keys + values].reset_index(drop=True),
                                   by_cli[keys + values].reset_index(drop=True), check_exact=True)
     assert (by_cli.blas_threads == 1).all() and len(by_cli) == 6
+
+
+COUNTING_SAMPLER = '''
+import os
+import kbench
+from kbench.samplers.uniform import UniformSampler
+
+class Counting(UniformSampler):
+    """Uniform landmarks; appends one line per fit to $KBENCH_FIT_LOG."""
+    name = "counting"
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        with open(os.environ["KBENCH_FIT_LOG"], "a") as log:
+            log.write(f"{X.shape[0]} {rank}\\n")
+        return super()._fit(X, kernel, rank, lam, rng)
+
+@kbench.hookimpl
+def kbench_register_samplers():
+    return [Counting]
+'''
+
+
+def test_a_sampler_is_fitted_once_per_rank_and_repetition_for_all_tasks(tmp_path):
+    """The run job's grain is (dataset, kernel, sampler, repetition): one fit serves every task."""
+    from tests.conftest import add_plugin
+
+    add_plugin(tmp_path, "counting-sampler", COUNTING_SAMPLER)
+    log = tmp_path / "fits.log"
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "KBENCH_FIT_LOG": str(log)}
+    config = {**TINY, "datasets": ["sklearn:diabetes"], "samplers": ["counting"],
+              "tasks": ["krr", "kpca", "approximation"]}
+    (tmp_path / "work").mkdir()
+    result = snakemake(tmp_path / "work", config, env=env)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    fits = log.read_text().splitlines()
+    assert len(fits) == len(TINY["ranks"]) * TINY["repetitions"] == 4, fits
+    frame = pd.read_parquet(tmp_path / "work" / "out" / "all.parquet")
+    assert set(frame.task) == {"krr", "kpca", "approximation"} and (frame.status == "ok").all()

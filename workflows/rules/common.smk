@@ -7,6 +7,7 @@ check_config(config)  # stops before any job, naming the offending key
 SWEEP = Sweep(config)
 OUT = SWEEP.out
 RESOURCES = config.get("resources", {})
+TASK_SLUGS = list(SWEEP.by_slug("tasks"))
 PAPER_OUT = Path(config.get("paper_out", "results/papers"))
 DEFAULT_CONFIG = Path(workflow.basedir) / "workflows" / "config" / "default.yaml"
 COMMAND = "snakemake --cores all" + "".join(

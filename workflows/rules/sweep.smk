@@ -1,5 +1,6 @@
 # prepare: each dataset split once per repetition; run: one job per
-# (dataset, sampler, task, repetition) covering its ranks and λ path.
+# (dataset, kernel, sampler, repetition) covering every task, rank and λ: each sampler fit
+# serves all tasks, and the exact baseline is computed once per job.
 # Failed cells are recorded in their files (status error/timeout/oom) and do not fail the
 # workflow: `kbench run` exits 1 for them, 2 for a real usage error.
 
@@ -8,7 +9,6 @@ wildcard_constraints:
     kernel=r"[^/]+",
     dataset=r"[^/]+",
     sampler=r"[^/]+",
-    task=r"[^/]+",
 
 
 rule prepare:
@@ -35,13 +35,13 @@ rule run:
     input:
         lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
     output:
-        expand(SWEEP.cell_pattern(), rank=config["ranks"], allow_missing=True),
+        expand(SWEEP.cell_pattern(), task=TASK_SLUGS, rank=config["ranks"], allow_missing=True),
     log:
-        OUT / "logs" / "run" / "{kernel}" / "{dataset}" / "{sampler}" / "{task}_rep{rep}.log",
+        OUT / "logs" / "run" / "{kernel}" / "{dataset}" / "{sampler}_rep{rep}.log",
     params:
         dataset=lambda wc: spec_of("datasets", wc.dataset),
         sampler=lambda wc: spec_of("samplers", wc.sampler),
-        task=lambda wc: spec_of("tasks", wc.task),
+        tasks=",".join(config["tasks"]),
         ranks=",".join(map(str, config["ranks"])),
         lams=",".join(map(str, config["lams"])),
         kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
@@ -60,7 +60,7 @@ rule run:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench run --datasets {params.dataset:q} --samplers {params.sampler:q} --tasks {params.task:q} "
+        "kbench run --datasets {params.dataset:q} --samplers {params.sampler:q} --tasks {params.tasks:q} "
         "--ranks {params.ranks:q} --lams {params.lams:q} --kernel {params.kernel:q} "
         "--repetitions {params.repetitions:q} --only-repetition {wildcards.rep:q} --seed {params.seed:q} "
         "--cell-timeout {params.timeout:q} {params.memory:q} --data-cache {params.cache:q} "
