@@ -3,7 +3,7 @@
     python benchmarks/workflow.py [--write]
 
 A 500-cell sweep of tiny cells (1 dataset × 5 samplers × 1 task × 10 ranks × 10
-repetitions; one job per (dataset, sampler, task, repetition) covers its 10 ranks) runs
+repetitions; one job per (dataset, kernel, sampler, repetition) covers its task and 10 ranks) runs
 through `snakemake --cores N` in a temporary directory. Overhead per cell = (wall time −
 the cells' own recorded time / N) / cells: what Snakemake, process start-up, data loading
 and result writing add to the work itself.
@@ -55,7 +55,7 @@ def main() -> None:
     cells = len(frame.drop_duplicates(["dataset", "sampler", "task", "rank", "repetition"]))
     own = frame[["time_sample_s", "time_features_s", "time_fit_s"]].fillna(0).sum().sum()
     overhead = (wall - own / args.cores) / cells
-    result = {"cells": cells, "jobs": cells // len(CONFIG["ranks"]), "wall_s": wall,
+    result = {"cells": cells, "jobs": cells // (len(CONFIG["ranks"]) * len(CONFIG["tasks"])), "wall_s": wall,
               "cells_own_s": float(own), "cores": args.cores, "overhead_per_cell_s": overhead}
     write_results("workflow-overhead", {"environment": env, **result})
     table = "\n".join([
