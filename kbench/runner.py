@@ -9,10 +9,8 @@ down. Datasets, the resolved kernel and the exact baselines are prepared once pe
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing as mp
 import signal
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from kbench._signals import raising_on
 from kbench.execution import (
     FAILED,
     STATUSES,
@@ -128,7 +127,8 @@ def _run(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs,
         if remaining[key] == 0:
             contexts.pop(key, None)
 
-    with _stop_on_sigterm():
+    # SIGTERM stops the sweep like Ctrl-C: the ``finally`` that kills the workers runs
+    with raising_on(signal.SIGTERM, lambda: SystemExit(128 + signal.SIGTERM)):
         try:
             while queue or running:
                 while queue and len(running) < jobs:
@@ -180,23 +180,6 @@ def _work(job: Job, context, lams, memory_limit_mb) -> None:
     """A worker: SIGTERM kills it at once (the parent's handler is inherited by fork)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     run_job(job, context, lams, memory_limit_mb)
-
-
-@contextlib.contextmanager
-def _stop_on_sigterm():
-    """SIGTERM stops the sweep like Ctrl-C: the ``finally`` that kills the workers runs."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum, frame):
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _progress(total: int):

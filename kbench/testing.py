@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import threading
 from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from kbench._signals import raising_on
 from kbench.lowrank import LowRank
 from kbench.registry import get_registry
 from kbench.samplers.base import Sampler
@@ -34,22 +34,18 @@ def _problem(n: int = 120, d: int = 4, seed: int = 0):
 
 @contextlib.contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise TimeoutError in the block after ``seconds`` (main thread only: SIGALRM; a
+    """Raise TimeoutError in the block after ``seconds`` (SIGALRM, main thread only; a
     sampler stuck in one long C call is stopped when the call returns)."""
-    if seconds is None or threading.current_thread() is not threading.main_thread():
+    if seconds is None:
         yield
         return
-
-    def stop(signum, frame):
-        raise TimeoutError(f"did not finish within {seconds:g} s (a loop without a bound?)")
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    error = lambda: TimeoutError(f"did not finish within {seconds:g} s (a loop without a bound?)")  # noqa: E731
+    with raising_on(signal.SIGALRM, error):
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def check_sampler(sampler: str | type | Sampler, lam: float = 1e-3, timeout: float | None = 60.0,
