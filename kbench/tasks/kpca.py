@@ -17,6 +17,7 @@ note says when it is not). Nyström maps also get the held-out error mean_x k(x,
 
 from __future__ import annotations
 
+import numbers
 import time
 
 import numpy as np
@@ -36,11 +37,12 @@ class KPCATask(Task):
     headline = Headline("kpca_error_in", smaller_is_better=True, exact="kpca_error_in_exact")
     uses_lams = False
 
-    def __init__(self, components=DEFAULT_COMPONENTS, centered: bool = False, max_n: int = 3000,
+    def __init__(self, components: int | list[int] = DEFAULT_COMPONENTS, centered: bool = False, max_n: int = 3000,
                  exact_max_n: int = 5000) -> None:
         super().__init__(exact_max_n)
         components = [components] if np.isscalar(components) else list(components)
-        if not components or any(not float(c).is_integer() or c < 1 for c in components):
+        if not components or any(isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1
+                                 for c in components):
             raise ValueError(f"kpca: components must be integers >= 1, got {components!r}.")
         self.components = sorted({int(c) for c in components})
         self.centered = bool(centered)
