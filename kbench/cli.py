@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
+from kbench.exact import DEFAULT_EXACT_MAX_N
 from kbench.runner import DEFAULT_BLAS_THREADS
 
 _KIND_CHOICES = ["samplers", "kernels", "tasks", "datasets"]
@@ -125,20 +126,37 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
 @click.option("--only-repetition", type=click.IntRange(min=0), help="Prepare repetition index R only.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--data-cache", required=True, type=click.Path(), help="Folder for the splits.")
-def prepare_command(datasets, repetitions, only_repetition, seed, data_cache) -> None:
-    """Load each dataset once per repetition and cache its split for `kbench run --data-cache`."""
+@click.option("--exact", "exact_kernel", metavar="KERNEL",
+              help="Also compute the exact baseline of this kernel on each split, for the runs to share.")
+@click.option("--exact-max-n", default=DEFAULT_EXACT_MAX_N, show_default=True, type=click.IntRange(min=1),
+              help="With --exact: no baseline for a split of more training rows.")
+@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=click.IntRange(min=1),
+              help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
+def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, exact_kernel, exact_max_n,
+                    blas_threads) -> None:
+    """Load each dataset once per repetition and cache its split (and with --exact, the exact
+    baseline) for `kbench run --data-cache`."""
+    from threadpoolctl import threadpool_limits
+
     from kbench.datasets import check_dataset_spec
-    from kbench.execution import load_split_cached, prepared_path
-    from kbench.spec import split_specs
+    from kbench.execution import load_split_cached, prepare_exact, prepared_path
+    from kbench.spec import Spec, split_specs
 
     specs = split_specs(datasets)
     for spec in specs:
         _usage(lambda spec=spec: check_dataset_spec(spec))
+    if exact_kernel is not None:
+        _usage(lambda: Spec.parse(exact_kernel, "kernel").create())
     for spec in specs:
         for repetition in range(repetitions) if only_repetition is None else [only_repetition]:
             data = _usage(lambda spec=spec, r=repetition: load_split_cached(spec, r, seed, data_cache))
             path = prepared_path(data_cache, spec, repetition, seed)
             click.echo(f"{path}  ({data.n_train} train, {len(data.X_test)} test, {data.task_type})")
+            if exact_kernel is not None:
+                with threadpool_limits(limits=blas_threads):
+                    path = _usage(lambda spec=spec, r=repetition: prepare_exact(
+                        spec, exact_kernel, r, seed, data_cache, exact_max_n))
+                click.echo(f"{path}  (exact baseline of {exact_kernel})")
 
 
 @main.command("aggregate")

@@ -1,18 +1,26 @@
 """Exact (full-kernel) baselines and diagnostics, from one eigendecomposition of K_train.
 
 Computed when n_train ≤ ``exact_max_n`` and cached on the Dataset object by kernel spec,
-so every sampler and task of a repetition reuses the same eigendecomposition (docs/conventions.md).
+so every sampler and task of a repetition reuses the same eigendecomposition
+(docs/conventions.md). Processes share it through a file (:meth:`ExactBaseline.save`,
+:func:`shared_exact_baseline`): the workflow computes it once per (dataset, kernel,
+repetition) and every run job loads it.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 import scipy.linalg
 
 DEFAULT_EXACT_MAX_N = 5000
+#: what a saved baseline holds besides its key
+_ARRAYS = ("s", "U", "K_test", "diag_test")
+_SCALARS = ("n", "trace", "ones_K_ones", "seconds")
 
 
 class ExactBaseline:
@@ -32,6 +40,33 @@ class ExactBaseline:
         self.diag_test = kernel.diag(data.X_test)
         self.ones_K_ones = float(self.s @ (self.U.sum(axis=0) ** 2))  # 1ᵀK1, for centered KPCA
         self.seconds = time.perf_counter() - start
+
+    # -- sharing between processes ---------------------------------------------------------
+    def save(self, path, key: dict) -> None:
+        """Write the baseline to ``path`` (npz, atomically) with ``key``, what it was computed
+        from (split checksum, resolved kernel): :meth:`load` checks it."""
+        from kbench._files import write_npz
+
+        write_npz(path, key=np.array(json.dumps(key, sort_keys=True)),
+                  **{name: getattr(self, name) for name in _ARRAYS + _SCALARS})
+
+    @classmethod
+    def load(cls, path, key: dict) -> ExactBaseline | None:
+        """The baseline saved at ``path`` for ``key``; None when there is none or it was
+        computed from something else (another split or kernel: a stale file is never used)."""
+        if not Path(path).is_file():
+            return None
+        with np.load(path, allow_pickle=False) as archive:
+            if ("key" not in archive.files or str(archive["key"]) != json.dumps(key, sort_keys=True)
+                    or not set(_ARRAYS + _SCALARS) <= set(archive.files)):
+                return None
+            baseline = cls.__new__(cls)
+            for name in _ARRAYS:
+                setattr(baseline, name, archive[name])
+            baseline.n = int(archive["n"])
+            for name in _SCALARS[1:]:
+                setattr(baseline, name, float(archive[name]))
+        return baseline
 
     # -- diagnostics ---------------------------------------------------------------------
     @cached_property
@@ -99,3 +134,19 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N) -> Exac
     if key not in data.cache:
         data.cache[key] = ExactBaseline(data, kernel)
     return data.cache[key]
+
+
+def shared_exact_baseline(data, kernel, exact_max_n: int, path, split_checksum: str) -> ExactBaseline | None:
+    """:func:`exact_baseline`, shared through the file ``path``: loaded from it when it holds
+    the baseline of this split and kernel, else computed and saved there."""
+    if data.X_train.shape[0] > exact_max_n:
+        return None
+    key = {"split_checksum": split_checksum, "kernel": kernel.spec()}
+    cached = ("exact", kernel.spec())
+    if cached not in data.cache:
+        baseline = ExactBaseline.load(path, key)
+        if baseline is None:
+            baseline = ExactBaseline(data, kernel)
+            baseline.save(path, key)
+        data.cache[cached] = baseline
+    return data.cache[cached]

@@ -26,7 +26,7 @@ from kbench.contract import check_fit, info_columns
 from kbench.datasets import Dataset, load_dataset
 from kbench.datasets.base import load_split, save_split
 from kbench.errors import ContractViolation, Refused
-from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline
+from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline, shared_exact_baseline
 from kbench.kernels import Kernel
 from kbench.planning import Cell, Job, split_seed
 from kbench.results import write_cell
@@ -77,6 +77,29 @@ def prepared_path(data_cache, dataset, repetition: int, seed: int = 0) -> Path:
     return Path(data_cache) / f"{Spec.parse(dataset, 'dataset').slug}_rep{repetition}_seed{seed}.npz"
 
 
+def exact_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> Path:
+    """Where the exact baseline of (dataset, kernel, repetition) is cached, beside the splits."""
+    kernel_slug = Spec.parse(kernel, "kernel").slug
+    return Path(data_cache) / "exact" / kernel_slug / prepared_path(".", dataset, repetition, seed).name
+
+
+def exact_limit(tasks, ridge_samplers: bool) -> int | None:
+    """The largest n_train for which a sweep needs the exact baseline: the tasks that compare
+    with it, and ridge-dependent samplers, whose leverage scores are checked against it; None
+    when nothing needs it."""
+    limits = [task.exact_max_n for task in tasks if task.needs_exact]
+    limits += [DEFAULT_EXACT_MAX_N] if ridge_samplers else []
+    return max(limits, default=None)
+
+
+def split_checksum(data: Dataset) -> str:
+    """A fingerprint of a split's arrays (recorded in every row as ``split_checksum``)."""
+    digest = hashlib.sha256()
+    for array in (data.X_train, data.y_train, data.X_test, data.y_test):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:16]
+
+
 def load_split_cached(dataset, repetition: int, seed: int = 0, data_cache=None) -> Dataset:
     """The split of (dataset, repetition): from the cache when there, else loaded (and cached)."""
     dataset = Spec.parse(dataset, "dataset")
@@ -92,19 +115,35 @@ def load_split_cached(dataset, repetition: int, seed: int = 0, data_cache=None) 
 
 def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tasks, env: dict,
                     data_cache=None, ridge_samplers: bool = False) -> JobContext:
-    """Load the split, resolve the kernel on it and compute the exact baseline once, in the
-    parent, so that every forked worker shares it: for the tasks that compare with it, and
-    for ridge-dependent samplers, whose leverage scores are checked against it."""
+    """Load the split, resolve the kernel on it and get the exact baseline once, in the
+    parent, so that every forked worker shares it (:func:`exact_limit` says when it is
+    needed). With a ``data_cache`` the baseline is read from there when another process
+    computed it (the workflow's ``exact`` jobs), else computed and saved there."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
     fitted = kernel.create().fit(data.X_train)
-    limits = [task.exact_max_n for task in tasks if task.needs_exact]
-    limits += [DEFAULT_EXACT_MAX_N] if ridge_samplers else []
-    if limits and data.n_train <= max(limits):
-        exact_baseline(data, fitted, max(limits))
-    digest = hashlib.sha256()
-    for array in (data.X_train, data.y_train, data.X_test, data.y_test):
-        digest.update(np.ascontiguousarray(array).tobytes())
-    return JobContext(data, fitted, digest.hexdigest()[:16], env)
+    checksum = split_checksum(data)
+    limit = exact_limit(tasks, ridge_samplers)
+    if limit is not None and data_cache is not None:
+        shared_exact_baseline(data, fitted, limit, exact_path(data_cache, dataset, kernel, repetition, seed),
+                              checksum)
+    elif limit is not None:
+        exact_baseline(data, fitted, limit)
+    return JobContext(data, fitted, checksum, env)
+
+
+def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact_max_n: int) -> Path:
+    """Compute the exact baseline of (dataset, kernel, repetition) into the data cache, for the
+    run jobs of a workflow to load; past ``exact_max_n`` the file records that there is none."""
+    from kbench._files import write_npz
+
+    dataset, kernel = Spec.parse(dataset, "dataset"), Spec.parse(kernel, "kernel")
+    data = load_split_cached(dataset, repetition, seed, data_cache)
+    path = exact_path(data_cache, dataset, kernel, repetition, seed)
+    if data.n_train > exact_max_n:
+        write_npz(path, absent=np.array(f"n_train = {data.n_train} > exact_max_n = {exact_max_n}"))
+    else:
+        shared_exact_baseline(data, kernel.create().fit(data.X_train), exact_max_n, path, split_checksum(data))
+    return path
 
 
 # ---------------------------------------------------------------------------------------

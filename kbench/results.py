@@ -6,13 +6,13 @@ files of another version are refused, with the version found and the fix.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from kbench._files import atomic_path
 
 SCHEMA_VERSION = 2
 
@@ -53,15 +53,8 @@ def write_frame(frame: pd.DataFrame, path: Path) -> None:
     if path.is_dir():
         raise ValueError(f"{path} is a directory; pass a file name, e.g. {path / 'all.parquet'}.")
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_cell(path: Path) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbench.datasets import check_dataset_spec
-from kbench.execution import prepared_path
+from kbench.execution import exact_limit, exact_path, prepared_path
 from kbench.papers import PAPERS
 from kbench.results import CELLS_DIR
 from kbench.spec import Spec
@@ -92,6 +92,10 @@ class Sweep:
     def kernels_by_slug(self) -> dict[str, str]:
         return {Spec.parse(k, "kernel").slug: k for d in self.config["datasets"] for k in self.kernels(d)}
 
+    def exact_pattern(self) -> str:
+        """Snakemake output pattern of the exact baselines (see :meth:`exact_file`)."""
+        return str(self.out / "data" / "exact" / "{kernel}" / f"{{dataset}}_rep{{rep}}_seed{self.config['seed']}.npz")
+
     def cell_pattern(self) -> str:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""
         return str(self.out / CELLS_DIR / "{kernel}" / "{dataset}" / "{sampler}" / "{task}" /
@@ -109,3 +113,17 @@ class Sweep:
 
     def split_file(self, dataset: str, repetition: int) -> str:
         return str(prepared_path(self.out / "data", dataset, repetition, self.config["seed"]))
+
+    def exact_max_n(self) -> int | None:
+        """The largest training set the sweep's exact baselines are computed for (None: none
+        needed), as in ``kbench run``."""
+        tasks = [Spec.parse(t, "task").create() for t in self.config["tasks"]]
+        ridge = any(Spec.parse(s, "sampler").plugin_class().needs_lam for s in self.config["samplers"])
+        return exact_limit(tasks, ridge)
+
+    def exact_file(self, dataset: str, kernel: str, repetition: int) -> list[str]:
+        """The exact baseline a run job loads ([] when the sweep needs none): computed once per
+        (dataset, kernel, repetition) by the ``exact`` rule."""
+        if self.exact_max_n() is None:
+            return []
+        return [str(exact_path(self.out / "data", dataset, kernel, repetition, self.config["seed"]))]

@@ -307,3 +307,31 @@ def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_
     time.sleep(0.5)
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
     assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+
+
+def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp_path, monkeypatch):
+    """`kbench prepare --exact` computes it once; a run with the same data cache loads it
+    (exact values, its recorded cost) instead of computing it; a file of another split is ignored."""
+    from kbench.exact import ExactBaseline
+    from kbench.execution import exact_path, load_split_cached, prepare_exact, split_checksum
+
+    dataset, kernel, cache = "sklearn:diabetes", "gaussian:sigma=median", tmp_path / "data"
+    path = prepare_exact(dataset, kernel, 0, 0, cache, exact_max_n=5000)
+    assert path == exact_path(cache, dataset, kernel, 0, 0) and path.is_file()
+    data = load_split_cached(dataset, 0, 0, cache)
+    fitted = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
+    key = {"split_checksum": split_checksum(data), "kernel": fitted.spec()}
+    saved, fresh = ExactBaseline.load(path, key), ExactBaseline(data, fitted)
+    for name in ("s", "U", "K_test", "diag_test", "trace", "ones_K_ones"):
+        np.testing.assert_array_equal(getattr(saved, name), getattr(fresh, name))
+    assert ExactBaseline.load(path, {**key, "split_checksum": "another split"}) is None
+
+    def no_recomputation(self, data, kernel):
+        raise AssertionError("the exact baseline was recomputed")
+
+    monkeypatch.setattr(ExactBaseline, "__init__", no_recomputation)
+    frame = kbench.run(dataset, "uniform", "krr", [10], [1e-3], repetitions=[0], out=tmp_path / "out",
+                       data_cache=cache, progress=False)
+    assert (frame.status == "ok").all() and (frame.time_exact_s == saved.seconds).all()
+    assert frame.test_mse_exact.iloc[0] == pytest.approx(
+        np.mean((fresh.ridge_path(data.y_train[:, None], [1e-3])[1][0, :, 0] - data.y_test) ** 2), rel=1e-12)

@@ -153,6 +153,22 @@ def test_logistic_learner_matches_scikit_learn():
         __import__("sklearn.metrics").metrics.roc_auc_score(data.y_test, Phi_test @ sk.coef_[0]), abs=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:y_pred contains classes not in y_true")
+@pytest.mark.parametrize("seed", range(5))
+def test_balanced_accuracy_and_auc_equal_scikit_learn(seed):
+    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
+    from kbench.tasks.classification import balanced_accuracy, roc_auc
+
+    rng = np.random.default_rng(seed)
+    y_true = rng.integers(0, 4, 200)
+    y_pred = np.where(rng.random(200) < 0.6, y_true, rng.integers(0, 5, 200))  # a class y_true lacks
+    assert balanced_accuracy(y_true, y_pred) == pytest.approx(balanced_accuracy_score(y_true, y_pred), abs=1e-12)
+    positive = rng.random(200) < 0.3
+    scores = np.round(rng.normal(size=200) + positive, 1)  # rounded: many ties
+    assert roc_auc(positive, scores) == pytest.approx(roc_auc_score(positive, scores), abs=1e-12)
+
+
 def test_approximation_trace_error_equals_the_dense_computation(regression):
     data, kernel = regression
     for sampler in ("uniform", "rp-cholesky"):

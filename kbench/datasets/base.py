@@ -197,24 +197,14 @@ def _stratifiable(y, test_size) -> bool:
 def save_split(data: Dataset, path) -> None:
     """Write a split to ``path`` (npz, atomically) so later jobs load it without the provider."""
     import json
-    import os
-    import tempfile
-    from pathlib import Path
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from kbench._files import write_npz
+
     arrays = {k: getattr(data, k) for k in ("X_train", "y_train", "X_test", "y_test", "f_train", "f_test")
               if getattr(data, k) is not None}
     header = {"name": data.name, "task_type": data.task_type, "feature_names": data.feature_names,
               "meta": data.meta}
-    fd, tmp = tempfile.mkstemp(suffix=".npz", dir=path.parent)
-    os.close(fd)
-    try:
-        np.savez(tmp, header=np.array(json.dumps(header, default=str)), **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_npz(path, header=np.array(json.dumps(header, default=str)), **arrays)
 
 
 def load_split(path) -> Dataset:

@@ -8,6 +8,7 @@ SWEEP = Sweep(config)
 OUT = SWEEP.out
 RESOURCES = config.get("resources", {})
 TASK_SLUGS = list(SWEEP.by_slug("tasks"))
+EXACT_MAX_N = SWEEP.exact_max_n()
 PAPER_OUT = Path(config.get("paper_out", "results/papers"))
 DEFAULT_CONFIG = Path(workflow.basedir) / "workflows" / "config" / "default.yaml"
 COMMAND = "snakemake --cores all" + "".join(

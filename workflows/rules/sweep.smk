@@ -1,6 +1,7 @@
-# prepare: each dataset split once per repetition; run: one job per
-# (dataset, kernel, sampler, repetition) covering every task, rank and λ: each sampler fit
-# serves all tasks, and the exact baseline is computed once per job.
+# prepare: each dataset split once per repetition; exact: the exact baseline of each
+# (dataset, kernel, repetition), once, for every run job to load; run: one job per
+# (dataset, kernel, sampler, repetition) covering every task, rank and λ, so each sampler
+# fit serves all tasks.
 # Failed cells are recorded in their files (status error/timeout/oom) and do not fail the
 # workflow: `kbench run` exits 1 for them, 2 for a real usage error.
 
@@ -31,9 +32,36 @@ rule prepare:
         "--seed {params.seed:q} --data-cache {params.cache:q} > {log:q} 2>&1"
 
 
+rule exact:
+    input:
+        lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
+    output:
+        SWEEP.exact_pattern(),
+    log:
+        OUT / "logs" / "exact" / "{kernel}" / "{dataset}_rep{rep}.log",
+    params:
+        dataset=lambda wc: spec_of("datasets", wc.dataset),
+        kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
+        max_n=EXACT_MAX_N,
+        seed=config["seed"],
+        cache=OUT / "data",
+    resources:
+        mem_mb=RESOURCES.get("mem_mb", 4000),
+        runtime=RESOURCES.get("runtime", 30),
+        cpus_per_task=1,
+    conda:
+        "../envs/kbench.yaml"
+    shell:
+        "kbench prepare --datasets {params.dataset:q} --only-repetition {wildcards.rep:q} "
+        "--seed {params.seed:q} --data-cache {params.cache:q} --exact {params.kernel:q} "
+        "--exact-max-n {params.max_n:q} > {log:q} 2>&1"
+
+
 rule run:
     input:
         lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
+        lambda wc: SWEEP.exact_file(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
+                                    int(wc.rep)),
     output:
         expand(SWEEP.cell_pattern(), task=TASK_SLUGS, rank=config["ranks"], allow_missing=True),
     log:
