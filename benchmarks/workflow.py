@@ -1,17 +1,25 @@
-"""Scheduler overhead of the Snakemake workflow (issue: workflow).
+"""The Snakemake workflow's overhead, and the default sweep against an older commit.
 
     python benchmarks/workflow.py [--write]
+    python benchmarks/workflow.py --default-sweep --before COMMIT [--write]
 
-A 500-cell sweep of tiny cells (1 dataset × 5 samplers × 1 task × 10 ranks × 10
-repetitions; one job per (dataset, kernel, sampler, repetition) covers its task and 10 ranks) runs
-through `snakemake --cores N` in a temporary directory. Overhead per cell = (wall time −
-the cells' own recorded time / N) / cells: what Snakemake, process start-up, data loading
-and result writing add to the work itself.
+The first: a 500-cell sweep of tiny cells (1 dataset × 5 samplers × 1 task × 10 ranks × 10
+repetitions; one job per (dataset, kernel, sampler, repetition) covers its task and 10
+ranks) runs through `snakemake --cores N` in a temporary directory. Overhead per cell =
+(wall time − the cells' own recorded time / N) / cells: what Snakemake, process start-up,
+data loading and result writing add to the work itself.
+
+The second: the default sweep (workflows/config/default.yaml) at COMMIT (a git worktree,
+imported through PYTHONPATH) and at this checkout, one after the other on this machine;
+wall times, and the cells' own compute (sampling, features, task fit and prediction, each
+exact baseline once per computation) as a share of wall time × cores. Target (issue 12):
+≥ 2.5× faster than the commit before the per-sampler grain (9d154fc), cells' share ≥ 70%.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -37,11 +45,81 @@ CONFIG = {
 }
 
 
+def cells_own_seconds(frame: pd.DataFrame) -> float:
+    """What the cells' computations took by their own timings: each sampler fit and feature
+    map once, each task's fit and prediction, each exact baseline once per computation (the
+    same recorded cost in every row that shared it; a recomputation records its own)."""
+    ok = frame[frame.status == "ok"]
+    fits = ok.drop_duplicates(["dataset", "kernel", "sampler_label", "rank", "repetition"])
+    cells = ok.drop_duplicates(["dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"])
+    exact = ok.dropna(subset=["time_exact_s"]).drop_duplicates(["dataset", "kernel", "repetition", "time_exact_s"])
+    return float(fits[["time_sample_s", "time_features_s"]].fillna(0).to_numpy().sum()
+                 + cells[["time_fit_s", "time_predict_s"]].fillna(0).to_numpy().sum()
+                 + exact.time_exact_s.sum())
+
+
+def default_sweep(snakefile: Path, workdir: Path, cores: int, pythonpath: Path | None = None) -> dict:
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    (workdir / "config.yaml").write_text(yaml.safe_dump({**config, "out": "out"}))
+    env = dict(os.environ, PYTHONPATH=str(pythonpath)) if pythonpath else None
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(workdir),
+                    "--configfile", str(workdir / "config.yaml"), "--cores", str(cores), "--quiet"],
+                   check=True, capture_output=True, env=env)
+    wall = time.perf_counter() - start
+    own = cells_own_seconds(pd.read_parquet(workdir / "out" / "all.parquet"))
+    return {"wall_s": wall, "cells_own_s": own, "share": own / (wall * cores)}
+
+
+def compare_default_sweep(before: str, cores: int, write: bool) -> None:
+    env = environment()
+    commit = subprocess.run(["git", "rev-parse", "--short", before], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "before"
+        subprocess.run(["git", "worktree", "add", "--detach", str(old), commit], cwd=ROOT, check=True,
+                       capture_output=True)
+        try:
+            (Path(tmp) / "run-before").mkdir()
+            result_before = default_sweep(old / "Snakefile", Path(tmp) / "run-before", cores, pythonpath=old)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, check=True)
+        (Path(tmp) / "run-after").mkdir()
+        result_after = default_sweep(ROOT / "Snakefile", Path(tmp) / "run-after", cores)
+    speedup = result_before["wall_s"] / result_after["wall_s"]
+    write_results("workflow-default-sweep", {"environment": env, "cores": cores, "before": {"commit": commit, **result_before},
+                                             "after": {"commit": head, **result_after}, "speedup": speedup})
+    rows = [(f"before ({commit})", result_before), (f"after ({head}, uncommitted changes included)", result_after)]
+    table = "\n".join([
+        f"The default sweep (`workflows/config/default.yaml`), `snakemake --cores {cores}`, both runs in one "
+        f"session. {env_line(env)}.",
+        "",
+        "| checkout | wall time (s) | cells' own compute (s) | share of wall × cores |",
+        "|---|---:|---:|---:|",
+        *[f"| {name} | {r['wall_s']:.0f} | {r['cells_own_s']:.0f} | {r['share']:.0%} |" for name, r in rows],
+        "",
+        "| target | measured | met |",
+        "|---|---:|---|",
+        f"| ≥ 2.5× faster | {speedup:.2f}× | {'yes' if speedup >= 2.5 else '**no**'} |",
+        f"| cells' share ≥ 70% | {result_after['share']:.0%} | {'yes' if result_after['share'] >= 0.7 else '**no**'} |",
+    ]) + "\n"
+    print(table)
+    if write:
+        update_readme("workflow-default-sweep", table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--default-sweep", action="store_true", help="Time the default sweep against --before.")
+    parser.add_argument("--before", default="9d154fc", help="The commit to compare with (--default-sweep).")
     args = parser.parse_args()
+    if args.default_sweep:
+        compare_default_sweep(args.before, args.cores, args.write)
+        return
     env = environment()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)

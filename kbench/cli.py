@@ -85,6 +85,9 @@ def _usage(call):
               help="Seconds per cell; the worker is killed past it (status timeout).")
 @click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True),
               help="MiB a worker may allocate beyond its start (status oom past it).")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds for the whole run (a cluster job's limit): each fit gets its share of the "
+                   "time left, and cells past it are recorded as timeout before the limit.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Base seed of splits and samplers.")
 @click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=click.IntRange(min=1),
               help="BLAS/OpenMP threads per process (recorded in every row; the same count gives "
@@ -94,7 +97,7 @@ def _usage(call):
 @click.option("--data-cache", type=click.Path(), help="Folder of prepared splits (kbench prepare).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repetition, kernel, jobs,
-                cell_timeout, memory_limit, seed, blas_threads, retry_failed, out, data_cache,
+                cell_timeout, memory_limit, time_limit, seed, blas_threads, retry_failed, out, data_cache,
                 quiet) -> None:
     """Run a sweep of cells; finished cells are skipped, so a rerun resumes.
 
@@ -115,7 +118,8 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
         repetitions=repetitions if only_repetition is None else [only_repetition],
         kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
         memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed,
-        progress=not quiet, return_summary=True, data_cache=data_cache, blas_threads=blas_threads))
+        progress=not quiet, return_summary=True, data_cache=data_cache, blas_threads=blas_threads,
+        time_limit=time_limit))
     click.echo(str(summary))
     sys.exit(1 if summary.failed else 0)
 
@@ -175,14 +179,15 @@ def aggregate_command(directory, out) -> None:
 @click.argument("directory", type=click.Path())
 @click.option("--out", type=click.Path(), help="Where to write (default: DIRECTORY).")
 @click.option("--command", "command_line", help="The command that produced the results (page header).")
-def leaderboard_command(directory, out, command_line) -> None:
+@click.option("--executor", help="Where the jobs ran, e.g. 'slurm; 96 run jobs' (page header).")
+def leaderboard_command(directory, out, command_line, executor) -> None:
     """Leaderboard of a results directory: leaderboard.md, leaderboard.html, figures/*.png."""
     from kbench.leaderboard import build
     from kbench.results import read_results
 
     frame = _usage(lambda: read_results(directory))
     target = out or (directory if Path(directory).is_dir() else Path(directory).parent)
-    paths = _usage(lambda: build(frame, target, command_line))
+    paths = _usage(lambda: build(frame, target, command_line, executor))
     click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
 
 

@@ -273,14 +273,14 @@ def figure_slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in ".-" else "-" for c in text).strip("-")
 
 
-def header(frame: pd.DataFrame, command: str | None) -> list[str]:
+def header(frame: pd.DataFrame, command: str | None, executor: str | None = None) -> list[str]:
     first = frame.iloc[0]
     versions = ", ".join(f"{k.removesuffix('_version')} {first[k]}" for k in
                          ("kbench_version", "numpy_version", "scipy_version", "sklearn_version") if k in frame)
     cells = frame.drop_duplicates(["dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"])
     return [
         f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows ({len(cells)} cells).",
-        f"Command: `{command or 'kbench leaderboard'}`.",
+        f"Command: `{command or 'kbench leaderboard'}`" + (f" (executor: {executor})." if executor else "."),
         f"Versions: {versions}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
         f"({platform.machine()}, Python {platform.python_version()}).",
         "A row is one sampler configuration, a section one task configuration. Metric of a cell: "
@@ -318,11 +318,11 @@ def _markdown(table: pd.DataFrame) -> str:
     return table.astype(object).where(table.notna(), None).to_markdown(floatfmt=".4g", missingval=MISSING)
 
 
-def build(frame: pd.DataFrame, out, command: str | None = None) -> dict[str, Path]:
+def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None) -> dict[str, Path]:
     """Write leaderboard.md, leaderboard.html and figures/*.png into ``out``."""
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    md = ["# kbench leaderboard", "", *header(frame, command), ""]
+    md = ["# kbench leaderboard", "", *header(frame, command, executor), ""]
     body = []  # (kind, payload) for the HTML page
     found, notes = sections(frame)
     for note in notes:
@@ -353,7 +353,7 @@ def build(frame: pd.DataFrame, out, command: str | None = None) -> dict[str, Pat
     md += ["## Cells by status", "", statuses.to_markdown(), ""]
     body += [("h2", "Cells by status"), ("table", statuses)]
     (out / "leaderboard.md").write_text("\n".join(md))
-    (out / "leaderboard.html").write_text(_html(header(frame, command), body))
+    (out / "leaderboard.html").write_text(_html(header(frame, command, executor), body))
     return {"markdown": out / "leaderboard.md", "html": out / "leaderboard.html"}
 
 

@@ -60,8 +60,13 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
         kernel: str = "gaussian:sigma=median", out="results", jobs: int = 1,
         cell_timeout: float | None = None, memory_limit_mb: float | None = None, seed: int = 0,
         retry_failed: bool = False, progress: bool = True, return_summary: bool = False,
-        data_cache=None, blas_threads: int = DEFAULT_BLAS_THREADS):
+        data_cache=None, blas_threads: int = DEFAULT_BLAS_THREADS, time_limit: float | None = None):
     """Run a sweep; returns the rows of its cells as a DataFrame.
+
+    ``time_limit`` (seconds) bounds the whole sweep, e.g. a cluster job's: each sampler fit
+    may use the time left divided by the rounds of ``jobs`` fits still to start (and at most
+    ``cell_timeout`` per cell), so every cell is written, as ``timeout`` past its share,
+    before the limit.
 
     BLAS and OpenMP use ``blas_threads`` threads in every process of the sweep (recorded in
     every row): floating-point sums depend on the thread count, so the same count, whoever
@@ -76,17 +81,19 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
         raise ValueError(f"blas_threads must be an integer >= 1, got {blas_threads!r}.")
     with threadpool_limits(limits=blas_threads):
         return _run(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs, cell_timeout,
-                    memory_limit_mb, seed, retry_failed, progress, return_summary, data_cache)
+                    memory_limit_mb, seed, retry_failed, progress, return_summary, data_cache, time_limit)
 
 
 def _run(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs, cell_timeout,
-         memory_limit_mb, seed, retry_failed, progress, return_summary, data_cache):
+         memory_limit_mb, seed, retry_failed, progress, return_summary, data_cache, time_limit):
     started = time.perf_counter()
     ranks, lams = check_ranks(ranks), check_lams(lams)
     if not (isinstance(jobs, int) and jobs >= 1):
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}.")
-    if cell_timeout is not None and not cell_timeout > 0:
-        raise ValueError(f"cell_timeout must be > 0 seconds, got {cell_timeout!r}.")
+    for name, value in (("cell_timeout", cell_timeout), ("time_limit", time_limit)):
+        if value is not None and not value > 0:
+            raise ValueError(f"{name} must be > 0 seconds, got {value!r}.")
+    end = None if time_limit is None else time.monotonic() + time_limit
     out = check_output_dir(out)
     planned = plan(_as_list(datasets), _as_list(samplers), _as_list(tasks), ranks, lams, repetitions,
                    out, seed, kernel)
@@ -145,10 +152,9 @@ def _run(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs,
                         continue
                     process = fork.Process(target=_work, args=(job, contexts[key], lams, memory_limit_mb))
                     process.start()
-                    deadline = None if cell_timeout is None else time.monotonic() + cell_timeout * len(job.cells)
-                    running[process] = (job, deadline)
+                    running[process] = (job, *_deadline(job, cell_timeout, end, rounds=-(-(len(queue) + 1) // jobs)))
                 time.sleep(0.01)
-                for process, (job, deadline) in list(running.items()):
+                for process, (job, deadline, reason) in list(running.items()):
                     if not process.is_alive():
                         process.join()
                         code = process.exitcode
@@ -160,8 +166,7 @@ def _run(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs,
                     elif deadline is not None and time.monotonic() > deadline:
                         process.kill()
                         process.join()
-                        finish(job, "timeout", f"no result within --cell-timeout {cell_timeout:g} s "
-                                               f"per cell; the worker was killed")
+                        finish(job, "timeout", f"no result within {reason}; the worker was killed")
                         del running[process]
         finally:
             for process in running:
@@ -174,6 +179,20 @@ def _run(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs,
     frames = [read_cell(cell.path) for job in planned for cell in job.cells if cell.path.is_file()]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return (frame, summary) if return_summary else frame
+
+
+def _deadline(job: Job, cell_timeout: float | None, end: float | None, rounds: int) -> tuple[float | None, str]:
+    """When a fit starting now is killed, and why: ``cell_timeout`` per cell, or its share of
+    the sweep's time left (that time over the ``rounds`` of fits still to start, this one's
+    included), whichever comes first."""
+    now = time.monotonic()
+    limits = []
+    if cell_timeout is not None:
+        limits.append((now + cell_timeout * len(job.cells), f"--cell-timeout {cell_timeout:g} s per cell"))
+    if end is not None:
+        share = max(end - now, 0.0) / rounds
+        limits.append((now + share, f"its share ({share:.0f} s) of the sweep's --time-limit"))
+    return min(limits, default=(None, ""), key=lambda limit: limit[0])
 
 
 def _work(job: Job, context, lams, memory_limit_mb) -> None:

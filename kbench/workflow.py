@@ -17,6 +17,9 @@ from kbench.papers import PAPERS
 from kbench.results import CELLS_DIR
 from kbench.spec import Spec
 
+#: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
+DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
+
 
 class ConfigError(ValueError):
     """An invalid workflow config; the message names the key."""
@@ -92,9 +95,46 @@ class Sweep:
     def kernels_by_slug(self) -> dict[str, str]:
         return {Spec.parse(k, "kernel").slug: k for d in self.config["datasets"] for k in self.kernels(d)}
 
+    def resources(self, key: str):
+        """The config's ``resources`` value of ``key``, else :data:`DEFAULT_RESOURCES`."""
+        return self.config.get("resources", {}).get(key, DEFAULT_RESOURCES[key])
+
+    def time_limit(self, runtime_min: float) -> int:
+        """``kbench run --time-limit`` (s) in a job granted ``runtime_min`` minutes: 85% of it
+        less 20 s for the job's start-up (Snakemake, Python, the split), at least half of it.
+        A fit past its share is recorded as timeout by kbench before the scheduler kills the job."""
+        seconds = runtime_min * 60
+        return int(max(0.85 * seconds - 20, 0.5 * seconds))
+
+    def memory_limit(self, mem_mb: float, workers: int) -> int:
+        """``kbench run --memory-limit`` (MiB per worker) in a job granted ``mem_mb`` MB: 80% of
+        it shared by the ``workers``, or the config's ``memory_limit_mb`` if lower. A fit past
+        it is recorded as oom by kbench before the scheduler kills the job."""
+        return max(int(min(0.8 * mem_mb / workers, self.config.get("memory_limit_mb", float("inf")))), 1)
+
+    def memory_mb(self, dataset: str, attempt: int = 1) -> int:
+        """The memory of a job on ``dataset``, times the attempt (a job killed for memory is
+        retried with more): the config's ``mem_mb``, raised when the dataset spec gives its
+        size n to what n takes: three n×n float64 arrays for the exact baseline (n ≤ its
+        limit) and four n × max-rank ones for the features, plus 1000 MB for Python."""
+        base = self.resources("mem_mb")
+        n = Spec.parse(dataset, "dataset").params.get("n")
+        if n is None:
+            return base * attempt
+        limit = self.exact_max_n()
+        exact = 3 * 8 * n**2 if limit is not None and n <= limit else 0
+        features = 4 * 8 * n * max(self.config["ranks"])
+        return max(base, 1000 + (exact + features) // 2**20) * attempt
+
     def exact_pattern(self) -> str:
         """Snakemake output pattern of the exact baselines (see :meth:`exact_file`)."""
         return str(self.out / "data" / "exact" / "{kernel}" / f"{{dataset}}_rep{{rep}}_seed{self.config['seed']}.npz")
+
+    def job_counts(self) -> dict[str, int]:
+        """How many jobs of each sweep rule the workflow has."""
+        splits = {(d, r) for d, _, _, r in self.jobs()}
+        baselines = {(d, k, r) for d, k, _, r in self.jobs()} if self.exact_max_n() is not None else set()
+        return {"prepare": len(splits), "exact": len(baselines), "run": len(self.jobs())}
 
     def cell_pattern(self) -> str:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""

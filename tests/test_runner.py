@@ -335,3 +335,18 @@ def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp
     assert (frame.status == "ok").all() and (frame.time_exact_s == saved.seconds).all()
     assert frame.test_mse_exact.iloc[0] == pytest.approx(
         np.mean((fresh.ridge_path(data.y_train[:, None], [1e-3])[1][0, :, 0] - data.y_test) ** 2), rel=1e-12)
+
+
+def test_a_time_limit_records_the_fits_past_their_share_as_timeouts(tmp_path, plugin_path):
+    """--time-limit (a cluster job's): every cell is written before it, the slow fits as timeout."""
+    start = time.monotonic()
+    result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,sleeper",
+                         "--tasks", "krr", "--ranks", "5,10", "--lams", "1e-3", "--repetitions", "1",
+                         "--time-limit", "8", "--out", str(tmp_path), "--quiet"], plugin_path, timeout=120)
+    elapsed = time.monotonic() - start
+    assert result.returncode == 1, result.stderr[-2000:]
+    frame = read_results(tmp_path)
+    assert frame.groupby("sampler").status.unique().map(tuple).to_dict() == {"uniform": ("ok",),
+                                                                             "sleeper": ("timeout",)}
+    assert frame[frame.sampler == "sleeper"].error.str.contains("share").all()
+    assert elapsed < 8 + 6  # the limit, plus start-up and writing (the sleeper alone takes 60 s)

@@ -61,7 +61,9 @@ def test_workflow_writes_the_leaderboard(finished):
     text = (out / "leaderboard.md").read_text()
     assert "## krr: test_mse" in text and "## classification: accuracy" in text
     assert "win rate vs uniform" in text and "rank within 1% of exact" in text
-    assert "Command: `snakemake --cores all --configfile" in text and "BLAS threads" in text
+    # the run's own command line (python -m snakemake ...) and executor
+    assert "Command: `snakemake --snakefile" in text and "--configfile" in text and "BLAS threads" in text
+    assert "(executor: local; 4 prepare, 4 exact, 8 run jobs)" in text
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
     assert "krr_sklearn-diabetes.png" in figures and len(figures) == 4
     html = (out / "leaderboard.html").read_text()
@@ -72,6 +74,8 @@ def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
     nothing = snakemake(finished, TINY, "-n")
     assert "Nothing to be done" in nothing.stdout + nothing.stderr
     cell = next((finished / "out" / "cells").rglob("rank5_rep1.parquet"))
+    sibling = cell.with_name("rank10_rep1.parquet")  # same job
+    computed = pd.read_parquet(sibling).timestamp.tolist()
     cell.unlink()
     plan = snakemake(finished, TINY, "-n")
     stats = " ".join((plan.stdout + plan.stderr).split("Job stats:")[1].split("Reasons")[0].split())
@@ -79,6 +83,8 @@ def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
     assert "run 1" in stats and "prepare" not in stats and "total 4" in stats, stats
     again = snakemake(finished, TINY)
     assert again.returncode == 0 and cell.is_file()
+    # the job's cells are update() outputs: the rerun computed the missing one only
+    assert pd.read_parquet(sibling).timestamp.tolist() == computed
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,10 @@
 # aggregate: every cell → all.parquet; leaderboard: tables, figures and the HTML page.
+# Local rules: light, and the leaderboard header reads the main process's command line.
+
+localrules:
+    aggregate,
+    paper,
+    leaderboard,
 
 
 rule aggregate:
@@ -11,8 +17,8 @@ rule aggregate:
     params:
         out=OUT,
     resources:
-        mem_mb=RESOURCES.get("mem_mb", 4000),
-        runtime=RESOURCES.get("runtime", 30),
+        mem_mb=lambda wc, attempt: SWEEP.resources("mem_mb") * attempt,
+        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
         cpus_per_task=1,
     conda:
         "../envs/kbench.yaml"
@@ -31,8 +37,8 @@ rule paper:
     params:
         out=PAPER_OUT,
     resources:
-        mem_mb=RESOURCES.get("mem_mb", 4000),
-        runtime=RESOURCES.get("runtime", 30),
+        mem_mb=lambda wc, attempt: SWEEP.resources("mem_mb") * attempt,
+        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
         cpus_per_task=1,
     conda:
         "../envs/kbench.yaml"
@@ -51,13 +57,13 @@ rule leaderboard:
         OUT / "logs" / "leaderboard.log",
     params:
         out=OUT,
-        command=COMMAND,
     resources:
-        mem_mb=RESOURCES.get("mem_mb", 4000),
-        runtime=RESOURCES.get("runtime", 30),
+        mem_mb=lambda wc, attempt: SWEEP.resources("mem_mb") * attempt,
+        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
         cpus_per_task=1,
     conda:
         "../envs/kbench.yaml"
     shell:
         "rm -rf {output.figures:q} && "
-        "kbench leaderboard {input:q} --out {params.out:q} --command {params.command:q} > {log:q} 2>&1"
+        "kbench leaderboard {input:q} --out {params.out:q} --command {COMMAND:q} "
+        "--executor {EXECUTOR:q} > {log:q} 2>&1"

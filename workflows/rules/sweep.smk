@@ -22,8 +22,8 @@ rule prepare:
         seed=config["seed"],
         cache=OUT / "data",
     resources:
-        mem_mb=RESOURCES.get("mem_mb", 4000),
-        runtime=RESOURCES.get("runtime", 30),
+        mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
+        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
         cpus_per_task=1,
     conda:
         "../envs/kbench.yaml"
@@ -46,8 +46,8 @@ rule exact:
         seed=config["seed"],
         cache=OUT / "data",
     resources:
-        mem_mb=RESOURCES.get("mem_mb", 4000),
-        runtime=RESOURCES.get("runtime", 30),
+        mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
+        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
         cpus_per_task=1,
     conda:
         "../envs/kbench.yaml"
@@ -63,7 +63,9 @@ rule run:
         lambda wc: SWEEP.exact_file(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
                                     int(wc.rep)),
     output:
-        expand(SWEEP.cell_pattern(), task=TASK_SLUGS, rank=config["ranks"], allow_missing=True),
+        # update: a rerun keeps the cells already there (kbench run resumes), and with
+        # keep-incomplete (both profiles) a failed job keeps the cells it wrote
+        update(expand(SWEEP.cell_pattern(), task=TASK_SLUGS, rank=config["ranks"], allow_missing=True)),
     log:
         OUT / "logs" / "run" / "{kernel}" / "{dataset}" / "{sampler}_rep{rep}.log",
     params:
@@ -75,21 +77,24 @@ rule run:
         kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
         repetitions=config["repetitions"],
         timeout=config.get("cell_timeout", 600),
-        memory=["--memory-limit", config["memory_limit_mb"]] if "memory_limit_mb" in config else [],
+        # kbench records a cell past the job's runtime or memory as timeout/oom before the
+        # scheduler kills the job (kbench.workflow.Sweep.time_limit, memory_limit)
+        time_limit=lambda wc, resources: SWEEP.time_limit(resources.runtime),
+        memory_limit=lambda wc, resources, threads: SWEEP.memory_limit(resources.mem_mb, threads),
         seed=config["seed"],
         cache=OUT / "data",
         out=OUT,
+    threads: SWEEP.resources("cpus_per_task")
     resources:
-        mem_mb=RESOURCES.get("mem_mb", 4000),
-        runtime=RESOURCES.get("runtime", 30),
-        cpus_per_task=RESOURCES.get("cpus_per_task", 1),
-    group:
-        "sweep"
+        mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
+        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
+        cpus_per_task=lambda wc, threads: threads,
     conda:
         "../envs/kbench.yaml"
     shell:
         "kbench run --datasets {params.dataset:q} --samplers {params.sampler:q} --tasks {params.tasks:q} "
         "--ranks {params.ranks:q} --lams {params.lams:q} --kernel {params.kernel:q} "
         "--repetitions {params.repetitions:q} --only-repetition {wildcards.rep:q} --seed {params.seed:q} "
-        "--cell-timeout {params.timeout:q} {params.memory:q} --data-cache {params.cache:q} "
+        "--jobs {threads} --cell-timeout {params.timeout:q} --time-limit {params.time_limit:q} "
+        "--memory-limit {params.memory_limit:q} --data-cache {params.cache:q} "
         "--out {params.out:q} --quiet > {log:q} 2>&1 || test $? -eq 1"
