@@ -13,7 +13,6 @@ EXACT_MAX_N = SWEEP.exact_max_n()
 PAPER_OUT = Path(config.get("paper_out", "results/papers"))
 
 
-
 def spec_of(kind, wildcard):
     """The config entry behind a slug wildcard (kbench.spec.Spec.slug)."""
     return SWEEP.by_slug(kind)[wildcard]
