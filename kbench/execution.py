@@ -133,7 +133,9 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
 
 def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact_max_n: int) -> Path:
     """Compute the exact baseline of (dataset, kernel, repetition) into the data cache, for the
-    run jobs of a workflow to load; past ``exact_max_n`` the file records that there is none."""
+    run jobs of a workflow to load. Past ``exact_max_n``, or when it fails (a kernel that
+    overflows, say), the file records why there is none: a run job that needs it then tries
+    itself and records the failure in its cells, like ``kbench run``."""
     from kbench._files import write_npz
 
     dataset, kernel = Spec.parse(dataset, "dataset"), Spec.parse(kernel, "kernel")
@@ -141,8 +143,11 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
     path = exact_path(data_cache, dataset, kernel, repetition, seed)
     if data.n_train > exact_max_n:
         write_npz(path, absent=np.array(f"n_train = {data.n_train} > exact_max_n = {exact_max_n}"))
-    else:
+        return path
+    try:
         shared_exact_baseline(data, kernel.create().fit(data.X_train), exact_max_n, path, split_checksum(data))
+    except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
+        write_npz(path, absent=np.array(f"the exact baseline failed: {describe(exc)}"))
     return path
 
 

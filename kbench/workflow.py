@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from kbench.datasets import check_dataset_spec
@@ -121,7 +122,7 @@ class Sweep:
         n = Spec.parse(dataset, "dataset").params.get("n")
         if n is None:
             return base * attempt
-        limit = self.exact_max_n()
+        limit = self.exact_max_n
         exact = 3 * 8 * n**2 if limit is not None and n <= limit else 0
         features = 4 * 8 * n * max(self.config["ranks"])
         return max(base, 1000 + (exact + features) // 2**20) * attempt
@@ -133,7 +134,7 @@ class Sweep:
     def job_counts(self) -> dict[str, int]:
         """How many jobs of each sweep rule the workflow has."""
         splits = {(d, r) for d, _, _, r in self.jobs()}
-        baselines = {(d, k, r) for d, k, _, r in self.jobs()} if self.exact_max_n() is not None else set()
+        baselines = {(d, k, r) for d, k, _, r in self.jobs()} if self.exact_max_n is not None else set()
         return {"prepare": len(splits), "exact": len(baselines), "run": len(self.jobs())}
 
     def cell_pattern(self) -> str:
@@ -154,6 +155,7 @@ class Sweep:
     def split_file(self, dataset: str, repetition: int) -> str:
         return str(prepared_path(self.out / "data", dataset, repetition, self.config["seed"]))
 
+    @cached_property
     def exact_max_n(self) -> int | None:
         """The largest training set the sweep's exact baselines are computed for (None: none
         needed), as in ``kbench run``."""
@@ -164,6 +166,6 @@ class Sweep:
     def exact_file(self, dataset: str, kernel: str, repetition: int) -> list[str]:
         """The exact baseline a run job loads ([] when the sweep needs none): computed once per
         (dataset, kernel, repetition) by the ``exact`` rule."""
-        if self.exact_max_n() is None:
+        if self.exact_max_n is None:
             return []
         return [str(exact_path(self.out / "data", dataset, kernel, repetition, self.config["seed"]))]

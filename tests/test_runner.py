@@ -350,3 +350,23 @@ def test_a_time_limit_records_the_fits_past_their_share_as_timeouts(tmp_path, pl
                                                                              "sleeper": ("timeout",)}
     assert frame[frame.sampler == "sleeper"].error.str.contains("share").all()
     assert elapsed < 8 + 6  # the limit, plus start-up and writing (the sleeper alone takes 60 s)
+
+
+def test_a_failing_exact_baseline_is_recorded_by_the_cells_that_need_it(tmp_path, monkeypatch):
+    """The workflow's exact job does not fail on it: its file says why there is no baseline,
+    and the run's cells that need one record the error (the sweep goes on)."""
+    from kbench.exact import ExactBaseline
+    from kbench.execution import prepare_exact
+
+    def overflow(self, data, kernel):
+        raise FloatingPointError("kernel values overflow")
+
+    monkeypatch.setattr(ExactBaseline, "__init__", overflow)
+    path = prepare_exact("sklearn:diabetes", "gaussian:sigma=median", 0, 0, tmp_path / "data", exact_max_n=5000)
+    with np.load(path) as archive:
+        assert "overflow" in str(archive["absent"])
+    frame = kbench.run("sklearn:diabetes", "uniform", "krr,approximation", [10], [1e-3], repetitions=[0],
+                       out=tmp_path / "out", data_cache=tmp_path / "data", progress=False)
+    assert frame.groupby("task").status.unique().map(tuple).to_dict() == {"krr": ("error",),
+                                                                          "approximation": ("error",)}
+    assert frame.error.str.contains("overflow").all()

@@ -9,7 +9,7 @@ check_config(config)  # stops before any job, naming the offending key
 SWEEP = Sweep(config)
 OUT = SWEEP.out
 TASK_SLUGS = list(SWEEP.by_slug("tasks"))
-EXACT_MAX_N = SWEEP.exact_max_n()
+EXACT_MAX_N = SWEEP.exact_max_n
 PAPER_OUT = Path(config.get("paper_out", "results/papers"))
 
 
