@@ -100,7 +100,8 @@ class Sweep:
         """The config's ``resources`` value of ``key``, else :data:`DEFAULT_RESOURCES`."""
         return self.config.get("resources", {}).get(key, DEFAULT_RESOURCES[key])
 
-    def time_limit(self, runtime_min: float) -> int:
+    @staticmethod
+    def time_limit(runtime_min: float) -> int:
         """``kbench run --time-limit`` (s) in a job granted ``runtime_min`` minutes: 85% of it
         less 20 s for the job's start-up (Snakemake, Python, the split), at least half of it.
         A fit past its share is recorded as timeout by kbench before the scheduler kills the job."""
