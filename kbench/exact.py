@@ -3,7 +3,7 @@
 Computed when n_train ≤ ``exact_max_n`` and cached on the Dataset object by kernel spec,
 so every sampler and task of a repetition reuses the same eigendecomposition
 (docs/conventions.md). Processes share it through a file (:meth:`ExactBaseline.save`,
-:func:`shared_exact_baseline`): the workflow computes it once per (dataset, kernel,
+:func:`exact_baseline` with ``shared``): the workflow computes it once per (dataset, kernel,
 repetition) and every run job loads it.
 """
 
@@ -126,27 +126,21 @@ class ExactBaseline:
                 for ell in components}
 
 
-def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N) -> ExactBaseline | None:
-    """The cached ExactBaseline of (data, kernel), or None when n_train > exact_max_n."""
+def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
+                   shared: tuple[Path, str] | None = None) -> ExactBaseline | None:
+    """The cached ExactBaseline of (data, kernel), or None when n_train > exact_max_n. With
+    ``shared`` = (file, split checksum) it is shared between processes through the file:
+    loaded when the file holds the baseline of this split and kernel, else computed and
+    saved there."""
     if data.X_train.shape[0] > exact_max_n:
         return None
-    key = ("exact", kernel.spec())
-    if key not in data.cache:
-        data.cache[key] = ExactBaseline(data, kernel)
-    return data.cache[key]
-
-
-def shared_exact_baseline(data, kernel, exact_max_n: int, path, split_checksum: str) -> ExactBaseline | None:
-    """:func:`exact_baseline`, shared through the file ``path``: loaded from it when it holds
-    the baseline of this split and kernel, else computed and saved there."""
-    if data.X_train.shape[0] > exact_max_n:
-        return None
-    key = {"split_checksum": split_checksum, "kernel": kernel.spec()}
     cached = ("exact", kernel.spec())
     if cached not in data.cache:
-        baseline = ExactBaseline.load(path, key)
+        key = None if shared is None else {"split_checksum": shared[1], "kernel": kernel.spec()}
+        baseline = None if shared is None else ExactBaseline.load(shared[0], key)
         if baseline is None:
             baseline = ExactBaseline(data, kernel)
-            baseline.save(path, key)
+            if shared is not None:
+                baseline.save(shared[0], key)
         data.cache[cached] = baseline
     return data.cache[cached]

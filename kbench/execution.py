@@ -26,7 +26,7 @@ from kbench.contract import check_fit, info_columns
 from kbench.datasets import Dataset, load_dataset
 from kbench.datasets.base import load_split, save_split
 from kbench.errors import ContractViolation, Refused
-from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline, shared_exact_baseline
+from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline
 from kbench.kernels import Kernel
 from kbench.planning import Cell, Job, split_seed
 from kbench.results import write_cell
@@ -123,11 +123,9 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     fitted = kernel.create().fit(data.X_train)
     checksum = split_checksum(data)
     limit = exact_limit(tasks, ridge_samplers)
-    if limit is not None and data_cache is not None:
-        shared_exact_baseline(data, fitted, limit, exact_path(data_cache, dataset, kernel, repetition, seed),
-                              checksum)
-    elif limit is not None:
-        exact_baseline(data, fitted, limit)
+    if limit is not None:
+        shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)
+        exact_baseline(data, fitted, limit, shared)
     return JobContext(data, fitted, checksum, env)
 
 
@@ -145,7 +143,7 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
         write_npz(path, absent=np.array(f"n_train = {data.n_train} > exact_max_n = {exact_max_n}"))
         return path
     try:
-        shared_exact_baseline(data, kernel.create().fit(data.X_train), exact_max_n, path, split_checksum(data))
+        exact_baseline(data, kernel.create().fit(data.X_train), exact_max_n, (path, split_checksum(data)))
     except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
         write_npz(path, absent=np.array(f"the exact baseline failed: {describe(exc)}"))
     return path

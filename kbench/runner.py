@@ -9,6 +9,7 @@ down. Datasets, the resolved kernel and the exact baselines are prepared once pe
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import signal
 import time
@@ -152,7 +153,8 @@ def _run(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs,
                         continue
                     process = fork.Process(target=_work, args=(job, contexts[key], lams, memory_limit_mb))
                     process.start()
-                    running[process] = (job, *_deadline(job, cell_timeout, end, rounds=-(-(len(queue) + 1) // jobs)))
+                    rounds = math.ceil((len(queue) + 1) / jobs)  # of fits still to start, this one's included
+                    running[process] = (job, *_deadline(job, cell_timeout, end, rounds))
                 time.sleep(0.01)
                 for process, (job, deadline, reason) in list(running.items()):
                     if not process.is_alive():
