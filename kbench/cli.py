@@ -70,6 +70,15 @@ def _usage(call):
         raise click.UsageError(f"{exc.strerror or exc}{where}") from None
 
 
+def _numbers(text: str, option: str) -> list[float]:
+    from kbench.spec import split_specs
+
+    try:
+        return [float(x) for x in split_specs(text)]
+    except ValueError:
+        raise ValueError(f"{option} must be a comma list of numbers, got {text!r}.") from None
+
+
 @main.command("run")
 @click.option("--datasets", required=True, help="Comma list, e.g. synthetic:two-balls:n=2000,sklearn:diabetes")
 @click.option("--samplers", required=True, help="Comma list, e.g. uniform,squeak:qbar=20,rp-cholesky")
@@ -106,15 +115,9 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
     from kbench.runner import run
     from kbench.spec import split_specs
 
-    def parse_numbers(text, kind, option):
-        try:
-            return [kind(x) for x in split_specs(text)]
-        except ValueError:
-            raise ValueError(f"{option} must be a comma list of numbers, got {text!r}.") from None
-
     _, summary = _usage(lambda: run(
         split_specs(datasets), split_specs(samplers), split_specs(tasks),
-        parse_numbers(ranks, float, "--ranks"), parse_numbers(lams, float, "--lams"),
+        _numbers(ranks, "--ranks"), _numbers(lams, "--lams"),
         repetitions=repetitions if only_repetition is None else [only_repetition],
         kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
         memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed,
@@ -161,6 +164,35 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
                     path = _usage(lambda spec=spec, r=repetition: prepare_exact(
                         spec, exact_kernel, r, seed, data_cache, exact_max_n))
                 click.echo(f"{path}  (exact baseline of {exact_kernel})")
+
+
+@main.command("disqueak")
+@click.option("--dataset", required=True, help="Dataset spec.")
+@click.option("--kernel", required=True, help="Kernel spec.")
+@click.option("--sampler", required=True, help="A distributed squeak, e.g. squeak:shards=4.")
+@click.option("--ranks", required=True, help="Comma list of the sweep's ranks (one tree per rank's fit).")
+@click.option("--lams", required=True, help="Comma list of the sweep's λ (the tree uses the smallest).")
+@click.option("--only-repetition", "repetition", required=True, type=click.IntRange(min=0),
+              help="Repetition index R.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Base seed of the sweep.")
+@click.option("--node", required=True, help="Tree node FIRST-STOP, the shards it covers: 0-1 is a leaf, "
+                                            "0-4 the root of 4 shards.")
+@click.option("--data-cache", required=True, type=click.Path(), help="Folder of the splits and nodes.")
+@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=click.IntRange(min=1),
+              help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
+def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, node, data_cache,
+                     blas_threads) -> None:
+    """Compute one node of a distributed squeak's merge tree into the data cache: a leaf
+    streams its shard, a merge node joins its children's files (computed first). `kbench run
+    --data-cache` fits start from the root; the dictionaries equal the in-process fit's."""
+    from threadpoolctl import threadpool_limits
+
+    from kbench.disqueak import build_node
+
+    with threadpool_limits(limits=blas_threads):
+        path, failure = _usage(lambda: build_node(dataset, kernel, sampler, _numbers(ranks, "--ranks"),
+                                                  _numbers(lams, "--lams"), repetition, seed, data_cache, node))
+    click.echo(f"{path}  (node {node} of {sampler}" + (f"; none: {failure})" if failure else ")"))
 
 
 @main.command("aggregate")

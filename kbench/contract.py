@@ -55,7 +55,7 @@ def check_below_kernel(features: np.ndarray, kernel_diagonal: np.ndarray, where:
 
 
 #: info entries kbench itself writes (Sampler.fit); they do not become sampler columns
-MANAGED_INFO = ("sampler", "params", "rank_requested", "kernel_evals", "warnings")
+MANAGED_INFO = ("sampler", "params", "rank_requested", "kernel_evals", "warnings", "prebuilt")
 _SCALARS = (bool, int, float, str, np.integer, np.floating, np.bool_)
 
 

@@ -63,6 +63,8 @@ class JobContext:
     kernel: Kernel
     split_checksum: str
     environment: dict
+    #: the folder of prepared splits and shared work (exact baselines, DISQUEAK trees)
+    data_cache: Path | None = None
 
     def columns(self) -> dict:
         return {"split_checksum": self.split_checksum, "kernel_resolved": self.kernel.spec(),
@@ -126,7 +128,7 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     if limit is not None:
         shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)
         exact_baseline(data, fitted, limit, shared)
-    return JobContext(data, fitted, checksum, env)
+    return JobContext(data, fitted, checksum, env, None if data_cache is None else Path(data_cache))
 
 
 def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact_max_n: int) -> Path:
@@ -186,15 +188,18 @@ def write_failure(cell: Cell, job: Job, lams, status: str, message: str, context
 def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: float | None = None) -> None:
     """Fit the job's sampler once, check the contract, evaluate each of its cells' tasks,
     write one file per cell."""
+    from kbench.disqueak import use_merge_tree  # it builds on this module
+
     if memory_limit_mb:
         _limit_memory(memory_limit_mb)
     data, kernel = context.data, context.kernel
     todo = job.todo
     try:
         sampler = job.sampler.create()
+        use_merge_tree(sampler, job, context)
         start, evals = time.perf_counter(), kernel.evals
         approx = sampler.fit(data.X_train, kernel, job.rank, lam=job.sampler_lam, seed=job.seed)
-        time_sample = time.perf_counter() - start
+        time_sample = time.perf_counter() - start + approx.info.get("prebuilt", {}).get("seconds", 0.0)
         kernel_evals = int(approx.info.get("kernel_evals", kernel.evals - evals))
         check_fit(approx, job.rank, data, kernel)
         exact = exact_baseline(data, kernel) if "scores" in approx.info and job.sampler_lam else None

@@ -33,6 +33,16 @@ def split_seed(seed: int, dataset: Spec, repetition: int) -> int:
     return derive_seed(seed, dataset.label, repetition)
 
 
+def fit_seed(seed: int, dataset: Spec, sampler: Spec, rank: int, repetition: int) -> int:
+    """The seed of the sampler fit of (dataset, sampler, rank, repetition)."""
+    return derive_seed(seed, dataset.label, sampler.label, rank, repetition)
+
+
+def sampler_lam(sampler: Spec, lams: list[float]) -> float | None:
+    """The λ a sampler is fitted at: the smallest of the path for ridge-dependent samplers."""
+    return min(lams) if sampler.plugin_class().needs_lam else None
+
+
 def check_ranks(ranks) -> list[int]:
     values = []
     for r in ([ranks] if np.isscalar(ranks) else list(ranks)):
@@ -151,15 +161,14 @@ def plan(datasets, samplers, tasks, ranks, lams, repetitions, out, seed: int = 0
     for dataset in dataset_specs:
         for repetition in repetitions:
             for sampler in sampler_specs:
-                sampler_lam = min(lams) if sampler.plugin_class().needs_lam else None
+                lam = sampler_lam(sampler, lams)
                 for rank in ranks:
                     job = Job(dataset, kernel, repetition, sampler, rank,
-                              derive_seed(seed, dataset.label, sampler.label, rank, repetition),
-                              sampler_lam)
+                              fit_seed(seed, dataset, sampler, rank, repetition), lam)
                     for task in task_specs:
                         uses_lams = task.plugin_class().uses_lams
                         inputs = cell_inputs(dataset, kernel, sampler, task, rank, repetition, seed,
-                                             sampler_lam, lams if uses_lams else None)
+                                             lam, lams if uses_lams else None)
                         path = cell_path(out, kernel, dataset, sampler, task, rank, repetition)
                         job.cells.append(Cell(dataset, kernel, sampler, task, rank, repetition, seed,
                                               inputs, uses_lams, path))

@@ -13,9 +13,11 @@ from functools import cached_property
 from pathlib import Path
 
 from kbench.datasets import check_dataset_spec
+from kbench.disqueak import node_path, parse_node, tree_shards
 from kbench.execution import exact_limit, exact_path, prepared_path
 from kbench.papers import PAPERS
 from kbench.results import CELLS_DIR
+from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 
 #: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
@@ -133,10 +135,27 @@ class Sweep:
         return str(self.out / "data" / "exact" / "{kernel}" / f"{{dataset}}_rep{{rep}}_seed{self.config['seed']}.npz")
 
     def job_counts(self) -> dict[str, int]:
-        """How many jobs of each sweep rule the workflow has."""
+        """How many jobs of each sweep rule the workflow has (disqueak only when it has some)."""
         splits = {(d, r) for d, _, _, r in self.jobs()}
         baselines = {(d, k, r) for d, k, _, r in self.jobs()} if self.exact_max_n is not None else set()
-        return {"prepare": len(splits), "exact": len(baselines), "run": len(self.jobs())}
+        nodes = sum(len(tree_nodes(tree_shards(s))) for _, _, s, _ in self.jobs() if tree_shards(s))
+        return {"prepare": len(splits), "exact": len(baselines), **({"disqueak": nodes} if nodes else {}),
+                "run": len(self.jobs())}
+
+    def tree_pattern(self) -> str:
+        """Snakemake output pattern of DISQUEAK's merge-tree nodes (:func:`kbench.disqueak.node_path`)."""
+        return str(self.out / "data" / "disqueak" / "{kernel}" / "{dataset}" / "{sampler}" /
+                   f"rep{{rep}}_seed{self.config['seed']}_node{{node}}.npz")
+
+    def tree_files(self, dataset: str, kernel: str, sampler: str, repetition: int, node: str | None = None) -> list[str]:
+        """The merge-tree files a job needs: a run job (``node`` None) the root of a distributed
+        squeak's tree, a node job its children; [] for other samplers and for leaves."""
+        shards = tree_shards(sampler)
+        if not shards:
+            return []
+        needed = [(0, shards)] if node is None else children(parse_node(node, shards)) or []
+        return [str(node_path(self.out / "data", dataset, kernel, sampler, repetition, self.config["seed"], part))
+                for part in needed]
 
     def cell_pattern(self) -> str:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""

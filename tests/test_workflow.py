@@ -175,28 +175,38 @@ def test_the_workflow_profile_is_loaded_without_a_flag(tmp_path):
 
 def test_cli_and_workflow_give_identical_numbers(tmp_path):
     """Both pin BLAS threads the same way, so the same config gives the same values (at
-    n = 2000, 1 and 2 threads differ in the last digits of test_mse)."""
+    n = 2000, 1 and 2 threads differ in the last digits of test_mse). The workflow runs the
+    distributed squeak's merge trees as jobs, one per node (3 shards: 3 leaves, 2 merges;
+    4 shards: 4 and 3), and its fits start from their roots: the same dictionaries, so the
+    same numbers, as the CLI's fits, which build the tree in process."""
     data = "synthetic:friedman1:n=2000"
-    config = {**TINY, "datasets": [data], "samplers": ["squeak", "rp-cholesky", "rff"],
-              "tasks": ["krr"], "ranks": [50], "repetitions": 1}
+    samplers = ["squeak", "squeak:shards=3", "squeak:shards=4", "rp-cholesky", "rff"]
+    config = {**TINY, "datasets": [data], "samplers": samplers, "tasks": ["krr"], "ranks": [30, 50],
+              "repetitions": 1}
     (tmp_path / "workflow").mkdir()
     result = snakemake(tmp_path / "workflow", config)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "(executor: local; 1 prepare, 1 exact, 12 disqueak, 5 run jobs)" in (
+        tmp_path / "workflow" / "out" / "leaderboard.md").read_text()
     cli = subprocess.run(
-        [sys.executable, "-m", "kbench.cli", "run", "--datasets", data, "--samplers",
-         "squeak,rp-cholesky,rff", "--tasks", "krr", "--ranks", "50", "--lams", "0.0001,0.01",
-         "--repetitions", "1", "--out", str(tmp_path / "cli"), "--quiet"],
+        [sys.executable, "-m", "kbench.cli", "run", "--datasets", data, "--samplers", ",".join(samplers),
+         "--tasks", "krr", "--ranks", "30,50", "--lams", "0.0001,0.01", "--repetitions", "1",
+         "--out", str(tmp_path / "cli"), "--quiet"],
         capture_output=True, text=True, timeout=600)
     assert cli.returncode == 0, cli.stderr[-2000:]
-    keys = ["sampler_label", "lam"]
+    keys = ["sampler_label", "rank", "lam"]
     by_workflow = pd.read_parquet(tmp_path / "workflow" / "out" / "all.parquet").sort_values(keys)
     from kbench.results import read_results
 
     by_cli = read_results(tmp_path / "cli").sort_values(keys)
-    values = ["test_mse", "train_mse", "rel_excess_test_mse", "dictionary_size", "unique_atoms", "rank_realized", "blas_threads"]
+    values = ["test_mse", "train_mse", "rel_excess_test_mse", "dictionary_size", "unique_atoms", "rank_realized",
+              "kernel_evals", "blas_threads", "status"]
     pd.testing.assert_frame_equal(by_workflow[keys + values].reset_index(drop=True),
                                   by_cli[keys + values].reset_index(drop=True), check_exact=True)
-    assert (by_cli.blas_threads == 1).all() and len(by_cli) == 6
+    assert (by_cli.blas_threads == 1).all() and len(by_cli) == 20 and (by_cli.status == "ok").all()
+    distributed = by_workflow.sampler_label.str.contains("shards")
+    assert (by_workflow[distributed].merge_tree == "jobs").all()
+    assert (by_cli[distributed.to_numpy()].merge_tree == "in-process").all()
 
 
 COUNTING_SAMPLER = '''

@@ -18,6 +18,10 @@ class Sampler:
     ``family`` is ``"nystrom"`` for column samplers (landmarks are rows of X; rank is
     clamped to n) or ``"random-features"``. ``needs_lam`` samplers use the ridge λ
     (docs/conventions.md: the runner passes the smallest λ of the path).
+
+    A fit that uses work done by other processes (DISQUEAK's merge tree run as workflow
+    jobs) reports its cost as ``info["prebuilt"] = {"seconds": ..., "kernel_evals": ...}``:
+    it is counted in the fit's ``kernel_evals`` and ``time_sample_s``.
     """
 
     name: ClassVar[str] = ""
@@ -64,7 +68,7 @@ class Sampler:
             sampler=self.name,
             params=self.get_params(),
             rank_requested=rank,
-            kernel_evals=kernel.evals - evals_before,
+            kernel_evals=kernel.evals - evals_before + approx.info.get("prebuilt", {}).get("kernel_evals", 0),
         )
         return approx
 

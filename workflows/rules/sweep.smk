@@ -1,7 +1,8 @@
 # prepare: each dataset split once per repetition; exact: the exact baseline of each
-# (dataset, kernel, repetition), once, for every run job to load; run: one job per
-# (dataset, kernel, sampler, repetition) covering every task, rank and λ, so each sampler
-# fit serves all tasks.
+# (dataset, kernel, repetition), once, for every run job to load; disqueak: one job per node
+# of a distributed squeak's merge tree (leaves stream their shard, merges join two
+# children), whose root its run job's fits start from; run: one job per (dataset, kernel,
+# sampler, repetition) covering every task, rank and λ, so each sampler fit serves all tasks.
 # Failed cells are recorded in their files (status error/timeout/oom) and do not fail the
 # workflow: `kbench run` exits 1 for them, 2 for a real usage error.
 
@@ -10,6 +11,7 @@ wildcard_constraints:
     kernel=r"[^/]+",
     dataset=r"[^/]+",
     sampler=r"[^/]+",
+    node=r"\d+-\d+",
 
 
 rule prepare:
@@ -57,11 +59,42 @@ rule exact:
         "--exact-max-n {params.max_n:q} > {log:q} 2>&1"
 
 
+rule disqueak:
+    input:
+        lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
+        lambda wc: SWEEP.tree_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
+                                    spec_of("samplers", wc.sampler), int(wc.rep), wc.node),
+    output:
+        SWEEP.tree_pattern(),
+    log:
+        OUT / "logs" / "disqueak" / "{kernel}" / "{dataset}" / "{sampler}_rep{rep}_node{node}.log",
+    params:
+        dataset=lambda wc: spec_of("datasets", wc.dataset),
+        kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
+        sampler=lambda wc: spec_of("samplers", wc.sampler),
+        ranks=",".join(map(str, config["ranks"])),
+        lams=",".join(map(str, config["lams"])),
+        seed=config["seed"],
+        cache=OUT / "data",
+    resources:
+        mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
+        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
+        cpus_per_task=1,
+    conda:
+        "../envs/kbench.yaml"
+    shell:
+        "kbench disqueak --dataset {params.dataset:q} --kernel {params.kernel:q} --sampler {params.sampler:q} "
+        "--ranks {params.ranks:q} --lams {params.lams:q} --only-repetition {wildcards.rep:q} "
+        "--seed {params.seed:q} --node {wildcards.node:q} --data-cache {params.cache:q} > {log:q} 2>&1"
+
+
 rule run:
     input:
         lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
         lambda wc: SWEEP.exact_file(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
                                     int(wc.rep)),
+        lambda wc: SWEEP.tree_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
+                                    spec_of("samplers", wc.sampler), int(wc.rep)),
     output:
         # update: a rerun keeps the cells already there (kbench run resumes), and with
         # keep-incomplete (both profiles) a failed job keeps the cells it wrote

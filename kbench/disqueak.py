@@ -1,0 +1,148 @@
+"""DISQUEAK's merge tree as separate jobs (Calandriello, Lazaric & Valko 2016, Alg. 2).
+
+The workflow runs one job per node of the tree of a distributed ``squeak`` (``shards`` > 1,
+:func:`kbench.samplers.squeak.tree_nodes`): a leaf streams its shard, a merge node joins
+its two children's dictionaries. The run job's fits then start from the root. Every node
+draws from a generator derived from the fit's seed and the node, so the root equals the
+dictionary the in-process fit builds, bit for bit.
+
+A node file holds the node's dictionary for every rank of the sweep (each rank's fit has
+its own seed, so its own tree) and the key of what it was computed from (split checksum,
+resolved kernel, sampler, λ): a file computed from anything else is never used. A node that
+fails writes why instead, and so do its parents; the run job then builds the tree itself and
+records the failure in its cells, like any fit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from kbench._files import write_npz
+from kbench._validation import check_features
+from kbench.execution import JobContext, describe, load_split_cached, split_checksum
+from kbench.planning import Job, check_lams, check_ranks, fit_seed, sampler_lam
+from kbench.samplers.squeak import Dictionary, Node, SqueakSampler, children, tree_nodes
+from kbench.spec import Spec
+
+_NODE = re.compile(r"(\d+)-(\d+)")
+
+
+def tree_shards(sampler) -> int:
+    """The number of leaves of a sampler spec's merge tree: ``shards`` of a distributed
+    ``squeak``, 0 for every other sampler (no tree to run as jobs)."""
+    instance = Spec.parse(sampler, "sampler").create()
+    return instance.shards if isinstance(instance, SqueakSampler) and instance.shards > 1 else 0
+
+
+def node_name(node: Node) -> str:
+    return f"{node[0]}-{node[1]}"
+
+
+def parse_node(text: str, shards: int) -> Node:
+    """``"first-stop"`` → the node of a tree over ``shards`` leaves covering those shards."""
+    match = _NODE.fullmatch(text)
+    node = (int(match[1]), int(match[2])) if match else None
+    if node not in tree_nodes(shards):
+        raise ValueError(f"{text!r} is not a node of the merge tree over {shards} shards; its nodes are "
+                         f"{', '.join(map(node_name, tree_nodes(shards)))}.")
+    return node
+
+
+def node_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, node: Node) -> Path:
+    """Where a node's dictionaries are cached, beside the splits."""
+    slug = {kind: Spec.parse(text, kind).slug
+            for kind, text in (("dataset", dataset), ("kernel", kernel), ("sampler", sampler))}
+    return (Path(data_cache) / "disqueak" / slug["kernel"] / slug["dataset"] / slug["sampler"] /
+            f"rep{repetition}_seed{seed}_node{node_name(node)}.npz")
+
+
+def node_key(checksum: str, kernel, sampler: Spec, lam: float) -> str:
+    """What a node's dictionaries are computed from: split checksum, resolved kernel, sampler, λ."""
+    return json.dumps({"split": checksum, "kernel": kernel.spec(), "sampler": sampler.label, "lam": lam},
+                      sort_keys=True)
+
+
+def save_node(path, key: str, dictionaries: dict[int, Dictionary]) -> None:
+    """Write one node's dictionary per tree seed (atomically)."""
+    arrays = {}
+    for seed, d in dictionaries.items():
+        arrays.update({f"t{seed}_atoms": d.atoms, f"t{seed}_copies": d.copies, f"t{seed}_prob": d.prob,
+                       f"t{seed}_K": d.K, f"t{seed}_history": np.array(d.history, dtype=np.int64).reshape(-1, 3),
+                       f"t{seed}_cost": np.array([d.seconds, d.span_s, d.kernel_evals], dtype=float)})
+    write_npz(path, key=np.array(key), seeds=np.array(list(dictionaries), dtype=np.int64), **arrays)
+
+
+def load_node(path, key: str) -> dict[int, Dictionary] | str | None:
+    """The dictionaries saved at ``path`` for ``key`` by tree seed; the reason written by a
+    node that failed; None when there is no file or it was computed from something else."""
+    if not Path(path).is_file():
+        return None
+    with np.load(path, allow_pickle=False) as archive:
+        if "absent" in archive.files:
+            return str(archive["absent"])
+        if str(archive["key"]) != key:
+            return None
+        loaded = {}
+        for seed in archive["seeds"].tolist():
+            seconds, span, evals = archive[f"t{seed}_cost"]
+            loaded[seed] = Dictionary(archive[f"t{seed}_atoms"], archive[f"t{seed}_copies"],
+                                      archive[f"t{seed}_prob"], archive[f"t{seed}_K"],
+                                      [tuple(step) for step in archive[f"t{seed}_history"].tolist()],
+                                      float(seconds), float(span), int(evals))
+    return loaded
+
+
+def build_node(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int, data_cache,
+               node: str) -> tuple[Path, str | None]:
+    """Compute one node of a distributed squeak's merge tree for every rank's fit of
+    (dataset, kernel, sampler, repetition) into the data cache; a merge node reads its
+    children's files. Returns the node's file and, when the node failed, why."""
+    dataset, kernel, sampler = (Spec.parse(dataset, "dataset"), Spec.parse(kernel, "kernel"),
+                                Spec.parse(sampler, "sampler"))
+    shards = tree_shards(sampler)
+    if not shards:
+        raise ValueError(f"sampler {sampler.label!r} has no merge tree: DISQUEAK jobs need squeak "
+                         "with shards > 1.")
+    node = parse_node(node, shards)
+    ranks, lam = check_ranks(ranks), sampler_lam(sampler, check_lams(lams))
+    data = load_split_cached(dataset, repetition, seed, data_cache)
+    X = check_features(data.X_train, "X")
+    fitted = kernel.create().fit(X)
+    key = node_key(split_checksum(data), fitted, sampler, lam)
+    path = node_path(data_cache, dataset, kernel, sampler, repetition, seed, node)
+    pair = children(node) or ()
+    instance = sampler.create()
+    try:
+        parts = []
+        for child in pair:
+            loaded = load_node(node_path(data_cache, dataset, kernel, sampler, repetition, seed, child), key)
+            if not isinstance(loaded, dict):
+                raise ValueError(f"node {node_name(child)} has no dictionaries: "
+                                 f"{loaded or 'no file computed from this split'}")
+            parts.append(loaded)
+        seeds = [SqueakSampler.tree_seed(np.random.default_rng(fit_seed(seed, dataset, sampler, rank, repetition)))
+                 for rank in ranks]
+        made = {tree: instance.node(X, fitted, lam, tree, node, tuple(part[tree] for part in parts) or None)
+                for tree in seeds}
+    except Exception as exc:  # noqa: BLE001 - the run job meets it again and records it in its cells
+        write_npz(path, absent=np.array(describe(exc)))
+        return path, describe(exc)
+    save_node(path, key, made)
+    return path, None
+
+
+def use_merge_tree(sampler, job: Job, context: JobContext) -> None:
+    """Hand a distributed squeak the root dictionaries the workflow's DISQUEAK jobs left in
+    the data cache (for this split, kernel and λ only); without them it builds its tree."""
+    shards = tree_shards(job.sampler)
+    if not shards or context.data_cache is None:
+        return
+    path = node_path(context.data_cache, job.dataset, job.kernel, job.sampler, job.repetition,
+                     job.cells[0].base_seed, (0, shards))
+    roots = load_node(path, node_key(context.split_checksum, context.kernel, job.sampler, job.sampler_lam))
+    if isinstance(roots, dict):
+        sampler.prebuilt.update(roots)
