@@ -235,7 +235,9 @@ def squeak_rows(size_factor: float, bound_factor: float, whole_vs_rls: float, be
                             "rank": rank, "repetition": repetition, "status": "ok",
                             "n_train": n, "sampler_lam": lam, "rank_realized": realized,
                             "dictionary_size": size if squeak else np.nan, "unique_atoms": size if squeak else np.nan,
-                            "time_sample_s": 1e-4 * n ** time_power}
+                            "time_sample_s": 1e-4 * n ** time_power,
+                            "merge_tree": "jobs" if distributed else np.nan,
+                            "merge_tree_span_s": 0.3e-4 * n ** time_power if distributed else np.nan}
                     exact = n <= 5000
                     out.append({**base, "task": "krr", "lam": lam, "d_eff": d_eff if exact else np.nan,
                                 "d_mof": 5 * d_eff if exact else np.nan, "risk_ratio": 1.0 if exact else np.nan})
@@ -249,6 +251,8 @@ def test_squeak2016_verdicts_follow_the_numbers():
     assert [c.verdict for c in good] == ["holds"] * 7, [c.measured for c in good]
     assert "largest 0.500" in good[1].measured and "slope 1.00" in good[5].measured
     assert "squeak: p=10: 1.2×" in good[4].measured
+    assert "run as separate jobs, one per node" in good[6].setting
+    assert "n=12000: the tree's critical path 0.36 s, one stream 1.20 s" in good[6].measured
     bad = evaluate("squeak2016", squeak_rows(0.4, 1.2, 3.0, 3.0, 0.5, 2.0, 1.5))
     assert [c.verdict for c in bad] == ["does not hold"] * 7, [c.measured for c in bad]
 
