@@ -2,6 +2,7 @@
 
     python benchmarks/workflow.py [--write]
     python benchmarks/workflow.py --default-sweep --before COMMIT [--write]
+    python benchmarks/workflow.py --job-cost [--write]
 
 The first: a 500-cell sweep of tiny cells (1 dataset × 5 samplers × 1 task × 10 ranks × 10
 repetitions; one job per (dataset, kernel, sampler, repetition) covers its task and 10
@@ -14,6 +15,12 @@ imported through PYTHONPATH) and at this checkout, one after the other on this m
 wall times, and the cells' own compute (every sampler fit, feature map and exact baseline
 computed, each task's fit and prediction) as a share of wall time × cores. Target (issue 12):
 ≥ 2.5× faster than the commit before the per-sampler grain (9d154fc), cells' share ≥ 70%.
+
+The third: what one job costs besides its cells, in the default sweep at this checkout. A
+Python process that imports kbench's command line, and a `kbench run` job of the sweep
+whose cells are all done (start-up, planning, status checks), each the median of 5; from
+them, the largest share of cells' own compute that one process per job allows, were
+Snakemake free and the cores never idle: own / (own + jobs × the no-op job).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from _common import env_line, environment, update_readme, write_results
+from _common import env_line, environment, median_time, update_readme, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = {
@@ -71,6 +78,46 @@ def default_sweep(snakefile: Path, workdir: Path, cores: int, pythonpath: Path |
     wall = time.perf_counter() - start
     own = cells_own_seconds(pd.read_parquet(workdir / "out" / "all.parquet"))
     return {"wall_s": wall, "cells_own_s": own, "share": own / (wall * cores)}
+
+
+def job_cost(cores: int, write: bool) -> None:
+    env = environment()
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        sweep = default_sweep(ROOT / "Snakefile", workdir, cores)
+
+        def process_seconds(command: list[str]) -> float:
+            def once():
+                subprocess.run(command, check=True, capture_output=True, cwd=workdir)
+            return median_time(once, 5)
+
+        importing = process_seconds([sys.executable, "-c", "import kbench.cli, kbench.runner"])
+        job = ["kbench", "run", "--datasets", config["datasets"][0], "--samplers", config["samplers"][0],
+               "--tasks", ",".join(config["tasks"]), "--ranks", ",".join(map(str, config["ranks"])),
+               "--lams", ",".join(map(str, config["lams"])), "--kernel", config["kernel"],
+               "--repetitions", str(config["repetitions"]), "--only-repetition", "0", "--seed", str(config["seed"]),
+               "--data-cache", "out/data", "--out", "out", "--quiet"]
+        noop = process_seconds(job)
+    from kbench.workflow import Sweep
+
+    jobs = sum(Sweep({**config, "out": "out"}).job_counts().values())
+    ceiling = sweep["cells_own_s"] / (sweep["cells_own_s"] + jobs * noop)
+    write_results("workflow-job-cost", {"environment": env, "cores": cores, **sweep, "jobs": jobs,
+                                        "import_s": importing, "noop_job_s": noop, "share_ceiling": ceiling})
+    table = "\n".join([
+        f"The default sweep at this checkout, `snakemake --cores {cores}`; processes timed in the same session, "
+        f"median of 5. {env_line(env)}.",
+        "",
+        "| wall time (s) | cells' own compute (s) | share | jobs | Python + kbench import (s) | no-op `kbench run` job (s) "
+        "| share ceiling with one process per job |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {sweep['wall_s']:.0f} | {sweep['cells_own_s']:.0f} | {sweep['share']:.0%} | {jobs} | {importing:.2f} | "
+        f"{noop:.2f} | {ceiling:.0%} |",
+    ]) + "\n"
+    print(table)
+    if write:
+        update_readme("workflow-job-cost", table)
 
 
 def compare_default_sweep(before: str, cores: int, write: bool) -> None:
@@ -118,7 +165,11 @@ def main() -> None:
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--default-sweep", action="store_true", help="Time the default sweep against --before.")
     parser.add_argument("--before", default="9d154fc", help="The commit to compare with (--default-sweep).")
+    parser.add_argument("--job-cost", action="store_true", help="What a job of the default sweep costs besides its cells.")
     args = parser.parse_args()
+    if args.job_cost:
+        job_cost(args.cores, args.write)
+        return
     if args.default_sweep:
         compare_default_sweep(args.before, args.cores, args.write)
         return
