@@ -109,25 +109,27 @@ def build_node(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
                          "with shards > 1.")
     node = parse_node(node, shards)
     ranks, lam = check_ranks(ranks), sampler_lam(sampler, check_lams(lams))
-    data = load_split_cached(dataset, repetition, seed, data_cache)
-    X = check_features(data.X_train, "X")
-    fitted = kernel.create().fit(X)
-    key = node_key(split_checksum(data), fitted, sampler, lam)
     path = node_path(data_cache, dataset, kernel, sampler, repetition, seed, node)
-    pair = children(node) or ()
     instance = sampler.create()
+    trees = {rank: SqueakSampler.tree_seed(np.random.default_rng(fit_seed(seed, dataset, sampler, rank, repetition)))
+             for rank in ranks}
     try:
+        data = load_split_cached(dataset, repetition, seed, data_cache)
+        X = check_features(data.X_train, "X")
+        fitted = kernel.create().fit(X)
+        key = node_key(split_checksum(data), fitted, sampler, lam)
         parts = []
-        for child in pair:
+        for child in children(node) or ():
             loaded = load_node(node_path(data_cache, dataset, kernel, sampler, repetition, seed, child), key)
             if not isinstance(loaded, dict):
                 raise ValueError(f"node {node_name(child)} has no dictionaries: "
-                                 f"{loaded or 'no file computed from this split'}")
+                                 f"{loaded or 'no file computed from this split, kernel and λ'}")
+            missing = [rank for rank, tree in trees.items() if tree not in loaded]
+            if missing:
+                raise ValueError(f"node {node_name(child)} has no dictionary for the fits of ranks {missing}")
             parts.append(loaded)
-        seeds = [SqueakSampler.tree_seed(np.random.default_rng(fit_seed(seed, dataset, sampler, rank, repetition)))
-                 for rank in ranks]
         made = {tree: instance.node(X, fitted, lam, tree, node, tuple(part[tree] for part in parts) or None)
-                for tree in seeds}
+                for tree in trees.values()}
     except Exception as exc:  # noqa: BLE001 - the run job meets it again and records it in its cells
         write_npz(path, absent=np.array(describe(exc)))
         return path, describe(exc)

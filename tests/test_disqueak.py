@@ -103,6 +103,11 @@ def test_a_failing_node_says_why_and_its_parent_too(tmp_path):
     path, failure = build_node(DATA, KERNEL, "squeak:shards=2", RANKS, LAMS, 0, 0, tmp_path, "0-2")
     assert "node 0-1 has no dictionaries" in failure
     assert "node 0-1 has no dictionaries" in load_node(path, "any key")
+    for leaf in ("0-1", "1-2"):  # leaves of a sweep with rank 10 only
+        build_node(DATA, KERNEL, "squeak:shards=2", [10], LAMS, 0, 0, tmp_path, leaf)
+    _, failure = build_node(DATA, KERNEL, "squeak:shards=2", [10, 40], LAMS, 0, 0, tmp_path, "0-2")
+    assert failure == "ValueError: node 0-1 has no dictionary for the fits of ranks [40]"
+    assert build_node(DATA, KERNEL, "squeak:shards=2", [10], LAMS, 0, 0, tmp_path, "0-2")[1] is None
 
 
 @pytest.mark.parametrize(("args", "message"), [
