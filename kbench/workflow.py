@@ -138,7 +138,7 @@ class Sweep:
         """How many jobs of each sweep rule the workflow has (disqueak only when it has some)."""
         splits = {(d, r) for d, _, _, r in self.jobs()}
         baselines = {(d, k, r) for d, k, _, r in self.jobs()} if self.exact_max_n is not None else set()
-        nodes = sum(len(tree_nodes(tree_shards(s))) for _, _, s, _ in self.jobs() if tree_shards(s))
+        nodes = sum(len(tree_nodes(shards)) for _, _, s, _ in self.jobs() if (shards := tree_shards(s)))
         return {"prepare": len(splits), "exact": len(baselines), **({"disqueak": nodes} if nodes else {}),
                 "run": len(self.jobs())}
 
