@@ -1,0 +1,90 @@
+"""How each sampler's fit scales with n at a fixed rank (issue 13: samplers scale linearly).
+
+    python benchmarks/scaling.py [--write]     # n = 10⁴ … 10⁶, d = 20, p = 500 (about 15 minutes)
+
+Every (sampler, n) runs in its own process, which times the fit and the training features
+(the factor a pivoted-Cholesky sampler returns, else transform(X); median of --repeats) and
+reports its peak RSS, the n×p features included (3.7 GiB at n = 10⁶); the data is a
+standard normal X with the gaussian kernel (σ = median), as in samplers.py.
+The log-log slope of time in n is fitted over all n; target: within [0.85, 1.15] for every
+sampler but ``rls`` (exact leverage scores, O(n³), refused above its size limit). An n×n
+float64 array at n = 10⁶ would take 7.3 TiB, so a sampler that allocated one could not
+finish.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+
+import numpy as np
+from samplers import make_data, training_features
+
+from _common import env_line, environment, median_time, update_readme, write_results
+
+SAMPLERS = ["uniform", "rls-fast", "squeak", "pivoted-cholesky", "rp-cholesky", "rff", "orf"]
+SIZES = [10_000, 31_623, 100_000, 316_228, 1_000_000]
+SLOPE_BAND = (0.85, 1.15)
+
+
+def child(name: str, n: int, d: int, p: int, lam: float, repeats: int) -> None:
+    """One (sampler, n): time fit + training features, print the seconds and the process's
+    peak RSS."""
+    X, kernel = make_data(n, d)
+    approx, _ = training_features(name, X, kernel, p, lam)
+    seconds = median_time(lambda: training_features(name, X, kernel, p, lam), repeats)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": seconds, "peak_rss_mb": peak, "rank": approx.rank}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--d", type=int, default=20)
+    parser.add_argument("--p", type=int, default=500)
+    parser.add_argument("--lam", type=float, default=1e-3)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--child", nargs=2, metavar=("SAMPLER", "N"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], int(args.child[1]), args.d, args.p, args.lam, args.repeats)
+        return
+    env = environment()
+    results = {}
+    for name in SAMPLERS:
+        results[name] = []
+        for n in SIZES:
+            out = subprocess.run([sys.executable, __file__, "--child", name, str(n), "--d", str(args.d), "--p",
+                                  str(args.p), "--lam", str(args.lam), "--repeats", str(args.repeats)],
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                raise SystemExit(f"{name} at n = {n} failed:\n{out.stderr[-2000:]}")
+            row = {"n": n, **json.loads(out.stdout.strip().splitlines()[-1])}
+            results[name].append(row)
+            print(f"{name} n={n}: {row['seconds']:.2f} s, peak RSS {row['peak_rss_mb']:.0f} MB", flush=True)
+    slopes = {name: float(np.polyfit(np.log([r["n"] for r in rows]), np.log([r["seconds"] for r in rows]), 1)[0])
+              for name, rows in results.items()}
+    write_results("samplers-scaling", {"environment": env, "d": args.d, "p": args.p, "lam": args.lam,
+                                       "results": results, "slopes": slopes})
+    low, high = SLOPE_BAND
+    header = " | ".join(f"n = {n:.0e}".replace("e+0", "e") for n in SIZES)
+    table = "\n".join([
+        f"Fit + training features: time (s) and peak RSS (MB) at n = 10⁴ … 10⁶, d = {args.d}, p = {args.p}, λ = {args.lam:g} (for rls-fast "
+        f"and squeak), gaussian σ = median; one process per cell. {env_line(env)}.",
+        "",
+        f"| sampler | {header} | slope in n | within [{low}, {high}] |",
+        "|---|" + "---:|" * len(SIZES) + "---:|---|",
+        *[f"| {name} | " + " | ".join(f"{r['seconds']:.2f} s, {r['peak_rss_mb']:.0f} MB" for r in rows)
+          + f" | {slopes[name]:.2f} | {'yes' if low <= slopes[name] <= high else '**no**'} |"
+          for name, rows in results.items()],
+    ]) + "\n"
+    print(table)
+    if args.write:
+        update_readme("samplers-scaling", table)
+
+
+if __name__ == "__main__":
+    main()
