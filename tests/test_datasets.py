@@ -58,6 +58,22 @@ def test_bach_periodic_grid_has_constant_leverage_scores():
     assert scores.std() / scores.mean() < 1e-8
 
 
+def test_bach_periodic_target_is_its_series_in_bounded_memory():
+    """f(x) = Σ_{i ≤ 2000} 2 i^(−8) cos 2πix, evaluated a block of 4096 points at a time
+    (two 2000 × 4096 temporaries, 125 MiB, whatever n): at n = 50 000 the series as one
+    array would take 763 MiB."""
+    import tracemalloc
+
+    tracemalloc.start()
+    raw = GENERATORS["bach-periodic"](50_000, 0)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 0.25 * 2000 * 50_000 * 8, f"peak {peak / 2**20:.0f} MiB"
+    x, i = raw.X[:200, 0], np.arange(1, 2001)
+    series = (2.0 * i[None, :] ** -8.0 * np.cos(2 * np.pi * x[:, None] * i[None, :])).sum(axis=1)
+    np.testing.assert_allclose(raw.f[:200], series, rtol=1e-13, atol=1e-15)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_bach_periodic_beta_design_is_coherent(seed):
     """Sparse centre, high leverage there: d_mof/d_eff ≥ 5 (β = 2, n = 500; the smallest
