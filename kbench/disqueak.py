@@ -29,6 +29,8 @@ from kbench.samplers.squeak import Dictionary, Node, SqueakSampler, children, tr
 from kbench.spec import Spec
 
 _NODE = re.compile(r"(\d+)-(\d+)")
+#: a node's file name in its (kernel, dataset, sampler) folder; the workflow's output pattern too
+NODE_FILE = "rep{rep}_seed{seed}_node{node}.npz"
 
 
 def tree_shards(sampler) -> int:
@@ -57,7 +59,7 @@ def node_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, 
     slug = {kind: Spec.parse(text, kind).slug
             for kind, text in (("dataset", dataset), ("kernel", kernel), ("sampler", sampler))}
     return (Path(data_cache) / "disqueak" / slug["kernel"] / slug["dataset"] / slug["sampler"] /
-            f"rep{repetition}_seed{seed}_node{node_name(node)}.npz")
+            NODE_FILE.format(rep=repetition, seed=seed, node=node_name(node)))
 
 
 def node_key(checksum: str, kernel, sampler: Spec, lam: float) -> str:

@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from kbench.datasets import check_dataset_spec
-from kbench.disqueak import node_path, parse_node, tree_shards
+from kbench.disqueak import NODE_FILE, node_path, parse_node, tree_shards
 from kbench.execution import exact_limit, exact_path, prepared_path
 from kbench.papers import PAPERS
 from kbench.results import CELLS_DIR
@@ -145,7 +145,7 @@ class Sweep:
     def tree_pattern(self) -> str:
         """Snakemake output pattern of DISQUEAK's merge-tree nodes (:func:`kbench.disqueak.node_path`)."""
         return str(self.out / "data" / "disqueak" / "{kernel}" / "{dataset}" / "{sampler}" /
-                   f"rep{{rep}}_seed{self.config['seed']}_node{{node}}.npz")
+                   NODE_FILE.format(rep="{rep}", seed=self.config["seed"], node="{node}"))
 
     def tree_files(self, dataset: str, kernel: str, sampler: str, repetition: int, node: str | None = None) -> list[str]:
         """The merge-tree files a job needs: a run job (``node`` None) the root of a distributed
