@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from kbench.datasets import Dataset, load_dataset
 from kbench.errors import ContractViolation, Refused
 from kbench.exact import ExactBaseline, exact_baseline
+from kbench.features import Features, features_of
 from kbench.hookspecs import hookimpl
 from kbench.kernels import Kernel
 from kbench.lowrank import CholeskyMap, FourierMap, LowRank, NystromMap, nystrom
@@ -56,6 +57,8 @@ __all__ = [
     "Spec",
     "Dataset",
     "ExactBaseline",
+    "Features",
+    "features_of",
     "Task",
     "exact_baseline",
     "load_dataset",

@@ -41,15 +41,17 @@ def check_features(approx: LowRank, features: np.ndarray, n_rows: int, where: st
         raise ContractViolation(f"contract: transform of the {where} rows has {bad} NaN or infinite values")
 
 
-def check_below_kernel(features: np.ndarray, kernel_diagonal: np.ndarray, where: str) -> None:
-    """Nyström-type maps: k(x, x) − ‖z(x)‖² ≥ −tol·max k(x, x) for every row (diag(K − ZZᵀ) ≥ 0)."""
+def check_below_kernel(features: np.ndarray, kernel_diagonal: np.ndarray, where: str,
+                       first_row: int = 0) -> None:
+    """Nyström-type maps: k(x, x) − ‖z(x)‖² ≥ −tol·max k(x, x) for every row (diag(K − ZZᵀ) ≥ 0);
+    ``features`` may be a block of rows starting at row ``first_row``."""
     excess = np.einsum("ij,ij->i", features, features) - kernel_diagonal
     tolerance = DIAGONAL_TOLERANCE * float(np.max(np.abs(kernel_diagonal)))
     worst = int(np.argmax(excess))
     if excess[worst] > tolerance:
         raise ContractViolation(
             f"contract: a Nyström-type map must satisfy ZZᵀ ≼ K, but on the {where} rows "
-            f"diag(K − ZZᵀ) has {int(np.sum(excess > tolerance))} negative entries (row {worst}: "
+            f"diag(K − ZZᵀ) has {int(np.sum(excess > tolerance))} negative entries (row {first_row + worst}: "
             f"k(x, x) = {kernel_diagonal[worst]:.6g} < ‖z(x)‖² = {kernel_diagonal[worst] + excess[worst]:.6g}); "
             f"relative trace error {float(-excess.sum() / kernel_diagonal.sum()):.3g}")
 
@@ -71,16 +73,14 @@ def info_columns(info: dict, reserved) -> dict:
     return columns
 
 
-def check_fit(approx, requested_rank: int, data, kernel) -> tuple[np.ndarray, np.ndarray]:
-    """Check a fitted LowRank on a dataset's training and test rows; returns their features
-    (the tasks' cached feature matrices, so nothing is computed twice)."""
-    from kbench.tasks.base import feature_matrices
+def check_fit(approx, requested_rank: int, data, kernel, budget_mb: float | None = None):
+    """Check a fitted LowRank on a dataset's training and test rows, in the passes the tasks
+    use anyway: the training moments and the test features (kept when they fit the budget).
+    Returns the fit's :class:`kbench.features.Features`."""
+    from kbench.features import features_of  # it uses the checks above
 
     check_lowrank(approx, requested_rank)
-    train, test, _ = feature_matrices(data, approx)
-    check_features(approx, train, data.n_train, "training")
-    check_features(approx, test, len(data.X_test), "test")
-    if approx.nystrom_type:
-        check_below_kernel(train, kernel.diag(data.X_train), "training")
-        check_below_kernel(test, kernel.diag(data.X_test), "test")
-    return train, test
+    features = features_of(data, approx, kernel, budget_mb)
+    features.moments()
+    features.test.check()
+    return features

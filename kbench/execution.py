@@ -27,6 +27,7 @@ from kbench.datasets import Dataset, load_dataset
 from kbench.datasets.base import load_split, save_split
 from kbench.errors import ContractViolation, Refused
 from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline
+from kbench.features import DEFAULT_BUDGET_MB
 from kbench.kernels import Kernel
 from kbench.planning import Cell, Job, split_seed
 from kbench.results import write_cell
@@ -201,7 +202,7 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
         approx = sampler.fit(data.X_train, kernel, job.rank, lam=job.sampler_lam, seed=job.seed)
         time_sample = time.perf_counter() - start + approx.info.get("prebuilt", {}).get("seconds", 0.0)
         kernel_evals = int(approx.info.get("kernel_evals", kernel.evals - evals))
-        check_fit(approx, job.rank, data, kernel)
+        check_fit(approx, job.rank, data, kernel, feature_budget_mb(memory_limit_mb))
         exact = exact_baseline(data, kernel) if "scores" in approx.info and job.sampler_lam else None
         # leverage-score samplers: their scores against the exact ones (Alaoui & Mahoney 2015, Lemma 2)
         common = {"seed": job.seed, "sampler_family": sampler.family, "rank_realized": approx.rank,
@@ -229,6 +230,12 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
         write_cell(cell.path, [{**cell.identity(), **common, **context.columns(), **row,
                                 "peak_rss_mb": peak, "status": "ok", "error": "", "timestamp": stamp}
                                for row in rows])
+
+
+def feature_budget_mb(memory_limit_mb: float | None) -> float:
+    """Memory for a fit's feature blocks (kbench.features): the default, or a quarter of the
+    worker's memory limit when that is smaller."""
+    return DEFAULT_BUDGET_MB if not memory_limit_mb else min(DEFAULT_BUDGET_MB, memory_limit_mb / 4)
 
 
 def _limit_memory(limit_mb: float) -> None:

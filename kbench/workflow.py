@@ -15,6 +15,7 @@ from pathlib import Path
 from kbench.datasets import check_dataset_spec
 from kbench.disqueak import NODE_FILE, node_path, parse_node, tree_shards
 from kbench.execution import exact_limit, exact_path, prepared_path
+from kbench.features import DEFAULT_BUDGET_MB
 from kbench.papers import PAPERS
 from kbench.results import CELLS_DIR
 from kbench.samplers.squeak import children, tree_nodes
@@ -120,15 +121,16 @@ class Sweep:
         """The memory of a job on ``dataset``, times the attempt (a job killed for memory is
         retried with more): the config's ``mem_mb``, raised when the dataset spec gives its
         size n to what n takes: three n×n float64 arrays for the exact baseline (n ≤ its
-        limit) and four n × max-rank ones for the features, plus 1000 MB for Python."""
+        limit), one n × max-rank array (a pivoted Cholesky factor) and the feature budget
+        (tasks stream their features, kbench.features), plus 1000 MB for Python."""
         base = self.resources("mem_mb")
         n = Spec.parse(dataset, "dataset").params.get("n")
         if n is None:
             return base * attempt
         limit = self.exact_max_n
         exact = 3 * 8 * n**2 if limit is not None and n <= limit else 0
-        features = 4 * 8 * n * max(self.config["ranks"])
-        return max(base, 1000 + (exact + features) // 2**20) * attempt
+        factor = 8 * n * max(self.config["ranks"])
+        return max(base, 1000 + DEFAULT_BUDGET_MB + (exact + factor) // 2**20) * attempt
 
     def exact_pattern(self) -> str:
         """Snakemake output pattern of the exact baselines (see :meth:`exact_file`)."""

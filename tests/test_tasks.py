@@ -9,6 +9,7 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge
 
 import kbench
+from kbench.tasks.base import RidgePath
 from kbench.tasks.classification import decide, encode
 
 LAMS = np.logspace(-6, -1, 20)
@@ -25,10 +26,10 @@ def test_krr_at_full_rank_equals_scikit_learn_kernel_ridge(regression):
     data, kernel = regression
     n = data.n_train
     approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, rank=n, seed=0)
-    Phi_test = approx.transform(data.X_test)
+    Phi, Phi_test = approx.transform(data.X_train), approx.transform(data.X_test)
     for lam in (1e-4, 1e-2):
-        W = kbench.tasks.base.ridge_path(approx.transform(data.X_train), data.y_train[:, None],
-                                         np.array([lam]))[0, :, 0]
+        path = RidgePath(Phi.T @ Phi, n, np.array([lam]))
+        W = path.weights(Phi.T @ data.y_train[:, None])[0, :, 0]
         ours = Phi_test @ W
         sk = KernelRidge(alpha=n * lam, kernel="rbf", gamma=1 / (2 * kernel.sigma_**2))
         theirs = sk.fit(data.X_train, data.y_train).predict(data.X_test)

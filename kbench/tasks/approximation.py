@@ -7,15 +7,16 @@ import time
 import numpy as np
 
 from kbench._validation import check_positive
+from kbench.features import features_of
 from kbench.hookspecs import hookimpl
-from kbench.tasks.base import Headline, Task, feature_matrices
+from kbench.tasks.base import Headline, Task
 
 
 class ApproximationTask(Task):
     """Relative Frobenius and spectral errors ‖K − ΦΦᵀ‖/‖K‖ for every sampler, on the
     training set or a seeded subsample of at most ``max_n`` points (``approximation_points``;
     the headline is the Frobenius error); the relative trace error tr(K − L)/tr K of
-    Nyström-type maps on the whole training set (O(nr))."""
+    Nyström-type maps on the whole training set (from the streamed training moments)."""
 
     name = "approximation"
     headline = Headline("rel_fro_error", smaller_is_better=True)
@@ -31,18 +32,20 @@ class ApproximationTask(Task):
         return {"max_n": self.max_n, "seed": self.seed}
 
     def evaluate(self, data, approx, kernel, lams=None) -> list[dict]:
-        Phi, _, time_features = feature_matrices(data, approx)
+        features = features_of(data, approx, kernel)
+        moments = features.moments()
         start = time.perf_counter()
-        row = {"lam": float("nan"), "time_features_s": time_features}
+        row = {"lam": float("nan"), "time_features_s": features.seconds}
         if approx.nystrom_type:
             trace = float(kernel.diag(data.X_train).sum())
-            row["rel_trace_error"] = (trace - float(np.sum(Phi * Phi))) / trace
-        n = Phi.shape[0]
+            row["rel_trace_error"] = (trace - moments.sum_squares) / trace
+        n = moments.n
         # the same subsample for every sampler of a repetition (paired comparison)
         rows = np.arange(n) if n <= self.max_n else np.sort(
             np.random.default_rng(self.seed).choice(n, size=self.max_n, replace=False))
         K = kernel(data.X_train[rows])
-        error = K - Phi[rows] @ Phi[rows].T
+        Phi = features.train.take(rows)
+        error = K - Phi @ Phi.T
         row["rel_fro_error"] = float(np.linalg.norm(error) / np.linalg.norm(K))
         row["kernel_spec_norm"] = float(np.linalg.eigvalsh(K).max())  # ‖K‖₂ of the (sub)sample
         row["rel_spec_error"] = float(np.abs(np.linalg.eigvalsh(error)).max()) / row["kernel_spec_norm"]

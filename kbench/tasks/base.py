@@ -10,7 +10,6 @@ the registry, so a plugin task reaches a leaderboard like a built-in one.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -101,32 +100,32 @@ class Task:
         return exact_baseline(data, kernel, self.exact_max_n)
 
 
-def feature_matrices(data, approx) -> tuple[np.ndarray, np.ndarray, float]:
-    """(Φ_train, Φ_test, seconds), computed once per (approximation, dataset) and cached.
+class RidgePath:
+    """Ridge regression on features along a λ path from the training moments alone (the
+    normal equations; Bach 2013 §4): one eigendecomposition G = ΦᵀΦ = V diag(s) Vᵀ, then
+    w(λ) = V diag(1/(s + nλ)) Vᵀ ΦᵀY for every λ, never the n×p features."""
 
-    Φ_train is the sampler's by-product (pivoted Cholesky factors) when there is one.
-    """
-    cache = approx.cache
-    entry = cache.get(id(data))
-    if entry is not None and entry[0] is data:
-        return entry[1], entry[2], entry[3]
-    start = time.perf_counter()
-    train = approx.train_features if approx.train_features is not None else approx.transform(data.X_train)
-    test = approx.transform(data.X_test)
-    seconds = time.perf_counter() - start
-    cache[id(data)] = (data, train, test, seconds)
-    return train, test, seconds
+    def __init__(self, gram: np.ndarray, n: int, lams: np.ndarray) -> None:
+        s, self.V = np.linalg.eigh(gram)
+        self.s = np.clip(s, 0.0, None)
+        self.shrink = 1.0 / (self.s[None, :] + n * np.asarray(lams)[:, None])  # L×r
 
+    def coefficients(self, cross: np.ndarray) -> np.ndarray:
+        """w(λ) in the eigenbasis, Vᵀw = (Vᵀ ΦᵀY)/(s + nλ), for ``cross`` = ΦᵀY (r×c): L×r×c."""
+        return self.shrink[:, :, None] * (self.V.T @ cross)[None]
 
-def ridge_path(Phi: np.ndarray, Y: np.ndarray, lams: np.ndarray) -> np.ndarray:
-    """Weights W (L×r×c) of ridge regression on features for a whole λ path, from one
-    eigendecomposition of ΦᵀΦ: w(λ) = V diag(1/(s + nλ)) Vᵀ ΦᵀY (the normal equations of ridge regression)."""
-    n = Phi.shape[0]
-    s, V = np.linalg.eigh(Phi.T @ Phi)
-    s = np.clip(s, 0.0, None)
-    projected = V.T @ (Phi.T @ Y)  # r×c
-    shrink = 1.0 / (s[None, :] + n * lams[:, None])  # L×r
-    return V @ (shrink[:, :, None] * projected[None])
+    def weights(self, cross: np.ndarray) -> np.ndarray:
+        """The weights w(λ) (L×r×c) of the targets whose ``cross`` = ΦᵀY (r×c)."""
+        return self.V @ self.coefficients(cross)
+
+    def squared_errors(self, coefficients: np.ndarray, cross: np.ndarray, target_squares) -> np.ndarray:
+        """‖t − Φw(λ)‖² (L×c) for the targets t with Φᵀt = ``cross`` and tᵀt = ``target_squares``
+        (per column), from tᵀt − 2wᵀΦᵀt + wᵀΦᵀΦw in the eigenbasis. Rounding costs about
+        eps·tᵀt absolute, far below any error a benchmark resolves."""
+        projected = self.V.T @ cross  # r×c
+        fitted = np.einsum("lrc,rc->lc", coefficients, projected)
+        energy = np.einsum("r,lrc->lc", self.s, coefficients * coefficients)
+        return np.asarray(target_squares)[None, :] - 2.0 * fitted + energy
 
 
 def relative_excess(value: float, exact: float | None) -> float:

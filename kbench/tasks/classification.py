@@ -1,5 +1,6 @@
 """Classification on features: least squares on ±1 / one-hot targets along the λ path (the
-KRR machinery), or logistic regression by Newton's method (Bach 2013 §4.4)."""
+KRR machinery, from the training moments), or logistic regression by Newton's method
+(Bach 2013 §4.4), which needs the training features in memory."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import time
 
 import numpy as np
 
+from kbench.features import features_of, require_whole
 from kbench.hookspecs import hookimpl
-from kbench.tasks.base import Headline, Task, check_lams, feature_matrices, ridge_path
+from kbench.tasks.base import Headline, RidgePath, Task, check_lams
 
 LEARNERS = ("least-squares", "logistic")
 
@@ -67,32 +69,44 @@ class ClassificationTask(Task):
             raise ValueError(f"classification: learner must be one of {LEARNERS}, got {learner!r}.")
         self.learner = learner
 
-    def _fit(self, Phi, Y, lams):
+    def _fit(self, features, Y, lams, classes) -> tuple[np.ndarray, float]:
+        """Weights (L×r×c) and the seconds spent: least squares from the training moments
+        (ΦᵀY of ±1 targets is the difference of the two classes' one-hot columns), logistic
+        from the whole training features, which it needs in memory."""
         if self.learner == "logistic":
-            return logistic_path(Phi, Y, lams)
-        return ridge_path(Phi, Y, lams)
+            Phi = require_whole(features.train, "the logistic learner")
+            start = time.perf_counter()
+            return logistic_path(Phi, Y, lams), time.perf_counter() - start
+        moments = features.moments()
+        start = time.perf_counter()
+        cross = moments.cross["classes"]
+        if len(classes) == 2:
+            cross = cross[:, 1:] - cross[:, :1]
+        W = RidgePath(moments.gram, moments.n, lams).weights(cross)
+        return W, moments.seconds + time.perf_counter() - start
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         self.check_data(data)
         lams = check_lams(lams)
         classes = data.classes
         Y = encode(data.y_train, classes)
-        Phi, Phi_test, time_features = feature_matrices(data, approx)
-        start = time.perf_counter()
-        W = self._fit(Phi, Y, lams)
-        time_fit = time.perf_counter() - start
-        start = time.perf_counter()
-        scores = Phi_test @ W  # L×t×c
-        time_predict = time.perf_counter() - start
+        features = features_of(data, approx, kernel)
+        W, time_fit = self._fit(features, Y, lams, classes)
+        scores = np.empty((len(lams), len(data.y_test), W.shape[2]))  # L×t×c
+        time_predict = 0.0
+        for first, block in features.test.blocks():
+            start = time.perf_counter()
+            scores[:, first : first + len(block)] = block @ W
+            time_predict += time.perf_counter() - start
         exact = self.exact(data, kernel)
         exact_scores = None
         if exact is not None:
             if self.learner == "logistic":
                 # exact features U diag(√s) reproduce K: logistic on them is the kernel machine
                 keep = exact.s > exact.s[0] * exact.n * np.finfo(float).eps
-                features = exact.U[:, keep] * np.sqrt(exact.s[keep])
+                exact_features = exact.U[:, keep] * np.sqrt(exact.s[keep])
                 test_features = exact.K_test @ (exact.U[:, keep] / np.sqrt(exact.s[keep]))
-                exact_scores = test_features @ logistic_path(features, Y, lams)
+                exact_scores = test_features @ logistic_path(exact_features, Y, lams)
             else:
                 exact_scores = exact.ridge_path(Y, lams)[1]
         values, counts = np.unique(data.y_train, return_counts=True)
@@ -102,7 +116,7 @@ class ClassificationTask(Task):
         for i, lam in enumerate(lams):
             row = {"lam": float(lam), **self._metrics(scores[i], data.y_test, classes),
                    "majority_baseline": majority, "learner": self.learner,
-                   "time_features_s": time_features, "time_fit_s": time_fit,
+                   "time_features_s": features.seconds, "time_fit_s": time_fit,
                    "time_predict_s": time_predict}
             if exact_scores is not None:
                 row.update({f"{k}_exact": v for k, v in

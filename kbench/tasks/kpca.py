@@ -8,9 +8,9 @@ K̂_ℓ = Φ V_ℓ V_ℓᵀ Φᵀ. The headline, for every sampler family alike,
 
 which no rank-ℓ approximation can push below the exact (1/n) Σ_{j>ℓ} s_j (Ky Fan). For a
 Nyström-type map K − K̂_ℓ ≽ 0, so the norm is the trace (1/n)[tr K − Σ_{j≤ℓ} μ_j], the
-RKHS reconstruction error, in O(nr). Random features are not below K: their norm takes the
-dense kernel and one eigendecomposition per ℓ, so it is computed when n ≤ ``max_n`` (a row
-note says when it is not). Nyström maps also get the held-out error mean_x k(x, x) −
+RKHS reconstruction error, from the training moments ΦᵀΦ (one streamed pass). Random
+features are not below K: their norm takes the dense kernel and one eigendecomposition per
+ℓ, so it is computed when n ≤ ``max_n`` (a row note says when it is not). Nyström maps also get the held-out error mean_x k(x, x) −
 ‖P_ℓ z(x)‖²; random features the reconstruction errors in their own feature space
 (``kpca_feature_error_in/out``). A map with fewer than ℓ features is scored with all of them.
 """
@@ -24,8 +24,9 @@ import numpy as np
 import scipy.linalg
 
 from kbench._validation import check_positive
+from kbench.features import features_of
 from kbench.hookspecs import hookimpl
-from kbench.tasks.base import Headline, Task, feature_matrices, relative_excess
+from kbench.tasks.base import Headline, Task, relative_excess
 
 DEFAULT_COMPONENTS = (1, 2, 5, 10, 20, 50)
 
@@ -62,32 +63,42 @@ class KPCATask(Task):
         return rows[rows["components"] == ell]
 
     def evaluate(self, data, approx, kernel, lams=None) -> list[dict]:
-        Phi, Phi_test, time_features = feature_matrices(data, approx)
-        n = Phi.shape[0]
+        features = features_of(data, approx, kernel)
+        moments = features.moments()
+        n = moments.n
         exact = self.exact(data, kernel)  # cached; its own cost is time_exact_s
         start = time.perf_counter()
-        if self.centered:
-            mean = Phi.mean(axis=0)
-            Phi, Phi_test = Phi - mean, Phi_test - mean
-        mu, V = np.linalg.eigh(Phi.T @ Phi / n)
+        gram, sum_squares = moments.gram, moments.sum_squares
+        mean = moments.cross["ones"][:, 0] / n if self.centered else np.zeros(approx.rank)
+        if self.centered:  # (Φ − 1mᵀ)ᵀ(Φ − 1mᵀ) = ΦᵀΦ − n·mmᵀ
+            gram = gram - n * np.outer(mean, mean)
+            sum_squares -= n * float(mean @ mean)
+        mu, V = np.linalg.eigh(gram / n)
         mu, V = np.clip(mu[::-1], 0.0, None), V[:, ::-1]
-        time_fit = time.perf_counter() - start
-        start = time.perf_counter()
-        projections = (Phi_test @ V) ** 2  # t×r, cumulated over components below
-        time_predict = time.perf_counter() - start
-        in_sample = self._in_sample_errors(data, approx, kernel, Phi, V, mu, exact)
+        time_fit = moments.seconds + time.perf_counter() - start
+        captured_out, norms_test, time_predict = np.zeros(len(mu)), 0.0, 0.0
+        for _, block in features.test.blocks():
+            start = time.perf_counter()
+            if self.centered:
+                block = block - mean
+            projected = block @ V
+            captured_out += np.einsum("ij,ij->j", projected, projected)
+            norms_test += float(np.sum(block * block))
+            time_predict += time.perf_counter() - start
+        n_test = len(data.X_test)
+        in_sample = self._in_sample_errors(data, approx, kernel, features, mean, V, mu, exact)
         diag_test = kernel.diag(data.X_test)
         exact_errors = exact.kpca_errors(self.components) if exact is not None and not self.centered else {}
         cumulative_mu = np.cumsum(mu)
-        cumulative_out = np.cumsum(projections, axis=1).mean(axis=0)
-        feature_trace = float(np.sum(Phi * Phi)) / n
-        feature_norms_test = float(np.mean(np.sum(Phi_test * Phi_test, axis=1)))
+        cumulative_out = np.cumsum(captured_out) / n_test
+        feature_trace = sum_squares / n
+        feature_norms_test = norms_test / n_test
         rows = []
         for ell in self.components:
             used = min(ell, len(mu))  # a map with fewer features uses all of them
             row = {"lam": float("nan"), "components": ell, "centered": self.centered,
                    "kpca_error_in": in_sample.get(used, float("nan")),
-                   "time_features_s": time_features, "time_fit_s": time_fit,
+                   "time_features_s": features.seconds, "time_fit_s": time_fit,
                    "time_predict_s": time_predict}
             notes = []
             if ell > len(mu):
@@ -113,9 +124,9 @@ class KPCATask(Task):
             rows.append(row)
         return rows
 
-    def _in_sample_errors(self, data, approx, kernel, Phi, V, mu, exact) -> dict[int, float]:
+    def _in_sample_errors(self, data, approx, kernel, features, mean, V, mu, exact) -> dict[int, float]:
         """(1/n)‖K − K̂_ℓ‖_* for every ℓ of the components list (capped at the rank)."""
-        n = Phi.shape[0]
+        n = data.n_train
         wanted = sorted({min(ell, len(mu)) for ell in self.components})
         if approx.nystrom_type:  # K − K̂_ℓ ≽ 0: the nuclear norm is the trace
             if self.centered:
@@ -132,7 +143,7 @@ class KPCATask(Task):
         if self.centered:
             residual -= residual.mean(axis=0)[None, :]
             residual -= residual.mean(axis=1)[:, None]
-        scores = Phi @ V  # the principal components' values on the training rows
+        scores = (features.train.array() - mean) @ V  # the components' values on the training rows (n ≤ max_n)
         errors, done = {}, 0
         for ell in wanted:
             block = scores[:, done:ell]

@@ -6,25 +6,24 @@ import time
 
 import numpy as np
 
+from kbench.features import features_of
 from kbench.hookspecs import hookimpl
-from kbench.tasks.base import (
-    Headline,
-    Task,
-    check_lams,
-    feature_matrices,
-    relative_excess,
-    ridge_path,
-)
+from kbench.tasks.base import Headline, RidgePath, Task, check_lams, relative_excess
 
 
-def _mse(pred: np.ndarray, target: np.ndarray) -> np.ndarray:
+def mean_squared_errors(predictions: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Mean squared error of each λ's predictions (L×n) against one target (n)."""
-    return np.mean((pred - target[None, :]) ** 2, axis=1)
+    return np.mean((predictions - target[None, :]) ** 2, axis=1)
+
+
 
 
 class KRRTask(Task):
     """Kernel ridge regression: train/test MSE per λ, relative excess over exact KRR, and the
-    fixed-design risk (1/n)‖f̂ − f*‖² when the generator knows f*."""
+    fixed-design risk (1/n)‖f̂ − f*‖² when the generator knows f*.
+
+    Streams: the weights come from the training moments (ΦᵀΦ, Φᵀy, Φᵀf*), the training
+    errors from the same quadratic forms, the test errors from test blocks."""
 
     name = "krr"
     accepts = ("regression",)
@@ -33,31 +32,37 @@ class KRRTask(Task):
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         self.check_data(data)
         lams = check_lams(lams)
-        Phi, Phi_test, time_features = feature_matrices(data, approx)
+        features = features_of(data, approx, kernel)
+        moments = features.moments()
+        n = moments.n
         start = time.perf_counter()
-        W = ridge_path(Phi, data.y_train[:, None], lams)[:, :, 0]  # L×r
-        time_fit = time.perf_counter() - start
-        start = time.perf_counter()
-        test_pred = (Phi_test @ W.T).T
-        time_predict = time.perf_counter() - start
-        train_pred = (Phi @ W.T).T
-        metrics = {
-            "train_mse": _mse(train_pred, data.y_train),
-            "test_mse": _mse(test_pred, data.y_test),
-        }
+        path = RidgePath(moments.gram, n, lams)
+        coefficients = path.coefficients(moments.cross["y"])
+        W = (path.V @ coefficients)[:, :, 0]  # L×r
+        y = data.y_train
+        metrics = {"train_mse": path.squared_errors(coefficients, moments.cross["y"], [y @ y])[:, 0] / n}
         if data.f_train is not None:
-            metrics["risk_fixed_design"] = _mse(train_pred, data.f_train)
+            f = data.f_train
+            metrics["risk_fixed_design"] = path.squared_errors(coefficients, moments.cross["f"], [f @ f])[:, 0] / n
+        time_fit = moments.seconds + time.perf_counter() - start
+        test_errors, time_predict = np.zeros(len(lams)), 0.0
+        for first, block in features.test.blocks():
+            start = time.perf_counter()
+            residual = block @ W.T - data.y_test[first : first + len(block), None]  # b×L
+            test_errors += np.einsum("il,il->l", residual, residual)
+            time_predict += time.perf_counter() - start
+        metrics["test_mse"] = test_errors / len(data.y_test)
         exact = self.exact(data, kernel)
         if exact is not None:
             exact_train, exact_test = (p[:, :, 0] for p in exact.ridge_path(data.y_train[:, None], lams))
-            metrics["test_mse_exact"] = _mse(exact_test, data.y_test)
+            metrics["test_mse_exact"] = mean_squared_errors(exact_test, data.y_test)
             if data.f_train is not None:
-                metrics["risk_fixed_design_exact"] = _mse(exact_train, data.f_train)
+                metrics["risk_fixed_design_exact"] = mean_squared_errors(exact_train, data.f_train)
         rows = []
         diagnostics = exact.diagnostics_path(lams) if exact is not None else None
         for i, lam in enumerate(lams):
             row = {"lam": float(lam), **{k: float(v[i]) for k, v in metrics.items()},
-                   "time_features_s": time_features, "time_fit_s": time_fit,
+                   "time_features_s": features.seconds, "time_fit_s": time_fit,
                    "time_predict_s": time_predict}
             if exact is not None:
                 row["rel_excess_test_mse"] = relative_excess(row["test_mse"], row["test_mse_exact"])
