@@ -137,16 +137,20 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
               help="Also compute the exact baseline of this kernel on each split, for the runs to share.")
 @click.option("--exact-max-n", default=DEFAULT_EXACT_MAX_N, show_default=True, type=click.IntRange(min=1),
               help="With --exact: no baseline for a split of more training rows.")
+@click.option("--tasks", help="With --exact: the sweep's tasks, whose exact ridge fits a matrix-free "
+              "baseline (n_train > 5000) solves now.")
+@click.option("--lams", help="With --tasks: the sweep's λ path.")
 @click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=click.IntRange(min=1),
               help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
 def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, exact_kernel, exact_max_n,
-                    blas_threads) -> None:
+                    tasks, lams, blas_threads) -> None:
     """Load each dataset once per repetition and cache its split (and with --exact, the exact
     baseline) for `kbench run --data-cache`."""
     from threadpoolctl import threadpool_limits
 
     from kbench.datasets import check_dataset_spec
     from kbench.execution import load_split_cached, prepare_exact, prepared_path
+    from kbench.planning import check_lams
     from kbench.spec import Spec, split_specs
 
     specs = split_specs(datasets)
@@ -154,6 +158,11 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
         _usage(lambda spec=spec: check_dataset_spec(spec))
     if exact_kernel is not None:
         _usage(lambda: Spec.parse(exact_kernel, "kernel").create())
+    if (tasks is None) != (lams is None):
+        raise click.UsageError("--tasks and --lams go together.")
+    task_objects = [] if tasks is None else [_usage(lambda t=t: Spec.parse(t, "task").create())
+                                             for t in split_specs(tasks)]
+    lam_values = [] if lams is None else _usage(lambda: check_lams(_numbers(lams, "--lams")))
     for spec in specs:
         for repetition in range(repetitions) if only_repetition is None else [only_repetition]:
             data = _usage(lambda spec=spec, r=repetition: load_split_cached(spec, r, seed, data_cache))
@@ -162,7 +171,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
             if exact_kernel is not None:
                 with threadpool_limits(limits=blas_threads):
                     path = _usage(lambda spec=spec, r=repetition: prepare_exact(
-                        spec, exact_kernel, r, seed, data_cache, exact_max_n))
+                        spec, exact_kernel, r, seed, data_cache, exact_max_n, task_objects, lam_values))
                 click.echo(f"{path}  (exact baseline of {exact_kernel})")
 
 

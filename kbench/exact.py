@@ -1,14 +1,17 @@
-"""Exact (full-kernel) baselines and diagnostics, from one eigendecomposition of K_train.
+"""Exact (full-kernel) baselines and diagnostics.
 
-Computed when n_train ≤ ``exact_max_n`` and cached on the Dataset object by kernel spec,
-so every sampler and task of a repetition reuses the same eigendecomposition
-(docs/conventions.md). Processes share it through a file (:meth:`ExactBaseline.save`,
+Up to ``DENSE_MAX_N`` training rows, :class:`ExactBaseline` eigendecomposes K_train once;
+above, up to ``exact_max_n``, :class:`IterativeBaseline` solves exact kernel ridge
+regression matrix-free, by preconditioned conjugate gradients (:mod:`kbench.pcg`). Either
+is cached on the Dataset object by kernel spec, so every sampler and task of a repetition
+reuses it (docs/conventions.md). Processes share it through a file (``save``/``load``,
 :func:`exact_baseline` with ``shared``): the workflow computes it once per (dataset, kernel,
-repetition) and every run job loads it.
+repetition), with the λ path's solves, and every run job loads it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from functools import cached_property
@@ -17,7 +20,18 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg
 
-DEFAULT_EXACT_MAX_N = 5000
+#: the dense eigendecomposition up to this many training rows (3 n² floats: 600 MB at 5000)
+DENSE_MAX_N = 5000
+#: exact baselines up to this many training rows, matrix-free above DENSE_MAX_N
+DEFAULT_EXACT_MAX_N = 50_000
+#: relative residual ‖y − (K + nλI)α‖/‖y‖ at which a matrix-free solve counts as exact
+PCG_TOL = 1e-8
+#: passes over K a matrix-free λ path may take (the final residual pass included)
+PCG_MAX_PASSES = 200
+#: rank of the randomly pivoted Cholesky preconditioner of the matrix-free solves
+PRECONDITIONER_RANK = 200
+#: residual ‖Ku − θu‖/‖K‖₂ at which a matrix-free KPCA eigenpair counts as exact
+KPCA_TOL = 1e-8
 #: what a saved baseline holds besides its key
 _ARRAYS = ("s", "U", "K_test", "diag_test")
 _SCALARS = ("n", "trace", "ones_K_ones", "seconds")
@@ -27,6 +41,9 @@ class ExactBaseline:
     """K_train = U diag(s) Uᵀ (s descending, clipped ≥ 0), K(test, train) and diag K(test);
     ``seconds`` is the time this took (the cost of the exact methods, reported as
     ``time_exact_s``)."""
+
+    dense = True
+    method = "dense"
 
     def __init__(self, data, kernel) -> None:
         start = time.perf_counter()
@@ -84,7 +101,8 @@ class ExactBaseline:
         ratio = self.s[:, None] / (self.s[:, None] + self.n * np.asarray(lams, dtype=float)[None, :])
         scores = self.U_squared @ ratio  # n×L
         return [{"d_eff": float(scores[:, j].sum()), "d_mof": float(self.n * scores[:, j].max()),
-                 "d_ave": float(ratio[:, j] @ ratio[:, j])} for j in range(ratio.shape[1])]
+                 "d_ave": float(ratio[:, j] @ ratio[:, j]), "diagnostics_method": "exact"}
+                for j in range(ratio.shape[1])]
 
     def score_check(self, scores: np.ndarray, lam: float) -> dict[str, float]:
         """A sampler's leverage scores against the exact ones at the same λ: the largest
@@ -113,6 +131,10 @@ class ExactBaseline:
 
         return by_lambda(train), by_lambda(test)
 
+    def solver_path(self, Y: np.ndarray, lams) -> list[dict]:
+        """How each λ's exact fit was computed (one row per λ, as the iterative baseline's)."""
+        return [{"exact_method": self.method} for _ in np.atleast_1d(lams)]
+
     # -- kernel PCA -----------------------------------------------------------------------
     def kpca_errors(self, components) -> dict[int, tuple[float, float]]:
         """Uncentered exact KPCA for each ℓ in ``components``: in-sample (1/n)Σ_{j>ℓ} s_j and
@@ -126,21 +148,217 @@ class ExactBaseline:
                 for ell in components}
 
 
+class IterativeBaseline:
+    """Exact kernel ridge regression above the dense limit, matrix-free: every (targets,
+    λ path) asked is solved once by preconditioned conjugate gradients (:mod:`kbench.pcg`)
+    and kept; K is evaluated in row blocks, never stored.
+
+    A λ whose solve does not reach ``tol`` is not exact: its predictions are NaN, and
+    :meth:`solver_path` says so. The diagnostics are estimates from the preconditioner's
+    rank-r Nyström approximation L = FFᵀ ≼ K (randomly pivoted Cholesky): d_eff and d_ave
+    of L are lower bounds of K's, d_mof is n times L's largest ridge leverage score."""
+
+    dense = False
+    method = "pcg"
+
+    def __init__(self, data, kernel, tol: float = PCG_TOL, preconditioner_rank: int = PRECONDITIONER_RANK,
+                 seed: int = 0, max_passes: int = PCG_MAX_PASSES) -> None:
+        from kbench.samplers.cholesky import RPCholeskySampler
+
+        start = time.perf_counter()
+        self.kernel, self.X, self.X_test = kernel, data.X_train, data.X_test
+        self.n, self.tol, self.max_passes = data.X_train.shape[0], float(tol), int(max_passes)
+        self.trace = float(kernel.diag(self.X).sum())
+        self.diag_test = kernel.diag(self.X_test)
+        rank = min(preconditioner_rank, self.n)
+        self.F = np.asarray(RPCholeskySampler().fit(self.X, kernel, rank, seed=seed).train_features)
+        #: (targets digest, λ path) → the solution's arrays (see :meth:`_solution`)
+        self.solutions: dict[tuple[str, tuple[float, ...]], dict[str, np.ndarray]] = {}
+        self._eigenpairs: dict[int, tuple] = {}
+        self.seconds = time.perf_counter() - start
+
+    def _solution(self, Y: np.ndarray, lams) -> dict[str, np.ndarray]:
+        from kbench.pcg import kernel_product, solve_krr_path
+
+        Y = np.asarray(Y, dtype=float).reshape(self.n, -1)
+        lams = np.asarray(lams, dtype=float)
+        key = (_digest(Y), tuple(lams.tolist()))
+        if key not in self.solutions:
+            start = time.perf_counter()
+            solved = solve_krr_path(self.kernel, self.X, Y, lams, tol=self.tol, factor=self.F,
+                                    max_passes=self.max_passes)
+            L, c = len(lams), Y.shape[1]
+            test = kernel_product(self.kernel, self.X, solved.alpha.reshape(self.n, L * c), Z=self.X_test)
+            self.solutions[key] = {
+                "train": solved.train_predictions.transpose(1, 0, 2),
+                "test": test.reshape(-1, L, c).transpose(1, 0, 2),
+                "iterations": solved.iterations, "residual": solved.residual,
+                "passes": np.array(solved.passes)}
+            self.seconds += time.perf_counter() - start
+        return self.solutions[key]
+
+    def ridge_path(self, Y: np.ndarray, lams) -> tuple[np.ndarray, np.ndarray]:
+        """Exact KRR fits of the columns of Y (n×c): (train, test) predictions of shape
+        (len(lams), n or t, c), NaN for a λ whose solve did not converge."""
+        solution = self._solution(Y, lams)
+        failed = ~(solution["residual"] <= self.tol)
+        train, test = solution["train"].copy(), solution["test"].copy()
+        train[failed], test[failed] = np.nan, np.nan
+        return train, test
+
+    def solver_path(self, Y: np.ndarray, lams) -> list[dict]:
+        """Per λ: the solver, its iterations, final relative residual, tolerance and whether
+        it converged; the passes over K of the whole path."""
+        solution = self._solution(Y, lams)
+        return [{"exact_method": self.method, "exact_iterations": int(solution["iterations"][i]),
+                 "exact_residual": float(solution["residual"][i]), "exact_tol": self.tol,
+                 "exact_converged": bool(solution["residual"][i] <= self.tol),
+                 "exact_passes": int(solution["passes"]),
+                 "exact_preconditioner_rank": int(self.F.shape[1])} for i in range(len(lams))]
+
+    def diagnostics_path(self, lams) -> list[dict[str, float]]:
+        """d_eff, d_mof and d_ave of the preconditioner's Nyström approximation L = FFᵀ:
+        with FᵀF = Q diag(e) Qᵀ, ℓᵢ(λ) = Σⱼ (FQ)ᵢⱼ²/(eⱼ + nλ) and d_eff = Σ e/(e + nλ)."""
+        e, Q = np.linalg.eigh(self.F.T @ self.F)
+        e = np.clip(e, 0.0, None)
+        FQ = self.F @ Q
+        lams = np.asarray(lams, dtype=float)
+        inverse = 1.0 / (e[:, None] + self.n * lams[None, :])  # r×L
+        ratio = e[:, None] * inverse
+        scores = (FQ * FQ) @ inverse  # n×L
+        label = f"estimate: rank-{self.F.shape[1]} Nyström"
+        return [{"d_eff": float(ratio[:, j].sum()), "d_mof": float(self.n * scores[:, j].max()),
+                 "d_ave": float(ratio[:, j] @ ratio[:, j]), "diagnostics_method": label}
+                for j in range(len(lams))]
+
+    @cached_property
+    def ones_K_ones(self) -> float:
+        """1ᵀK1 (centered KPCA), by one blocked pass."""
+        from kbench.pcg import kernel_product
+
+        return float(kernel_product(self.kernel, self.X, np.ones((self.n, 1))).sum())
+
+    def kpca_errors(self, components) -> dict[int, tuple[float, float]]:
+        """Uncentered exact KPCA for each ℓ in ``components``, as the dense baseline's, from the
+        top eigenpairs of K by LOBPCG (Knyazev 2001) on the blocked operator, started from the
+        preconditioner's Nyström eigenvectors. An ℓ whose eigenpairs j ≤ ℓ are not all
+        converged (‖Ku − θu‖ > ``KPCA_TOL``·‖K‖₂, checked by one more pass) gets NaN."""
+        top = min(max(components), self.n)
+        if top not in self._eigenpairs:
+            self._eigenpairs[top] = self._top_eigenpairs(top)
+        theta, U, converged = self._eigenpairs[top]
+        from kbench.pcg import kernel_product
+
+        inverse = np.divide(1.0, theta, out=np.zeros_like(theta),
+                            where=theta > theta[0] * self.n * np.finfo(float).eps)
+        captured = np.cumsum((kernel_product(self.kernel, self.X, U, Z=self.X_test) ** 2 * inverse).mean(axis=0))
+        errors = {}
+        for ell in components:
+            used = min(ell, top)
+            ok = bool(converged[:used].all())
+            errors[ell] = ((self.trace - float(theta[:used].sum())) / self.n if ok else float("nan"),
+                           float(self.diag_test.mean() - captured[used - 1]) if ok else float("nan"))
+        return errors
+
+    def _top_eigenpairs(self, top: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        import scipy.sparse.linalg
+
+        from kbench.pcg import kernel_product
+
+        start = time.perf_counter()
+        block = min(self.n, top + max(10, top // 5), max(self.F.shape[1], top))
+        U0, singular, _ = np.linalg.svd(self.F, full_matrices=False)
+        scale = float(singular[0] ** 2) if singular.size else self.trace  # ≈ ‖K‖₂
+        if U0.shape[1] < block:  # pad a low-rank factor with random directions
+            extra = np.random.default_rng(0).standard_normal((self.n, block - U0.shape[1]))
+            U0 = np.linalg.qr(np.hstack([U0, extra]))[0]
+        operator = scipy.sparse.linalg.LinearOperator(
+            (self.n, self.n), matvec=lambda v: kernel_product(self.kernel, self.X, v.reshape(-1, 1))[:, 0],
+            matmat=lambda V: kernel_product(self.kernel, self.X, V), dtype=float)
+        theta, U = scipy.sparse.linalg.lobpcg(operator, U0[:, :block], largest=True,
+                                              tol=0.1 * KPCA_TOL * scale, maxiter=200)
+        order = np.argsort(theta)[::-1][:top]
+        theta, U = theta[order], U[:, order]
+        residual = np.linalg.norm(kernel_product(self.kernel, self.X, U) - U * theta, axis=0) / theta[0]
+        self.seconds += time.perf_counter() - start
+        return theta, U, residual <= KPCA_TOL
+
+    # -- sharing between processes ---------------------------------------------------------
+    def save(self, path, key: dict) -> None:
+        """Write the preconditioner factor and every solution to ``path`` (npz, atomically)."""
+        from kbench._files import write_npz
+
+        arrays = {"key": np.array(json.dumps(key, sort_keys=True)), "method": np.array(self.method),
+                  "F": self.F, "diag_test": self.diag_test, "trace": np.array(self.trace),
+                  "tol": np.array(self.tol), "seconds": np.array(self.seconds)}
+        for i, ((digest, lams), solution) in enumerate(self.solutions.items()):
+            arrays[f"solution{i}_digest"] = np.array(digest)
+            arrays[f"solution{i}_lams"] = np.array(lams)
+            arrays.update({f"solution{i}_{name}": value for name, value in solution.items()})
+        write_npz(path, **arrays)
+
+    @classmethod
+    def load(cls, path, key: dict, data, kernel) -> IterativeBaseline | None:
+        """The baseline saved at ``path`` for ``key`` (None when absent or stale); further
+        solves use ``data`` and ``kernel``."""
+        if not Path(path).is_file():
+            return None
+        with np.load(path, allow_pickle=False) as archive:
+            if ("key" not in archive.files or str(archive["key"]) != json.dumps(key, sort_keys=True)
+                    or "method" not in archive.files):
+                return None
+            baseline = cls.__new__(cls)
+            baseline.kernel, baseline.X, baseline.X_test = kernel, data.X_train, data.X_test
+            baseline.n = data.X_train.shape[0]
+            baseline.F, baseline.diag_test = archive["F"], archive["diag_test"]
+            baseline.trace, baseline.tol = float(archive["trace"]), float(archive["tol"])
+            baseline.max_passes = PCG_MAX_PASSES
+            baseline.seconds = float(archive["seconds"])
+            baseline.solutions, baseline._eigenpairs = {}, {}
+            i = 0
+            while f"solution{i}_digest" in archive.files:
+                lams = tuple(archive[f"solution{i}_lams"].tolist())
+                baseline.solutions[str(archive[f"solution{i}_digest"]), lams] = {
+                    name: archive[f"solution{i}_{name}"] for name in ("train", "test", "iterations", "residual", "passes")}
+                i += 1
+        return baseline
+
+
+def _digest(Y: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(Y).tobytes()).hexdigest()[:16]
+
+
 def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
-                   shared: tuple[Path, str] | None = None) -> ExactBaseline | None:
-    """The cached ExactBaseline of (data, kernel), or None when n_train > exact_max_n. With
-    ``shared`` = (file, split checksum) it is shared between processes through the file:
-    loaded when the file holds the baseline of this split and kernel, else computed and
-    saved there."""
-    if data.X_train.shape[0] > exact_max_n:
+                   shared: tuple[Path, str] | None = None, solves=(), dense_max_n: int = DENSE_MAX_N):
+    """The cached exact baseline of (data, kernel): dense up to ``dense_max_n`` training
+    rows, matrix-free up to ``exact_max_n``, None above. With ``shared`` = (file, split
+    checksum) it is shared between processes through the file: loaded when the file holds
+    the baseline of this split and kernel, else computed and saved there. ``solves`` lists
+    the target matrices and λ paths (pairs) a matrix-free baseline solves now, before the
+    file is written, so that the processes loading it need not."""
+    n = data.X_train.shape[0]
+    if n > exact_max_n:
         return None
+    dense = n <= dense_max_n
     cached = ("exact", kernel.spec())
+    key = None if shared is None else {"split_checksum": shared[1], "kernel": kernel.spec()}
+    if key is not None and not dense:
+        key.update(method="pcg", tol=PCG_TOL, preconditioner_rank=PRECONDITIONER_RANK)
     if cached not in data.cache:
-        key = None if shared is None else {"split_checksum": shared[1], "kernel": kernel.spec()}
-        baseline = None if shared is None else ExactBaseline.load(shared[0], key)
+        if dense:
+            baseline = None if shared is None else ExactBaseline.load(shared[0], key)
+        else:
+            baseline = None if shared is None else IterativeBaseline.load(shared[0], key, data, kernel)
         if baseline is None:
-            baseline = ExactBaseline(data, kernel)
+            baseline = ExactBaseline(data, kernel) if dense else IterativeBaseline(data, kernel)
             if shared is not None:
                 baseline.save(shared[0], key)
         data.cache[cached] = baseline
-    return data.cache[cached]
+    baseline = data.cache[cached]
+    if not baseline.dense and solves:
+        before = len(baseline.solutions)
+        for Y, lams in solves:
+            baseline.ridge_path(Y, lams)
+        if shared is not None and len(baseline.solutions) > before:
+            baseline.save(shared[0], key)
+    return baseline

@@ -26,7 +26,7 @@ from kbench.contract import check_fit, info_columns
 from kbench.datasets import Dataset, load_dataset
 from kbench.datasets.base import load_split, save_split
 from kbench.errors import ContractViolation, Refused
-from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline
+from kbench.exact import DENSE_MAX_N, exact_baseline
 from kbench.features import DEFAULT_BUDGET_MB
 from kbench.kernels import Kernel
 from kbench.planning import Cell, Job, split_seed
@@ -88,11 +88,16 @@ def exact_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> P
 
 def exact_limit(tasks, ridge_samplers: bool) -> int | None:
     """The largest n_train for which a sweep needs the exact baseline: the tasks that compare
-    with it, and ridge-dependent samplers, whose leverage scores are checked against it; None
-    when nothing needs it."""
+    with it, and ridge-dependent samplers, whose leverage scores are checked against the
+    dense one; None when nothing needs it."""
     limits = [task.exact_max_n for task in tasks if task.needs_exact]
-    limits += [DEFAULT_EXACT_MAX_N] if ridge_samplers else []
+    limits += [DENSE_MAX_N] if ridge_samplers else []
     return max(limits, default=None)
+
+
+def exact_solves(tasks, data, lams) -> list[tuple[np.ndarray, list[float]]]:
+    """The (targets, λ path) systems the tasks will ask a matrix-free exact baseline to solve."""
+    return [(Y, list(lams)) for task in tasks if task.needs_exact for Y in task.exact_targets(data)]
 
 
 def split_checksum(data: Dataset) -> str:
@@ -117,24 +122,27 @@ def load_split_cached(dataset, repetition: int, seed: int = 0, data_cache=None) 
 
 
 def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tasks, env: dict,
-                    data_cache=None, ridge_samplers: bool = False) -> JobContext:
+                    data_cache=None, ridge_samplers: bool = False, lams=()) -> JobContext:
     """Load the split, resolve the kernel on it and get the exact baseline once, in the
     parent, so that every forked worker shares it (:func:`exact_limit` says when it is
-    needed). With a ``data_cache`` the baseline is read from there when another process
-    computed it (the workflow's ``exact`` jobs), else computed and saved there."""
+    needed; a matrix-free one solves the tasks' λ path here). With a ``data_cache`` the
+    baseline is read from there when another process computed it (the workflow's ``exact``
+    jobs), else computed and saved there."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
     fitted = kernel.create().fit(data.X_train)
     checksum = split_checksum(data)
     limit = exact_limit(tasks, ridge_samplers)
     if limit is not None:
         shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)
-        exact_baseline(data, fitted, limit, shared)
+        exact_baseline(data, fitted, limit, shared, exact_solves(tasks, data, lams))
     return JobContext(data, fitted, checksum, env, None if data_cache is None else Path(data_cache))
 
 
-def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact_max_n: int) -> Path:
+def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact_max_n: int,
+                  tasks=(), lams=()) -> Path:
     """Compute the exact baseline of (dataset, kernel, repetition) into the data cache, for the
-    run jobs of a workflow to load. Past ``exact_max_n``, or when it fails (a kernel that
+    run jobs of a workflow to load; a matrix-free one with the solves the ``tasks`` will ask
+    for along the λ path ``lams``. Past ``exact_max_n``, or when it fails (a kernel that
     overflows, say), the file records why there is none: a run job that needs it then tries
     itself and records the failure in its cells, like ``kbench run``."""
     from kbench._files import write_npz
@@ -146,7 +154,8 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
         write_npz(path, absent=np.array(f"n_train = {data.n_train} > exact_max_n = {exact_max_n}"))
         return path
     try:
-        exact_baseline(data, kernel.create().fit(data.X_train), exact_max_n, (path, split_checksum(data)))
+        exact_baseline(data, kernel.create().fit(data.X_train), exact_max_n, (path, split_checksum(data)),
+                       exact_solves(tasks, data, lams))
     except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
         write_npz(path, absent=np.array(f"the exact baseline failed: {describe(exc)}"))
     return path
@@ -203,7 +212,7 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
         time_sample = time.perf_counter() - start + approx.info.get("prebuilt", {}).get("seconds", 0.0)
         kernel_evals = int(approx.info.get("kernel_evals", kernel.evals - evals))
         check_fit(approx, job.rank, data, kernel, feature_budget_mb(memory_limit_mb))
-        exact = exact_baseline(data, kernel) if "scores" in approx.info and job.sampler_lam else None
+        exact = exact_baseline(data, kernel, DENSE_MAX_N) if "scores" in approx.info and job.sampler_lam else None
         # leverage-score samplers: their scores against the exact ones (Alaoui & Mahoney 2015, Lemma 2)
         common = {"seed": job.seed, "sampler_family": sampler.family, "rank_realized": approx.rank,
                   "time_sample_s": time_sample, "kernel_evals": kernel_evals, "sampler_lam": job.sampler_lam,

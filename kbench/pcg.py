@@ -69,10 +69,11 @@ class _Preconditioner:
 
 def solve_krr_path(kernel: Kernel, X: np.ndarray, Y: np.ndarray, lams, tol: float = 1e-8,
                    max_passes: int = 200, preconditioner_rank: int = 200, seed=0,
-                   block_mb: float = DEFAULT_BLOCK_MB) -> PathSolution:
+                   block_mb: float = DEFAULT_BLOCK_MB, factor: np.ndarray | None = None) -> PathSolution:
     """Solve (K + nλI) α = Y for every λ of ``lams`` (Y: n or n×c) by PCG with all λ and
     targets advancing together: one pass over K per iteration, at most ``max_passes``
-    (the final residual pass included)."""
+    (the final residual pass included). ``factor`` is a preconditioner factor F (n×r)
+    already at hand; else one of rank ``preconditioner_rank`` is sampled."""
     from kbench.samplers.cholesky import RPCholeskySampler
 
     X = np.ascontiguousarray(X, dtype=float)
@@ -83,8 +84,12 @@ def solve_krr_path(kernel: Kernel, X: np.ndarray, Y: np.ndarray, lams, tol: floa
     mu = np.repeat(n * lams, c)  # column j = (λ index j // c, target j % c)
     B = np.tile(Y, (1, L))
     rank = min(preconditioner_rank, n)
-    F = (RPCholeskySampler().fit(X, kernel, rank, seed=seed).train_features if rank > 0
-         else np.zeros((n, 0)))
+    if factor is not None:
+        F = factor
+    elif rank > 0:
+        F = RPCholeskySampler().fit(X, kernel, rank, seed=seed).train_features
+    else:
+        F = np.zeros((n, 0))
     P = _Preconditioner(np.asarray(F))
     norms = np.linalg.norm(B, axis=0)
     norms[norms == 0] = 1.0

@@ -145,7 +145,7 @@ def _run(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs,
                     if key not in contexts:
                         try:
                             contexts[key] = prepare_context(job.dataset, job.kernel, job.repetition, seed,
-                                                            tasks, env, data_cache, ridge_samplers)
+                                                            tasks, env, data_cache, ridge_samplers, lams)
                         except Exception as exc:  # the dataset cannot be loaded: its cells fail
                             contexts[key] = f"loading {job.dataset.label} failed: {describe(exc)}"
                     if isinstance(contexts[key], str):

@@ -15,7 +15,9 @@ from pathlib import Path
 from kbench.datasets import check_dataset_spec
 from kbench.disqueak import NODE_FILE, node_path, parse_node, tree_shards
 from kbench.execution import exact_limit, exact_path, prepared_path
+from kbench.exact import DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.features import DEFAULT_BUDGET_MB
+from kbench.pcg import DEFAULT_BLOCK_MB
 from kbench.papers import PAPERS
 from kbench.results import CELLS_DIR
 from kbench.samplers.squeak import children, tree_nodes
@@ -120,15 +122,20 @@ class Sweep:
     def memory_mb(self, dataset: str, attempt: int = 1) -> int:
         """The memory of a job on ``dataset``, times the attempt (a job killed for memory is
         retried with more): the config's ``mem_mb``, raised when the dataset spec gives its
-        size n to what n takes: three n×n float64 arrays for the exact baseline (n ≤ its
-        limit), one n × max-rank array (a pivoted Cholesky factor) and the feature budget
-        (tasks stream their features, kbench.features), plus 1000 MB for Python."""
+        size n to what n takes: the exact baseline (three n×n float64 arrays up to the dense
+        limit; above, kernel blocks and the conjugate-gradient vectors of the λ path for up
+        to 10 targets), one n × max-rank array (a pivoted Cholesky factor) and the feature
+        budget (tasks stream their features, kbench.features), plus 1000 MB for Python."""
         base = self.resources("mem_mb")
         n = Spec.parse(dataset, "dataset").params.get("n")
         if n is None:
             return base * attempt
         limit = self.exact_max_n
-        exact = 3 * 8 * n**2 if limit is not None and n <= limit else 0
+        exact = 0
+        if limit is not None:  # n_train ≤ n: dense up to DENSE_MAX_N, matrix-free above
+            exact = 3 * 8 * min(n, DENSE_MAX_N) ** 2
+            if n > DENSE_MAX_N:
+                exact += DEFAULT_BLOCK_MB * 2**20 + 8 * n * (6 * 10 * len(self.config["lams"]) + PRECONDITIONER_RANK)
         factor = 8 * n * max(self.config["ranks"])
         return max(base, 1000 + DEFAULT_BUDGET_MB + (exact + factor) // 2**20) * attempt
 

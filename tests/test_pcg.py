@@ -9,6 +9,7 @@ import pytest
 import scipy.linalg
 
 import kbench
+from kbench.exact import ExactBaseline, IterativeBaseline
 from kbench.pcg import kernel_product, solve_krr_path
 
 N, LAMS = 2000, [1e-3, 1e-4, 1e-5]
@@ -71,3 +72,75 @@ def test_no_n_by_n_array_is_allocated(problem):
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 0.5 * 8 * N**2, f"peak {peak / 2**20:.0f} MiB, an n×n array is {8 * N**2 / 2**20:.0f} MiB"
+
+
+# -- the matrix-free exact baseline (kbench.exact.IterativeBaseline) in the tasks ----------
+@pytest.fixture(scope="module")
+def datasets():
+    """A regression and a classification split, each with a dense and a matrix-free baseline."""
+    out = {}
+    for spec, kernel in (("sklearn:diabetes", "laplacian:sigma=median"),
+                         ("sklearn:breast_cancer", "gaussian:sigma=median")):
+        data = kbench.load_dataset(spec, seed=0)
+        fitted = kbench.Spec.parse(kernel, "kernel").create().fit(data.X_train)
+        out[data.task_type] = (data, fitted, ExactBaseline(data, fitted), IterativeBaseline(data, fitted))
+    return out
+
+
+def _rows(task, data, kernel, baseline, lams=LAMS):
+    """A task's rows with ``baseline`` as the exact one (seeded into the dataset's cache)."""
+    data.cache.clear()
+    data.cache["exact", kernel.spec()] = baseline
+    approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, rank=30, seed=0)
+    return kbench.Spec.parse(task, "task").create().evaluate(data, approx, kernel, lams=lams)
+
+
+@pytest.mark.parametrize("task", ["krr", "classification", "kpca", "kpca:centered=true"])
+def test_tasks_score_the_same_against_the_matrix_free_baseline(datasets, task):
+    data, kernel, dense, iterative = datasets["regression" if task != "classification" else "binary"]
+    expected = _rows(task, data, kernel, dense)
+    rows = _rows(task, data, kernel, iterative)
+    exact_columns = [k for k in expected[0] if k.endswith("_exact") or k.startswith("rel_excess")]
+    if task == "kpca:centered=true":  # centering takes 1ᵀK1 from the exact baseline
+        exact_columns = ["kpca_error_in"]
+    assert exact_columns
+    for want, got in zip(expected, rows):
+        for key in exact_columns:
+            assert got[key] == pytest.approx(want[key], rel=1e-6, abs=1e-12), key
+        if task in ("krr", "classification"):
+            assert want["exact_method"] == "dense" and want["diagnostics_method"] == "exact"
+            assert got["exact_method"] == "pcg" and got["exact_converged"] and got["exact_residual"] <= 1e-8
+            assert got["diagnostics_method"] == "estimate: rank-200 Nyström"
+            # a rank-r Nyström approximation L ≼ K has a smaller d_eff: a lower bound
+            assert 0 < got["d_eff"] <= want["d_eff"] * (1 + 1e-9)
+
+
+def test_a_matrix_free_solve_that_does_not_converge_is_not_reported_as_exact(datasets):
+    data, kernel, _, _ = datasets["regression"]
+    starved = IterativeBaseline(data, kernel, max_passes=3)
+    rows = _rows("krr", data, kernel, starved)
+    assert not any(row["exact_converged"] for row in rows)
+    assert all(np.isnan(row["test_mse_exact"]) and np.isnan(row["rel_excess_test_mse"]) for row in rows)
+    assert all(row["exact_residual"] > 1e-8 and row["exact_passes"] == 3 for row in rows)
+    assert all(np.isfinite(row["test_mse"]) for row in rows)
+
+
+def test_the_matrix_free_baseline_is_solved_once_and_shared_through_its_file(tmp_path, monkeypatch):
+    """Above the dense limit, ``kbench prepare --exact --tasks --lams`` solves the λ path
+    once; a run loading the file solves nothing and gets the same rows."""
+    from kbench.execution import exact_path, prepare_exact
+
+    spec, kernel, lams = "synthetic:friedman1:n=8000", "gaussian:sigma=median", [1e-3, 1e-2]
+    tasks = [kbench.make_task("krr")]
+    path = prepare_exact(spec, kernel, 0, 0, tmp_path, 50_000, tasks, lams)
+    assert path == exact_path(tmp_path, spec, kernel, 0) and "solution0_train" in np.load(path).files
+
+    def no_solve(*args, **kwargs):
+        raise AssertionError("the run solved again")
+
+    monkeypatch.setattr("kbench.pcg.solve_krr_path", no_solve)
+    frame = kbench.run([spec], ["uniform"], ["krr"], [20], lams, repetitions=1, out=tmp_path / "out",
+                       data_cache=tmp_path, progress=False)
+    assert (frame.status == "ok").all() and (frame.n_train > 5000).all()
+    assert (frame.exact_method == "pcg").all() and frame.exact_converged.all()
+    assert (frame.exact_residual <= 1e-8).all() and frame.test_mse_exact.notna().all()

@@ -77,6 +77,11 @@ class Task:
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         raise NotImplementedError
 
+    def exact_targets(self, data) -> list[np.ndarray]:
+        """The target matrices (n×c) whose exact ridge fits along the λ path the task asks of
+        the exact baseline: a matrix-free baseline solves them once, before the jobs fork."""
+        return []
+
     def headline_rows(self, rows):
         """The rows (a DataFrame of this task's ok rows) that carry the headline metric; a
         task with several rows per λ (KPCA: one per number of components) keeps one kind."""

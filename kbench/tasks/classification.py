@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from kbench.exact import DENSE_MAX_N, DEFAULT_EXACT_MAX_N
 from kbench.features import features_of, require_whole
 from kbench.hookspecs import hookimpl
 from kbench.tasks.base import Headline, RidgePath, Task, check_lams
@@ -63,7 +64,7 @@ class ClassificationTask(Task):
     accepts = ("binary", "multiclass")
     headline = Headline("accuracy", smaller_is_better=False, exact="accuracy_exact")
 
-    def __init__(self, learner: str = "least-squares", exact_max_n: int = 5000) -> None:
+    def __init__(self, learner: str = "least-squares", exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
         super().__init__(exact_max_n)
         if learner not in LEARNERS:
             raise ValueError(f"classification: learner must be one of {LEARNERS}, got {learner!r}.")
@@ -85,6 +86,11 @@ class ClassificationTask(Task):
         W = RidgePath(moments.gram, moments.n, lams).weights(cross)
         return W, moments.seconds + time.perf_counter() - start
 
+    def exact_targets(self, data) -> list[np.ndarray]:
+        if data.task_type not in self.accepts or self.learner != "least-squares":
+            return []
+        return [encode(data.y_train, data.classes)]
+
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         self.check_data(data)
         lams = check_lams(lams)
@@ -99,8 +105,11 @@ class ClassificationTask(Task):
             scores[:, first : first + len(block)] = block @ W
             time_predict += time.perf_counter() - start
         exact = self.exact(data, kernel)
-        exact_scores = None
-        if exact is not None:
+        exact_scores, note = None, None
+        if exact is not None and self.learner == "logistic" and not exact.dense:
+            note = (f"the exact logistic classifier needs the dense baseline (n_train ≤ {DENSE_MAX_N}); "
+                    f"n_train = {data.n_train}")
+        elif exact is not None:
             if self.learner == "logistic":
                 # exact features U diag(√s) reproduce K: logistic on them is the kernel machine
                 keep = exact.s > exact.s[0] * exact.n * np.finfo(float).eps
@@ -113,15 +122,20 @@ class ClassificationTask(Task):
         majority = float(np.mean(data.y_test == values[np.argmax(counts)]))
         rows = []
         diagnostics = exact.diagnostics_path(lams) if exact_scores is not None else None
+        solver = exact.solver_path(Y, lams) if exact_scores is not None else None
         for i, lam in enumerate(lams):
             row = {"lam": float(lam), **self._metrics(scores[i], data.y_test, classes),
                    "majority_baseline": majority, "learner": self.learner,
                    "time_features_s": features.seconds, "time_fit_s": time_fit,
                    "time_predict_s": time_predict}
             if exact_scores is not None:
-                row.update({f"{k}_exact": v for k, v in
-                            self._metrics(exact_scores[i], data.y_test, classes).items()})
-                row.update(diagnostics[i])
+                exact_metrics = self._metrics(exact_scores[i], data.y_test, classes)
+                if np.isnan(exact_scores[i]).any():  # a matrix-free solve that did not converge
+                    exact_metrics = dict.fromkeys(exact_metrics, float("nan"))
+                row.update({f"{k}_exact": v for k, v in exact_metrics.items()})
+                row.update(diagnostics[i], **solver[i])
+            if note:
+                row["note"] = note
             rows.append(row)
         return rows
 

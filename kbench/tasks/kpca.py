@@ -24,6 +24,7 @@ import numpy as np
 import scipy.linalg
 
 from kbench._validation import check_positive
+from kbench.exact import DEFAULT_EXACT_MAX_N
 from kbench.features import features_of
 from kbench.hookspecs import hookimpl
 from kbench.tasks.base import Headline, Task, relative_excess
@@ -39,7 +40,7 @@ class KPCATask(Task):
     uses_lams = False
 
     def __init__(self, components: int | list[int] = DEFAULT_COMPONENTS, centered: bool = False, max_n: int = 3000,
-                 exact_max_n: int = 5000) -> None:
+                 exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
         super().__init__(exact_max_n)
         components = [components] if np.isscalar(components) else list(components)
         if not components or any(isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1

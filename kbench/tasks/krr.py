@@ -29,6 +29,9 @@ class KRRTask(Task):
     accepts = ("regression",)
     headline = Headline("test_mse", smaller_is_better=True, exact="test_mse_exact")
 
+    def exact_targets(self, data) -> list[np.ndarray]:
+        return [data.y_train[:, None]] if data.task_type in self.accepts else []
+
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         self.check_data(data)
         lams = check_lams(lams)
@@ -60,6 +63,7 @@ class KRRTask(Task):
                 metrics["risk_fixed_design_exact"] = mean_squared_errors(exact_train, data.f_train)
         rows = []
         diagnostics = exact.diagnostics_path(lams) if exact is not None else None
+        solver = exact.solver_path(data.y_train[:, None], lams) if exact is not None else None
         for i, lam in enumerate(lams):
             row = {"lam": float(lam), **{k: float(v[i]) for k, v in metrics.items()},
                    "time_features_s": features.seconds, "time_fit_s": time_fit,
@@ -68,7 +72,7 @@ class KRRTask(Task):
                 row["rel_excess_test_mse"] = relative_excess(row["test_mse"], row["test_mse_exact"])
                 if "risk_fixed_design_exact" in row:
                     row["risk_ratio"] = row["risk_fixed_design"] / row["risk_fixed_design_exact"]
-                row.update(diagnostics[i], time_exact_s=exact.seconds)
+                row.update(diagnostics[i], **solver[i], time_exact_s=exact.seconds)
             rows.append(row)
         return rows
 

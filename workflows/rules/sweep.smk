@@ -45,6 +45,8 @@ rule exact:
         dataset=lambda wc: spec_of("datasets", wc.dataset),
         kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
         max_n=EXACT_MAX_N,
+        tasks=",".join(config["tasks"]),
+        lams=",".join(map(str, config["lams"])),
         seed=config["seed"],
         cache=OUT / "data",
     resources:
@@ -56,7 +58,7 @@ rule exact:
     shell:
         "kbench prepare --datasets {params.dataset:q} --only-repetition {wildcards.rep:q} "
         "--seed {params.seed:q} --data-cache {params.cache:q} --exact {params.kernel:q} "
-        "--exact-max-n {params.max_n:q} > {log:q} 2>&1"
+        "--exact-max-n {params.max_n:q} --tasks {params.tasks:q} --lams {params.lams:q} > {log:q} 2>&1"
 
 
 rule disqueak:
