@@ -14,11 +14,11 @@ from pathlib import Path
 
 from kbench.datasets import check_dataset_spec
 from kbench.disqueak import NODE_FILE, node_path, parse_node, tree_shards
-from kbench.execution import exact_limit, exact_path, prepared_path
 from kbench.exact import DENSE_MAX_N, PRECONDITIONER_RANK
+from kbench.execution import exact_limit, exact_path, prepared_path
 from kbench.features import DEFAULT_BUDGET_MB
-from kbench.pcg import DEFAULT_BLOCK_MB
 from kbench.papers import PAPERS
+from kbench.pcg import DEFAULT_BLOCK_MB
 from kbench.results import CELLS_DIR
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec

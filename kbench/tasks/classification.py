@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from kbench.exact import DENSE_MAX_N, DEFAULT_EXACT_MAX_N
+from kbench.exact import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
 from kbench.features import features_of, require_whole
 from kbench.hookspecs import hookimpl
 from kbench.tasks.base import Headline, RidgePath, Task, check_lams
