@@ -1,6 +1,12 @@
 """KRR along a λ path: kbench against scikit-learn and the BLAS floor (issue: tasks).
 
     python benchmarks/tasks.py [--write]
+    python benchmarks/tasks.py --streaming [--write]    # n = 750 000, features streamed
+
+With ``--streaming`` (issue 13): n = 750 000 training points, 10 000 test points, p = 1000:
+kbench ``uniform`` + ``krr`` (features in row blocks, ΦᵀΦ accumulated) against the BLAS
+floor computed in the same row blocks, each in its own process, which reports its peak
+RSS. Targets: ≤ 1.5× the floor, peak RSS ≤ 3 GiB.
 
 n = 50 000 training points (d = 20) and 10 000 test points, p = 1000, a 20-value λ
 path. kbench: ``uniform`` + the ``krr`` task end to end (one eigendecomposition of ΦᵀΦ
@@ -12,6 +18,10 @@ plus one n×p×p product, the least any Nyström KRR must do. All in one process
 from __future__ import annotations
 
 import argparse
+import json
+import resource
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -31,16 +41,82 @@ def make_data(n: int, n_test: int, d: int) -> Dataset:
                    [f"x{j}" for j in range(d)], {})
 
 
+def streaming_child(which: str, n: int, n_test: int, d: int, p: int) -> None:
+    """One process: the kbench pipeline or the blocked floor; prints seconds and peak RSS."""
+    data = make_data(n, n_test, d)
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
+    lams = np.logspace(-7, -2, 20)
+    start = time.perf_counter()
+    if which == "kbench":
+        approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, rank=p, seed=0)
+        rows = kbench.make_task("krr", exact_max_n=1).evaluate(data, approx, kernel, lams=lams)
+        best = min(row["test_mse"] for row in rows)
+    else:  # one n×p kernel block and one n×p×p product, block by block
+        landmarks = data.X_train[:p]
+        square = np.random.default_rng(1).standard_normal((p, p))
+        step = 32768
+        for first in range(0, n, step):
+            kernel._evaluate(data.X_train[first : first + step], landmarks) @ square
+        best = float("nan")
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": seconds, "peak_rss_mb": peak, "best_test_mse": best}))
+
+
+def streaming(args, env) -> None:
+    n, n_test = args.n or 750_000, args.n_test
+    results = {}
+    for which in ("floor", "kbench"):
+        out = subprocess.run([sys.executable, __file__, "--streaming-child", which, "--n", str(n), "--n-test",
+                              str(n_test), "--d", str(args.d), "--p", str(args.p)], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit(f"{which} failed:\n{out.stderr[-2000:]}")
+        results[which] = json.loads(out.stdout.strip().splitlines()[-1])
+        print(which, results[which], flush=True)
+    ratio = results["kbench"]["seconds"] / results["floor"]["seconds"]
+    peak_gib = results["kbench"]["peak_rss_mb"] / 1024
+    write_results("tasks-streaming", {"environment": env, "n": n, "n_test": n_test, "d": args.d, "p": args.p,
+                                      "results": results, "ratio_to_floor": ratio})
+    table = "\n".join([
+        f"n = {n} train + {n_test} test, d = {args.d}, p = {args.p}, 20 λ in [1e-7, 1e-2], one process each "
+        f"(best test MSE {results['kbench']['best_test_mse']:.4f}). {env_line(env)}.",
+        "",
+        "| pipeline | seconds | peak RSS (MB) |",
+        "|---|---:|---:|",
+        f"| BLAS floor in row blocks (n×p kernel block + n×p×p GEMM) | {results['floor']['seconds']:.1f} | "
+        f"{results['floor']['peak_rss_mb']:.0f} |",
+        f"| kbench uniform + krr, 20 λ, streamed | {results['kbench']['seconds']:.1f} | "
+        f"{results['kbench']['peak_rss_mb']:.0f} |",
+        "",
+        "| target | measured | met |",
+        "|---|---:|---|",
+        f"| kbench / floor ≤ 1.5 | {ratio:.2f} | {'yes' if ratio <= 1.5 else '**no**'} |",
+        f"| peak RSS ≤ 3 GiB | {peak_gib:.2f} GiB | {'yes' if peak_gib <= 3 else '**no**'} |",
+    ]) + "\n"
+    print(table)
+    if args.write:
+        update_readme("tasks-streaming", table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=50_000)
+    parser.add_argument("--n", type=int, default=None, help="training points (50 000; 750 000 with --streaming)")
     parser.add_argument("--n-test", type=int, default=10_000)
     parser.add_argument("--d", type=int, default=20)
     parser.add_argument("--p", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--streaming", action="store_true")
+    parser.add_argument("--streaming-child", choices=("kbench", "floor"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.streaming_child:
+        streaming_child(args.streaming_child, args.n, args.n_test, args.d, args.p)
+        return
     env = environment()
+    if args.streaming:
+        streaming(args, env)
+        return
+    args.n = args.n or 50_000
     data = make_data(args.n, args.n_test, args.d)
     kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
     gamma = 1.0 / (2.0 * kernel.sigma_**2)

@@ -157,7 +157,7 @@ class Features:
                 else:
                     gram += block.T @ block
                 cross += block.T @ T[start : start + len(block)]
-                sum_squares += float(np.sum(block * block))
+                sum_squares += float(np.einsum("ij,ij->", block, block))
                 seconds += time.perf_counter() - began
             self._moments = Moments(self.train.n, gram,
                                     {name: cross[:, widths[i] : widths[i + 1]] for i, name in enumerate(names)},

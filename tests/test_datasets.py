@@ -291,3 +291,26 @@ def test_saved_split_round_trips(tmp_path):
     for key in ("X_train", "y_train", "X_test", "y_test", "f_train", "f_test"):
         assert np.array_equal(getattr(back, key), getattr(data, key))
     assert (back.name, back.task_type, back.feature_names) == (data.name, data.task_type, data.feature_names)
+
+
+def test_npy_files_are_memory_mapped_and_split_like_npz(tmp_path):
+    from kbench.datasets.files import FileProvider
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((300, 4)), rng.standard_normal(300)
+    np.save(tmp_path / "data.npy", np.column_stack([X, y]))
+    np.save(tmp_path / "first.npy", np.column_stack([y, X]))
+    np.savez(tmp_path / "data.npz", X=X, y=y)
+    raw = FileProvider().load(str(tmp_path / "data.npy"), None, 0)
+    assert isinstance(raw.X.base, np.memmap) and raw.meta["memory_mapped"]  # a view of the file
+    expected = kbench.load_dataset(f"file:{tmp_path / 'data.npz'}", seed=3)
+    for spec in (f"file:{tmp_path / 'data.npy'}", f"file:{tmp_path / 'first.npy'}:target=0"):
+        data = kbench.load_dataset(spec, seed=3)
+        assert data.task_type == "regression" and isinstance(data.X_train, np.ndarray)
+        np.testing.assert_array_equal(data.X_train, expected.X_train)
+        np.testing.assert_array_equal(data.y_test, expected.y_test)
+    with pytest.raises(ValueError, match="column 7 is out of range for 5 columns"):
+        kbench.load_dataset(f"file:{tmp_path / 'data.npy'}:target=7")
+    np.save(tmp_path / "flat.npy", y)
+    with pytest.raises(ValueError, match="2-D numeric array"):
+        kbench.load_dataset(f"file:{tmp_path / 'flat.npy'}")

@@ -137,10 +137,13 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     meta = dict(raw.meta)
     meta.update(n_total=int(X.shape[0]), seed=seed, test_size=test_size,
                 standardized=bool(standardize and raw.standardize))
-    if standardize and raw.standardize:
+    X_train, X_test = (np.ascontiguousarray(part, dtype=float) for part in (X_train, X_test))
+    if standardize and raw.standardize:  # in place: indexing by train/test made fresh copies
         mean, scale = X_train.mean(axis=0), X_train.std(axis=0)
         scale[scale == 0] = 1.0
-        X_train, X_test = (X_train - mean) / scale, (X_test - mean) / scale
+        for part in (X_train, X_test):
+            part -= mean
+            part /= scale
         if raw.task_type == "regression":
             y_mean, y_scale = float(y_train.mean()), float(y_train.std()) or 1.0
             y_train, y_test = (y_train - y_mean) / y_scale, (y_test - y_mean) / y_scale
@@ -148,9 +151,9 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     names = raw.feature_names or [f"x{j}" for j in range(X.shape[1])]
     return Dataset(
         name=name,
-        X_train=np.ascontiguousarray(X_train, dtype=float),
+        X_train=X_train,
         y_train=y_train,
-        X_test=np.ascontiguousarray(X_test, dtype=float),
+        X_test=X_test,
         y_test=y_test,
         task_type=raw.task_type,
         feature_names=list(names),

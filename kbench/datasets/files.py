@@ -1,4 +1,8 @@
-"""Local files: csv, parquet, npz and svmlight/libsvm (``file:<path>[:target=col,...]``)."""
+"""Local files: csv, parquet, npz, npy and svmlight/libsvm (``file:<path>[:target=col,...]``).
+
+A ``.npy`` file (a 2-D numeric array, the target in its last column unless ``target=<column
+index>``) is memory-mapped: the rows of the split are the only copy of the data in memory.
+"""
 
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ def frame_to_raw(frame, target: str | None, task_type: str | None, meta: dict,
 
 
 class FileProvider(DatasetProvider):
-    """Local csv, parquet, npz (arrays X, y) and svmlight/libsvm files."""
+    """Local csv, parquet, npz (arrays X, y), npy (memory-mapped) and svmlight/libsvm files."""
 
     name = "file"
 
@@ -72,6 +76,8 @@ class FileProvider(DatasetProvider):
                                          f"found {sorted(archive.files)}.")
                     X, y = archive["X"], archive["y"]
                 return RawData(X, y, task_type or infer_task_type(y), None, meta)
+            if suffix == ".npy":
+                return _npy(path, target, task_type, meta, source)
             if suffix in (".svm", ".svmlight", ".libsvm"):
                 X, y = load_svmlight_file(str(path))
                 return RawData(X.toarray(), y, task_type or infer_task_type(y), None, meta)
@@ -82,9 +88,35 @@ class FileProvider(DatasetProvider):
         except (pd.errors.ParserError, OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
         raise ValueError(
-            f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz "
+            f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz, .npy "
             "and .svm/.svmlight/.libsvm."
         )
+
+
+def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, source: str) -> RawData:
+    """A memory-mapped 2-D array: features and the target column (the last by default) as
+    views of the file, no copy (a target column in the middle costs one copy of the rest)."""
+    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    if array.ndim != 2 or array.shape[1] < 2 or not np.issubdtype(array.dtype, np.number):
+        raise ValueError(f"{source}: a .npy file must hold a 2-D numeric array (rows × features and "
+                         f"the target), got shape {array.shape} of {array.dtype}.")
+    d = array.shape[1]
+    try:
+        column = d - 1 if target is None else int(target)
+    except ValueError:
+        raise ValueError(f"{source}: target must be a column index of the .npy array, got {target!r}.") from None
+    if not -d <= column < d:
+        raise ValueError(f"{source}: target column {column} is out of range for {d} columns.")
+    column %= d
+    if column == d - 1:
+        X = array[:, :-1]
+    elif column == 0:
+        X = array[:, 1:]
+    else:
+        X = np.delete(array, column, axis=1)
+    y = array[:, column]
+    meta.update(target=column, memory_mapped=True)
+    return RawData(X, np.asarray(y), task_type or infer_task_type(y), None, meta)
 
 
 @hookimpl

@@ -84,7 +84,7 @@ class KPCATask(Task):
                 block = block - mean
             projected = block @ V
             captured_out += np.einsum("ij,ij->j", projected, projected)
-            norms_test += float(np.sum(block * block))
+            norms_test += float(np.einsum("ij,ij->", block, block))
             time_predict += time.perf_counter() - start
         n_test = len(data.X_test)
         in_sample = self._in_sample_errors(data, approx, kernel, features, mean, V, mu, exact)
