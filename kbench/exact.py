@@ -329,8 +329,8 @@ def _digest(Y: np.ndarray) -> str:
 
 
 def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
-                   shared: tuple[Path, str] | None = None, solves=(), dense_max_n: int = DENSE_MAX_N):
-    """The cached exact baseline of (data, kernel): dense up to ``dense_max_n`` training
+                   shared: tuple[Path, str] | None = None, solves=()):
+    """The cached exact baseline of (data, kernel): dense up to ``DENSE_MAX_N`` training
     rows, matrix-free up to ``exact_max_n``, None above. With ``shared`` = (file, split
     checksum) it is shared between processes through the file: loaded when the file holds
     the baseline of this split and kernel, else computed and saved there. ``solves`` lists
@@ -339,26 +339,26 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
     n = data.X_train.shape[0]
     if n > exact_max_n:
         return None
-    dense = n <= dense_max_n
+    dense = n <= DENSE_MAX_N
     cached = ("exact", kernel.spec())
     key = None if shared is None else {"split_checksum": shared[1], "kernel": kernel.spec()}
     if key is not None and not dense:
         key.update(method="pcg", tol=PCG_TOL, preconditioner_rank=PRECONDITIONER_RANK)
-    if cached not in data.cache:
+    computed = cached not in data.cache
+    if computed:
         if dense:
             baseline = None if shared is None else ExactBaseline.load(shared[0], key)
         else:
             baseline = None if shared is None else IterativeBaseline.load(shared[0], key, data, kernel)
-        if baseline is None:
+        computed = baseline is None
+        if computed:
             baseline = ExactBaseline(data, kernel) if dense else IterativeBaseline(data, kernel)
-            if shared is not None:
-                baseline.save(shared[0], key)
         data.cache[cached] = baseline
     baseline = data.cache[cached]
-    if not baseline.dense and solves:
-        before = len(baseline.solutions)
+    solved = 0 if baseline.dense else len(baseline.solutions)
+    if not baseline.dense:
         for Y, lams in solves:
             baseline.ridge_path(Y, lams)
-        if shared is not None and len(baseline.solutions) > before:
-            baseline.save(shared[0], key)
+    if shared is not None and (computed or (not baseline.dense and len(baseline.solutions) > solved)):
+        baseline.save(shared[0], key)  # once, with its solves
     return baseline
