@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from kbench.datasets import check_dataset_spec
+from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec
 from kbench.disqueak import NODE_FILE, node_path, parse_node, tree_shards
 from kbench.exact import DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.execution import exact_limit, exact_path, prepared_path
@@ -127,15 +127,17 @@ class Sweep:
         to 10 targets), one n × max-rank array (a pivoted Cholesky factor) and the feature
         budget (tasks stream their features, kbench.features), plus 1000 MB for Python."""
         base = self.resources("mem_mb")
-        n = Spec.parse(dataset, "dataset").params.get("n")
+        params = Spec.parse(dataset, "dataset").params
+        n = params.get("n")
         if n is None:
             return base * attempt
+        n_train = n - math.ceil(params.get("test_size", DEFAULT_TEST_SIZE) * n)
         limit = self.exact_max_n
         exact = 0
-        if limit is not None:  # n_train ≤ n: dense up to DENSE_MAX_N, matrix-free above
-            exact = 3 * 8 * min(n, DENSE_MAX_N) ** 2
-            if n > DENSE_MAX_N:
-                exact += DEFAULT_BLOCK_MB * 2**20 + 8 * n * (6 * 10 * len(self.config["lams"]) + PRECONDITIONER_RANK)
+        if limit is not None and n_train <= DENSE_MAX_N:
+            exact = 3 * 8 * n_train**2
+        elif limit is not None and n_train <= limit:  # matrix-free: blocks of K, CG vectors
+            exact = DEFAULT_BLOCK_MB * 2**20 + 8 * n_train * (6 * 10 * len(self.config["lams"]) + PRECONDITIONER_RANK)
         factor = 8 * n * max(self.config["ranks"])
         return max(base, 1000 + DEFAULT_BUDGET_MB + (exact + factor) // 2**20) * attempt
 

@@ -246,3 +246,20 @@ def test_a_sampler_is_fitted_once_per_rank_and_repetition_for_all_tasks(tmp_path
     assert len(fits) == len(TINY["ranks"]) * TINY["repetitions"] == 4, fits
     frame = pd.read_parquet(tmp_path / "work" / "out" / "all.parquet")
     assert set(frame.task) == {"krr", "kpca", "approximation"} and (frame.status == "ok").all()
+
+
+def test_job_memory_follows_what_n_takes():
+    """Dense exact baselines up to n_train = 5000 (3 n_train² floats), matrix-free ones up to
+    exact_max_n, nothing beyond; plus the factor and the feature budget."""
+    from kbench.workflow import Sweep
+
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "large.yaml").read_text())
+    sweep = Sweep({**config, "resources": {"mem_mb": 1000}})
+    mib = 2**20
+    dense = sweep.memory_mb("synthetic:friedman1:n=6000,test_size=0.2")  # n_train 4800
+    assert dense == 1000 + 1024 + (3 * 8 * 4800**2 + 8 * 6000 * 400) // mib
+    free = sweep.memory_mb("synthetic:friedman1:n=62500,test_size=0.2")  # n_train 50 000
+    assert free == 1000 + 1024 + (256 * mib + 8 * 50_000 * (6 * 10 * 4 + 200) + 8 * 62_500 * 400) // mib
+    beyond = sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2")  # no exact baseline
+    assert beyond == 1000 + 1024 + 8 * 1_250_000 * 400 // mib
+    assert sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2", attempt=2) == 2 * beyond

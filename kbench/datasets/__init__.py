@@ -48,7 +48,11 @@ def known_task_type(spec: str) -> str | None:
     return provider.task_type(name, **params)
 
 
-def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: float = 0.25,
+#: the held-out fraction of a split unless the spec gives ``test_size``
+DEFAULT_TEST_SIZE = 0.25
+
+
+def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: float = DEFAULT_TEST_SIZE,
                  standardize: bool = True, dropna: bool = False, **params) -> Dataset:
     """Load ``provider:name[:key=value,...]`` and split it (README, docs/conventions.md).
 
