@@ -268,32 +268,49 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
     fig.savefig(path, dpi=110)
 
 
-def cost_in_n(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int] | None:
-    """How each sampler's cost grows with n_train at the sweep's largest rank, when the rows
-    span at least three training sizes: the median seconds of fit + training and test
-    features (one value per fit: shared by its tasks), the largest peak RSS, and the log-log
-    slope of time in n. None when there are fewer sizes."""
+def size_family(dataset: str, kernel: str) -> str:
+    """The data a dataset spec draws, its size aside: the label without ``n`` (and the kernel)."""
+    spec = Spec.parse(dataset, "dataset")
+    family = Spec.of("dataset", spec.name, {k: v for k, v in spec.params.items() if k != "n"}).label
+    return f"{family} [{kernel}]"
+
+
+def cost_in_n(frame: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, pd.DataFrame, int]]:
+    """How each sampler's cost grows with n_train on data that differs only in its size
+    (dataset specs equal but for ``n``, same kernel) swept at three sizes or more: per such
+    family, at its largest rank, the median seconds of fit + training and test features
+    (one value per fit: shared by its tasks), the log-log slope of time in n, and the
+    largest peak RSS."""
     ok = frame[frame["status"] == "ok"]
-    if ok.empty or ok["n_train"].nunique() < 3:
-        return None
-    rank = int(ok["rank"].max())
-    fits = ok[ok["rank"] == rank].drop_duplicates(["dataset", "kernel", "sampler_label", "rank", "repetition"])
-    fits = fits.assign(seconds=fits["time_sample_s"] + fits["time_features_s"].fillna(0.0))
-    seconds = fits.pivot_table(index="sampler_label", columns="n_train", values="seconds", aggfunc="median")
-    memory = fits.pivot_table(index="sampler_label", columns="n_train", values="peak_rss_mb", aggfunc="max")
+    if ok.empty:
+        return {}
+    families = pd.Series([size_family(d, k) for d, k in zip(ok["dataset"], ok["kernel"])], index=ok.index)
+    found = {}
+    for family, rows in ok.groupby(families):
+        if rows["n_train"].nunique() < 3:
+            continue
+        rank = int(rows["rank"].max())
+        fits = rows[rows["rank"] == rank].drop_duplicates(["dataset", "kernel", "sampler_label", "rank", "repetition"])
+        fits = fits.assign(seconds=fits["time_sample_s"] + fits["time_features_s"].fillna(0.0))
+        seconds = fits.pivot_table(index="sampler_label", columns="n_train", values="seconds", aggfunc="median")
+        memory = fits.pivot_table(index="sampler_label", columns="n_train", values="peak_rss_mb", aggfunc="max")
+        seconds["slope in n"] = seconds.apply(_slope, axis=1)
+        for table in (seconds, memory):
+            table.index.name = "sampler"
+            table.columns = [c if isinstance(c, str) else f"n = {int(c):,}" for c in table.columns]
+        found[family] = (seconds, memory, rank)
+    return found
 
-    def slope(row: pd.Series) -> float:
-        row = row.dropna()
-        return float(np.polyfit(np.log(row.index.astype(float)), np.log(row.to_numpy()), 1)[0]) if len(row) >= 3 else np.nan
 
-    seconds["slope in n"] = seconds.apply(slope, axis=1)
-    for table in (seconds, memory):
-        table.index.name = "sampler"
-        table.columns = [c if isinstance(c, str) else f"n = {int(c):,}" for c in table.columns]
-    return seconds, memory, rank
+def _slope(row: pd.Series) -> float:
+    """Least-squares slope of log(seconds) in log(n) over the sizes a sampler has."""
+    row = row.dropna()
+    if len(row) < 3:
+        return np.nan
+    return float(np.polyfit(np.log(row.index.astype(float)), np.log(row.to_numpy(dtype=float)), 1)[0])
 
 
-def cost_figure(seconds: pd.DataFrame, rank: int, path: Path) -> None:
+def cost_figure(seconds: pd.DataFrame, rank: int, family: str, path: Path) -> None:
     """Log-log seconds against n_train, one line per sampler."""
     from matplotlib.figure import Figure
 
@@ -303,7 +320,7 @@ def cost_figure(seconds: pd.DataFrame, rank: int, path: Path) -> None:
     for sampler, row in seconds.drop(columns="slope in n").iterrows():
         ax.plot(sizes, row.to_numpy(dtype=float), marker="o", label=f"{sampler} ({seconds.loc[sampler, 'slope in n']:.2f})")
     ax.set(xscale="log", yscale="log", xlabel="n_train", ylabel="seconds (fit + features)",
-           title=f"cost in n at rank {rank} (legend: log-log slope)")
+           title=f"{family}: cost in n at rank {rank}\n(legend: log-log slope)")
     ax.legend(fontsize=7)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -391,12 +408,10 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
             md += [f"### {dataset}", "", _markdown(means), "",
                    f"![{section.label} on {dataset}](figures/{path.name})", ""]
             body += [("h3", dataset), ("table", means), ("img", path)]
-    cost = cost_in_n(frame)
-    if cost is not None:
-        seconds, memory, rank = cost
-        path = out / "figures" / "cost_in_n.png"
-        cost_figure(seconds, rank, path)
-        title = f"Sampler cost in n (rank {rank})"
+    for family, (seconds, memory, rank) in cost_in_n(frame).items():
+        path = out / "figures" / f"cost_in_n_{figure_slug(family)}.png"
+        cost_figure(seconds, rank, family, path)
+        title = f"Sampler cost in n: {family}, rank {rank}"
         text = ("Median seconds of one fit and its training and test features (shared by the fit's tasks), "
                 "the log-log slope of time in n, and the largest peak RSS (MB) of a worker.")
         md += [f"## {title}", "", text, "", _markdown(seconds), "", _markdown(memory), "",

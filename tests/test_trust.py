@@ -283,21 +283,26 @@ def test_rank_to_match_is_monotone_in_the_tolerance_and_missing_reads_a_dash(tmp
 
 
 def test_the_cost_section_fits_the_slope_of_time_in_n(tmp_path):
-    """Rows over three training sizes get a cost section: one value per fit (its tasks share
-    it), the median over repetitions, the log-log slope of time in n."""
-    frame = kbench.run([f"synthetic:friedman1:n={n}" for n in (400, 800, 1600)], ["uniform", "rff"],
-                       ["krr", "approximation"], [10, 20], [1e-3], repetitions=2, out=tmp_path, progress=False)
-    seconds, memory, rank = cost_in_n(frame)
-    assert rank == 20 and list(seconds.index) == ["rff", "uniform"]
-    fits = frame[(frame["rank"] == 20) & (frame["sampler_label"] == "uniform")].drop_duplicates(
-        ["dataset", "repetition"])
+    """Data that differs only in n, swept at three sizes, gets a cost section: one value per
+    fit (its tasks share it), the median over repetitions, the log-log slope of time in n.
+    Other datasets of the same sweep do not join the family."""
+    specs = [f"synthetic:friedman1:n={n}" for n in (400, 800, 1600)] + ["sklearn:diabetes"]
+    frame = kbench.run(specs, ["uniform", "rff"], ["krr", "approximation"], [10, 20], [1e-3], repetitions=2,
+                       out=tmp_path, progress=False)
+    found = cost_in_n(frame)
+    assert list(found) == ["synthetic:friedman1 [gaussian:sigma=median]"]
+    seconds, memory, rank = found["synthetic:friedman1 [gaussian:sigma=median]"]
+    assert rank == 20 and list(seconds.index) == ["rff", "uniform"] and len(memory.columns) == 3
+    fits = frame[(frame["rank"] == 20) & (frame["sampler_label"] == "uniform")
+                 & frame["dataset"].str.startswith("synthetic")].drop_duplicates(["dataset", "repetition"])
     expected = (fits["time_sample_s"] + fits["time_features_s"]).groupby(fits["n_train"]).median()
     np.testing.assert_allclose(seconds.loc["uniform"].iloc[:3].to_numpy(float), expected.to_numpy())
     sizes = np.log(expected.index.to_numpy(float))
     assert seconds.loc["uniform", "slope in n"] == pytest.approx(np.polyfit(sizes, np.log(expected.to_numpy()), 1)[0])
     build(frame, tmp_path / "board")
-    assert "## Sampler cost in n (rank 20)" in (tmp_path / "board" / "leaderboard.md").read_text()
-    assert cost_in_n(frame[frame["n_train"] < 1000]) is None  # two sizes: no section
+    text = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "## Sampler cost in n: synthetic:friedman1 [gaussian:sigma=median], rank 20" in text
+    assert cost_in_n(frame[frame["n_train"] < 1000]) == {}  # two sizes of the family: no section
 
 
 def test_the_adapter_uses_the_median_bandwidth_by_default():
