@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg
 
+from kbench.pcg import kernel_product, solve_krr_path
+
 #: the dense eigendecomposition up to this many training rows (3 n² floats: 600 MB at 5000)
 DENSE_MAX_N = 5000
 #: exact baselines up to this many training rows, matrix-free above DENSE_MAX_N
@@ -178,7 +180,6 @@ class IterativeBaseline:
         self.seconds = time.perf_counter() - start
 
     def _solution(self, Y: np.ndarray, lams) -> dict[str, np.ndarray]:
-        from kbench.pcg import kernel_product, solve_krr_path
 
         Y = np.asarray(Y, dtype=float).reshape(self.n, -1)
         lams = np.asarray(lams, dtype=float)
@@ -234,7 +235,6 @@ class IterativeBaseline:
     @cached_property
     def ones_K_ones(self) -> float:
         """1ᵀK1 (centered KPCA), by one blocked pass."""
-        from kbench.pcg import kernel_product
 
         return float(kernel_product(self.kernel, self.X, np.ones((self.n, 1))).sum())
 
@@ -247,7 +247,6 @@ class IterativeBaseline:
         if top not in self._eigenpairs:
             self._eigenpairs[top] = self._top_eigenpairs(top)
         theta, U, converged = self._eigenpairs[top]
-        from kbench.pcg import kernel_product
 
         inverse = np.divide(1.0, theta, out=np.zeros_like(theta),
                             where=theta > theta[0] * self.n * np.finfo(float).eps)
@@ -262,8 +261,6 @@ class IterativeBaseline:
 
     def _top_eigenpairs(self, top: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         import scipy.sparse.linalg
-
-        from kbench.pcg import kernel_product
 
         start = time.perf_counter()
         block = min(self.n, top + max(10, top // 5), max(self.F.shape[1], top))

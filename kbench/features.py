@@ -131,7 +131,7 @@ class Features:
 
     def __init__(self, data, approx, kernel, budget_mb: float = DEFAULT_BUDGET_MB) -> None:
         budget = int(budget_mb * 2**20)
-        self.data, self.budget_mb = data, budget_mb
+        self.data = data
         self.train = FeatureRows(approx, data.X_train, kernel, "training", budget, approx.train_features)
         self.test = FeatureRows(approx, data.X_test, kernel, "test", budget)
         self._moments: Moments | None = None

@@ -10,9 +10,10 @@ which no rank-ℓ approximation can push below the exact (1/n) Σ_{j>ℓ} s_j (K
 Nyström-type map K − K̂_ℓ ≽ 0, so the norm is the trace (1/n)[tr K − Σ_{j≤ℓ} μ_j], the
 RKHS reconstruction error, from the training moments ΦᵀΦ (one streamed pass). Random
 features are not below K: their norm takes the dense kernel and one eigendecomposition per
-ℓ, so it is computed when n ≤ ``max_n`` (a row note says when it is not). Nyström maps also get the held-out error mean_x k(x, x) −
-‖P_ℓ z(x)‖²; random features the reconstruction errors in their own feature space
-(``kpca_feature_error_in/out``). A map with fewer than ℓ features is scored with all of them.
+ℓ, so it is computed when n ≤ ``max_n`` (a row note says when it is not). Nyström maps
+also get the held-out error mean_x k(x, x) − ‖P_ℓ z(x)‖²; random features the
+reconstruction errors in their own feature space (``kpca_feature_error_in/out``). A map
+with fewer than ℓ features is scored with all of them.
 """
 
 from __future__ import annotations
