@@ -3,7 +3,8 @@
     python benchmarks/scaling.py [--write]     # n = 10⁴ … 10⁶, d = 20, p = 500 (about 15 minutes)
 
 Every (sampler, n) runs in its own process, which times the fit and the training features
-(the factor a pivoted-Cholesky sampler returns, else transform(X); median of --repeats) and
+(the factor a pivoted-Cholesky sampler returns, else transform(X); after a warm-up run, the
+median of as many runs as fit in REPEAT_SECONDS, at most MAX_REPEATS, at least --repeats) and
 reports its peak RSS, the n×p features included (3.7 GiB at n = 10⁶); the data is a
 standard normal X with the gaussian kernel (σ = median), as in samplers.py.
 The log-log slope of time in n is fitted over all n; target: within [0.85, 1.15] for every
@@ -19,6 +20,7 @@ import json
 import resource
 import subprocess
 import sys
+import time
 
 import numpy as np
 from samplers import make_data, training_features
@@ -28,16 +30,23 @@ from _common import env_line, environment, median_time, update_readme, write_res
 SAMPLERS = ["uniform", "rls-fast", "squeak", "pivoted-cholesky", "rp-cholesky", "rff", "orf"]
 SIZES = [10_000, 31_623, 100_000, 316_228, 1_000_000]
 SLOPE_BAND = (0.85, 1.15)
+#: small n is timed as the median of several runs (at most MAX_REPEATS, within about
+#: REPEAT_SECONDS): a single run of a fraction of a second is at the mercy of the machine
+REPEAT_SECONDS, MAX_REPEATS = 10.0, 7
 
 
 def child(name: str, n: int, d: int, p: int, lam: float, repeats: int) -> None:
-    """One (sampler, n): time fit + training features, print the seconds and the process's
-    peak RSS."""
+    """One (sampler, n): time fit + training features (median of ``repeats`` runs, more
+    where they fit in REPEAT_SECONDS, after one warm-up run), print the seconds, the number
+    of runs and the process's peak RSS."""
     X, kernel = make_data(n, d)
+    start = time.perf_counter()
     approx, _ = training_features(name, X, kernel, p, lam)
+    warmup = time.perf_counter() - start
+    repeats = max(repeats, min(MAX_REPEATS, int(REPEAT_SECONDS / warmup)))
     seconds = median_time(lambda: training_features(name, X, kernel, p, lam), repeats)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "peak_rss_mb": peak, "rank": approx.rank}))
+    print(json.dumps({"seconds": seconds, "runs": repeats, "peak_rss_mb": peak, "rank": approx.rank}))
 
 
 def main() -> None:
@@ -73,7 +82,7 @@ def main() -> None:
     header = " | ".join(f"n = {n:.0e}".replace("e+0", "e") for n in SIZES)
     table = "\n".join([
         f"Fit + training features: time (s) and peak RSS (MB) at n = 10⁴ … 10⁶, d = {args.d}, p = {args.p}, λ = {args.lam:g} (for rls-fast "
-        f"and squeak), gaussian σ = median; one process per cell. {env_line(env)}.",
+        f"and squeak), gaussian σ = median; one process per cell, median of up to {MAX_REPEATS} runs. {env_line(env)}.",
         "",
         f"| sampler | {header} | slope in n | within [{low}, {high}] |",
         "|---|" + "---:|" * len(SIZES) + "---:|---|",

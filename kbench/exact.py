@@ -176,11 +176,11 @@ class IterativeBaseline:
         self.F = np.asarray(RPCholeskySampler().fit(self.X, kernel, rank, seed=seed).train_features)
         #: (targets digest, λ path) → the solution's arrays (see :meth:`_solution`)
         self.solutions: dict[tuple[str, tuple[float, ...]], dict[str, np.ndarray]] = {}
-        self._eigenpairs: dict[int, tuple] = {}
+        #: number of eigenpairs → their arrays (see :meth:`_top_eigenpairs`)
+        self.eigenpairs: dict[int, dict[str, np.ndarray]] = {}
         self.seconds = time.perf_counter() - start
 
     def _solution(self, Y: np.ndarray, lams) -> dict[str, np.ndarray]:
-
         Y = np.asarray(Y, dtype=float).reshape(self.n, -1)
         lams = np.asarray(lams, dtype=float)
         key = (_digest(Y), tuple(lams.tolist()))
@@ -244,13 +244,10 @@ class IterativeBaseline:
         preconditioner's Nyström eigenvectors. An ℓ whose eigenpairs j ≤ ℓ are not all
         converged (‖Ku − θu‖ > ``KPCA_TOL``·‖K‖₂, checked by one more pass) gets NaN."""
         top = min(max(components), self.n)
-        if top not in self._eigenpairs:
-            self._eigenpairs[top] = self._top_eigenpairs(top)
-        theta, U, converged = self._eigenpairs[top]
-
-        inverse = np.divide(1.0, theta, out=np.zeros_like(theta),
-                            where=theta > theta[0] * self.n * np.finfo(float).eps)
-        captured = np.cumsum((kernel_product(self.kernel, self.X, U, Z=self.X_test) ** 2 * inverse).mean(axis=0))
+        if top not in self.eigenpairs:
+            self.eigenpairs[top] = self._top_eigenpairs(top)
+        pairs = self.eigenpairs[top]
+        theta, converged, captured = pairs["theta"], pairs["converged"], pairs["captured_test"]
         errors = {}
         for ell in components:
             used = min(ell, top)
@@ -259,7 +256,9 @@ class IterativeBaseline:
                            float(self.diag_test.mean() - captured[used - 1]) if ok else float("nan"))
         return errors
 
-    def _top_eigenpairs(self, top: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _top_eigenpairs(self, top: int) -> dict[str, np.ndarray]:
+        """θ, U (the top eigenpairs), whether each converged, and the held-out variance they
+        capture, cumulatively: mean_x Σ_{j≤ℓ} (u_jᵀk_x)²/θ_j."""
         import scipy.sparse.linalg
 
         start = time.perf_counter()
@@ -277,12 +276,21 @@ class IterativeBaseline:
         order = np.argsort(theta)[::-1][:top]
         theta, U = theta[order], U[:, order]
         residual = np.linalg.norm(kernel_product(self.kernel, self.X, U) - U * theta, axis=0) / theta[0]
+        inverse = np.divide(1.0, theta, out=np.zeros_like(theta),
+                            where=theta > theta[0] * self.n * np.finfo(float).eps)
+        captured = np.cumsum((kernel_product(self.kernel, self.X, U, Z=self.X_test) ** 2 * inverse).mean(axis=0))
         self.seconds += time.perf_counter() - start
-        return theta, U, residual <= KPCA_TOL
+        return {"theta": theta, "U": U, "converged": residual <= KPCA_TOL, "captured_test": captured}
+
+    @property
+    def computed(self) -> int:
+        """How many solves and eigendecompositions the baseline holds (it grows as tasks ask)."""
+        return len(self.solutions) + len(self.eigenpairs)
 
     # -- sharing between processes ---------------------------------------------------------
     def save(self, path, key: dict) -> None:
-        """Write the preconditioner factor and every solution to ``path`` (npz, atomically)."""
+        """Write the preconditioner factor, every solution and every set of eigenpairs to
+        ``path`` (npz, atomically)."""
         from kbench._files import write_npz
 
         arrays = {"key": np.array(json.dumps(key, sort_keys=True)), "method": np.array(self.method),
@@ -292,6 +300,8 @@ class IterativeBaseline:
             arrays[f"solution{i}_digest"] = np.array(digest)
             arrays[f"solution{i}_lams"] = np.array(lams)
             arrays.update({f"solution{i}_{name}": value for name, value in solution.items()})
+        for top, pairs in self.eigenpairs.items():
+            arrays.update({f"eigenpairs{top}_{name}": value for name, value in pairs.items()})
         write_npz(path, **arrays)
 
     @classmethod
@@ -311,13 +321,18 @@ class IterativeBaseline:
             baseline.trace, baseline.tol = float(archive["trace"]), float(archive["tol"])
             baseline.max_passes = PCG_MAX_PASSES
             baseline.seconds = float(archive["seconds"])
-            baseline.solutions, baseline._eigenpairs = {}, {}
+            baseline.solutions, baseline.eigenpairs = {}, {}
             i = 0
             while f"solution{i}_digest" in archive.files:
                 lams = tuple(archive[f"solution{i}_lams"].tolist())
                 baseline.solutions[str(archive[f"solution{i}_digest"]), lams] = {
                     name: archive[f"solution{i}_{name}"] for name in ("train", "test", "iterations", "residual", "passes")}
                 i += 1
+            for name in archive.files:
+                if name.startswith("eigenpairs") and name.endswith("_theta"):
+                    top = int(name[len("eigenpairs"):-len("_theta")])
+                    baseline.eigenpairs[top] = {
+                        part: archive[f"eigenpairs{top}_{part}"] for part in ("theta", "U", "converged", "captured_test")}
         return baseline
 
 
@@ -326,13 +341,14 @@ def _digest(Y: np.ndarray) -> str:
 
 
 def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
-                   shared: tuple[Path, str] | None = None, solves=()):
+                   shared: tuple[Path, str] | None = None, tasks=(), lams=()):
     """The cached exact baseline of (data, kernel): dense up to ``DENSE_MAX_N`` training
     rows, matrix-free up to ``exact_max_n``, None above. With ``shared`` = (file, split
     checksum) it is shared between processes through the file: loaded when the file holds
-    the baseline of this split and kernel, else computed and saved there. ``solves`` lists
-    the target matrices and λ paths (pairs) a matrix-free baseline solves now, before the
-    file is written, so that the processes loading it need not."""
+    the baseline of this split and kernel, else computed and saved there. A matrix-free
+    baseline is first handed to each of ``tasks`` (:meth:`kbench.Task.prepare_exact`, with
+    the λ path ``lams``), which asks it now for the solves and eigenpairs its evaluations
+    will need, so that they are computed once and saved with it."""
     n = data.X_train.shape[0]
     if n > exact_max_n:
         return None
@@ -352,10 +368,13 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
             baseline = ExactBaseline(data, kernel) if dense else IterativeBaseline(data, kernel)
         data.cache[cached] = baseline
     baseline = data.cache[cached]
-    solved = 0 if baseline.dense else len(baseline.solutions)
+    grown = False
     if not baseline.dense:
-        for Y, lams in solves:
-            baseline.ridge_path(Y, lams)
-    if shared is not None and (computed or (not baseline.dense and len(baseline.solutions) > solved)):
-        baseline.save(shared[0], key)  # once, with its solves
+        before = baseline.computed
+        for task in tasks:
+            if task.needs_exact and n <= task.exact_max_n:
+                task.prepare_exact(baseline, data, lams)
+        grown = baseline.computed > before
+    if shared is not None and (computed or grown):
+        baseline.save(shared[0], key)  # once, with what the tasks asked for
     return baseline

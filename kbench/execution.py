@@ -95,11 +95,6 @@ def exact_limit(tasks, ridge_samplers: bool) -> int | None:
     return max(limits, default=None)
 
 
-def exact_solves(tasks, data, lams) -> list[tuple[np.ndarray, list[float]]]:
-    """The (targets, λ path) systems the tasks will ask a matrix-free exact baseline to solve."""
-    return [(Y, list(lams)) for task in tasks if task.needs_exact for Y in task.exact_targets(data)]
-
-
 def split_checksum(data: Dataset) -> str:
     """A fingerprint of a split's arrays (recorded in every row as ``split_checksum``)."""
     digest = hashlib.sha256()
@@ -125,26 +120,27 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
                     data_cache=None, ridge_samplers: bool = False, lams=()) -> JobContext:
     """Load the split, resolve the kernel on it and get the exact baseline once, in the
     parent, so that every forked worker shares it (:func:`exact_limit` says when it is
-    needed; a matrix-free one solves the tasks' λ path here). With a ``data_cache`` the
-    baseline is read from there when another process computed it (the workflow's ``exact``
-    jobs), else computed and saved there."""
+    needed; a matrix-free one computes here what the tasks will ask of it). With a
+    ``data_cache`` the baseline is read from there when another process computed it (the
+    workflow's ``exact`` jobs), else computed and saved there."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
     fitted = kernel.create().fit(data.X_train)
     checksum = split_checksum(data)
     limit = exact_limit(tasks, ridge_samplers)
     if limit is not None:
         shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)
-        exact_baseline(data, fitted, limit, shared, exact_solves(tasks, data, lams))
+        exact_baseline(data, fitted, limit, shared, tasks, lams)
     return JobContext(data, fitted, checksum, env, None if data_cache is None else Path(data_cache))
 
 
 def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact_max_n: int,
                   tasks=(), lams=()) -> Path:
     """Compute the exact baseline of (dataset, kernel, repetition) into the data cache, for the
-    run jobs of a workflow to load; a matrix-free one with the solves the ``tasks`` will ask
-    for along the λ path ``lams``. Past ``exact_max_n``, or when it fails (a kernel that
-    overflows, say), the file records why there is none: a run job that needs it then tries
-    itself and records the failure in its cells, like ``kbench run``."""
+    run jobs of a workflow to load; a matrix-free one with what the ``tasks`` will ask of it
+    along the λ path ``lams`` (ridge solves, KPCA eigenpairs). Past ``exact_max_n``, or when
+    it fails (a kernel that overflows, say), the file records why there is none: a run job
+    that needs it then tries itself and records the failure in its cells, like ``kbench
+    run``."""
     from kbench._files import write_npz
 
     dataset, kernel = Spec.parse(dataset, "dataset"), Spec.parse(kernel, "kernel")
@@ -155,7 +151,7 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
         return path
     try:
         exact_baseline(data, kernel.create().fit(data.X_train), exact_max_n, (path, split_checksum(data)),
-                       exact_solves(tasks, data, lams))
+                       tasks, lams)
     except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
         write_npz(path, absent=np.array(f"the exact baseline failed: {describe(exc)}"))
     return path

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec
 from kbench.disqueak import NODE_FILE, node_path, parse_node, tree_shards
-from kbench.exact import DENSE_MAX_N, PRECONDITIONER_RANK
+from kbench.exact import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.execution import exact_limit, exact_path, prepared_path
 from kbench.features import DEFAULT_BUDGET_MB
 from kbench.papers import PAPERS
@@ -25,6 +25,9 @@ from kbench.spec import Spec
 
 #: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
 DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
+#: the config's runtime is meant for jobs on up to this many rows (and for exact baselines
+#: up to DEFAULT_EXACT_MAX_N training rows); larger datasets ask for more (Sweep.runtime_min)
+RUNTIME_REFERENCE_N = 100_000
 
 
 class ConfigError(ValueError):
@@ -118,6 +121,25 @@ class Sweep:
         it shared by the ``workers``, or the config's ``memory_limit_mb`` if lower. A fit past
         it is recorded as oom by kbench before the scheduler kills the job."""
         return max(int(min(0.8 * mem_mb / workers, self.config.get("memory_limit_mb", float("inf")))), 1)
+
+    def runtime_min(self, dataset: str, attempt: int = 1, exact: bool = False) -> int:
+        """The runtime (minutes) of a job on ``dataset``, times the attempt: the config's
+        ``runtime``, raised when the dataset spec gives its size n past what that runtime is
+        meant for. A job's cost grows linearly in n past ``RUNTIME_REFERENCE_N`` (samplers
+        and streamed tasks are O(n) at a fixed rank); an ``exact`` job's quadratically in
+        n_train past ``DEFAULT_EXACT_MAX_N`` (every pass of the matrix-free solver evaluates
+        all of K)."""
+        base = self.resources("runtime")
+        params = Spec.parse(dataset, "dataset").params
+        n = params.get("n")
+        if n is None:
+            return base * attempt
+        if exact:
+            n_train = n - math.ceil(params.get("test_size", DEFAULT_TEST_SIZE) * n)
+            scale = (n_train / DEFAULT_EXACT_MAX_N) ** 2
+        else:
+            scale = n / RUNTIME_REFERENCE_N
+        return math.ceil(base * max(1.0, scale)) * attempt
 
     def memory_mb(self, dataset: str, attempt: int = 1) -> int:
         """The memory of a job on ``dataset``, times the attempt (a job killed for memory is

@@ -127,20 +127,26 @@ def test_a_matrix_free_solve_that_does_not_converge_is_not_reported_as_exact(dat
 
 def test_the_matrix_free_baseline_is_solved_once_and_shared_through_its_file(tmp_path, monkeypatch):
     """Above the dense limit, ``kbench prepare --exact --tasks --lams`` solves the λ path
-    once; a run loading the file solves nothing and gets the same rows."""
+    and computes the KPCA eigenpairs once; a run loading the file computes neither."""
     from kbench.execution import exact_path, prepare_exact
 
     spec, kernel, lams = "synthetic:friedman1:n=8000", "gaussian:sigma=median", [1e-3, 1e-2]
-    tasks = [kbench.make_task("krr")]
-    path = prepare_exact(spec, kernel, 0, 0, tmp_path, 50_000, tasks, lams)
-    assert path == exact_path(tmp_path, spec, kernel, 0) and "solution0_train" in np.load(path).files
+    tasks = ["krr", "kpca:components=5"]
+    path = prepare_exact(spec, kernel, 0, 0, tmp_path, 50_000,
+                         [kbench.make_task("krr"), kbench.make_task("kpca", components=5)], lams)
+    assert path == exact_path(tmp_path, spec, kernel, 0)
+    assert {"solution0_train", "eigenpairs5_theta", "eigenpairs5_captured_test"} <= set(np.load(path).files)
 
-    def no_solve(*args, **kwargs):
-        raise AssertionError("the run solved again")
+    def computed_again(*args, **kwargs):
+        raise AssertionError("the run computed the exact baseline again")
 
-    monkeypatch.setattr("kbench.pcg.solve_krr_path", no_solve)
-    frame = kbench.run([spec], ["uniform"], ["krr"], [20], lams, repetitions=1, out=tmp_path / "out",
+    monkeypatch.setattr("kbench.exact.solve_krr_path", computed_again)
+    monkeypatch.setattr(IterativeBaseline, "_top_eigenpairs", computed_again)
+    frame = kbench.run([spec], ["uniform"], tasks, [20], lams, repetitions=1, out=tmp_path / "out",
                        data_cache=tmp_path, progress=False)
     assert (frame.status == "ok").all() and (frame.n_train > 5000).all()
-    assert (frame.exact_method == "pcg").all() and frame.exact_converged.all()
-    assert (frame.exact_residual <= 1e-8).all() and frame.test_mse_exact.notna().all()
+    krr, kpca = frame[frame.task == "krr"], frame[frame.task == "kpca"]
+    assert len(krr) == 2 and len(kpca) == 1
+    assert (krr.exact_method == "pcg").all() and krr.exact_converged.all()
+    assert (krr.exact_residual <= 1e-8).all() and krr.test_mse_exact.notna().all()
+    assert kpca.kpca_error_in_exact.notna().all() and kpca.kpca_error_out_exact.notna().all()

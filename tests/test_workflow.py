@@ -263,3 +263,19 @@ def test_job_memory_follows_what_n_takes():
     beyond = sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2")  # no exact baseline
     assert beyond == 1000 + 1024 + 8 * 1_250_000 * 400 // mib
     assert sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2", attempt=2) == 2 * beyond
+
+
+def test_job_runtime_follows_what_n_costs():
+    """The configured runtime up to 10⁵ rows, linear in n beyond; an exact job's up to
+    n_train = 50 000, quadratic beyond; times the attempt; as configured for a dataset of
+    unknown size."""
+    from kbench.workflow import Sweep
+
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "large.yaml").read_text())
+    sweep = Sweep({**config, "resources": {"runtime": 60}})
+    assert sweep.runtime_min("synthetic:friedman1:n=62500,test_size=0.2") == 60
+    assert sweep.runtime_min("synthetic:friedman1:n=62500,test_size=0.2", exact=True) == 60
+    assert sweep.runtime_min("synthetic:friedman1:n=1250000,test_size=0.2") == 60 * 12.5
+    assert sweep.runtime_min("synthetic:friedman1:n=1250000,test_size=0.2", attempt=2) == 2 * 750
+    assert sweep.runtime_min("synthetic:friedman1:n=125000,test_size=0.2", exact=True) == 60 * 4
+    assert sweep.runtime_min("sklearn:diabetes") == 60

@@ -77,10 +77,11 @@ class Task:
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         raise NotImplementedError
 
-    def exact_targets(self, data) -> list[np.ndarray]:
-        """The target matrices (n×c) whose exact ridge fits along the λ path the task asks of
-        the exact baseline: a matrix-free baseline solves them once, before the jobs fork."""
-        return []
+    def prepare_exact(self, exact, data, lams) -> None:
+        """Ask the matrix-free exact baseline ``exact`` now for what :meth:`evaluate` will ask
+        of it on ``data`` along the λ path ``lams`` (ridge solves, eigenpairs): it is then
+        computed once, before the jobs fork (or in the workflow's exact job), and saved with
+        the baseline. Nothing by default; never called for the dense baseline."""
 
     def headline_rows(self, rows):
         """The rows (a DataFrame of this task's ok rows) that carry the headline metric; a

@@ -86,10 +86,9 @@ class ClassificationTask(Task):
         W = RidgePath(moments.gram, moments.n, lams).weights(cross)
         return W, moments.seconds + time.perf_counter() - start
 
-    def exact_targets(self, data) -> list[np.ndarray]:
-        if data.task_type not in self.accepts or self.learner != "least-squares":
-            return []
-        return [encode(data.y_train, data.classes)]
+    def prepare_exact(self, exact, data, lams) -> None:
+        if data.task_type in self.accepts and self.learner == "least-squares":
+            exact.ridge_path(encode(data.y_train, data.classes), check_lams(lams))
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         self.check_data(data)

@@ -64,6 +64,10 @@ class KPCATask(Task):
         ell = rows["rank"].map(lambda rank: self.headline_component(int(rank)))
         return rows[rows["components"] == ell]
 
+    def prepare_exact(self, exact, data, lams) -> None:
+        if not self.centered:
+            exact.kpca_errors(self.components)
+
     def evaluate(self, data, approx, kernel, lams=None) -> list[dict]:
         features = features_of(data, approx, kernel)
         moments = features.moments()

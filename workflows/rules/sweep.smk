@@ -25,7 +25,7 @@ rule prepare:
         cache=OUT / "data",
     resources:
         mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
-        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
+        runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt),
         cpus_per_task=1,
     conda:
         "../envs/kbench.yaml"
@@ -51,7 +51,7 @@ rule exact:
         cache=OUT / "data",
     resources:
         mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
-        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
+        runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt, exact=True),
         cpus_per_task=1,
     conda:
         "../envs/kbench.yaml"
@@ -80,7 +80,7 @@ rule disqueak:
         cache=OUT / "data",
     resources:
         mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
-        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
+        runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt),
         cpus_per_task=1,
     conda:
         "../envs/kbench.yaml"
@@ -122,7 +122,7 @@ rule run:
     threads: SWEEP.resources("cpus_per_task")
     resources:
         mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
-        runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
+        runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt),
         cpus_per_task=lambda wc, threads: threads,
     conda:
         "../envs/kbench.yaml"
