@@ -10,6 +10,11 @@ P⁻¹v = (v − F (nλ I_r + FᵀF)⁻¹ Fᵀv) / (nλ), from one eigendecompos
 every λ. A last pass computes K α, the training predictions, and with them the true
 relative residual ‖y − (K + nλI) α‖ / ‖y‖ of each λ: a solve is converged when it is at
 most ``tol``, and reported as not converged otherwise, never as exact.
+
+No λ is warm-started from a larger λ's solution: that needs the larger λ solved first, so
+the path's passes add up instead of being shared. Measured at n = 6000 (gaussian, rank-500
+preconditioner, λ = 1e-5, 1e-6, 1e-7): 143 passes together; 206 one λ after the other,
+warm starts saving 1 and 4 of their 47 and 142 iterations.
 """
 
 from __future__ import annotations
