@@ -73,6 +73,16 @@ def _as_list(specs) -> list[str]:
     return [specs] if isinstance(specs, str) else list(specs)
 
 
+def _stated_size(dataset: str) -> tuple[int, int] | None:
+    """(n, n_train) of a dataset whose spec gives its size n (the spec's test_size, else
+    kbench.datasets.DEFAULT_TEST_SIZE, is held out); None when the spec does not say."""
+    params = Spec.parse(dataset, "dataset").params
+    n = params.get("n")
+    if n is None:
+        return None
+    return n, n - math.ceil(params.get("test_size", DEFAULT_TEST_SIZE) * n)
+
+
 @dataclass(frozen=True)
 class Sweep:
     """The jobs of a config: one per (dataset, kernel, sampler, repetition), covering all
@@ -130,15 +140,11 @@ class Sweep:
         n_train past ``DEFAULT_EXACT_MAX_N`` (every pass of the matrix-free solver evaluates
         all of K)."""
         base = self.resources("runtime")
-        params = Spec.parse(dataset, "dataset").params
-        n = params.get("n")
-        if n is None:
+        size = _stated_size(dataset)
+        if size is None:
             return base * attempt
-        if exact:
-            n_train = n - math.ceil(params.get("test_size", DEFAULT_TEST_SIZE) * n)
-            scale = (n_train / DEFAULT_EXACT_MAX_N) ** 2
-        else:
-            scale = n / RUNTIME_REFERENCE_N
+        n, n_train = size
+        scale = (n_train / DEFAULT_EXACT_MAX_N) ** 2 if exact else n / RUNTIME_REFERENCE_N
         return math.ceil(base * max(1.0, scale)) * attempt
 
     def memory_mb(self, dataset: str, attempt: int = 1) -> int:
@@ -149,11 +155,10 @@ class Sweep:
         to 10 targets), one n × max-rank array (a pivoted Cholesky factor) and the feature
         budget (tasks stream their features, kbench.features), plus 1000 MB for Python."""
         base = self.resources("mem_mb")
-        params = Spec.parse(dataset, "dataset").params
-        n = params.get("n")
-        if n is None:
+        size = _stated_size(dataset)
+        if size is None:
             return base * attempt
-        n_train = n - math.ceil(params.get("test_size", DEFAULT_TEST_SIZE) * n)
+        n, n_train = size
         limit = self.exact_max_n
         exact = 0
         if limit is not None and n_train <= DENSE_MAX_N:
