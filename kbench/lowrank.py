@@ -7,10 +7,14 @@ maps cover the built-in samplers:
   Nyström builder shared by all column samplers;
 * :class:`CholeskyMap`, z(x) = G_I⁻¹ k_I(x) for pivoted Cholesky factors (the same
   approximation on the pivot set, by a triangular solve);
-* :class:`FourierMap`, random Fourier features √(2k(0)/p)·[cos ωᵀx, sin ωᵀx].
+* :class:`FourierMap`, random Fourier features √(2k(0)/p)·[cos ωᵀx, sin ωᵀx], and
+  :class:`HadamardFourierMap`, the same with structured frequencies applied by fast
+  Walsh–Hadamard transforms.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 import scipy.linalg
@@ -109,21 +113,88 @@ class FourierMap(LowRank):
 
     def __init__(self, frequencies: np.ndarray, n_pairs: int, phase: float | None,
                  scale: float, info: dict | None = None) -> None:
-        rank = 2 * n_pairs + (phase is not None)
-        super().__init__(frequencies.shape[1], rank, None, info)
+        self._setup(frequencies.shape[1], n_pairs, phase, scale, info)
         self.frequencies = frequencies
+
+    def _setup(self, n_features_in: int, n_pairs: int, phase: float | None, scale: float,
+               info: dict | None) -> None:
+        rank = 2 * n_pairs + (phase is not None)
+        LowRank.__init__(self, n_features_in, rank, None, info)
         self.n_pairs = n_pairs
         self.phase = phase
         self.coefficient = np.sqrt(2.0 * scale / rank)
 
+    def _project(self, X: np.ndarray) -> np.ndarray:
+        """Ωx for the rows of X: (len(X), number of frequencies)."""
+        return X @ self.frequencies.T
+
     def _transform_chunk(self, X, out):
         k = self.n_pairs
-        projection = X @ self.frequencies.T
+        projection = self._project(X)
         np.cos(projection[:, :k], out=out[:, :k])
         np.sin(projection[:, :k], out=out[:, k : 2 * k])
         if self.phase is not None:
             np.cos(projection[:, k] + self.phase, out=out[:, 2 * k])
         out *= self.coefficient
+
+
+#: the Walsh–Hadamard transform is applied in factors of at most this size (a GEMM each)
+_HADAMARD_RADIX = 32
+
+
+@lru_cache(maxsize=None)
+def _hadamard(size: int) -> np.ndarray:
+    return scipy.linalg.hadamard(size).astype(float)
+
+
+def fwht(A: np.ndarray) -> np.ndarray:
+    """The (unnormalised) Walsh–Hadamard transform H·a of every row a of A along its last
+    axis, of length d' a power of two. Sylvester's H_{d'} is the Kronecker product of
+    smaller Hadamard matrices, so the row, viewed as a tensor with modes of size ≤ 32, is
+    multiplied by one small Hadamard matrix per mode: ⌈log₃₂ d'⌉ GEMMs, O(d' log d') per
+    row, at BLAS-3 speed."""
+    d = A.shape[-1]
+    factors = []
+    while d > 1:
+        factors.append(min(_HADAMARD_RADIX, d))
+        d //= factors[-1]
+    Y = A.reshape(-1, *factors)
+    for mode, size in enumerate(factors, start=1):
+        Y = np.moveaxis(np.moveaxis(Y, mode, -1) @ _hadamard(size), -1, mode)
+    return np.ascontiguousarray(Y).reshape(A.shape)
+
+
+class HadamardFourierMap(FourierMap):
+    """Random Fourier features whose frequencies come in blocks of d' = 2^⌈log₂ d⌉ (x zero-
+    padded to d'), each block a product of diagonal, permutation and Walsh–Hadamard
+    matrices applied to x by :func:`fwht` in O(d' log d'), never stored as a matrix.
+
+    ``steps`` lists, first applied first, ("diag", B×d' array), ("perm", B×d' indices) or
+    ("hadamard", None), the B blocks side by side; ``scale`` multiplies the result. The
+    explicit frequencies (``frequencies``) are computed only when asked for."""
+
+    def __init__(self, n_features_in: int, steps: list, factor: float, n_frequencies: int,
+                 n_pairs: int, phase: float | None, scale: float, info: dict | None = None) -> None:
+        self._setup(n_features_in, n_pairs, phase, scale, info)
+        self.steps, self.factor, self.n_frequencies = steps, factor, n_frequencies
+        self.padded = steps[0][1].shape[1]
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        """Ω (n_frequencies × d), explicitly: the map applied to the unit vectors."""
+        return self._project(np.eye(self.n_features_in)).T
+
+    def _project(self, X):
+        Y = np.zeros((X.shape[0], 1, self.padded))
+        Y[:, 0, : X.shape[1]] = X
+        for kind, value in self.steps:
+            if kind == "diag":
+                Y = Y * value
+            elif kind == "perm":
+                Y = Y[:, np.arange(value.shape[0])[:, None], value]
+            else:
+                Y = fwht(Y)
+        return self.factor * Y.reshape(X.shape[0], -1)[:, : self.n_frequencies]
 
 
 def nystrom(X: np.ndarray, kernel: Kernel, landmarks: np.ndarray, info: dict | None = None,
@@ -147,4 +218,4 @@ def nystrom(X: np.ndarray, kernel: Kernel, landmarks: np.ndarray, info: dict | N
     return NystromMap(kernel, X_landmarks, landmarks, projection, info)
 
 
-__all__ = ["LowRank", "NystromMap", "CholeskyMap", "FourierMap", "nystrom"]
+__all__ = ["LowRank", "NystromMap", "CholeskyMap", "FourierMap", "HadamardFourierMap", "fwht", "nystrom"]

@@ -10,8 +10,8 @@ import pytest
 
 import kbench
 
-COLUMN_SAMPLERS = ["uniform", "rls", "rls-fast", "squeak", "pivoted-cholesky", "rp-cholesky"]
-FEATURE_SAMPLERS = ["rff", "orf"]
+COLUMN_SAMPLERS = ["uniform", "rls", "rls-fast", "squeak", "bless", "recursive-rls", "pivoted-cholesky", "rp-cholesky"]
+FEATURE_SAMPLERS = ["rff", "orf", "sorf", "fastfood"]
 ALL_SAMPLERS = COLUMN_SAMPLERS + FEATURE_SAMPLERS
 
 

@@ -54,10 +54,10 @@ def test_column_sampler_is_the_nystrom_approximation(name, rank, data300):
         np.testing.assert_allclose(approx.train_features, Z, atol=1e-10)
 
 
-@pytest.mark.parametrize("name", [s for s in COLUMN_SAMPLERS if s != "squeak"])
+@pytest.mark.parametrize("name", [s for s in COLUMN_SAMPLERS if s not in ("squeak", "bless")])
 def test_all_landmarks_recover_the_kernel(name, data300):
-    """L = K when I = V (rank = n): the approximation is exact. (SQUEAK is left out: its
-    landmarks are its dictionary atoms, which need not be all of V.)"""
+    """L = K when I = V (rank = n): the approximation is exact. (SQUEAK and BLESS are left
+    out: their landmarks are their dictionary atoms, which need not be all of V.)"""
     X, kernel = data300
     X = X[:80]
     approx = kbench.make_sampler(name).fit(X, kernel, rank=80, lam=LAM, seed=1)
@@ -251,6 +251,56 @@ def test_squeak_subsampling_by_copies_beats_drawing_by_probability():
         kbench.make_sampler("squeak", subsample="uniform")
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_bless_dictionary_size_tracks_the_effective_dimension(squeak_data, seed):
+    """Rudi et al. 2018, Thm. 1: about q̄·d_eff(nλ) atoms."""
+    X, sigma, d_eff = squeak_data
+    approx = kbench.make_sampler("bless", qbar=10).fit(X, kbench.make_kernel("gaussian", sigma=sigma),
+                                                       rank=2000, lam=LAM, seed=seed)
+    assert 0.3 * 10 * d_eff <= approx.info["dictionary_size"] <= 3 * 10 * d_eff
+    assert approx.info["dictionary_size"] == len(approx.landmarks)
+
+
+def test_bless_estimator_is_exact_on_the_whole_set(data300):
+    """With every point in the dictionary at probability 1, the estimator
+    (K_ii − k_iᵀ(K + γI)⁻¹k_i)/γ is the exact ridge leverage score."""
+    from kbench.samplers.bless import BlessSampler
+
+    X, kernel = data300
+    n, everything = len(X), np.arange(len(X))
+    scores = BlessSampler._estimate_scores(X, kernel, kernel.diag(X), everything, everything, np.ones(n),
+                                           kernel(X), n * LAM)
+    np.testing.assert_allclose(scores, exact_leverage_scores(kernel(X), LAM), rtol=1e-8, atol=1e-12)
+
+
+def test_bless_spectral_error_is_close_to_exact_rls(squeak_data):
+    """At equal rank, ‖K − L‖₂ within 2× that of exact rls (median over 10 seeds; measured
+    ratio about 1.0)."""
+    X, sigma, _ = squeak_data
+    X = X[:1500]
+    kernel = kbench.make_kernel("gaussian", sigma=sigma)
+    K = kernel(X)
+
+    def median_error(name):
+        errors = []
+        for seed in range(10):
+            Z = kbench.make_sampler(name).fit(X, kernel, rank=60, lam=LAM, seed=seed).transform(X)
+            errors.append(np.linalg.norm(K - Z @ Z.T, 2))
+        return np.median(errors)
+
+    assert median_error("bless") <= 2 * median_error("rls")
+
+
+def test_bless_kernel_evaluations_grow_sub_quadratically():
+    """n = 1000 → 8000: kernel evaluations grow far less than 64× (measured about 4×)."""
+    counts = []
+    for n in (1000, 8000):
+        X = np.random.default_rng(0).standard_normal((n, 5))
+        kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+        counts.append(kbench.make_sampler("bless").fit(X, kernel, rank=100, lam=1e-3, seed=0).info["kernel_evals"])
+    assert counts[1] < 16 * counts[0]
+
+
 def test_squeak_warns_when_qbar_is_tiny(data300):
     X, kernel = data300
     with pytest.warns(UserWarning, match="collapse"):
@@ -313,6 +363,33 @@ def test_greedy_pivoting_fails_on_a_spiral_with_outliers():
     assert greedy_error > 0.7
     assert greedy_error > 3 * _trace_error(X, kernel, "rp-cholesky", 100, 0)
     assert greedy_error > 3 * _trace_error(X, kernel, "uniform", 100, 0)
+
+
+def test_recursive_rls_scores_and_ridge_are_the_dense_ones(data300):
+    """With the whole set as its sample (weights 1, c = 1) the level's estimate is the exact
+    ridge leverage score at ridge λ, and λ is the spectrum's tail beyond rank k over k."""
+    from kbench.samplers.recursive import RecursiveRLSSampler
+
+    X, kernel = data300
+    K, n = kernel(X), len(X)
+    ridge = RecursiveRLSSampler._ridge(K, np.ones(n), 10, 1.0)
+    eigenvalues = np.linalg.eigvalsh(K)
+    assert ridge == pytest.approx((eigenvalues.sum() - eigenvalues[-10:].sum()) / 10, rel=1e-10)
+    scores = RecursiveRLSSampler._scores(K, K, np.ones(n), kernel.diag(X), ridge, 1.0)
+    np.testing.assert_allclose(scores, exact_leverage_scores(K, ridge / n), rtol=1e-8, atol=1e-12)
+
+
+def test_recursive_rls_is_cheap_and_robust_to_outliers():
+    """Musco & Musco 2017: at most about 3·n·k kernel entries; on the spiral with 200
+    outliers at k = 50 its trace error is at most 1.2× exact rls's (median over 10 seeds;
+    measured 0.29 against 0.52: rls at λ = 1e-3 spends its landmarks on the outliers)."""
+    X = spiral_with_outliers(2000, seed=0, n_outliers=200)
+    kernel = kbench.make_kernel("gaussian", sigma=0.1)
+    fitted = kbench.make_sampler("recursive-rls").fit(X, kernel, rank=50, seed=0)
+    assert fitted.info["kernel_evals"] <= 3 * 2000 * 50
+    recursive = np.median([_trace_error(X, kernel, "recursive-rls", 50, seed) for seed in range(10)])
+    exact = np.median([_trace_error(X, kernel, "rls", 50, seed) for seed in range(10)])
+    assert recursive <= 1.2 * exact
 
 
 # ---------------------------------------------------------------------------------------
@@ -424,6 +501,69 @@ def test_random_features_refuse_a_kernel_without_spectral_sampler(name, data300)
         kbench.make_sampler(name).fit(X, kbench.make_kernel("polynomial"), rank=10)
 
 
+def test_fwht_is_the_walsh_hadamard_matrix():
+    import scipy.linalg
+
+    from kbench.lowrank import fwht
+
+    A = np.random.default_rng(0).standard_normal((3, 4, 32))
+    assert np.allclose(fwht(A), A @ scipy.linalg.hadamard(32).T, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["sorf", "fastfood"])
+def test_structured_features_are_their_explicit_frequencies(name):
+    """The fast Walsh–Hadamard path equals random Fourier features on the explicit Ω,
+    padding (d = 5 → 8) and a random-phase feature included."""
+    from kbench.lowrank import FourierMap
+
+    X = np.random.default_rng(2).standard_normal((50, 5))
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+    approx = kbench.make_sampler(name).fit(X, kernel, rank=23, seed=0)
+    explicit = FourierMap(approx.frequencies, approx.n_pairs, approx.phase, kernel.diag_value)
+    assert approx.frequencies.shape == (12, 5)
+    assert np.allclose(approx.transform(X), explicit.transform(X), rtol=0, atol=1e-12)
+
+
+def test_sorf_blocks_are_scaled_orthogonal_matrices():
+    """Yu et al. 2016 §4: each block (√d/σ)·HD₁HD₂HD₃ has orthogonal rows of norm √d/σ."""
+    X = np.random.default_rng(3).standard_normal((20, 16))
+    kernel = kbench.make_kernel("gaussian", sigma=2.0).fit(X)
+    W = kbench.make_sampler("sorf").fit(X, kernel, rank=64, seed=0).frequencies
+    for block in (W[:16], W[16:]):
+        assert np.allclose(block @ block.T, (16 / 4.0) * np.eye(16), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["sorf", "fastfood"])
+def test_structured_features_are_unbiased_at_moderate_d(name):
+    """Mean of ZZᵀ over 200 seeds within 0.02 of K (d = 32, p = 256; rff's own sampling
+    error here is 0.009). SORF's rows all have norm √d/σ where a gaussian draw's have a χ_d
+    law, so it is biased at small d (0.24 at d = 4): docs/conventions.md."""
+    X = np.random.default_rng(1).standard_normal((30, 32))
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+    mean = np.mean([(Z := kbench.make_sampler(name).fit(X, kernel, rank=256, seed=seed).transform(X)) @ Z.T
+                    for seed in range(200)], axis=0)
+    assert np.abs(mean - kernel(X)).max() < 0.02
+
+
+def test_sorf_has_lower_error_than_rff():
+    X = np.random.default_rng(4).standard_normal((200, 32))
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+    K = kernel(X)
+
+    def mean_error(name):
+        return np.mean([np.linalg.norm((Z := kbench.make_sampler(name).fit(X, kernel, rank=128, seed=seed)
+                                        .transform(X)) @ Z.T - K) / np.linalg.norm(K) for seed in range(20)])
+
+    assert mean_error("sorf") < 0.7 * mean_error("rff")
+
+
+@pytest.mark.parametrize("name", ["sorf", "fastfood"])
+def test_structured_features_refuse_other_kernels(data300, name):
+    X, _ = data300
+    with pytest.raises(kbench.Refused, match=f"{name} builds gaussian frequencies.*laplacian"):
+        kbench.make_sampler(name).fit(X, kbench.make_kernel("laplacian"), rank=10)
+
+
 def test_orf_refuses_a_kernel_that_is_not_isotropic(data300):
     X, _ = data300
     kbench.make_sampler("rff").fit(X, kbench.make_kernel("laplacian"), rank=10)  # fine
@@ -439,6 +579,8 @@ def test_orf_refuses_a_kernel_that_is_not_isotropic(data300):
         ("rp-cholesky", {"block_size": 0}, "block_size must be an integer > 0"),
         ("rls-fast", {"p1": -1}, "p1 must be an integer > 0"),
         ("squeak", {"qbarr": 20}, "no parameter 'qbarr' .did you mean 'qbar'"),
+        ("bless", {"q": 1.0}, "q must be a number > 1"),
+        ("bless", {"qbar": 0}, "qbar must be"),
     ],
 )
 def test_bad_sampler_parameters(name, params, message):
