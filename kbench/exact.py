@@ -37,6 +37,8 @@ KPCA_TOL = 1e-8
 #: what a saved baseline holds besides its key
 _ARRAYS = ("s", "U", "K_test", "diag_test")
 _SCALARS = ("n", "trace", "ones_K_ones", "seconds")
+#: what a matrix-free baseline keeps of each set of top eigenpairs (IterativeBaseline._top_eigenpairs)
+_EIGENPAIR_ARRAYS = ("theta", "U", "converged", "captured_test")
 
 
 class ExactBaseline:
@@ -280,7 +282,7 @@ class IterativeBaseline:
                             where=theta > theta[0] * self.n * np.finfo(float).eps)
         captured = np.cumsum((kernel_product(self.kernel, self.X, U, Z=self.X_test) ** 2 * inverse).mean(axis=0))
         self.seconds += time.perf_counter() - start
-        return {"theta": theta, "U": U, "converged": residual <= KPCA_TOL, "captured_test": captured}
+        return dict(zip(_EIGENPAIR_ARRAYS, (theta, U, residual <= KPCA_TOL, captured), strict=True))
 
     @property
     def computed(self) -> int:
@@ -331,8 +333,7 @@ class IterativeBaseline:
             for name in archive.files:
                 if name.startswith("eigenpairs") and name.endswith("_theta"):
                     top = int(name[len("eigenpairs"):-len("_theta")])
-                    baseline.eigenpairs[top] = {
-                        part: archive[f"eigenpairs{top}_{part}"] for part in ("theta", "U", "converged", "captured_test")}
+                    baseline.eigenpairs[top] = {part: archive[f"eigenpairs{top}_{part}"] for part in _EIGENPAIR_ARRAYS}
         return baseline
 
 

@@ -170,8 +170,9 @@ class HadamardFourierMap(FourierMap):
     matrices applied to x by :func:`fwht` in O(d' log d'), never stored as a matrix.
 
     ``steps`` lists, first applied first, ("diag", B×d' array), ("perm", B×d' indices) or
-    ("hadamard", None), the B blocks side by side; ``scale`` multiplies the result. The
-    explicit frequencies (``frequencies``) are computed only when asked for."""
+    ("hadamard", None), the B blocks side by side; ``factor`` multiplies the result (``scale``
+    is k(0), as for FourierMap). The explicit frequencies (``frequencies``) are computed only
+    when asked for."""
 
     def __init__(self, n_features_in: int, steps: list, factor: float, n_frequencies: int,
                  n_pairs: int, phase: float | None, scale: float, info: dict | None = None) -> None:

@@ -43,7 +43,7 @@ class RecursiveRLSSampler(Sampler):
         diag = kernel.diag(X)
         oversample = max(math.log(rank), 1.0)
         k = max(1, math.ceil(rank / (4 * oversample)))
-        levels = max(0, math.ceil(math.log2(n / rank))) if rank < n else 0
+        levels = math.ceil(math.log2(n / rank)) if rank < n else 0
         sizes = [n]
         for _ in range(levels):
             sizes.append(math.ceil(sizes[-1] / 2))
