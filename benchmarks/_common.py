@@ -30,14 +30,24 @@ def environment() -> dict:
     }
 
 
-def median_time(fn, repeats: int) -> float:
-    """Median wall time of ``repeats`` calls of ``fn``."""
+def run_times(fn, repeats: int) -> list[float]:
+    """Wall times of ``repeats`` calls of ``fn``."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return times
+
+
+def median_time(fn, repeats: int) -> float:
+    """Median wall time of ``repeats`` calls of ``fn``."""
+    return statistics.median(run_times(fn, repeats))
+
+
+def min_time(fn, repeats: int) -> float:
+    """Fastest wall time of ``repeats`` calls of ``fn`` (the timeit rule)."""
+    return min(run_times(fn, repeats))
 
 
 def write_results(name: str, payload: dict) -> Path:
