@@ -250,17 +250,21 @@ def papers_command(results, paper, out) -> None:
 @click.argument("name")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Seconds each check may take before it fails.")
-def check_plugin_command(name: str, timeout: float) -> None:
+@click.option("--kernel", default="gaussian:sigma=median", show_default=True,
+              help="Kernel spec the checks use (for a sampler made for another kernel family).")
+def check_plugin_command(name: str, timeout: float, kernel: str) -> None:
     """Run kbench's sampler contract checks (kbench.testing) on sampler NAME."""
+    from kbench.spec import Spec
     from kbench.testing import check_sampler
 
+    _usage(lambda: Spec.parse(kernel, "kernel").create())
     try:
         info = registry.get_registry().get("sampler", name)
     except (registry.UnknownPluginError, registry.PluginError) as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(f"checking sampler {name!r} from {info.source} {info.version} ({info.entry_point})")
     try:
-        passed = check_sampler(name, timeout=timeout)
+        passed = check_sampler(name, timeout=timeout, kernel=kernel)
     except AssertionError as exc:
         click.echo(str(exc), err=True)
         sys.exit(1)

@@ -179,19 +179,25 @@ def rank_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Se
 
 def friedman_nemenyi(cells: pd.DataFrame, smaller: bool):
     """Friedman test over (dataset, rank) blocks of repetition means, samplers as groups,
-    with the Nemenyi post-hoc p-values (scikit-posthocs). Only blocks where every sampler
-    has a value count. Returns (mean ranks, p-value matrix, Friedman p, blocks) or None when
-    fewer than 3 samplers or 2 blocks remain."""
+    with the Nemenyi post-hoc p-values (scikit-posthocs). The test needs complete blocks:
+    samplers with a value in fewer than half of the blocks (a sampler made for one kernel
+    family, say) are left out, then only blocks where every remaining sampler has a value
+    count. Returns (mean ranks, p-value matrix, Friedman p, blocks, left-out samplers with
+    their number of blocks, total blocks) or None when fewer than 3 samplers or 2 blocks
+    remain."""
     import scikit_posthocs as sp
     from scipy.stats import friedmanchisquare
 
-    wide = cells.groupby(["dataset", "rank", "sampler"])["metric"].mean().unstack("sampler").dropna()
+    wide = cells.groupby(["dataset", "rank", "sampler"])["metric"].mean().unstack("sampler")
+    total, present = len(wide), wide.notna().sum()
+    left_out = {sampler: int(count) for sampler, count in present.items() if count < total / 2}
+    wide = wide.drop(columns=list(left_out)).dropna()
     if wide.shape[1] < 3 or wide.shape[0] < 2:
         return None
     ranks = wide.rank(axis=1, ascending=smaller).mean()
     statistic = friedmanchisquare(*(wide[c].to_numpy() for c in wide.columns))
     pvalues = sp.posthoc_nemenyi_friedman(wide.reset_index(drop=True))
-    return ranks, pvalues, float(statistic.pvalue), wide.shape[0]
+    return ranks, pvalues, float(statistic.pvalue), wide.shape[0], left_out, total
 
 
 def critical_difference(section: Section, path: Path) -> str | None:
@@ -202,7 +208,7 @@ def critical_difference(section: Section, path: Path) -> str | None:
     result = friedman_nemenyi(section.cells, section.smaller)
     if result is None:
         return None
-    ranks, pvalues, friedman_p, blocks = result
+    ranks, pvalues, friedman_p, blocks, left_out, total = result
     fig = Figure(figsize=(8, 0.6 + 0.3 * len(ranks)))
     ax = fig.subplots()
     sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA)
@@ -210,8 +216,13 @@ def critical_difference(section: Section, path: Path) -> str | None:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    return (f"Critical difference: Friedman test over {blocks} (dataset, rank) blocks, p = {friedman_p:.2g}; "
-            f"samplers joined by a bar are not significantly different (Nemenyi, α = {ALPHA}).")
+    caption = (f"Critical difference: Friedman test over {blocks} of {total} (dataset, rank) blocks (those where "
+               f"every ranked sampler has a value), p = {friedman_p:.2g}; samplers joined by a bar are not "
+               f"significantly different (Nemenyi, α = {ALPHA}).")
+    if left_out:
+        caption += " Not ranked (a value in fewer than half of the blocks): " + ", ".join(
+            f"{sampler} ({count} of {total})" for sampler, count in sorted(left_out.items())) + "."
+    return caption
 
 
 def status_table(frame: pd.DataFrame) -> pd.DataFrame:

@@ -25,11 +25,11 @@ from kbench.registry import get_registry
 from kbench.samplers.base import Sampler
 
 
-def _problem(n: int = 120, d: int = 4, seed: int = 0):
-    from kbench.kernels import GaussianKernel
+def _problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
+    from kbench.spec import Spec
 
     X = np.random.default_rng(seed).standard_normal((n, d))
-    return X, GaussianKernel(sigma="median").fit(X)
+    return X, Spec.parse(kernel, "kernel").create().fit(X)
 
 
 @contextlib.contextmanager
@@ -49,12 +49,13 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
 
 
 def check_sampler(sampler: str | type | Sampler, lam: float = 1e-3, timeout: float | None = 60.0,
-                  **params) -> list[str]:
+                  kernel: str = "gaussian:sigma=median", **params) -> list[str]:
     """Run the contract checks on a sampler (registry name, class or instance).
 
-    Each check fails after ``timeout`` seconds (None: no limit). Returns the names of the
-    checks that passed; raises AssertionError naming the ones that failed (each with its
-    reason).
+    ``kernel`` is the spec of the kernel the checks use (a sampler made for one kernel
+    family, say polynomial sketches, is checked with one of its own). Each check fails
+    after ``timeout`` seconds (None: no limit). Returns the names of the checks that
+    passed; raises AssertionError naming the ones that failed (each with its reason).
     """
     if isinstance(sampler, str):
         get_registry().create("sampler", sampler, **params)  # an unknown name stops here, once
@@ -63,7 +64,7 @@ def check_sampler(sampler: str | type | Sampler, lam: float = 1e-3, timeout: flo
         make = lambda: sampler(**params)  # noqa: E731
     else:
         make = lambda: sampler  # noqa: E731
-    X, kernel = _problem()
+    X, kernel = _problem(kernel)
     n = X.shape[0]
     K = kernel(X)
     failures: list[str] = []

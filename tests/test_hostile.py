@@ -126,7 +126,8 @@ class NaNKernel(kbench.kernels.GaussianKernel):
 @pytest.mark.parametrize("case", ["huge inputs", "NaN kernel values"])
 def test_no_sampler_hangs_on_non_finite_kernel_values(sampler, case):
     """Inputs near 1e155 overflow squared distances; every sampler stops within 60 s,
-    with an error (Nyström) or finite features (Fourier maps never evaluate the kernel)."""
+    with an error (Nyström) or finite features (Fourier maps never evaluate the kernel),
+    or refuses a kernel it is not made for."""
     X = np.random.default_rng(0).standard_normal((300, 3))
     kernel = kbench.make_kernel("gaussian", sigma=1.0)
     if case == "huge inputs":
@@ -136,6 +137,8 @@ def test_no_sampler_hangs_on_non_finite_kernel_values(sampler, case):
     with _time_limit(60):
         try:
             approx = get_registry().create("sampler", sampler).fit(X, kernel, rank=10, lam=1e-3, seed=0)
+        except kbench.Refused as exc:  # a sampler made for another kernel family declines this one
+            assert "kernel" in str(exc), str(exc)
         except (FloatingPointError, ValueError) as exc:
             assert "non-finite" in str(exc) or "not numerically positive" in str(exc), str(exc)
         else:
@@ -231,6 +234,7 @@ def _with(args: list[str], **changes: str) -> list[str]:
     (_with(RUN, datasets="sklearn:california_housing:data_home=/tmp"), "unknown parameter"),
     (_with(RUN, datasets="file:no-such.csv"), "no such file"),
     (["check-plugin", "nope"], "unknown sampler 'nope'"),
+    (["check-plugin", "uniform", "--kernel", "polynomial:degree=-1"], "degree"),
     (["papers", "nowhere", "--paper", "yang2012"], "not a results directory"),
 ])
 def test_cli_refusals_are_usage_errors(tmp_path, args, message):

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def readme_commands() -> list[str]:
     block = re.search(r"## Two commands\s+```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     assert block, "README.md lost its '## Two commands' block"
-    return [line.split("#")[0].strip() for line in block.group(1).splitlines() if line.strip()]
+    commands = [line.split("#")[0].strip() for line in block.group(1).splitlines()]
+    return [command for command in commands if command]
 
 
 def test_ci_runs_exactly_the_readme_commands():

@@ -1,4 +1,4 @@
-"""The eight built-in samplers against dense references and the properties ALGORITHMS.md lists."""
+"""The built-in samplers against dense references and the properties their papers prove."""
 
 from __future__ import annotations
 
@@ -234,7 +234,7 @@ def test_squeak_distributed_merge_matches_the_guarantee(squeak_data):
 
 def test_squeak_subsampling_by_copies_beats_drawing_by_probability():
     """Below the dictionary size, p landmarks drawn ∝ copies (uniform over the dictionary's
-    columns) approximate K better in ‖K − L‖₂ than drawn ∝ p̃ (ALGORITHMS.md), which weights
+    columns) approximate K better in ‖K − L‖₂ than drawn ∝ p̃ (squeak:subsample=prob), which weights
     points by about τ² (high-coherence beta design, 8 seeds; the mean gap seen is 7×, the
     test asks for 1.5×). Both draw from the same dictionary: only the last draw differs."""
     kernel = kbench.make_kernel("periodic-sobolev", beta=2)
@@ -259,6 +259,16 @@ def test_bless_dictionary_size_tracks_the_effective_dimension(squeak_data, seed)
                                                        rank=2000, lam=LAM, seed=seed)
     assert 0.3 * 10 * d_eff <= approx.info["dictionary_size"] <= 3 * 10 * d_eff
     assert approx.info["dictionary_size"] == len(approx.landmarks)
+
+
+def test_bless_goes_on_past_levels_that_preselect_no_point():
+    """An unbounded kernel (polynomial on diabetes: max K_ii ≫ mean K_ii) starts from a ridge
+    so large that a level can pre-select no point; the next levels refill the dictionary."""
+    data = kbench.load_dataset("sklearn:diabetes", seed=0)
+    approx = kbench.make_sampler("bless").fit(data.X_train, kbench.make_kernel("polynomial", degree=3),
+                                              rank=50, lam=1e-6, seed=0)
+    assert any(candidates == 0 for _, candidates, _ in approx.info["history"])
+    assert approx.rank == 50 and approx.info["dictionary_size"] > 50
 
 
 def test_bless_estimator_is_exact_on_the_whole_set(data300):

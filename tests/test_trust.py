@@ -16,7 +16,7 @@ import kbench
 from kbench.contract import check_fit
 from kbench.errors import ContractViolation, Refused
 from kbench.execution import classify, prepared_path
-from kbench.leaderboard import build, cost_in_n, rank_to_match, sections
+from kbench.leaderboard import build, cost_in_n, friedman_nemenyi, rank_to_match, sections
 from kbench.results import read_results
 from kbench.spec import Spec
 from tests.conftest import add_plugin
@@ -280,6 +280,26 @@ def test_rank_to_match_is_monotone_in_the_tolerance_and_missing_reads_a_dash(tmp
     assert "nan" not in text.split("## Cells by status")[0]
     found, _ = sections(frame)
     assert [s.label for s in found] == ["krr"]
+
+
+def test_friedman_leaves_out_a_sampler_of_one_kernel_family_then_incomplete_blocks():
+    """A sampler with values in 2 of 6 blocks (one kernel family) is left out and named;
+    a sampler missing one block (refused at one rank) costs that block only; the p-value
+    is scipy's Friedman test on the 5 complete blocks of the 3 remaining samplers."""
+    from scipy.stats import friedmanchisquare
+
+    rows = []
+    for dataset in ("a", "b", "c"):
+        for rank in (10, 20):
+            for sampler, value in (("uniform", 3.0), ("rls", 1.0), ("dpp", 2.0), ("sketch", 0.5)):
+                if (sampler == "sketch" and dataset != "c") or (sampler == "dpp" and (dataset, rank) == ("a", 20)):
+                    continue
+                rows.append({"dataset": dataset, "rank": rank, "sampler": sampler,
+                             "metric": value + 0.1 * rank / 10 * (dataset == "b")})
+    ranks, _, p, blocks, left_out, total = friedman_nemenyi(pd.DataFrame(rows), smaller=True)
+    assert (blocks, total, left_out) == (5, 6, {"sketch": 2})
+    assert ranks.to_dict() == {"dpp": 2.0, "rls": 1.0, "uniform": 3.0}
+    assert p == pytest.approx(friedmanchisquare([3.0] * 5, [1.0] * 5, [2.0] * 5).pvalue, rel=1e-12)
 
 
 def test_the_cost_section_fits_the_slope_of_time_in_n(tmp_path):

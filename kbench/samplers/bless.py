@@ -51,7 +51,7 @@ class BlessSampler(Sampler):
         ridges = np.geomspace(gamma0, gamma, levels + 1)
         bound = np.minimum(self.qbar * diag / (diag + ridges[0]), 1.0)
         atoms = np.flatnonzero(rng.random(n) < bound)
-        prob, K_JJ = bound[atoms], kernel(X[atoms])
+        prob, K_JJ = bound[atoms], self._gram(X, kernel, atoms)
         history = [(float(ridges[0]), int(atoms.size), int(atoms.size))]
         for ridge in ridges[1:]:
             bound = np.minimum(self.qbar * diag / (diag + ridge), 1.0)
@@ -60,34 +60,45 @@ class BlessSampler(Sampler):
             prob_new = np.minimum(self.qbar * scores, bound[candidates])
             keep = rng.random(candidates.size) < prob_new / bound[candidates]
             atoms, prob = candidates[keep], prob_new[keep]
-            K_JJ = kernel(X[atoms])
+            K_JJ = self._gram(X, kernel, atoms)
             history.append((float(ridge), int(candidates.size), int(atoms.size)))
         if atoms.size == 0:
             raise ValueError(f"bless's dictionary is empty at lam={lam:g}: every ridge leverage score "
                              "is about 0 on this data; lower lam (or raise qbar).")
         info = {"warnings": [], "qbar": self.qbar, "dictionary_size": int(atoms.size),
                 "unique_atoms": int(atoms.size), "history": history}
-        if atoms.size > rank:
-            chosen = np.sort(rng.choice(atoms.size, size=rank, replace=False))
-        else:
-            chosen = np.arange(atoms.size)
-            if atoms.size < rank:
-                info["warnings"].append(
-                    f"the dictionary holds {atoms.size} atoms < rank {rank}: rank_realized is smaller; "
-                    "lower lam or raise qbar for a larger dictionary")
+        chosen = landmarks_from_dictionary(atoms.size, rank, rng, info)
         return nystrom(X, kernel, atoms[chosen], info, K_mm=K_JJ[np.ix_(chosen, chosen)])
+
+    @staticmethod
+    def _gram(X, kernel, atoms) -> np.ndarray:
+        """K_JJ; empty while the dictionary is (an unbounded kernel's first, large ridges
+        pre-select no point with positive probability)."""
+        return kernel(X[atoms]) if atoms.size else np.empty((0, 0))
 
     @staticmethod
     def _estimate_scores(X, kernel, diag, candidates, atoms, prob, K_JJ, ridge) -> np.ndarray:
         """ℓ̃_i = (K_ii − k_iJ (K_JJ + γ diag p_J)⁻¹ k_Ji)/γ for the candidate rows, by one
         Cholesky factorisation (the matrix is positive definite: γ·p_J > 0)."""
-        if atoms.size == 0:
+        if atoms.size == 0 or candidates.size == 0:
             return diag[candidates] / ridge
         A = K_JJ + np.diag(ridge * prob)
         factor = scipy.linalg.cholesky(A, lower=True, check_finite=False)
         V = scipy.linalg.solve_triangular(factor, kernel(X[atoms], X[candidates]), lower=True,
                                           check_finite=False)
         return np.clip(diag[candidates] - np.einsum("ij,ij->j", V, V), 0.0, None) / ridge
+
+
+def landmarks_from_dictionary(size: int, rank: int, rng: np.random.Generator, info: dict) -> np.ndarray:
+    """Positions (sorted) of the rank's landmarks in a leverage-score dictionary of ``size``
+    atoms: ``rank`` of them uniformly without replacement when it is larger (the dictionary
+    is already a leverage-score sample), else all, with a warning in ``info`` when fewer."""
+    if size > rank:
+        return np.sort(rng.choice(size, size=rank, replace=False))
+    if size < rank:
+        info["warnings"].append(f"the dictionary holds {size} atoms < rank {rank}: rank_realized is smaller; "
+                                "lower lam or raise qbar for a larger dictionary")
+    return np.arange(size)
 
 
 @hookimpl
