@@ -20,8 +20,8 @@ def test_k_dpp_inclusion_frequencies_match_the_enumerated_law():
     """P(S) ∝ det K_S over |S| = 3 on 10 points, enumerated over all 120 subsets; the
     inclusion frequency of each point over 2 000 seeds is within 5 binomial standard
     errors (≤ 0.055) of its exact marginal. The points form a tight cluster of five
-    (marginals 0.17) and five spread ones (0.43): uniform landmarks (0.3) are 15 standard
-    errors off."""
+    (marginals 0.17) and five spread ones (0.41–0.45): uniform landmarks (0.3) would be
+    10–15 standard errors off."""
     X = np.array([0.0, 0.02, 0.04, 0.06, 0.08, 1.5, 3.0, 4.5, 6.0, 7.5])[:, None]
     kernel = kbench.make_kernel("gaussian", sigma=1.0)
     K, k = kernel(X), 3
