@@ -36,3 +36,9 @@ def write_npz(path, **arrays) -> None:
 
     with atomic_path(path, suffix=".npz") as tmp:
         np.savez(tmp, **arrays)
+
+
+def write_text(path, text: str) -> None:
+    """``text`` (UTF-8) to ``path``, atomically."""
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")

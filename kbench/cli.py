@@ -221,14 +221,17 @@ def aggregate_command(directory, out) -> None:
 @click.option("--out", type=click.Path(), help="Where to write (default: DIRECTORY).")
 @click.option("--command", "command_line", help="The command that produced the results (page header).")
 @click.option("--executor", help="Where the jobs ran, e.g. 'slurm; 96 run jobs' (page header).")
-def leaderboard_command(directory, out, command_line, executor) -> None:
-    """Leaderboard of a results directory: leaderboard.md, leaderboard.html, figures/*.png."""
+@click.option("--focus", metavar="SAMPLER", help="A sampler label to put against every other (paired win "
+              "rates per dataset and rank): the view a plugin author looks at first.")
+def leaderboard_command(directory, out, command_line, executor, focus) -> None:
+    """Leaderboard of a results directory (or all.parquet): leaderboard.md with figures/*.png,
+    and leaderboard.html, an interactive page that opens offline."""
     from kbench.leaderboard import build
     from kbench.results import read_results
 
     frame = _usage(lambda: read_results(directory))
     target = out or (directory if Path(directory).is_dir() else Path(directory).parent)
-    paths = _usage(lambda: build(frame, target, command_line, executor))
+    paths = _usage(lambda: build(frame, target, command_line, executor, focus))
     click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
 
 

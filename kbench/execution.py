@@ -69,7 +69,7 @@ class JobContext:
 
     def columns(self) -> dict:
         return {"split_checksum": self.split_checksum, "kernel_resolved": self.kernel.spec(),
-                "n_train": self.data.n_train, **self.environment}
+                "n_train": self.data.n_train, "n_features": self.data.X_train.shape[1], **self.environment}
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""Leaderboards from result rows: tables (markdown, HTML), seaborn figures and
-critical-difference diagrams.
+"""Leaderboards from result rows: the markdown page with seaborn figures and
+critical-difference diagrams, and the numbers behind the interactive HTML page
+(kbench.webpage), the "which sampler" advice (kbench.advice) and the sampler-author view
+(kbench.focus).
 
 One section per task configuration (task label); every row of a table is one sampler
 configuration (sampler label) and every dataset is one (dataset, kernel) pair, so a page
@@ -16,8 +18,6 @@ and dataset: metric against rank and against time with the Pareto front.
 
 from __future__ import annotations
 
-import base64
-import html
 import platform
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kbench._files import write_text
 from kbench.spec import Spec
 
 KEYS = ["dataset", "sampler", "rank", "repetition"]
@@ -74,31 +75,41 @@ def task_of(label: str):
         return None
 
 
-def cell_table(frame: pd.DataFrame, label: str, task=None) -> pd.DataFrame:
+def cell_table(frame: pd.DataFrame, label: str, task=None, extra: tuple[str, ...] = (),
+               exact_extra: tuple[str, ...] = ()) -> pd.DataFrame:
     """One row per cell of task configuration ``label``: its headline value (best over the
-    λ path when the task has one), the exact kernel's value likewise, and its time."""
+    λ path when the task has one), the exact kernel's value likewise, and its time; with
+    the ``extra`` columns of the same row (the sampler's oracle λ), ``dataset_name`` (the
+    dataset label without the kernel) and ``kernel`` among them, and the ``exact_extra``
+    columns of the exact kernel's oracle row."""
     task = task if task is not None else task_of(label)
-    empty = pd.DataFrame(columns=[*KEYS, "metric", "exact", "seconds"])
+    empty = pd.DataFrame(columns=[*KEYS, "metric", "exact", "seconds", *extra, *exact_extra])
     if task is None or task.headline is None:
         return empty
     metric, smaller, exact_column = task.headline.metric, task.headline.smaller_is_better, task.headline.exact
     rows = frame[(frame["task_label"] == label) & (frame["status"] == "ok")]
     if rows.empty or metric not in rows:
         return empty
-    rows = task.headline_rows(rows.assign(dataset=dataset_keys(rows), sampler=rows["sampler_label"]))
+    rows = task.headline_rows(rows.assign(dataset_name=rows["dataset"], dataset=dataset_keys(rows),
+                                          sampler=rows["sampler_label"]))
     rows = rows[rows[metric].notna()]
     if rows.empty:
         return empty
     group = rows.groupby(KEYS)[metric]
     best = rows.loc[(group.idxmin() if smaller else group.idxmax()).values].copy()
-    if exact_column in rows:
-        exact = rows.groupby(KEYS)[exact_column].agg("min" if smaller else "max").rename("exact")
-        best = best.join(exact, on=KEYS)
+    exact_rows = rows[rows[exact_column].notna()] if exact_column in rows else rows.iloc[:0]
+    if len(exact_rows):
+        group = exact_rows.groupby(KEYS)[exact_column]
+        exact = exact_rows.loc[(group.idxmin() if smaller else group.idxmax()).values].set_index(KEYS)
+        exact = exact.reindex(columns=[exact_column, *exact_extra]).rename(columns={exact_column: "exact"})
+        best = best.drop(columns=list(exact_extra), errors="ignore").join(exact, on=KEYS)
     else:
         best["exact"] = np.nan
     times = [c for c in ("time_sample_s", "time_features_s", "time_fit_s") if c in best]
     best["seconds"] = best[times].fillna(0).sum(axis=1)
-    return best.rename(columns={metric: "metric"})[[*KEYS, "metric", "exact", "seconds"]].reset_index(drop=True)
+    best = best.reindex(columns=[*best.columns, *(c for c in (*extra, *exact_extra) if c not in best)])
+    return best.rename(columns={metric: "metric"})[
+        [*KEYS, "metric", "exact", "seconds", *extra, *exact_extra]].reset_index(drop=True)
 
 
 def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
@@ -140,31 +151,62 @@ def ranking(cells: pd.DataFrame, smaller: bool, seed: int = 0, n_boot: int = 200
     table = mean.groupby("sampler")["place"].mean().rename("mean rank").to_frame()
     rng = np.random.default_rng(seed)
     if BASELINE in set(cells["sampler"]):
-        base = cells[cells["sampler"] == BASELINE].set_index(["dataset", "rank", "repetition"])["metric"]
         for sampler, group in cells.groupby("sampler"):
             if sampler == BASELINE:
                 continue
-            paired = group.set_index(["dataset", "rank", "repetition"])["metric"].to_frame("ours").join(
-                base.rename("baseline"), how="inner")
-            if paired.empty:
+            win = win_rate(group, cells[cells["sampler"] == BASELINE], smaller, rng, n_boot)
+            if win is None:
                 continue
-            better = paired["ours"] < paired["baseline"] if smaller else paired["ours"] > paired["baseline"]
-            score = better.astype(float) + 0.5 * (paired["ours"] == paired["baseline"])
-            boot = score.to_numpy()[rng.integers(0, len(score), size=(n_boot, len(score)))].mean(axis=1)
-            low, high = np.percentile(boot, [2.5, 97.5])
-            table.loc[sampler, f"win rate vs {BASELINE}"] = f"{score.mean():.2f} [{low:.2f}, {high:.2f}]"
-            table.loc[sampler, "pairs"] = len(score)
+            table.loc[sampler, f"win rate vs {BASELINE}"] = win.text
+            table.loc[sampler, "pairs"] = win.pairs
     if cells["exact"].notna().any():  # a task with an exact-kernel value of its headline
         for tolerance in TOLERANCES:
             table[f"rank within {tolerance:.0%} of exact"] = rank_to_match(cells, smaller, tolerance)
     return table.sort_values("mean rank")
 
 
-def rank_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Series:
-    """Per sampler: the median, over the datasets that have an exact value, of the smallest
-    rank whose mean metric is within ``tolerance`` of the exact kernel's; a dataset where no
-    swept rank gets there counts as +inf. Every tolerance uses the same datasets, so a
-    stricter tolerance never reads a smaller rank. inf: not reached at the median."""
+@dataclass
+class WinRate:
+    """How often one sampler beats another on paired cells, with a bootstrap 95% interval."""
+
+    rate: float
+    low: float
+    high: float
+    pairs: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.rate:.2f} [{self.low:.2f}, {self.high:.2f}]"
+
+    @classmethod
+    def of(cls, score: np.ndarray, rng: np.random.Generator, n_boot: int = 2000) -> WinRate:
+        """The mean of per-pair scores (1 win, 0.5 tie, 0 loss), percentile bootstrap interval."""
+        boot = score[rng.integers(0, len(score), size=(n_boot, len(score)))].mean(axis=1)
+        low, high = np.percentile(boot, [2.5, 97.5])
+        return cls(float(score.mean()), float(low), float(high), len(score))
+
+
+def win_rate(ours: pd.DataFrame, theirs: pd.DataFrame, smaller: bool, rng: np.random.Generator,
+             n_boot: int = 2000) -> WinRate | None:
+    """Share of paired cells (same dataset, rank and repetition, hence the same split) where
+    ``ours`` beats ``theirs``, ties counting one half; None when no cell pairs up."""
+    pairing = ["dataset", "rank", "repetition"]
+    paired = ours.set_index(pairing)["metric"].to_frame("ours").join(
+        theirs.set_index(pairing)["metric"].rename("theirs"), how="inner")
+    if paired.empty:
+        return None
+    return WinRate.of(pair_scores(paired["ours"], paired["theirs"], smaller), rng, n_boot)
+
+
+def pair_scores(ours: pd.Series, theirs: pd.Series, smaller: bool) -> np.ndarray:
+    """Per pair of values: 1 where ours is better, 0.5 on a tie, 0 where it is worse."""
+    better = ours < theirs if smaller else ours > theirs
+    return (better.astype(float) + 0.5 * (ours == theirs)).to_numpy()
+
+
+def ranks_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Series:
+    """Per (sampler, dataset) with an exact value: the smallest rank whose mean metric is
+    within ``tolerance`` of the exact kernel's, +inf when no swept rank gets there."""
     mean = cells.groupby(["dataset", "sampler", "rank"])[["metric", "exact"]].mean().reset_index()
     mean = mean[mean["exact"].notna()]
     if mean.empty:
@@ -173,8 +215,15 @@ def rank_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Se
         ok = mean["metric"] <= (1 + tolerance) * mean["exact"]
     else:
         ok = mean["metric"] >= (1 - tolerance) * mean["exact"]
-    first = mean["rank"].where(ok, np.inf).groupby([mean["sampler"], mean["dataset"]]).min()
-    return first.groupby("sampler").median()
+    return mean["rank"].where(ok, np.inf).groupby([mean["sampler"], mean["dataset"]]).min()
+
+
+def rank_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Series:
+    """Per sampler: the median over datasets of :func:`ranks_to_match` (+inf counted). Every
+    tolerance uses the same datasets, so a stricter tolerance never reads a smaller rank.
+    inf: not reached at the median."""
+    first = ranks_to_match(cells, smaller, tolerance)
+    return first.groupby("sampler").median() if len(first) else first
 
 
 def friedman_nemenyi(cells: pd.DataFrame, smaller: bool):
@@ -286,6 +335,10 @@ def size_family(dataset: str, kernel: str) -> str:
     return f"{family} [{kernel}]"
 
 
+COST_TEXT = ("Median seconds of one fit and its training and test features (shared by the fit's tasks), "
+             "the log-log slope of time in n, and the largest peak RSS (MB) of a worker.")
+
+
 def cost_in_n(frame: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, pd.DataFrame, int]]:
     """How each sampler's cost grows with n_train on data that differs only in its size
     (dataset specs equal but for ``n``, same kernel) swept at three sizes or more: per such
@@ -388,27 +441,44 @@ def _markdown(table: pd.DataFrame) -> str:
     return table.astype(object).where(table.notna(), None).to_markdown(floatfmt=".4g", missingval=MISSING)
 
 
-def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None) -> dict[str, Path]:
-    """Write leaderboard.md, leaderboard.html and figures/*.png into ``out``."""
+def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None,
+          focus: str | None = None) -> dict[str, Path]:
+    """Write leaderboard.md (seaborn figures in figures/*.png) and the interactive, self-contained
+    leaderboard.html into ``out``; with ``focus``, a section of that sampler against every other."""
+    from kbench import webpage
+    from kbench.advice import REGIME_TEXT, WINNER_TEXT, advise
+    from kbench.focus import FOCUS_TEXT
+    from kbench.focus import focus as focus_tables
+
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    md = ["# kbench leaderboard", "", *header(frame, command, executor), ""]
-    body = []  # (kind, payload) for the HTML page
     found, notes = sections(frame)
-    for note in notes:
-        md += [f"Note: {note}", ""]
-        body.append(("p", f"Note: {note}"))
+    views = focus_tables(found, focus) if focus else None
+    lines = header(frame, command, executor)
+    md = ["# kbench leaderboard", "", *lines, "", *(f"Note: {note}\n" for note in notes)]
+    advice = advise(frame, found)
+    md += ["## Which sampler for my data", "", *(f"- {s}" for s in advice.statements), ""]
+    if len(advice.regimes):
+        md += ["### Regimes", "", REGIME_TEXT, "", _markdown(advice.regimes), ""]
+    if len(advice.winners):
+        md += ["### Winner per rank budget", "", WINNER_TEXT, "",
+               advice.winners.to_markdown(index=False, floatfmt=".4g"), ""]
+    if views is not None:
+        md += [f"## Focus: {focus}", "", FOCUS_TEXT, ""]
+        for view in views:
+            md += [f"### {view.section.title}", "", view.overall.to_markdown(), ""]
+            for dataset, table in view.per_dataset.items():
+                md += [f"#### {dataset}", "", table.to_markdown(), ""]
+    boards = []
     for section in found:
         md += [f"## {section.title}", ""]
-        body.append(("h2", section.title))
         table, footnotes = _format_ranking(ranking(section.cells, section.smaller), section.unscored)
         md += [table.to_markdown(), "", *footnotes, ""]
-        body += [("table", table), *[("p", f) for f in footnotes]]
         diagram = out / "figures" / f"cd_{figure_slug(section.label)}.png"
         caption = critical_difference(section, diagram)
         if caption:
             md += [f"![critical difference, {section.label}](figures/{diagram.name})", "", caption, ""]
-            body += [("img", diagram), ("p", caption)]
+        boards.append(webpage.Board(section, table, footnotes, diagram if caption else None, caption))
         for dataset in sorted(section.cells["dataset"].unique()):
             path = out / "figures" / f"{figure_slug(section.label)}_{figure_slug(dataset)}.png"
             figure(section.cells, section.metric, section.smaller, section.label, dataset, path)
@@ -418,37 +488,16 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
                              for r in means.columns]
             md += [f"### {dataset}", "", _markdown(means), "",
                    f"![{section.label} on {dataset}](figures/{path.name})", ""]
-            body += [("h3", dataset), ("table", means), ("img", path)]
-    for family, (seconds, memory, rank) in cost_in_n(frame).items():
+    costs = cost_in_n(frame)
+    for family, (seconds, memory, rank) in costs.items():
         path = out / "figures" / f"cost_in_n_{figure_slug(family)}.png"
         cost_figure(seconds, rank, family, path)
         title = f"Sampler cost in n: {family}, rank {rank}"
-        text = ("Median seconds of one fit and its training and test features (shared by the fit's tasks), "
-                "the log-log slope of time in n, and the largest peak RSS (MB) of a worker.")
-        md += [f"## {title}", "", text, "", _markdown(seconds), "", _markdown(memory), "",
+        md += [f"## {title}", "", COST_TEXT, "", _markdown(seconds), "", _markdown(memory), "",
                f"![{title}](figures/{path.name})", ""]
-        body += [("h2", title), ("p", text), ("table", seconds), ("table", memory), ("img", path)]
     statuses = status_table(frame)
     md += ["## Cells by status", "", statuses.to_markdown(), ""]
-    body += [("h2", "Cells by status"), ("table", statuses)]
-    (out / "leaderboard.md").write_text("\n".join(md))
-    (out / "leaderboard.html").write_text(_html(header(frame, command, executor), body))
+    page = webpage.render(frame, lines, notes, boards, advice, views, focus, costs, statuses)
+    write_text(out / "leaderboard.md", "\n".join(md))
+    write_text(out / "leaderboard.html", page)
     return {"markdown": out / "leaderboard.md", "html": out / "leaderboard.html"}
-
-
-def _html(lines: list[str], body) -> str:
-    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>kbench leaderboard</title>",
-             "<style>body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}"
-             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
-             "text-align:right}img{max-width:100%}</style></head><body><h1>kbench leaderboard</h1>"]
-    parts += [f"<p>{html.escape(line)}</p>" for line in lines]
-    for kind, payload in body:
-        if kind in ("h2", "h3", "p"):
-            parts.append(f"<{kind}>{html.escape(payload)}</{kind}>")
-        elif kind == "table":
-            parts.append(payload.to_html(float_format=lambda v: f"{v:.4g}", na_rep=MISSING))
-        else:
-            data = base64.b64encode(Path(payload).read_bytes()).decode()
-            parts.append(f"<img alt='{html.escape(payload.stem)}' src='data:image/png;base64,{data}'>")
-    parts.append("</body></html>")
-    return "\n".join(parts)

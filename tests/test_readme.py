@@ -25,7 +25,7 @@ def test_ci_runs_exactly_the_readme_commands():
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
           if line.strip() and not line.startswith(("#", "set ", "cd "))]
     services = [line for line in ci if re.fullmatch(r"(trap '\.ci/\w+ down' EXIT|\.ci/\w+ up)", line)]
-    assert services == ["trap '.ci/slurm down' EXIT", ".ci/slurm up"]
+    assert services == ["trap '.ci/slurm down' EXIT", ".ci/slurm up", ".ci/chromium up"]
     assert [line for line in ci if line not in services] == commands
 
 

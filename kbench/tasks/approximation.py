@@ -20,6 +20,8 @@ class ApproximationTask(Task):
 
     name = "approximation"
     headline = Headline("rel_fro_error", smaller_is_better=True)
+    metrics = (Headline("rel_trace_error", smaller_is_better=True),
+               Headline("rel_spec_error", smaller_is_better=True))
     uses_lams = False
     needs_exact = False
 

@@ -54,6 +54,8 @@ class Task:
     accepts: ClassVar[tuple[str, ...]] = ("regression", "binary", "multiclass")
     #: what leaderboards rank by (None: the task has no leaderboard section)
     headline: ClassVar[Headline | None] = None
+    #: further metrics the interactive leaderboard charts, read at the headline's oracle λ
+    metrics: ClassVar[tuple[Headline, ...]] = ()
     #: True when ``evaluate`` returns one row per λ of the path (the leaderboard then takes
     #: the best λ, the oracle); False for λ-free tasks (one row, or one per component)
     uses_lams: ClassVar[bool] = True

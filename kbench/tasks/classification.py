@@ -63,6 +63,8 @@ class ClassificationTask(Task):
     name = "classification"
     accepts = ("binary", "multiclass")
     headline = Headline("accuracy", smaller_is_better=False, exact="accuracy_exact")
+    metrics = (Headline("balanced_accuracy", smaller_is_better=False, exact="balanced_accuracy_exact"),
+               Headline("auc", smaller_is_better=False, exact="auc_exact"))
 
     def __init__(self, learner: str = "least-squares", exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
         super().__init__(exact_max_n)

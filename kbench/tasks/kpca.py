@@ -38,6 +38,8 @@ class KPCATask(Task):
 
     name = "kpca"
     headline = Headline("kpca_error_in", smaller_is_better=True, exact="kpca_error_in_exact")
+    metrics = (Headline("kpca_error_out", smaller_is_better=True, exact="kpca_error_out_exact"),
+               Headline("rel_excess_kpca_error_in", smaller_is_better=True))
     uses_lams = False
 
     def __init__(self, components: int | list[int] = DEFAULT_COMPONENTS, centered: bool = False, max_n: int = 3000,

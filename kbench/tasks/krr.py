@@ -28,6 +28,9 @@ class KRRTask(Task):
     name = "krr"
     accepts = ("regression",)
     headline = Headline("test_mse", smaller_is_better=True, exact="test_mse_exact")
+    metrics = (Headline("train_mse", smaller_is_better=True),
+               Headline("risk_fixed_design", smaller_is_better=True, exact="risk_fixed_design_exact"),
+               Headline("rel_excess_test_mse", smaller_is_better=True))
 
     def prepare_exact(self, exact, data, lams) -> None:
         if data.task_type in self.accepts:
