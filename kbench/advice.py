@@ -16,7 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kbench.leaderboard import BASELINE, TOLERANCES, Section, dataset_keys, ranks_to_match
+from kbench.leaderboard import (
+    BASELINE,
+    TOLERANCES,
+    Section,
+    dataset_keys,
+    pair_scores,
+    ranks_to_match,
+)
 
 #: where the statements split datasets into coherent and incoherent ones (d_mof/d_eff)
 COHERENCE_SPLIT = 3.0
@@ -97,7 +104,7 @@ def winners(found: list[Section]) -> pd.DataFrame:
                 ours = block[block["sampler"] == best].set_index("repetition")["metric"]
                 theirs = block[block["sampler"] == second].set_index("repetition")["metric"]
                 paired = ours.to_frame("ours").join(theirs.rename("theirs"), how="inner")
-                ahead = paired["ours"] < paired["theirs"] if section.smaller else paired["ours"] > paired["theirs"]
+                ahead = pair_scores(paired["ours"], paired["theirs"], section.smaller) == 1
                 scale = abs(order.iloc[1]) if order.iloc[1] != 0 else np.nan
                 record.update({"runner-up": second, "relative margin": abs(order.iloc[0] - order.iloc[1]) / scale,
                                "ahead in": f"{int(ahead.sum())} of {len(paired)}"})
