@@ -49,7 +49,7 @@ class Board:
 
 def table_html(table: pd.DataFrame, sortable: bool = True) -> str:
     """A table with one header row (its index as the first column), sortable by a click."""
-    flat = table.reset_index() if table.index.name or not isinstance(table.index, pd.RangeIndex) else table
+    flat = table if isinstance(table.index, pd.RangeIndex) else table.reset_index()
     return flat.to_html(index=False, border=0, classes="sortable" if sortable else None, na_rep=MISSING,
                         float_format=lambda v: f"{v:.4g}")
 

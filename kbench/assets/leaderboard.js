@@ -128,16 +128,16 @@ function draw(board, root) {
 }
 
 function meansTable(board, root, rows, metric, samplers) {
-  const c = board.columns;
+  const c = board.columns, columns = ranks(rows, c);
   const table = document.createElement("table");
   table.className = "sortable means";
   const head = table.createTHead().insertRow();
-  ["sampler", ...ranks(rows, c).map((r) => `rank ${r}`)].forEach((t) => { head.appendChild(document.createElement("th")).textContent = t; });
+  ["sampler", ...columns.map((r) => `rank ${r}`)].forEach((t) => { head.appendChild(document.createElement("th")).textContent = t; });
   const body = table.createTBody();
   for (const sampler of samplers) {
     const tr = body.insertRow();
     tr.insertCell().textContent = sampler;
-    for (const rank of ranks(rows, c)) {
+    for (const rank of columns) {
       const row = rows.find((r) => r[c.sampler] === sampler && r[c.rank] === rank);
       tr.insertCell().textContent = row ? fmt(row[c[`${metric}:mean`]]) : "—";
     }
