@@ -1,4 +1,4 @@
-"""Matrix-free exact KRR (kbench.pcg): passes over K for a λ path, and the cost of a pass.
+"""Matrix-free exact KRR (kbench.exact.pcg): passes over K for a λ path, and the cost of a pass.
 
     python benchmarks/pcg.py [--write]      # about 20 minutes on 2 cores
 
@@ -23,7 +23,7 @@ import numpy as np
 
 import kbench
 from _common import env_line, environment, update_readme, write_results
-from kbench.pcg import DEFAULT_BLOCK_MB, solve_krr_path
+from kbench.exact.pcg import DEFAULT_BLOCK_MB, solve_krr_path
 
 RANKS = (200, 500, 1000)
 

@@ -5,7 +5,7 @@
 transform(X) of n = 4 000 rows, p = 4 096 features, gaussian kernel, for d = 64 … 1 024
 (median of --repeats runs each). rff and orf multiply by a dense p/2 × d frequency matrix,
 O(p·d) per row; sorf and fastfood apply Walsh–Hadamard transforms, O(p log d) per row
-(kbench.lowrank.fwht). The projections Ωx alone (before the cos/sin, which costs the same
+(kbench.lowrank.maps.fwht). The projections Ωx alone (before the cos/sin, which costs the same
 for all four) are timed too, and the slope of their log time in log d is fitted. Target:
 at d = 512, sorf and fastfood no slower than rff, and their projection time growing like
 log d, not d.

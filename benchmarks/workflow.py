@@ -92,7 +92,7 @@ def job_cost(cores: int, write: bool) -> None:
                 subprocess.run(command, check=True, capture_output=True, cwd=workdir)
             return median_time(once, 5)
 
-        importing = process_seconds([sys.executable, "-c", "import kbench.cli, kbench.runner"])
+        importing = process_seconds([sys.executable, "-c", "import kbench.cli, kbench.sweep.scheduler"])
         job = ["kbench", "run", "--datasets", config["datasets"][0], "--samplers", config["samplers"][0],
                "--tasks", ",".join(config["tasks"]), "--ranks", ",".join(map(str, config["ranks"])),
                "--lams", ",".join(map(str, config["lams"])), "--kernel", config["kernel"],

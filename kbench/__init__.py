@@ -1,6 +1,7 @@
 """kbench: benchmarks for low-rank kernel approximations.
 
-Public API (README, docs/plugins.md)::
+The public API is ``kbench.__all__``: what users and plugin authors import (README,
+docs/plugins.md, docs/architecture.md). Everything else is internal and may change::
 
     kernel = kbench.make_kernel("gaussian", sigma=1.0)
     approx = kbench.make_sampler("rls-fast").fit(X, kernel, rank=200, lam=1e-3, seed=0)
@@ -9,40 +10,37 @@ Public API (README, docs/plugins.md)::
 
 from importlib.metadata import PackageNotFoundError, version
 
-from kbench.datasets import Dataset, load_dataset
-from kbench.errors import ContractViolation, Refused
-from kbench.exact import ExactBaseline, exact_baseline
-from kbench.features import Features, features_of
-from kbench.hookspecs import hookimpl
-from kbench.kernels import Kernel
-from kbench.lowrank import CholeskyMap, FourierMap, LowRank, NystromMap, nystrom
-from kbench.registry import (
+from kbench.datasets import load_dataset
+from kbench.datasets.base import Dataset, DatasetProvider, RawData
+from kbench.errors import (
+    ConfigError,
+    ContractViolation,
+    Failure,
+    KbenchError,
     PluginError,
-    PluginInfo,
+    Refused,
+    Status,
     UnknownPluginError,
-    get_registry,
-    list_plugins,
-    make_kernel,
-    make_sampler,
-    make_task,
 )
-from kbench.samplers.base import Sampler
+from kbench.exact.baseline import ExactBaseline, exact_baseline
+from kbench.hookspecs import hookimpl
+from kbench.kernels import (
+    GaussianKernel,
+    Kernel,
+    LaplacianKernel,
+    LinearKernel,
+    MaternKernel,
+    PolynomialKernel,
+)
+from kbench.lowrank.features import Features, features_of
+from kbench.lowrank.linalg import inverse_sqrt_psd
+from kbench.lowrank.maps import CholeskyMap, FourierMap, LowRank, NystromMap, nystrom
+from kbench.registry import PluginInfo, create, list_plugins, make_kernel, make_sampler, make_task
+from kbench.samplers.base import Sampler, landmarks_from_dictionary
 from kbench.spec import Spec
-from kbench.tasks.base import Headline, Task
-
-
-def __getattr__(name):
-    """``kbench.run`` and ``kbench.read_results`` load pandas and pyarrow on first use only."""
-    if name == "run":
-        from kbench.runner import run
-
-        return run
-    if name == "read_results":
-        from kbench.results import read_results
-
-        return read_results
-    raise AttributeError(f"module 'kbench' has no attribute {name!r}")
-
+from kbench.sweep.scheduler import run
+from kbench.sweep.store import read_results
+from kbench.tasks.base import Headline, RidgePath, Task
 
 try:
     __version__ = version("kbench")
@@ -51,33 +49,47 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 __all__ = [
     "CholeskyMap",
+    "ConfigError",
     "ContractViolation",
-    "Headline",
-    "Refused",
-    "Spec",
     "Dataset",
+    "DatasetProvider",
     "ExactBaseline",
+    "Failure",
     "Features",
-    "features_of",
-    "Task",
-    "exact_baseline",
-    "load_dataset",
-    "make_task",
-    "read_results",
-    "run",
     "FourierMap",
+    "GaussianKernel",
+    "Headline",
+    "KbenchError",
     "Kernel",
+    "LaplacianKernel",
+    "LinearKernel",
     "LowRank",
+    "MaternKernel",
     "NystromMap",
     "PluginError",
     "PluginInfo",
+    "PolynomialKernel",
+    "RawData",
+    "Refused",
+    "RidgePath",
     "Sampler",
+    "Spec",
+    "Status",
+    "Task",
     "UnknownPluginError",
     "__version__",
-    "get_registry",
+    "create",
+    "exact_baseline",
+    "features_of",
     "hookimpl",
+    "inverse_sqrt_psd",
+    "landmarks_from_dictionary",
     "list_plugins",
+    "load_dataset",
     "make_kernel",
     "make_sampler",
+    "make_task",
     "nystrom",
+    "read_results",
+    "run",
 ]

@@ -1,13 +1,29 @@
-"""Input checks shared by kernels, samplers and feature maps.
+"""Every parameter check of kbench, and its did-you-mean.
 
-Every check raises a ValueError that names the argument and says how to fix it.
+Arrays, ranks and λ (kernels, samplers, feature maps); plugin parameters against the types
+their signatures declare (the spec parser, the registry, dataset providers); names against
+the known ones. Every check raises a ValueError that names the argument and says how to fix it.
 """
 
 from __future__ import annotations
 
+import difflib
+import inspect
+import math
 import numbers
+import types
+import typing
+from typing import Any
 
 import numpy as np
+
+from kbench.spec import format_value
+
+
+def suggest(name: str, known) -> str:
+    """' (did you mean 'x'?)' for the closest of ``known``, or ''."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def check_features(X, name: str = "X", n_features: int | None = None) -> np.ndarray:
@@ -89,3 +105,95 @@ def check_nonnegative(value, name: str, owner: str, integer: bool = False) -> fl
         what = "an integer" if integer else "a number"
         raise ValueError(f"{owner}: {name} must be {what} >= 0, got {value!r}.")
     return int(value) if integer else float(value)
+
+
+# ---------------------------------------------------------------------------------------
+# Plugin parameters against their declared types
+# ---------------------------------------------------------------------------------------
+_TYPE_NAMES = {bool: "true or false (or 1/0)", int: "an integer", float: "a finite number",
+               str: "text", list: "a ';'-separated list", type(None): "none"}
+
+
+def declared_types(obj) -> dict[str, tuple[type, ...] | None]:
+    """Parameter name → the types ``obj``'s signature declares for it: its annotation (a
+    union gives several), else the type of its default (an ``int`` default also allows a
+    float); None when neither says. ``obj`` is a function or a class (its ``__init__``)."""
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception:  # unresolvable annotations: fall back to the defaults
+        hints = {}
+    declared: dict[str, tuple[type, ...] | None] = {}
+    for name, parameter in inspect.signature(obj).parameters.items():
+        if name == "self" or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        if name in hints:
+            declared[name] = _flatten(hints[name])
+        elif parameter.default is None or parameter.default is inspect.Parameter.empty:
+            declared[name] = None
+        else:
+            default_type = type(parameter.default)
+            declared[name] = {bool: (bool,), int: (int, float), float: (float,), str: (str,),
+                              list: (list,), tuple: (list,)}.get(default_type)
+    return declared
+
+
+def _flatten(hint) -> tuple[type, ...] | None:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        members = [_flatten(arg) for arg in typing.get_args(hint)]
+        return None if any(m is None for m in members) else tuple(t for m in members for t in m)
+    if hint is None or hint is type(None):
+        return (type(None),)
+    base = origin or hint
+    if base in (list, tuple) or (isinstance(base, type) and issubclass(base, (list, tuple))):
+        return (list,)
+    if base in (bool, int, float, str):
+        return (base,)
+    return None  # Any, Literal, a class: the plugin checks the value itself
+
+
+def coerce_params(params: dict[str, Any], declared: dict[str, tuple[type, ...] | None],
+                  owner: str) -> dict[str, Any]:
+    """Check parsed spec values against the declared types and convert them: a bool is only
+    true/false (or 1/0), an int parameter takes only integers, numbers must be finite, and a
+    text parameter takes numbers as their text. The error names ``owner`` and the parameter."""
+    return {name: _coerce(value, declared.get(name), name, owner) for name, value in params.items()}
+
+
+def _coerce(value, allowed, name: str, owner: str):
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{owner}: {name} must be finite, got {value!r}.")
+    if isinstance(value, list | tuple):
+        for item in value:
+            _coerce(item, None, name, owner)
+    if allowed is None:
+        return value
+    if value is None:
+        if type(None) in allowed:
+            return None
+    elif isinstance(value, bool):
+        if bool in allowed:
+            return value
+    elif isinstance(value, int):
+        if int in allowed:
+            return value
+        if float in allowed:
+            return float(value)
+        if bool in allowed and value in (0, 1):
+            return bool(value)
+        if str in allowed:
+            return str(value)
+    elif isinstance(value, float):
+        if float in allowed:
+            return value
+        if str in allowed:
+            return format_value(value)
+    elif isinstance(value, str):
+        if str in allowed:
+            return value
+    elif isinstance(value, list | tuple):
+        if list in allowed:
+            return list(value)
+    expected = " or ".join(dict.fromkeys(_TYPE_NAMES.get(t, t.__name__) for t in allowed))
+    raise ValueError(f"{owner}: {name} must be {expected}, got {format_value(value)!r}.")

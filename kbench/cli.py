@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
-from kbench.exact import DEFAULT_EXACT_MAX_N
-from kbench.runner import DEFAULT_BLAS_THREADS
+from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
+from kbench.sweep.config import DEFAULT_BLAS_THREADS
 
 _KIND_CHOICES = ["samplers", "kernels", "tasks", "datasets"]
 
@@ -112,8 +112,8 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
 
     Exit code 0 when every cell is ok or skipped, 1 when a cell failed, 2 on bad input.
     """
-    from kbench.runner import run
     from kbench.spec import split_specs
+    from kbench.sweep.scheduler import run
 
     _, summary = _usage(lambda: run(
         split_specs(datasets), split_specs(samplers), split_specs(tasks),
@@ -149,18 +149,18 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     from threadpoolctl import threadpool_limits
 
     from kbench.datasets import check_dataset_spec
-    from kbench.execution import load_split_cached, prepare_exact, prepared_path
-    from kbench.planning import check_lams
-    from kbench.spec import Spec, split_specs
+    from kbench.spec import split_specs
+    from kbench.sweep.config import check_lams
+    from kbench.sweep.worker import load_split_cached, prepare_exact, prepared_path
 
     specs = split_specs(datasets)
     for spec in specs:
         _usage(lambda spec=spec: check_dataset_spec(spec))
     if exact_kernel is not None:
-        _usage(lambda: Spec.parse(exact_kernel, "kernel").create())
+        _usage(lambda: registry.create(exact_kernel, "kernel"))
     if (tasks is None) != (lams is None):
         raise click.UsageError("--tasks and --lams go together.")
-    task_objects = [] if tasks is None else [_usage(lambda t=t: Spec.parse(t, "task").create())
+    task_objects = [] if tasks is None else [_usage(lambda t=t: registry.create(t, "task"))
                                              for t in split_specs(tasks)]
     lam_values = [] if lams is None else _usage(lambda: check_lams(_numbers(lams, "--lams")))
     for spec in specs:
@@ -196,7 +196,7 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
     --data-cache` fits start from the root; the dictionaries equal the in-process fit's."""
     from threadpoolctl import threadpool_limits
 
-    from kbench.disqueak import build_node
+    from kbench.sweep.disqueak import build_node
 
     with threadpool_limits(limits=blas_threads):
         path, failure = _usage(lambda: build_node(dataset, kernel, sampler, _numbers(ranks, "--ranks"),
@@ -209,7 +209,7 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 @click.option("--out", required=True, type=click.Path(), help="The merged parquet file.")
 def aggregate_command(directory, out) -> None:
     """Merge a results directory into one parquet file (newest row of each identity)."""
-    from kbench.results import read_results, write_frame
+    from kbench.sweep.store import read_results, write_frame
 
     frame = _usage(lambda: read_results(directory))
     _usage(lambda: write_frame(frame, Path(out)))
@@ -226,8 +226,8 @@ def aggregate_command(directory, out) -> None:
 def leaderboard_command(directory, out, command_line, executor, focus) -> None:
     """Leaderboard of a results directory (or all.parquet): leaderboard.md with figures/*.png,
     and leaderboard.html, an interactive page that opens offline."""
-    from kbench.leaderboard import build
-    from kbench.results import read_results
+    from kbench.reporting.build import build
+    from kbench.sweep.store import read_results
 
     frame = _usage(lambda: read_results(directory))
     target = out or (directory if Path(directory).is_dir() else Path(directory).parent)
@@ -242,7 +242,7 @@ def leaderboard_command(directory, out, command_line, executor, focus) -> None:
 def papers_command(results, paper, out) -> None:
     """Check a paper's claims on a results directory or all.parquet; write its page."""
     from kbench.papers import write_page
-    from kbench.results import read_results
+    from kbench.sweep.store import read_results
 
     frame = _usage(lambda: read_results(results))
     page = _usage(lambda: write_page(paper, frame, out))
@@ -257,10 +257,9 @@ def papers_command(results, paper, out) -> None:
               help="Kernel spec the checks use (for a sampler made for another kernel family).")
 def check_plugin_command(name: str, timeout: float, kernel: str) -> None:
     """Run kbench's sampler contract checks (kbench.testing) on sampler NAME."""
-    from kbench.spec import Spec
     from kbench.testing import check_sampler
 
-    _usage(lambda: Spec.parse(kernel, "kernel").create())
+    _usage(lambda: registry.create(kernel, "kernel"))
     try:
         info = registry.get_registry().get("sampler", name)
     except (registry.UnknownPluginError, registry.PluginError) as exc:

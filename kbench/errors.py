@@ -1,22 +1,94 @@
-"""The two exceptions that decide a cell's status besides ``ok``.
+"""kbench's exceptions, under one root, and a cell's status.
+
+Every exception kbench raises on purpose is a :class:`KbenchError`; each also derives from
+the builtin a caller would catch (``ValueError`` for bad input, ``RuntimeError`` for a
+broken plugin), so ``except ValueError`` keeps working.
+
+A cell of a sweep ends in one :class:`Status`. Two exceptions decide it besides ``ok``:
 
 * :class:`Refused` — kbench itself declines an input it does not support (a regression task
   on classes, exact leverage scores above their size limit, random features for a kernel
-  without a spectral sampler). The cell is ``skipped``. It is a ValueError, so callers of
-  the Python API can catch it with the other input errors.
+  without a spectral sampler). The cell is ``skipped``.
 * :class:`ContractViolation` — a sampler's result breaks the contract every task relies
-  on (checked by the runner after every fit). The cell is an ``error``.
+  on (checked after every fit). The cell is an ``error``.
 
-Every other exception, numpy's LinAlgError included, makes a cell an ``error``.
+Every other exception, numpy's LinAlgError included, makes a cell an ``error``; a
+MemoryError makes it ``oom``. :meth:`Failure.of` is that rule.
 """
 
+from __future__ import annotations
 
-class Refused(ValueError):
+import enum
+import traceback
+from dataclasses import dataclass
+
+
+class KbenchError(Exception):
+    """The root of kbench's own exceptions."""
+
+
+class Refused(KbenchError, ValueError):
     """kbench declines this input by design (the cell is recorded as ``skipped``)."""
 
 
-class ContractViolation(RuntimeError):
+class ContractViolation(KbenchError, RuntimeError):
     """A sampler's result breaks the LowRank contract (the cell is recorded as ``error``)."""
 
 
-__all__ = ["ContractViolation", "Refused"]
+class PluginError(KbenchError, RuntimeError):
+    """A plugin is broken or ambiguous and cannot be used."""
+
+
+class UnknownPluginError(KbenchError, ValueError):
+    """No plugin of that kind has that name."""
+
+
+class ConfigError(KbenchError, ValueError):
+    """A workflow config is invalid; the message names the key."""
+
+
+class Status(enum.StrEnum):
+    """How a cell ended: the ``status`` column of its rows."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    OOM = "oom"
+    SKIPPED = "skipped"
+
+    @property
+    def failed(self) -> bool:
+        """A failed cell (it sets the exit code of a sweep); ``skipped`` is not one."""
+        return self in (Status.ERROR, Status.TIMEOUT, Status.OOM)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a cell has no values: its status and a one-line message."""
+
+    status: Status
+    message: str
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Failure:
+        """Exception → failure: Refused is skipped, MemoryError oom, anything else error; the
+        message is the exception, and for unexpected ones where it was raised."""
+        if isinstance(exc, MemoryError):
+            status = Status.OOM
+        elif isinstance(exc, Refused):
+            status = Status.SKIPPED
+        else:
+            status = Status.ERROR
+        return cls(status, describe(exc))
+
+
+def describe(exc: BaseException) -> str:
+    """One line: the exception, and for unexpected ones where it was raised."""
+    text = f"{type(exc).__name__}: {exc}".strip().replace("\n", " ")
+    if isinstance(exc, ValueError | MemoryError | ContractViolation) or exc.__traceback__ is None:
+        return text
+    return text + " | " + traceback.format_tb(exc.__traceback__)[-1].strip().replace("\n", " ")
+
+
+__all__ = ["ConfigError", "ContractViolation", "Failure", "KbenchError", "PluginError", "Refused", "Status",
+           "UnknownPluginError", "describe"]

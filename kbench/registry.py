@@ -9,7 +9,6 @@ name) is listed by ``kbench list`` with its error and never stops the others.
 
 from __future__ import annotations
 
-import difflib
 import importlib.metadata
 import inspect
 import traceback
@@ -19,17 +18,11 @@ from typing import Any
 import pluggy
 
 from kbench import hookspecs
-from kbench.spec import coerce_params, declared_types
+from kbench._validation import coerce_params, declared_types, suggest
+from kbench.errors import PluginError, UnknownPluginError
+from kbench.spec import Spec
 
 KINDS = tuple(hookspecs.HOOKS)
-
-
-class PluginError(RuntimeError):
-    """A plugin is broken or ambiguous and cannot be used."""
-
-
-class UnknownPluginError(ValueError):
-    """No plugin of that kind has that name."""
 
 
 @dataclass(frozen=True)
@@ -79,14 +72,10 @@ def check_kind(kind: str) -> str:
     singular = kind[:-1] if kind.endswith("s") and kind[:-1] in KINDS else kind
     if singular not in KINDS:
         raise UnknownPluginError(
-            f"unknown plugin kind {kind!r}{_suggest(kind, KINDS)}; kinds are: {', '.join(KINDS)}."
+            f"unknown plugin kind {kind!r}{suggest(kind, KINDS)}; kinds are: {', '.join(KINDS)}."
         )
     return singular
 
-
-def _suggest(name: str, known) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class Registry:
@@ -124,7 +113,7 @@ class Registry:
         except pluggy.PluginValidationError as exc:
             self.manager.unregister(module)
             hooks = [n for n in dir(module) if n.startswith("kbench_") and n not in hookspecs.HOOKS.values()]
-            hint = "".join(f" '{h}'{_suggest(h, hookspecs.HOOKS.values())}" for h in hooks)
+            hint = "".join(f" '{h}'{suggest(h, hookspecs.HOOKS.values())}" for h in hooks)
             return fail(f"{exc}. Unknown hook(s):{hint}; hooks are: {', '.join(hookspecs.HOOKS.values())}.")
 
         hooks = 0
@@ -175,7 +164,7 @@ class Registry:
             raise PluginError(self._conflicts[(kind, name)] + ".")
         broken = f" ({len(self.broken)} plugin(s) failed to load: run 'kbench list')" if self.broken else ""
         raise UnknownPluginError(
-            f"unknown {kind} {name!r}{_suggest(name, known)}. Known {kind}s: "
+            f"unknown {kind} {name!r}{suggest(name, known)}. Known {kind}s: "
             f"{', '.join(sorted(known)) or 'none'}{broken}.{_stale_hint(self.group)}"
         )
 
@@ -190,7 +179,7 @@ class Registry:
         if unknown and not accepts_any:
             key = unknown[0]
             raise ValueError(
-                f"{kind} {name!r} has no parameter {key!r}{_suggest(key, allowed)}; "
+                f"{kind} {name!r} has no parameter {key!r}{suggest(key, allowed)}; "
                 f"its parameters are: {', '.join(allowed) or 'none'}."
             )
         return info.obj(**coerce_params(params, declared_types(info.obj), f"{kind} {name!r}"))
@@ -272,3 +261,27 @@ def make_task(name: str, **params):
 def make_kernel(name: str, **params):
     """Create the kernel registered as ``name``, e.g. ``make_kernel("gaussian", sigma=1.0)``."""
     return get_registry().create("kernel", name, **params)
+
+
+def create(spec: Spec | str, kind: str | None = None) -> Any:
+    """The kernel, sampler or task a spec names, with its parameters checked:
+    ``create("squeak:qbar=20", "sampler")`` or ``create(Spec.parse(...))``. (A dataset spec is
+    loaded by :func:`kbench.load_dataset`.)"""
+    spec = _as_spec(spec, kind)
+    if spec.kind == "dataset":
+        raise ValueError(f"{spec.label!r} is a dataset spec: load it with kbench.load_dataset.")
+    return get_registry().create(spec.kind, spec.name, **spec.params)
+
+
+def plugin_class(spec: Spec | str, kind: str | None = None) -> type:
+    """The registered class of a kernel, sampler or task spec."""
+    spec = _as_spec(spec, kind)
+    return get_registry().get(spec.kind, spec.name).obj
+
+
+def _as_spec(spec: Spec | str, kind: str | None) -> Spec:
+    if isinstance(spec, Spec):
+        return spec
+    if kind is None:
+        raise TypeError(f"pass the plugin kind with a spec text: create({spec!r}, 'sampler'), say.")
+    return Spec.parse(spec, kind)

@@ -12,11 +12,7 @@ name or a seed part takes it from here.
 from __future__ import annotations
 
 import hashlib
-import inspect
-import math
 import re
-import types
-import typing
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,95 +48,6 @@ def format_value(value) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
-
-
-_TYPE_NAMES = {bool: "true or false (or 1/0)", int: "an integer", float: "a finite number",
-               str: "text", list: "a ';'-separated list", type(None): "none"}
-
-
-def declared_types(obj) -> dict[str, tuple[type, ...] | None]:
-    """Parameter name → the types ``obj``'s signature declares for it: its annotation (a
-    union gives several), else the type of its default (an ``int`` default also allows a
-    float); None when neither says. ``obj`` is a function or a class (its ``__init__``)."""
-    target = obj.__init__ if inspect.isclass(obj) else obj
-    try:
-        hints = typing.get_type_hints(target)
-    except Exception:  # unresolvable annotations: fall back to the defaults
-        hints = {}
-    declared: dict[str, tuple[type, ...] | None] = {}
-    for name, parameter in inspect.signature(obj).parameters.items():
-        if name == "self" or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            continue
-        if name in hints:
-            declared[name] = _flatten(hints[name])
-        elif parameter.default is None or parameter.default is inspect.Parameter.empty:
-            declared[name] = None
-        else:
-            default_type = type(parameter.default)
-            declared[name] = {bool: (bool,), int: (int, float), float: (float,), str: (str,),
-                              list: (list,), tuple: (list,)}.get(default_type)
-    return declared
-
-
-def _flatten(hint) -> tuple[type, ...] | None:
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        members = [_flatten(arg) for arg in typing.get_args(hint)]
-        return None if any(m is None for m in members) else tuple(t for m in members for t in m)
-    if hint is None or hint is type(None):
-        return (type(None),)
-    base = origin or hint
-    if base in (list, tuple) or (isinstance(base, type) and issubclass(base, (list, tuple))):
-        return (list,)
-    if base in (bool, int, float, str):
-        return (base,)
-    return None  # Any, Literal, a class: the plugin checks the value itself
-
-
-def coerce_params(params: dict[str, Any], declared: dict[str, tuple[type, ...] | None],
-                  owner: str) -> dict[str, Any]:
-    """Check parsed spec values against the declared types and convert them: a bool is only
-    true/false (or 1/0), an int parameter takes only integers, numbers must be finite, and a
-    text parameter takes numbers as their text. The error names ``owner`` and the parameter."""
-    return {name: _coerce(value, declared.get(name), name, owner) for name, value in params.items()}
-
-
-def _coerce(value, allowed, name: str, owner: str):
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{owner}: {name} must be finite, got {value!r}.")
-    if isinstance(value, list | tuple):
-        for item in value:
-            _coerce(item, None, name, owner)
-    if allowed is None:
-        return value
-    if value is None:
-        if type(None) in allowed:
-            return None
-    elif isinstance(value, bool):
-        if bool in allowed:
-            return value
-    elif isinstance(value, int):
-        if int in allowed:
-            return value
-        if float in allowed:
-            return float(value)
-        if bool in allowed and value in (0, 1):
-            return bool(value)
-        if str in allowed:
-            return str(value)
-    elif isinstance(value, float):
-        if float in allowed:
-            return value
-        if str in allowed:
-            return format_value(value)
-    elif isinstance(value, str):
-        if str in allowed:
-            return value
-    elif isinstance(value, list | tuple):
-        if list in allowed:
-            return list(value)
-    expected = " or ".join(dict.fromkeys(_TYPE_NAMES.get(t, t.__name__) for t in allowed))
-    raise ValueError(f"{owner}: {name} must be {expected}, got {format_value(value)!r}.")
 
 
 def _parse_params(text: str, spec: str) -> dict[str, Any]:
@@ -211,28 +118,18 @@ class Spec:
     @property
     def slug(self) -> str:
         """File-name-safe and collision-free: a readable prefix and a hash of the label."""
-        readable = re.sub(r"[^A-Za-z0-9.+-]+", "_", self.label).strip("_")[:40]
-        return f"{readable}-{hashlib.sha256(self.label.encode()).hexdigest()[:10]}"
+        return slug_of(self.label)
 
     def __str__(self) -> str:
         return self.label
 
-    def create(self):
-        """The plugin object (kernel, sampler or task) with these parameters; a dataset spec
-        is checked (names and parameter names) and its provider returned."""
-        from kbench import registry
 
-        if self.kind == "dataset":
-            from kbench.datasets import check_dataset_spec
-
-            return check_dataset_spec(self.label)[0]
-        return registry.get_registry().create(self.kind, self.name, **self.params)
-
-    def plugin_class(self) -> type:
-        """The registered class of a kernel, sampler or task spec."""
-        from kbench import registry
-
-        return registry.get_registry().get(self.kind, self.name).obj
+def slug_of(text: str) -> str:
+    """A file-name-safe, collision-free form of any label (a spec's, or a "dataset [kernel]"
+    pair's): a readable prefix and a hash of the whole text. The one builder of file names
+    and HTML ids from labels."""
+    readable = re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")[:40]
+    return f"{readable}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
 def split_specs(text: str) -> list[str]:
@@ -249,4 +146,4 @@ def split_specs(text: str) -> list[str]:
     return items
 
 
-__all__ = ["Spec", "coerce_params", "declared_types", "format_value", "parse_value", "split_specs"]
+__all__ = ["Spec", "format_value", "parse_value", "slug_of", "split_specs"]

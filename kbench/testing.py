@@ -19,17 +19,16 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from kbench._signals import raising_on
-from kbench.lowrank import LowRank
-from kbench.registry import get_registry
+from kbench.lowrank.maps import LowRank
+from kbench.registry import create, get_registry
 from kbench.samplers.base import Sampler
+from kbench.sweep.signals import raising_on
 
 
 def _problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
-    from kbench.spec import Spec
 
     X = np.random.default_rng(seed).standard_normal((n, d))
-    return X, Spec.parse(kernel, "kernel").create().fit(X)
+    return X, create(kernel, "kernel").fit(X)
 
 
 @contextlib.contextmanager

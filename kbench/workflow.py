@@ -13,25 +13,23 @@ from functools import cached_property
 from pathlib import Path
 
 from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec
-from kbench.disqueak import NODE_FILE, node_path, parse_node, tree_shards
-from kbench.exact import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
-from kbench.execution import exact_limit, exact_path, prepared_path
-from kbench.features import DEFAULT_BUDGET_MB
+from kbench.errors import ConfigError
+from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
+from kbench.exact.pcg import DEFAULT_BLOCK_MB
+from kbench.lowrank.features import DEFAULT_BUDGET_MB
 from kbench.papers import PAPERS
-from kbench.pcg import DEFAULT_BLOCK_MB
-from kbench.results import CELLS_DIR
+from kbench.registry import create, plugin_class
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
+from kbench.sweep.disqueak import NODE_FILE, node_path, parse_node, tree_shards
+from kbench.sweep.store import CELLS_DIR
+from kbench.sweep.worker import exact_limit, exact_path, prepared_path
 
 #: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
 DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
 #: the config's runtime is meant for jobs on up to this many rows (and for exact baselines
 #: up to DEFAULT_EXACT_MAX_N training rows); larger datasets ask for more (Sweep.runtime_min)
 RUNTIME_REFERENCE_N = 100_000
-
-
-class ConfigError(ValueError):
-    """An invalid workflow config; the message names the key."""
 
 
 def check_config(config: dict) -> None:
@@ -58,7 +56,7 @@ def check_config(config: dict) -> None:
     for key, specs, kind in checks:
         for index, spec in enumerate(specs):
             try:
-                Spec.parse(spec, kind).create()
+                create(spec, kind)
             except ValueError as exc:
                 where = key if key.startswith(("kernel", "dataset_kernels")) else f"{key}[{index}]"
                 raise ConfigError(f"config key '{where}': {exc}") from None
@@ -153,7 +151,7 @@ class Sweep:
         size n to what n takes: the exact baseline (three n×n float64 arrays up to the dense
         limit; above, kernel blocks and the conjugate-gradient vectors of the λ path for up
         to 10 targets), one n × max-rank array (a pivoted Cholesky factor) and the feature
-        budget (tasks stream their features, kbench.features), plus 1000 MB for Python."""
+        budget (tasks stream their features, kbench.lowrank.features), plus 1000 MB for Python."""
         base = self.resources("mem_mb")
         size = _stated_size(dataset)
         if size is None:
@@ -181,7 +179,7 @@ class Sweep:
                 "run": len(self.jobs())}
 
     def tree_pattern(self) -> str:
-        """Snakemake output pattern of DISQUEAK's merge-tree nodes (:func:`kbench.disqueak.node_path`)."""
+        """Snakemake output pattern of DISQUEAK's merge-tree nodes (:func:`kbench.sweep.disqueak.node_path`)."""
         return str(self.out / "data" / "disqueak" / "{kernel}" / "{dataset}" / "{sampler}" /
                    NODE_FILE.format(rep="{rep}", seed=self.config["seed"], node="{node}"))
 
@@ -217,8 +215,8 @@ class Sweep:
     def exact_max_n(self) -> int | None:
         """The largest training set the sweep's exact baselines are computed for (None: none
         needed), as in ``kbench run``."""
-        tasks = [Spec.parse(t, "task").create() for t in self.config["tasks"]]
-        ridge = any(Spec.parse(s, "sampler").plugin_class().needs_lam for s in self.config["samplers"])
+        tasks = [create(t, "task") for t in self.config["tasks"]]
+        ridge = any(plugin_class(s, "sampler").needs_lam for s in self.config["samplers"])
         return exact_limit(tasks, ridge)
 
     def exact_file(self, dataset: str, kernel: str, repetition: int) -> list[str]:

@@ -24,7 +24,7 @@ def data300():
 
 
 def exact_leverage_scores(K: np.ndarray, lam: float) -> np.ndarray:
-    """diag(K(K + nλI)⁻¹) by a dense solve (independent of kbench.linalg)."""
+    """diag(K(K + nλI)⁻¹) by a dense solve (independent of kbench.lowrank.linalg)."""
     n = K.shape[0]
     return np.diag(np.linalg.solve(K + n * lam * np.eye(n), K)).copy()
 

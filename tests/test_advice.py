@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 import kbench
-from kbench.advice import advise
-from kbench.focus import focus
-from kbench.leaderboard import sections
+from kbench.reporting.advice import advise
+from kbench.reporting.focus import focus
+from kbench.reporting.scores import sections
 
 ROOT = Path(__file__).resolve().parents[1]
 RANKS = (10, 20, 40, 80)

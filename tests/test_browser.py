@@ -11,8 +11,8 @@ import shutil
 import pytest
 
 import kbench
-from kbench.leaderboard import build
-from kbench.results import read_results
+from kbench.reporting.build import build
+from kbench.sweep.store import read_results
 
 pytestmark = pytest.mark.browser
 

@@ -8,18 +8,18 @@ from click.testing import CliRunner
 
 import kbench
 from kbench.cli import main
-from kbench.disqueak import (
+from kbench.samplers.squeak import SqueakSampler, children, tree_nodes
+from kbench.sweep.disqueak import (
     build_node,
     load_node,
+    merge_tree_roots,
     node_key,
     node_name,
     node_path,
     tree_shards,
-    use_merge_tree,
 )
-from kbench.execution import environment, prepare_context
-from kbench.planning import plan
-from kbench.samplers.squeak import SqueakSampler, children, tree_nodes
+from kbench.sweep.plan import plan
+from kbench.sweep.worker import environment, prepare_context
 
 DATA, KERNEL, LAMS, RANKS = "synthetic:friedman1:n=600", "gaussian:sigma=median", [1e-4, 1e-2], [10, 40]
 
@@ -58,7 +58,7 @@ def test_jobs_give_the_in_process_dictionary_bit_for_bit(tmp_path, sampler):
     shards = tree_shards(sampler)
     root = node_path(tmp_path, DATA, KERNEL, sampler, 0, 0, (0, shards))
     for job in jobs:
-        instance = job.sampler.create()
+        instance = kbench.registry.create(job.sampler)
         seed = SqueakSampler.tree_seed(np.random.default_rng(job.seed))
         expected = instance.tree(X, kernel, lam, seed)
         loaded = load_node(root, _key(context, job))[seed]
@@ -68,7 +68,7 @@ def test_jobs_give_the_in_process_dictionary_bit_for_bit(tmp_path, sampler):
         # a fit from the root: the same landmarks and features as a fit that builds the tree
         instance.prebuilt = {seed: loaded}
         from_jobs = instance.fit(X, kernel, job.rank, lam=lam, seed=job.seed)
-        in_process = job.sampler.create().fit(X, kernel, job.rank, lam=lam, seed=job.seed)
+        in_process = kbench.registry.create(job.sampler).fit(X, kernel, job.rank, lam=lam, seed=job.seed)
         assert from_jobs.info["merge_tree"] == "jobs" and in_process.info["merge_tree"] == "in-process"
         assert np.array_equal(from_jobs.landmarks, in_process.landmarks)
         assert np.array_equal(from_jobs.transform(X), in_process.transform(X))
@@ -86,15 +86,11 @@ def test_a_node_computed_from_another_split_or_lam_is_never_used(tmp_path):
     context = prepare_context(job.dataset, job.kernel, 0, 0, [], environment(), tmp_path)
     root = node_path(tmp_path, DATA, KERNEL, sampler, 0, 0, (0, 2))
     assert isinstance(load_node(root, _key(context, job)), dict)
-    instance = job.sampler.create()
-    use_merge_tree(instance, job, context)
-    assert len(instance.prebuilt) == len(RANKS)  # the root's dictionary of each rank's fit
+    assert len(merge_tree_roots(job, context)) == len(RANKS)  # the root's dictionary of each rank's fit
     other_split = type(context)(**{**vars(context), "split_checksum": "0" * 16})
     assert load_node(root, _key(other_split, job)) is None
     job.sampler_lam = 1e-3
-    instance = job.sampler.create()
-    use_merge_tree(instance, job, context)
-    assert instance.prebuilt == {}
+    assert merge_tree_roots(job, context) == {}
 
 
 def test_a_failing_node_says_why_and_its_parent_too(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 
 import kbench
 from kbench.errors import ContractViolation, Refused
-from kbench.features import Features, features_of
+from kbench.lowrank.features import Features, features_of
 
 #: a budget whose blocks hold a few dozen rows (p ≤ 40): many blocks, nothing kept
 TINY_BUDGET_MB = 40 * 40 * 8 * 4 / 2**20

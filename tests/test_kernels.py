@@ -96,17 +96,24 @@ KERNELS = [
 
 @pytest.mark.parametrize("name, params", KERNELS)
 @pytest.mark.parametrize("m, d", [(1, 2), (7, 60), (500, 3)])
-def test_blockwise_equals_one_shot_bit_for_bit(name, params, m, d):
+def test_blockwise_equals_one_shot_to_rounding(name, params, m, d):
+    """However the rows are split into calls, every entry is the one-shot value up to the
+    rounding of its inner products. A GEMM's result may depend on a row's position in its
+    block (OpenBLAS's AVX-512 kernels do), so bits are not promised: an inner product of d
+    terms is off by at most d·ε·‖a‖‖b‖ (Higham, Accuracy and Stability, Thm 3.5), and each
+    kernel here changes by at most (1 + ‖a‖‖b‖)²-fold that (the cubic polynomial's slope)."""
     gen = np.random.default_rng(m + d)
     A, B = gen.standard_normal((4500, d)), gen.standard_normal((m, d))
     kernel = kbench.make_kernel(name, **params)
     assert 2 * block_rows(m) < 4500  # the one-shot call itself runs several blocks
     full = kernel(A, B)
+    products = np.linalg.norm(A, axis=1)[:, None] * np.linalg.norm(B, axis=1)[None, :]
+    tolerance = 4 * d * np.finfo(float).eps * (1 + products) ** 3
     for step in (37, 300, block_rows(m) + 1, 4499):
         pieces = np.vstack([kernel(A[s : s + step], B) for s in range(0, len(A), step)])
-        assert np.array_equal(pieces, full), f"rows in slices of {step} differ"
+        assert (np.abs(pieces - full) <= tolerance).all(), f"rows in slices of {step} differ"
     for i in gen.choice(len(A), size=20, replace=False):  # single rows, anywhere in a block
-        assert np.array_equal(kernel(A[i : i + 1], B)[0], full[i])
+        assert (np.abs(kernel(A[i : i + 1], B)[0] - full[i]) <= tolerance[i]).all()
 
 
 @pytest.mark.parametrize("name, params", KERNELS + [("periodic-sobolev", {"beta": 2})])

@@ -1,4 +1,4 @@
-"""Matrix-free exact KRR (kbench.pcg) against dense solves."""
+"""Matrix-free exact KRR (kbench.exact.pcg) against dense solves."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import scipy.linalg
 
 import kbench
-from kbench.exact import ExactBaseline, IterativeBaseline
-from kbench.pcg import kernel_product, solve_krr_path
+from kbench.exact.baseline import ExactBaseline, IterativeBaseline
+from kbench.exact.pcg import kernel_product, solve_krr_path
 
 N, LAMS = 2000, [1e-3, 1e-4, 1e-5]
 
@@ -74,7 +74,7 @@ def test_no_n_by_n_array_is_allocated(problem):
     assert peak < 0.5 * 8 * N**2, f"peak {peak / 2**20:.0f} MiB, an n×n array is {8 * N**2 / 2**20:.0f} MiB"
 
 
-# -- the matrix-free exact baseline (kbench.exact.IterativeBaseline) in the tasks ----------
+# -- the matrix-free exact baseline (kbench.exact.baseline.IterativeBaseline) in the tasks ----------
 @pytest.fixture(scope="module")
 def datasets():
     """A regression and a classification split, each with a dense and a matrix-free baseline."""
@@ -128,7 +128,7 @@ def test_a_matrix_free_solve_that_does_not_converge_is_not_reported_as_exact(dat
 def test_the_matrix_free_baseline_is_solved_once_and_shared_through_its_file(tmp_path, monkeypatch):
     """Above the dense limit, ``kbench prepare --exact --tasks --lams`` solves the λ path
     and computes the KPCA eigenpairs once; a run loading the file computes neither."""
-    from kbench.execution import exact_path, prepare_exact
+    from kbench.sweep.worker import exact_path, prepare_exact
 
     spec, kernel, lams = "synthetic:friedman1:n=8000", "gaussian:sigma=median", [1e-3, 1e-2]
     tasks = ["krr", "kpca:components=5"]
@@ -140,7 +140,7 @@ def test_the_matrix_free_baseline_is_solved_once_and_shared_through_its_file(tmp
     def computed_again(*args, **kwargs):
         raise AssertionError("the run computed the exact baseline again")
 
-    monkeypatch.setattr("kbench.exact.solve_krr_path", computed_again)
+    monkeypatch.setattr("kbench.exact.baseline.solve_krr_path", computed_again)
     monkeypatch.setattr(IterativeBaseline, "_top_eigenpairs", computed_again)
     frame = kbench.run([spec], ["uniform"], tasks, [20], lams, repetitions=1, out=tmp_path / "out",
                        data_cache=tmp_path, progress=False)

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import kbench
-from kbench.results import SCHEMA_VERSION, read_results, write_cell
+from kbench.sweep.store import SCHEMA_VERSION, read_results, write_cell
 from tests.conftest import add_plugin
 
 SWEEP = ["--datasets", "synthetic:moons:n=240,sklearn:diabetes", "--samplers", "uniform,rp-cholesky,rff",
@@ -312,8 +312,8 @@ def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_
 def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp_path, monkeypatch):
     """`kbench prepare --exact` computes it once; a run with the same data cache loads it
     (exact values, its recorded cost) instead of computing it; a file of another split is ignored."""
-    from kbench.exact import ExactBaseline
-    from kbench.execution import exact_path, load_split_cached, prepare_exact, split_checksum
+    from kbench.exact.baseline import ExactBaseline
+    from kbench.sweep.worker import exact_path, load_split_cached, prepare_exact, split_checksum
 
     dataset, kernel, cache = "sklearn:diabetes", "gaussian:sigma=median", tmp_path / "data"
     path = prepare_exact(dataset, kernel, 0, 0, cache, exact_max_n=5000)
@@ -355,8 +355,8 @@ def test_a_time_limit_records_the_fits_past_their_share_as_timeouts(tmp_path, pl
 def test_a_failing_exact_baseline_is_recorded_by_the_cells_that_need_it(tmp_path, monkeypatch):
     """The workflow's exact job does not fail on it: its file says why there is no baseline,
     and the run's cells that need one record the error (the sweep goes on)."""
-    from kbench.exact import ExactBaseline
-    from kbench.execution import prepare_exact
+    from kbench.exact.baseline import ExactBaseline
+    from kbench.sweep.worker import prepare_exact
 
     def overflow(self, data, kernel):
         raise FloatingPointError("kernel values overflow")

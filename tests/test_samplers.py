@@ -17,7 +17,7 @@ LAM = 1e-3
 
 
 def dense_nystrom(K: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
-    """K_nm K_mm⁺ K_mn with numpy's SVD pseudo-inverse (independent of kbench.linalg)."""
+    """K_nm K_mm⁺ K_mn with numpy's SVD pseudo-inverse (independent of kbench.lowrank.linalg)."""
     K_nm = K[:, landmarks]
     K_mm = K[np.ix_(landmarks, landmarks)]
     return K_nm @ np.linalg.pinv(K_mm, rcond=len(landmarks) * np.finfo(float).eps, hermitian=True) @ K_nm.T
@@ -514,7 +514,7 @@ def test_random_features_refuse_a_kernel_without_spectral_sampler(name, data300)
 def test_fwht_is_the_walsh_hadamard_matrix():
     import scipy.linalg
 
-    from kbench.lowrank import fwht
+    from kbench.lowrank.maps import fwht
 
     A = np.random.default_rng(0).standard_normal((3, 4, 32))
     assert np.allclose(fwht(A), A @ scipy.linalg.hadamard(32).T, rtol=0, atol=1e-12)
@@ -524,7 +524,7 @@ def test_fwht_is_the_walsh_hadamard_matrix():
 def test_structured_features_are_their_explicit_frequencies(name):
     """The fast Walsh–Hadamard path equals random Fourier features on the explicit Ω,
     padding (d = 5 → 8) and a random-phase feature included."""
-    from kbench.lowrank import FourierMap
+    from kbench.lowrank.maps import FourierMap
 
     X = np.random.default_rng(2).standard_normal((50, 5))
     kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kbench.lowrank import nystrom
+from kbench.lowrank.maps import nystrom
 from kbench.samplers.uniform import UniformSampler
 from kbench.testing import check_sampler
 from tests.conftest import ALL_SAMPLERS

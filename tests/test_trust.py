@@ -13,18 +13,19 @@ import pandas as pd
 import pytest
 
 import kbench
-from kbench.contract import check_fit
 from kbench.errors import ContractViolation, Refused
-from kbench.execution import classify, prepared_path
-from kbench.leaderboard import build, cost_in_n, friedman_nemenyi, rank_to_match, sections
-from kbench.results import read_results
+from kbench.lowrank.features import check_fit
+from kbench.reporting.build import build
+from kbench.reporting.scores import cost_in_n, friedman_nemenyi, rank_to_match, sections
 from kbench.spec import Spec
+from kbench.sweep.store import read_results
+from kbench.sweep.worker import classify, prepared_path
 from tests.conftest import add_plugin
 
 BROKEN = """
 import numpy as np
 import kbench
-from kbench.lowrank import NystromMap
+from kbench.lowrank.maps import NystromMap
 from kbench.samplers.uniform import UniformSampler
 
 class Doubled(UniformSampler):

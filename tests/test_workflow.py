@@ -198,7 +198,7 @@ def test_cli_and_workflow_give_identical_numbers(tmp_path):
     assert cli.returncode == 0, cli.stderr[-2000:]
     keys = ["sampler_label", "rank", "lam"]
     by_workflow = pd.read_parquet(tmp_path / "workflow" / "out" / "all.parquet").sort_values(keys)
-    from kbench.results import read_results
+    from kbench.sweep.store import read_results
 
     by_cli = read_results(tmp_path / "cli").sort_values(keys)
     values = ["test_mse", "train_mse", "rel_excess_test_mse", "dictionary_size", "unique_atoms", "rank_realized",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from kbench._validation import coerce_params, declared_types, suggest
 from kbench.datasets.base import (
     Dataset,
     DatasetProvider,
@@ -12,8 +13,8 @@ from kbench.datasets.base import (
     check_test_size,
     split_and_scale,
 )
-from kbench.registry import _suggest, get_registry
-from kbench.spec import Spec, coerce_params, declared_types
+from kbench.registry import get_registry
+from kbench.spec import Spec
 
 _SPLIT_OPTIONS = ("n", "test_size", "standardize", "dropna")
 
@@ -36,7 +37,7 @@ def _check_parameters(provider: DatasetProvider, name: str, params: dict, spec: 
     for key in params:
         if key not in declared:
             raise ValueError(
-                f"{spec}: unknown parameter {key!r}{_suggest(key, declared)}; "
+                f"{spec}: unknown parameter {key!r}{suggest(key, declared)}; "
                 f"parameters are: {', '.join(declared)}."
             )
     return coerce_params(params, declared, spec)

@@ -15,6 +15,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from kbench._files import write_npz
+from kbench._validation import declared_types, suggest
+
 TASK_TYPES = ("regression", "binary", "multiclass")
 
 
@@ -73,19 +76,15 @@ class DatasetProvider:
 
     def check_name(self, name: str, spec: str) -> None:
         """Raise a ValueError when ``name`` is not a dataset of this provider (before loading)."""
-        from kbench.registry import _suggest
-
         known = self.names()
         if known and name not in known:
             raise ValueError(
-                f"unknown dataset {spec!r}{_suggest(name, known)}; {self.name} has: {', '.join(known)}."
+                f"unknown dataset {spec!r}{suggest(name, known)}; {self.name} has: {', '.join(known)}."
             )
 
     def parameters(self, name: str) -> dict[str, tuple[type, ...] | None]:
         """The parameters a spec may give this provider's dataset ``name``, with their
         declared types (by default: ``load``'s keyword parameters)."""
-        from kbench.spec import declared_types
-
         return {k: v for k, v in declared_types(self.load).items() if k not in ("name", "n", "seed")}
 
     def task_type(self, name: str, **params: Any) -> str | None:
@@ -200,8 +199,6 @@ def _stratifiable(y, test_size) -> bool:
 def save_split(data: Dataset, path) -> None:
     """Write a split to ``path`` (npz, atomically) so later jobs load it without the provider."""
     import json
-
-    from kbench._files import write_npz
 
     arrays = {k: getattr(data, k) for k in ("X_train", "y_train", "X_test", "y_test", "f_train", "f_test")
               if getattr(data, k) is not None}

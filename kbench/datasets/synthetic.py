@@ -10,10 +10,9 @@ import math
 
 import numpy as np
 
-from kbench._validation import check_nonnegative, check_positive
+from kbench._validation import check_nonnegative, check_positive, declared_types
 from kbench.datasets.base import DatasetProvider, RawData
 from kbench.hookspecs import hookimpl
-from kbench.spec import declared_types
 
 
 def smile(n: int = 2000, seed: int = 0, n_scattered: int = 40, noise: float = 0.01) -> np.ndarray:

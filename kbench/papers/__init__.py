@@ -16,6 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from kbench.papers import alaoui2015, bach2013, squeak2016, sterge2020, yang2012
+from kbench.reporting.figures import figure, figure_file
+from kbench.reporting.scores import sections
 
 PAPERS = {"alaoui2015": alaoui2015, "bach2013": bach2013, "squeak2016": squeak2016, "sterge2020": sterge2020,
           "yang2012": yang2012}
@@ -48,8 +50,6 @@ def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
 
 def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     """results/papers/<paper>.md (+ figures, + <paper>.claims.json) from the result rows."""
-    from kbench.leaderboard import figure, figure_slug, sections
-
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     claims = evaluate(paper, frame)
@@ -70,7 +70,7 @@ def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
         if section.task.name not in module.FIGURES:
             continue
         for dataset in sorted(section.cells["dataset"].unique()):
-            name = f"{paper}_{figure_slug(section.label)}_{figure_slug(dataset)}.png"
+            name = f"{paper}_{figure_file(section.label, dataset)}"
             figure(section.cells, section.metric, section.smaller, section.label, dataset,
                    out / "figures" / name)
             lines += [f"![{section.label} on {dataset}](figures/{name})", ""]

@@ -8,8 +8,8 @@ from typing import ClassVar
 import numpy as np
 
 from kbench._validation import check_features, check_lam, check_rank
-from kbench.kernels import Kernel
-from kbench.lowrank import LowRank
+from kbench.kernels.base import Kernel
+from kbench.lowrank.maps import LowRank
 
 
 class Sampler:
@@ -72,6 +72,23 @@ class Sampler:
         )
         return approx
 
+    def use_prebuilt(self, prebuilt: dict) -> None:
+        """Hook: take work other processes did for this sampler's fits (DISQUEAK's merge-tree
+        roots, computed as workflow jobs), handed over by the sweep before ``fit``. A sampler
+        that has no such work ignores it."""
+
     def _fit(self, X: np.ndarray, kernel: Kernel, rank: int, lam: float | None,
              rng: np.random.Generator) -> LowRank:
         raise NotImplementedError
+
+
+def landmarks_from_dictionary(size: int, rank: int, rng: np.random.Generator, info: dict) -> np.ndarray:
+    """Positions (sorted) of the rank's landmarks in a leverage-score dictionary of ``size``
+    atoms: ``rank`` of them uniformly without replacement when it is larger (the dictionary
+    is already a leverage-score sample), else all, with a warning in ``info`` when fewer."""
+    if size > rank:
+        return np.sort(rng.choice(size, size=rank, replace=False))
+    if size < rank:
+        info["warnings"].append(f"the dictionary holds {size} atoms < rank {rank}: rank_realized is smaller; "
+                                "lower lam or raise qbar for a larger dictionary")
+    return np.arange(size)

@@ -26,8 +26,8 @@ import scipy.linalg
 
 from kbench._validation import check_positive
 from kbench.hookspecs import hookimpl
-from kbench.lowrank import nystrom
-from kbench.samplers.base import Sampler
+from kbench.lowrank.maps import nystrom
+from kbench.samplers.base import Sampler, landmarks_from_dictionary
 
 
 class BlessSampler(Sampler):
@@ -87,18 +87,6 @@ class BlessSampler(Sampler):
         V = scipy.linalg.solve_triangular(factor, kernel(X[atoms], X[candidates]), lower=True,
                                           check_finite=False)
         return np.clip(diag[candidates] - np.einsum("ij,ij->j", V, V), 0.0, None) / ridge
-
-
-def landmarks_from_dictionary(size: int, rank: int, rng: np.random.Generator, info: dict) -> np.ndarray:
-    """Positions (sorted) of the rank's landmarks in a leverage-score dictionary of ``size``
-    atoms: ``rank`` of them uniformly without replacement when it is larger (the dictionary
-    is already a leverage-score sample), else all, with a warning in ``info`` when fewer."""
-    if size > rank:
-        return np.sort(rng.choice(size, size=rank, replace=False))
-    if size < rank:
-        info["warnings"].append(f"the dictionary holds {size} atoms < rank {rank}: rank_realized is smaller; "
-                                "lower lam or raise qbar for a larger dictionary")
-    return np.arange(size)
 
 
 @hookimpl

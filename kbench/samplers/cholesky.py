@@ -14,7 +14,7 @@ import scipy.linalg
 
 from kbench._validation import check_positive
 from kbench.hookspecs import hookimpl
-from kbench.lowrank import CholeskyMap
+from kbench.lowrank.maps import CholeskyMap
 from kbench.samplers.base import Sampler
 
 

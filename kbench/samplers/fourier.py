@@ -12,8 +12,8 @@ import numpy as np
 
 from kbench.errors import Refused
 from kbench.hookspecs import hookimpl
-from kbench.kernels import GaussianKernel
-from kbench.lowrank import FourierMap, HadamardFourierMap
+from kbench.kernels.stationary import GaussianKernel
+from kbench.lowrank.maps import FourierMap, HadamardFourierMap
 from kbench.samplers.base import Sampler
 
 

@@ -12,8 +12,8 @@ import scipy.linalg
 from kbench._validation import check_positive
 from kbench.errors import Refused
 from kbench.hookspecs import hookimpl
-from kbench.linalg import leverage_scores_from_eigh, sample_without_replacement
-from kbench.lowrank import nystrom
+from kbench.lowrank.linalg import leverage_scores_from_eigh, sample_without_replacement
+from kbench.lowrank.maps import nystrom
 from kbench.samplers.base import Sampler
 
 #: rows per pass when computing the approximate scores (bounded memory)

@@ -24,8 +24,8 @@ import numpy as np
 import scipy.linalg
 
 from kbench.hookspecs import hookimpl
-from kbench.linalg import sample_without_replacement
-from kbench.lowrank import nystrom
+from kbench.lowrank.linalg import sample_without_replacement
+from kbench.lowrank.maps import nystrom
 from kbench.samplers.base import Sampler
 
 #: the ridge when a level's sample has at most k' points (no tail to estimate it from),

@@ -9,7 +9,7 @@ among dictionary ∪ current block: the dictionary keeps its own kernel matrix.
 
 DISQUEAK's merge tree (``shards`` > 1) is a fixed binary tree over the shards; every node
 draws from its own generator, derived from the fit's seed and the node, so each node can be
-computed anywhere (the workflow runs them as separate jobs, :mod:`kbench.disqueak`) and
+computed anywhere (the workflow runs them as separate jobs, :mod:`kbench.sweep.disqueak`) and
 gives the same dictionary as the in-process fit.
 """
 
@@ -23,8 +23,8 @@ import numpy as np
 
 from kbench._validation import check_in_open_unit_interval, check_positive
 from kbench.hookspecs import hookimpl
-from kbench.linalg import ridge_scores_cholesky, sample_without_replacement
-from kbench.lowrank import nystrom
+from kbench.lowrank.linalg import ridge_scores_cholesky, sample_without_replacement
+from kbench.lowrank.maps import nystrom
 from kbench.samplers.base import Sampler
 
 #: a node of the merge tree: the shards [first, stop) its dictionary summarises
@@ -106,8 +106,8 @@ class SqueakSampler(Sampler):
     reproduction, against 0.5–1.2× for copies).
 
     ``prebuilt`` maps a tree seed (:meth:`tree_seed`) to a merge tree's root dictionary
-    computed elsewhere (the workflow's DISQUEAK jobs, :mod:`kbench.disqueak`); a fit whose
-    tree seed is there uses it instead of building the tree.
+    computed elsewhere (the workflow's DISQUEAK jobs, handed over by :meth:`use_prebuilt`); a
+    fit whose tree seed is there uses it instead of building the tree.
     """
 
     name = "squeak"
@@ -125,6 +125,9 @@ class SqueakSampler(Sampler):
             raise ValueError(f"squeak: subsample must be 'prob' or 'copies', got {subsample!r}.")
         self.subsample = subsample
         self.prebuilt: dict[int, Dictionary] = {}
+
+    def use_prebuilt(self, prebuilt: dict[int, Dictionary]) -> None:
+        self.prebuilt.update(prebuilt)
 
     def _fit(self, X, kernel, rank, lam, rng):
         n = X.shape[0]

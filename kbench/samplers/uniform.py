@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kbench.hookspecs import hookimpl
-from kbench.lowrank import nystrom
+from kbench.lowrank.maps import nystrom
 from kbench.samplers.base import Sampler
 
 

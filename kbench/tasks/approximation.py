@@ -7,8 +7,8 @@ import time
 import numpy as np
 
 from kbench._validation import check_positive
-from kbench.features import features_of
 from kbench.hookspecs import hookimpl
+from kbench.lowrank.features import features_of
 from kbench.tasks.base import Headline, Task
 
 

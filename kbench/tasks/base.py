@@ -17,7 +17,7 @@ import numpy as np
 
 from kbench._validation import check_positive
 from kbench.errors import Refused
-from kbench.exact import DEFAULT_EXACT_MAX_N, exact_baseline
+from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, exact_baseline
 
 #: sampler families (``Sampler.family``)
 FAMILIES = ("nystrom", "random-features")

@@ -8,9 +8,9 @@ import time
 
 import numpy as np
 
-from kbench.exact import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
-from kbench.features import features_of, require_whole
+from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
 from kbench.hookspecs import hookimpl
+from kbench.lowrank.features import features_of, require_whole
 from kbench.tasks.base import Headline, RidgePath, Task, check_lams
 
 LEARNERS = ("least-squares", "logistic")

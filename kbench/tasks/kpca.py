@@ -25,9 +25,9 @@ import numpy as np
 import scipy.linalg
 
 from kbench._validation import check_positive
-from kbench.exact import DEFAULT_EXACT_MAX_N
-from kbench.features import features_of
+from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
 from kbench.hookspecs import hookimpl
+from kbench.lowrank.features import features_of
 from kbench.tasks.base import Headline, Task, relative_excess
 
 DEFAULT_COMPONENTS = (1, 2, 5, 10, 20, 50)

@@ -6,8 +6,8 @@ import time
 
 import numpy as np
 
-from kbench.features import features_of
 from kbench.hookspecs import hookimpl
+from kbench.lowrank.features import features_of
 from kbench.tasks.base import Headline, RidgePath, Task, check_lams, relative_excess
 
 

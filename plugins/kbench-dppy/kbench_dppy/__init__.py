@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 
 import kbench
-from kbench.samplers.bless import landmarks_from_dictionary
 
 
 def _random_state(rng: np.random.Generator) -> np.random.RandomState:
@@ -48,7 +47,7 @@ class DppyBless(kbench.Sampler):
                            random_state=_random_state(rng), verbose=False)
         atoms = np.asarray(dictionary.idx, dtype=np.int64)
         info = {"warnings": [], "qbar": self.qbar, "dictionary_size": int(atoms.size)}
-        chosen = landmarks_from_dictionary(atoms.size, rank, rng, info)
+        chosen = kbench.landmarks_from_dictionary(atoms.size, rank, rng, info)
         return kbench.nystrom(X, kernel, atoms[chosen], info)
 
 

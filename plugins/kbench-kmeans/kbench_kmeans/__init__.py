@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 import kbench
-from kbench.linalg import inverse_sqrt_psd
-from kbench.lowrank import NystromMap
 
 
 class KMeansSampler(kbench.Sampler):
@@ -26,8 +24,8 @@ class KMeansSampler(kbench.Sampler):
         centres = KMeans(n_clusters=rank, init="k-means++", n_init=1, max_iter=self.max_iter,
                          random_state=seed).fit(X).cluster_centers_
         centres = np.ascontiguousarray(centres)
-        projection, _ = inverse_sqrt_psd(kernel(centres))
-        return NystromMap(kernel, centres, None, projection, {"warnings": []})
+        projection, _ = kbench.inverse_sqrt_psd(kernel(centres))
+        return kbench.NystromMap(kernel, centres, None, projection, {"warnings": []})
 
 
 @kbench.hookimpl

@@ -19,8 +19,6 @@ from typing import ClassVar
 import numpy as np
 
 import kbench
-from kbench.kernels import GaussianKernel, LaplacianKernel, LinearKernel, PolynomialKernel
-from kbench.lowrank import LowRank
 
 
 def sklearn_kernel(kernel: kbench.Kernel, n_features: int, sampler: str) -> tuple[str, dict]:
@@ -28,13 +26,13 @@ def sklearn_kernel(kernel: kbench.Kernel, n_features: int, sampler: str) -> tupl
     columns, with the same values k(x, y); ``Refused`` for a kernel scikit-learn lacks (a
     subclass, say a plugin's variant of the gaussian, is another kernel)."""
     kind = type(kernel)
-    if kind is GaussianKernel:
+    if kind is kbench.GaussianKernel:
         return "rbf", {"gamma": 1.0 / (2.0 * kernel.sigma_**2)}
-    if kind is LaplacianKernel:
+    if kind is kbench.LaplacianKernel:
         return "laplacian", {"gamma": 1.0 / kernel.sigma_}
-    if kind is PolynomialKernel:
-        return "polynomial", {"gamma": kernel._gamma(n_features), "degree": kernel.degree, "coef0": kernel.coef0}
-    if kind is LinearKernel:
+    if kind is kbench.PolynomialKernel:
+        return "polynomial", {"gamma": kernel.gamma_for(n_features), "degree": kernel.degree, "coef0": kernel.coef0}
+    if kind is kbench.LinearKernel:
         return "linear", {}
     raise kbench.Refused(f"{sampler}: scikit-learn has no {kernel.name!r} kernel "
                          "(gaussian, laplacian, polynomial and linear translate).")
@@ -45,7 +43,7 @@ def _seed(rng: np.random.Generator) -> int:
     return int(rng.integers(np.iinfo(np.int32).max))
 
 
-class EstimatorMap(LowRank):
+class EstimatorMap(kbench.LowRank):
     """The feature map of a fitted scikit-learn transformer: z(x) = ``estimator.transform(x)``."""
 
     def __init__(self, estimator, n_features_in: int, rank: int, nystrom_type: bool,
@@ -110,7 +108,7 @@ class SklearnRFF(_SklearnRandomFeatures):
 
     name = "sklearn-rff"
     estimator = "RBFSampler"
-    kernel_type = GaussianKernel
+    kernel_type = kbench.GaussianKernel
 
 
 class SklearnTensorSketch(_SklearnRandomFeatures):
@@ -118,7 +116,7 @@ class SklearnTensorSketch(_SklearnRandomFeatures):
 
     name = "sklearn-tensorsketch"
     estimator = "PolynomialCountSketch"
-    kernel_type = PolynomialKernel
+    kernel_type = kbench.PolynomialKernel
 
 
 @kbench.hookimpl

@@ -82,7 +82,7 @@ def read_cell(path: Path) -> pd.DataFrame:
 def cell_status(path: Path, inputs: str | None = None) -> str | None:
     """The status of a finished cell ('ok', 'error', ...), or None when it must be computed:
     no file, an unreadable one, another schema version, or other inputs than ``inputs``
-    (the fingerprint of everything its values depend on, kbench.planning.cell_inputs)."""
+    (the fingerprint of everything its values depend on, kbench.sweep.plan.cell_inputs)."""
     if not path.is_file():
         return None
     try:

@@ -23,9 +23,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kbench.advice import REGIME_TEXT, WINNER_TEXT
-from kbench.focus import FOCUS_TEXT
-from kbench.leaderboard import COST_TEXT, MISSING, Section, cell_table, figure_slug
+from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
+from kbench.reporting.focus import FOCUS_TEXT
+from kbench.reporting.scores import COST_TEXT, MISSING, Section, cell_table
+from kbench.spec import slug_of
 
 #: significant digits of the numbers the charts carry
 DIGITS = 5
@@ -44,7 +45,7 @@ class Board:
 
     @property
     def id(self) -> str:
-        return "board-" + figure_slug(self.section.label)
+        return "board-" + slug_of(self.section.label)
 
 
 def table_html(table: pd.DataFrame, sortable: bool = True) -> str:
@@ -117,7 +118,7 @@ def _plotly_gzip_base64() -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("kbench").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("kbench.reporting").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _png(path: Path) -> str:
@@ -127,7 +128,7 @@ def _png(path: Path) -> str:
 
 def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: list[Board], advice,
            focus_views: list | None, focused: str | None, costs: dict, statuses: pd.DataFrame) -> str:
-    """The page. ``advice``: kbench.advice.Advice; ``focus_views``: kbench.focus.FocusTables."""
+    """The page. ``advice``: kbench.reporting.advice.Advice; ``focus_views``: kbench.reporting.focus.FocusTables."""
     esc = html.escape
     nav = [("advice", "Which sampler for my data")]
     if focused:

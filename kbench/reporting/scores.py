@@ -1,7 +1,7 @@
 """Leaderboards from result rows: the markdown page with seaborn figures and
 critical-difference diagrams, and the numbers behind the interactive HTML page
-(kbench.webpage), the "which sampler" advice (kbench.advice) and the sampler-author view
-(kbench.focus).
+(kbench.reporting.html), the "which sampler" advice (kbench.reporting.advice) and the sampler-author view
+(kbench.reporting.focus).
 
 One section per task configuration (task label); every row of a table is one sampler
 configuration (sampler label) and every dataset is one (dataset, kernel) pair, so a page
@@ -18,22 +18,27 @@ and dataset: metric against rank and against time with the Pareto front.
 
 from __future__ import annotations
 
-import platform
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from kbench._files import write_text
+from kbench.registry import create
 from kbench.spec import Spec
 
 KEYS = ["dataset", "sampler", "rank", "repetition"]
+
+
 BASELINE = "uniform"
+
+
 #: written where a table has no value
 MISSING = "—"
+
+
 TOLERANCES = (0.01, 0.05)
+
+
 #: significance level of the Friedman test and its post-hoc comparisons
 ALPHA = 0.05
 
@@ -70,7 +75,7 @@ def dataset_keys(rows: pd.DataFrame) -> pd.Series:
 def task_of(label: str):
     """The task instance of a task label (from the registry), or None when not installed."""
     try:
-        return Spec.parse(label, "task").create()
+        return create(label, "task")
     except ValueError:
         return None
 
@@ -249,31 +254,6 @@ def friedman_nemenyi(cells: pd.DataFrame, smaller: bool):
     return ranks, pvalues, float(statistic.pvalue), wide.shape[0], left_out, total
 
 
-def critical_difference(section: Section, path: Path) -> str | None:
-    """The critical-difference diagram of a section (PNG at ``path``) and its caption, or None."""
-    import scikit_posthocs as sp
-    from matplotlib.figure import Figure
-
-    result = friedman_nemenyi(section.cells, section.smaller)
-    if result is None:
-        return None
-    ranks, pvalues, friedman_p, blocks, left_out, total = result
-    fig = Figure(figsize=(8, 0.6 + 0.3 * len(ranks)))
-    ax = fig.subplots()
-    sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA)
-    ax.set_title(f"{section.label}: mean rank over {blocks} (dataset, rank) blocks", fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    caption = (f"Critical difference: Friedman test over {blocks} of {total} (dataset, rank) blocks (those where "
-               f"every ranked sampler has a value), p = {friedman_p:.2g}; samplers joined by a bar are not "
-               f"significantly different (Nemenyi, α = {ALPHA}).")
-    if left_out:
-        caption += " Not ranked (a value in fewer than half of the blocks): " + ", ".join(
-            f"{sampler} ({count} of {total})" for sampler, count in sorted(left_out.items())) + "."
-    return caption
-
-
 def status_table(frame: pd.DataFrame) -> pd.DataFrame:
     cells = frame.drop_duplicates(subset=["dataset", "kernel", "sampler_label", "task_label", "rank",
                                           "repetition"])
@@ -288,44 +268,6 @@ def pareto_front(points: pd.DataFrame, smaller: bool) -> pd.DataFrame:
     improves = ordered["metric"] < running.shift(fill_value=np.inf) if smaller else \
         ordered["metric"] > running.shift(fill_value=-np.inf)
     return ordered[improves]
-
-
-def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset: str, path: Path) -> None:
-    """Metric against rank (mean, 95% interval over repetitions) and against time (Pareto)."""
-    import matplotlib.ticker
-    import seaborn as sns
-    from matplotlib.figure import Figure
-
-    data = cells[cells["dataset"] == dataset]
-    fig = Figure(figsize=(11, 4))
-    left, right = fig.subplots(1, 2)
-    sns.lineplot(data=data, x="rank", y="metric", hue="sampler", marker="o", errorbar=("ci", 95),
-                 seed=0, ax=left)
-    exact = data.groupby("rank")["exact"].mean().dropna()  # per rank: KPCA's ℓ follows the rank
-    if len(exact):
-        left.plot(exact.index, exact.to_numpy(), color="black", linestyle="--", linewidth=1,
-                  label="exact kernel")
-    left.set(xscale="log", ylabel=metric, title=f"{title} on {dataset}: {metric} vs rank")
-    ranks = sorted(data["rank"].unique())
-    left.set_xticks(ranks, [str(r) for r in ranks])
-    left.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    if smaller and (data["metric"] > 0).all():
-        left.set_yscale("log")
-    left.legend(fontsize=7)
-    means = data.groupby(["sampler", "rank"])[["metric", "seconds"]].mean().reset_index()
-    sns.scatterplot(data=means, x="seconds", y="metric", hue="sampler", ax=right, legend=False)
-    front = pareto_front(means, smaller)
-    if len(front):
-        right.plot(front["seconds"], front["metric"], color="black", linewidth=1, label="Pareto front")
-        right.legend(fontsize=7)
-    right.set(xscale="log", xlabel="seconds (sample + features + fit)", ylabel=metric,
-              title=f"{metric} vs time")
-    right.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    if smaller and (means["metric"] > 0).all():
-        right.set_yscale("log")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
 
 
 def size_family(dataset: str, kernel: str) -> str:
@@ -372,132 +314,3 @@ def _slope(row: pd.Series) -> float:
     if len(row) < 3:
         return np.nan
     return float(np.polyfit(np.log(row.index.astype(float)), np.log(row.to_numpy(dtype=float)), 1)[0])
-
-
-def cost_figure(seconds: pd.DataFrame, rank: int, family: str, path: Path) -> None:
-    """Log-log seconds against n_train, one line per sampler."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6, 4))
-    ax = fig.subplots()
-    sizes = [float(c.removeprefix("n = ").replace(",", "")) for c in seconds.columns if c.startswith("n = ")]
-    for sampler, row in seconds.drop(columns="slope in n").iterrows():
-        ax.plot(sizes, row.to_numpy(dtype=float), marker="o", label=f"{sampler} ({seconds.loc[sampler, 'slope in n']:.2f})")
-    ax.set(xscale="log", yscale="log", xlabel="n_train", ylabel="seconds (fit + features)",
-           title=f"{family}: cost in n at rank {rank}\n(legend: log-log slope)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-
-
-def figure_slug(text: str) -> str:
-    """A label as part of a figure file name."""
-    return "".join(c if c.isalnum() or c in ".-" else "-" for c in text).strip("-")
-
-
-def header(frame: pd.DataFrame, command: str | None, executor: str | None = None) -> list[str]:
-    first = frame.iloc[0]
-    versions = ", ".join(f"{k.removesuffix('_version')} {first[k]}" for k in
-                         ("kbench_version", "numpy_version", "scipy_version", "sklearn_version") if k in frame)
-    cells = frame.drop_duplicates(["dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"])
-    return [
-        f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows ({len(cells)} cells).",
-        f"Command: `{command or 'kbench leaderboard'}`" + (f" (executor: {executor})." if executor else "."),
-        f"Versions: {versions}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
-        f"({platform.machine()}, Python {platform.python_version()}).",
-        "A row is one sampler configuration, a section one task configuration. Metric of a cell: "
-        "its value at the best λ of the path (oracle λ, as Bach 2013); KPCA at one number of "
-        "components per rank for every sampler (the largest of the task's list not above the rank). "
-        "Rank to match exact: median over the datasets with an exact value of the smallest rank "
-        "whose mean result is within 1% / 5% of the exact kernel's.",
-    ]
-
-
-def _format_ranking(table: pd.DataFrame, unscored: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
-    """Table for the page: missing values read "—", unreached ranks "> max", footnotes."""
-    table = table.copy()
-    footnotes = []
-    reach = [c for c in table.columns if c.startswith("rank within")]
-    if reach:
-        footnotes.append(f"{MISSING} in a rank-to-match column: no exact value, or the median dataset "
-                         "gets within the tolerance at no swept rank.")
-    for column in reach:
-        table[column] = table[column].map(lambda v: MISSING if not np.isfinite(v) else f"{v:g}")
-    if "mean rank" in table:
-        table["mean rank"] = table["mean rank"].map(lambda v: f"{v:.2f}")
-    if "pairs" in table:
-        table["pairs"] = table["pairs"].map(lambda v: MISSING if pd.isna(v) else f"{int(v)}")
-    for sampler, why in unscored.items():
-        table.loc[sampler] = MISSING
-        table.loc[sampler, "note"] = why
-    if "note" in table:
-        table["note"] = table["note"].fillna("")
-    return table.fillna(MISSING), footnotes
-
-
-def _markdown(table: pd.DataFrame) -> str:
-    """A numeric table as markdown, missing values as "—"."""
-    return table.astype(object).where(table.notna(), None).to_markdown(floatfmt=".4g", missingval=MISSING)
-
-
-def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None,
-          focus: str | None = None) -> dict[str, Path]:
-    """Write leaderboard.md (seaborn figures in figures/*.png) and the interactive, self-contained
-    leaderboard.html into ``out``; with ``focus``, a section of that sampler against every other."""
-    from kbench import webpage
-    from kbench.advice import REGIME_TEXT, WINNER_TEXT, advise
-    from kbench.focus import FOCUS_TEXT
-    from kbench.focus import focus as focus_tables
-
-    out = Path(out)
-    (out / "figures").mkdir(parents=True, exist_ok=True)
-    found, notes = sections(frame)
-    views = focus_tables(found, focus) if focus else None
-    lines = header(frame, command, executor)
-    md = ["# kbench leaderboard", "", *lines, "", *(f"Note: {note}\n" for note in notes)]
-    advice = advise(frame, found)
-    md += ["## Which sampler for my data", "", *(f"- {s}" for s in advice.statements), ""]
-    if len(advice.regimes):
-        md += ["### Regimes", "", REGIME_TEXT, "", _markdown(advice.regimes), ""]
-    if len(advice.winners):
-        md += ["### Winner per rank budget", "", WINNER_TEXT, "",
-               advice.winners.to_markdown(index=False, floatfmt=".4g"), ""]
-    if views is not None:
-        md += [f"## Focus: {focus}", "", FOCUS_TEXT, ""]
-        for view in views:
-            md += [f"### {view.section.title}", "", view.overall.to_markdown(), ""]
-            for dataset, table in view.per_dataset.items():
-                md += [f"#### {dataset}", "", table.to_markdown(), ""]
-    boards = []
-    for section in found:
-        md += [f"## {section.title}", ""]
-        table, footnotes = _format_ranking(ranking(section.cells, section.smaller), section.unscored)
-        md += [table.to_markdown(), "", *footnotes, ""]
-        diagram = out / "figures" / f"cd_{figure_slug(section.label)}.png"
-        caption = critical_difference(section, diagram)
-        if caption:
-            md += [f"![critical difference, {section.label}](figures/{diagram.name})", "", caption, ""]
-        boards.append(webpage.Board(section, table, footnotes, diagram if caption else None, caption))
-        for dataset in sorted(section.cells["dataset"].unique()):
-            path = out / "figures" / f"{figure_slug(section.label)}_{figure_slug(dataset)}.png"
-            figure(section.cells, section.metric, section.smaller, section.label, dataset, path)
-            means = section.cells[section.cells["dataset"] == dataset].pivot_table(
-                index="sampler", columns="rank", values="metric", aggfunc="mean")
-            means.columns = [f"{r} ({setting})" if (setting := section.task.headline_setting(r)) else str(r)
-                             for r in means.columns]
-            md += [f"### {dataset}", "", _markdown(means), "",
-                   f"![{section.label} on {dataset}](figures/{path.name})", ""]
-    costs = cost_in_n(frame)
-    for family, (seconds, memory, rank) in costs.items():
-        path = out / "figures" / f"cost_in_n_{figure_slug(family)}.png"
-        cost_figure(seconds, rank, family, path)
-        title = f"Sampler cost in n: {family}, rank {rank}"
-        md += [f"## {title}", "", COST_TEXT, "", _markdown(seconds), "", _markdown(memory), "",
-               f"![{title}](figures/{path.name})", ""]
-    statuses = status_table(frame)
-    md += ["## Cells by status", "", statuses.to_markdown(), ""]
-    page = webpage.render(frame, lines, notes, boards, advice, views, focus, costs, statuses)
-    write_text(out / "leaderboard.md", "\n".join(md))
-    write_text(out / "leaderboard.html", page)
-    return {"markdown": out / "leaderboard.md", "html": out / "leaderboard.html"}

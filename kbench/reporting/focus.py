@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kbench.leaderboard import Section, WinRate, pair_scores
+from kbench.reporting.scores import Section, WinRate, pair_scores
 
 FOCUS_TEXT = ("Paired win rate of the focused sampler against every other (same dataset, rank and "
               "repetition, hence the same split; ties count one half), bootstrap 95% interval.")

@@ -14,7 +14,6 @@ import os
 import platform
 import resource
 import time
-import traceback
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import version
@@ -22,20 +21,19 @@ from pathlib import Path
 
 import numpy as np
 
-from kbench.contract import check_fit, info_columns
+from kbench._files import write_npz
 from kbench.datasets import Dataset, load_dataset
 from kbench.datasets.base import load_split, save_split
-from kbench.errors import ContractViolation, Refused
-from kbench.exact import DENSE_MAX_N, exact_baseline
-from kbench.features import DEFAULT_BUDGET_MB
-from kbench.kernels import Kernel
-from kbench.planning import Cell, Job, split_seed
-from kbench.results import write_cell
+from kbench.errors import Failure, Status, describe
+from kbench.exact.baseline import DENSE_MAX_N, exact_baseline
+from kbench.kernels.base import Kernel
+from kbench.lowrank.checks import info_columns
+from kbench.lowrank.features import DEFAULT_BUDGET_MB, check_fit
+from kbench.registry import create
 from kbench.spec import Spec
+from kbench.sweep.plan import Cell, Job, split_seed
+from kbench.sweep.store import write_cell
 
-STATUSES = ("ok", "error", "timeout", "oom", "skipped")
-#: statuses that count as a failed cell (the exit code of a sweep)
-FAILED = ("error", "timeout", "oom")
 #: columns every row gets besides identity, shared context and task metrics
 ROW_COLUMNS = ("lam", "components", "status", "error", "timestamp", "peak_rss_mb", "schema_version")
 
@@ -124,7 +122,7 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     ``data_cache`` the baseline is read from there when another process computed it (the
     workflow's ``exact`` jobs), else computed and saved there."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
-    fitted = kernel.create().fit(data.X_train)
+    fitted = create(kernel).fit(data.X_train)
     checksum = split_checksum(data)
     limit = exact_limit(tasks, ridge_samplers)
     if limit is not None:
@@ -141,8 +139,6 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
     it fails (a kernel that overflows, say), the file records why there is none: a run job
     that needs it then tries itself and records the failure in its cells, like ``kbench
     run``."""
-    from kbench._files import write_npz
-
     dataset, kernel = Spec.parse(dataset, "dataset"), Spec.parse(kernel, "kernel")
     data = load_split_cached(dataset, repetition, seed, data_cache)
     path = exact_path(data_cache, dataset, kernel, repetition, seed)
@@ -150,7 +146,7 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
         write_npz(path, absent=np.array(f"n_train = {data.n_train} > exact_max_n = {exact_max_n}"))
         return path
     try:
-        exact_baseline(data, kernel.create().fit(data.X_train), exact_max_n, (path, split_checksum(data)),
+        exact_baseline(data, create(kernel).fit(data.X_train), exact_max_n, (path, split_checksum(data)),
                        tasks, lams)
     except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
         write_npz(path, absent=np.array(f"the exact baseline failed: {describe(exc)}"))
@@ -160,49 +156,33 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
 # ---------------------------------------------------------------------------------------
 # Statuses and rows
 # ---------------------------------------------------------------------------------------
-def classify(exc: BaseException) -> str:
-    """Exception → status: Refused is skipped, MemoryError oom, anything else error."""
-    if isinstance(exc, MemoryError):
-        return "oom"
-    if isinstance(exc, Refused):
-        return "skipped"
-    return "error"
-
-
-def describe(exc: BaseException) -> str:
-    """One line: the exception, and for unexpected ones where it was raised."""
-    text = f"{type(exc).__name__}: {exc}".strip().replace("\n", " ")
-    if isinstance(exc, ValueError | MemoryError | ContractViolation) or exc.__traceback__ is None:
-        return text
-    return text + " | " + traceback.format_tb(exc.__traceback__)[-1].strip().replace("\n", " ")
-
-
-def failure_rows(cell: Cell, job: Job, lams, status: str, message: str,
+def failure_rows(cell: Cell, job: Job, lams, failure: Failure,
                  context: JobContext | None = None, env: dict | None = None) -> list[dict]:
     """A failed cell keeps its rows: one per λ (one for λ-free tasks), metrics missing."""
     stamp = datetime.now(timezone.utc).isoformat()
     shared = context.columns() if context is not None else dict(env or {})
     return [{**cell.identity(), "seed": job.seed, "sampler_lam": job.sampler_lam, **shared,
-             "lam": lam, "status": status, "error": message, "timestamp": stamp}
+             "lam": lam, "status": failure.status.value, "error": failure.message, "timestamp": stamp}
             for lam in (lams if cell.uses_lams else [float("nan")])]
 
 
-def write_failure(cell: Cell, job: Job, lams, status: str, message: str, context=None, env=None) -> None:
-    write_cell(cell.path, failure_rows(cell, job, lams, status, message, context, env))
+def write_failure(cell: Cell, job: Job, lams, failure: Failure, context=None, env=None) -> None:
+    write_cell(cell.path, failure_rows(cell, job, lams, failure, context, env))
 
 
-def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: float | None = None) -> None:
+def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: float | None = None,
+            prebuilt: dict | None = None) -> None:
     """Fit the job's sampler once, check the contract, evaluate each of its cells' tasks,
-    write one file per cell."""
-    from kbench.disqueak import use_merge_tree  # it builds on this module
-
+    write one file per cell. ``prebuilt`` is work other processes did for the fit, handed to
+    the sampler's ``use_prebuilt`` hook."""
     if memory_limit_mb:
         _limit_memory(memory_limit_mb)
     data, kernel = context.data, context.kernel
     todo = job.todo
     try:
-        sampler = job.sampler.create()
-        use_merge_tree(sampler, job, context)
+        sampler = create(job.sampler)
+        if prebuilt:
+            sampler.use_prebuilt(prebuilt)
         start, evals = time.perf_counter(), kernel.evals
         approx = sampler.fit(data.X_train, kernel, job.rank, lam=job.sampler_lam, seed=job.seed)
         time_sample = time.perf_counter() - start + approx.info.get("prebuilt", {}).get("seconds", 0.0)
@@ -220,25 +200,25 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
         if isinstance(exc, KeyboardInterrupt):
             raise
         for cell in todo:
-            write_failure(cell, job, lams, classify(exc), describe(exc), context)
+            write_failure(cell, job, lams, Failure.of(exc), context)
         return
     for cell in todo:
         try:
-            rows = cell.task.create().evaluate(data, approx, kernel, lams=lams)
+            rows = create(cell.task).evaluate(data, approx, kernel, lams=lams)
         except BaseException as exc:  # noqa: BLE001
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            write_failure(cell, job, lams, classify(exc), describe(exc), context)
+            write_failure(cell, job, lams, Failure.of(exc), context)
             continue
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         stamp = datetime.now(timezone.utc).isoformat()
         write_cell(cell.path, [{**cell.identity(), **common, **context.columns(), **row,
-                                "peak_rss_mb": peak, "status": "ok", "error": "", "timestamp": stamp}
+                                "peak_rss_mb": peak, "status": Status.OK.value, "error": "", "timestamp": stamp}
                                for row in rows])
 
 
 def feature_budget_mb(memory_limit_mb: float | None) -> float:
-    """Memory for a fit's feature blocks (kbench.features): the default, or a quarter of the
+    """Memory for a fit's feature blocks (kbench.lowrank.features): the default, or a quarter of the
     worker's memory limit when that is smaller."""
     return DEFAULT_BUDGET_MB if not memory_limit_mb else min(DEFAULT_BUDGET_MB, memory_limit_mb / 4)
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from kbench.results import SCHEMA_VERSION, cell_path
+from kbench.datasets import check_dataset_spec
+from kbench.registry import create, plugin_class
 from kbench.spec import Spec
+from kbench.sweep.config import SweepConfig
+from kbench.sweep.store import SCHEMA_VERSION, cell_path
 
 
 def derive_seed(*parts) -> int:
@@ -40,44 +40,7 @@ def fit_seed(seed: int, dataset: Spec, sampler: Spec, rank: int, repetition: int
 
 def sampler_lam(sampler: Spec, lams: list[float]) -> float | None:
     """The λ a sampler is fitted at: the smallest of the path for ridge-dependent samplers."""
-    return min(lams) if sampler.plugin_class().needs_lam else None
-
-
-def check_ranks(ranks) -> list[int]:
-    values = []
-    for r in ([ranks] if np.isscalar(ranks) else list(ranks)):
-        try:
-            value = int(r)
-        except (TypeError, ValueError, OverflowError):
-            value = None
-        if value is None or value != float(r) or value < 1:
-            raise ValueError(f"ranks must be integers >= 1, got {r!r} in {ranks!r}.")
-        values.append(value)
-    if not values:
-        raise ValueError("ranks is empty: pass at least one rank, e.g. --ranks 10,50,100.")
-    return sorted(set(values))
-
-
-def check_lams(lams) -> list[float]:
-    try:
-        values = [float(x) for x in ([lams] if np.isscalar(lams) else list(lams))]
-    except (TypeError, ValueError):
-        raise ValueError(f"lams must be numbers > 0, e.g. --lams 1e-6,1e-4, got {lams!r}.") from None
-    if not values or any(not math.isfinite(v) or v <= 0 for v in values):
-        raise ValueError(f"lams must be a non-empty list of finite numbers > 0, got {lams!r}.")
-    return sorted(set(values))
-
-
-def check_repetitions(repetitions) -> list[int]:
-    """A count R (repetitions 0..R−1) or a list of repetition indices."""
-    if isinstance(repetitions, int) and not isinstance(repetitions, bool):
-        if repetitions < 1:
-            raise ValueError(f"repetitions must be an integer >= 1, got {repetitions!r}.")
-        return list(range(repetitions))
-    values = list(repetitions) if repetitions is not None else []
-    if not values or any(not isinstance(r, int) or isinstance(r, bool) or r < 0 for r in values):
-        raise ValueError(f"repetition indices must be integers >= 0, got {repetitions!r}.")
-    return values
+    return min(lams) if plugin_class(sampler).needs_lam else None
 
 
 @dataclass
@@ -140,36 +103,31 @@ class Job:
         return [cell for cell in self.cells if cell.run]
 
 
-def plan(datasets, samplers, tasks, ranks, lams, repetitions, out, seed: int = 0,
-         kernel: str = "gaussian:sigma=median") -> list[Job]:
+def plan(config: SweepConfig) -> list[Job]:
     """Check every name up front (did-you-mean errors) and list the jobs of a sweep."""
-    ranks, lams = check_ranks(ranks), check_lams(lams)
-    repetitions = check_repetitions(repetitions)
-    kernel = Spec.parse(kernel, "kernel")
-    kernel.create()  # validates name and parameters
-    dataset_specs = [Spec.parse(d, "dataset") for d in datasets]
+    kernel = Spec.parse(config.kernel, "kernel")
+    create(kernel)  # validates name and parameters
+    dataset_specs = [Spec.parse(d, "dataset") for d in config.datasets]
     for spec in dataset_specs:
-        spec.create()
-    sampler_specs = [Spec.parse(s, "sampler") for s in samplers]
-    task_specs = [Spec.parse(t, "task") for t in tasks]
+        check_dataset_spec(spec.label)
+    sampler_specs = [Spec.parse(s, "sampler") for s in config.samplers]
+    task_specs = [Spec.parse(t, "task") for t in config.tasks]
     for spec in (*sampler_specs, *task_specs):
-        spec.create()
-    for kind, specs in (("datasets", dataset_specs), ("samplers", sampler_specs), ("tasks", task_specs)):
-        if not specs:
-            raise ValueError(f"no {kind} given: pass at least one.")
+        create(spec)
+    lams, seed = list(config.lams), config.seed
     jobs = []
     for dataset in dataset_specs:
-        for repetition in repetitions:
+        for repetition in config.repetitions:
             for sampler in sampler_specs:
                 lam = sampler_lam(sampler, lams)
-                for rank in ranks:
+                for rank in config.ranks:
                     job = Job(dataset, kernel, repetition, sampler, rank,
                               fit_seed(seed, dataset, sampler, rank, repetition), lam)
                     for task in task_specs:
-                        uses_lams = task.plugin_class().uses_lams
+                        uses_lams = plugin_class(task).uses_lams
                         inputs = cell_inputs(dataset, kernel, sampler, task, rank, repetition, seed,
                                              lam, lams if uses_lams else None)
-                        path = cell_path(out, kernel, dataset, sampler, task, rank, repetition)
+                        path = cell_path(config.out, kernel, dataset, sampler, task, rank, repetition)
                         job.cells.append(Cell(dataset, kernel, sampler, task, rank, repetition, seed,
                                               inputs, uses_lams, path))
                     jobs.append(job)

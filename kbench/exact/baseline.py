@@ -2,7 +2,7 @@
 
 Up to ``DENSE_MAX_N`` training rows, :class:`ExactBaseline` eigendecomposes K_train once;
 above, up to ``exact_max_n``, :class:`IterativeBaseline` solves exact kernel ridge
-regression matrix-free, by preconditioned conjugate gradients (:mod:`kbench.pcg`). Either
+regression matrix-free, by preconditioned conjugate gradients (:mod:`kbench.exact.pcg`). Either
 is cached on the Dataset object by kernel spec, so every sampler and task of a repetition
 reuses it (docs/conventions.md). Processes share it through a file (``save``/``load``,
 :func:`exact_baseline` with ``shared``): the workflow computes it once per (dataset, kernel,
@@ -20,7 +20,9 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg
 
-from kbench.pcg import kernel_product, solve_krr_path
+from kbench._files import write_npz
+from kbench.exact.pcg import kernel_product, solve_krr_path
+from kbench.samplers.cholesky import RPCholeskySampler
 
 #: the dense eigendecomposition up to this many training rows (3 n² floats: 600 MB at 5000)
 DENSE_MAX_N = 5000
@@ -66,8 +68,6 @@ class ExactBaseline:
     def save(self, path, key: dict) -> None:
         """Write the baseline to ``path`` (npz, atomically) with ``key``, what it was computed
         from (split checksum, resolved kernel): :meth:`load` checks it."""
-        from kbench._files import write_npz
-
         write_npz(path, key=np.array(json.dumps(key, sort_keys=True)),
                   **{name: getattr(self, name) for name in _ARRAYS + _SCALARS})
 
@@ -154,7 +154,7 @@ class ExactBaseline:
 
 class IterativeBaseline:
     """Exact kernel ridge regression above the dense limit, matrix-free: every (targets,
-    λ path) asked is solved once by preconditioned conjugate gradients (:mod:`kbench.pcg`)
+    λ path) asked is solved once by preconditioned conjugate gradients (:mod:`kbench.exact.pcg`)
     and kept; K is evaluated in row blocks, never stored.
 
     A λ whose solve does not reach ``tol`` is not exact: its predictions are NaN, and
@@ -167,8 +167,6 @@ class IterativeBaseline:
 
     def __init__(self, data, kernel, tol: float = PCG_TOL, preconditioner_rank: int = PRECONDITIONER_RANK,
                  seed: int = 0, max_passes: int = PCG_MAX_PASSES) -> None:
-        from kbench.samplers.cholesky import RPCholeskySampler
-
         start = time.perf_counter()
         self.kernel, self.X, self.X_test = kernel, data.X_train, data.X_test
         self.n, self.tol, self.max_passes = data.X_train.shape[0], float(tol), int(max_passes)
@@ -293,8 +291,6 @@ class IterativeBaseline:
     def save(self, path, key: dict) -> None:
         """Write the preconditioner factor, every solution and every set of eigenpairs to
         ``path`` (npz, atomically)."""
-        from kbench._files import write_npz
-
         arrays = {"key": np.array(json.dumps(key, sort_keys=True)), "method": np.array(self.method),
                   "F": self.F, "diag_test": self.diag_test, "trace": np.array(self.trace),
                   "tol": np.array(self.tol), "seconds": np.array(self.seconds)}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kbench.leaderboard import (
+from kbench.reporting.scores import (
     BASELINE,
     TOLERANCES,
     Section,

@@ -23,10 +23,12 @@ import numpy as np
 
 from kbench._files import write_npz
 from kbench._validation import check_features
-from kbench.execution import JobContext, describe, load_split_cached, split_checksum
-from kbench.planning import Job, check_lams, check_ranks, fit_seed, sampler_lam
+from kbench.registry import create
 from kbench.samplers.squeak import Dictionary, Node, SqueakSampler, children, tree_nodes
 from kbench.spec import Spec
+from kbench.sweep.config import check_lams, check_ranks
+from kbench.sweep.plan import Job, fit_seed, sampler_lam
+from kbench.sweep.worker import JobContext, describe, load_split_cached, split_checksum
 
 _NODE = re.compile(r"(\d+)-(\d+)")
 #: a node's file name in its (kernel, dataset, sampler) folder; the workflow's output pattern too
@@ -36,7 +38,7 @@ NODE_FILE = "rep{rep}_seed{seed}_node{node}.npz"
 def tree_shards(sampler) -> int:
     """The number of leaves of a sampler spec's merge tree: ``shards`` of a distributed
     ``squeak``, 0 for every other sampler (no tree to run as jobs)."""
-    instance = Spec.parse(sampler, "sampler").create()
+    instance = create(sampler, "sampler")
     return instance.shards if isinstance(instance, SqueakSampler) and instance.shards > 1 else 0
 
 
@@ -112,13 +114,13 @@ def build_node(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
     node = parse_node(node, shards)
     ranks, lam = check_ranks(ranks), sampler_lam(sampler, check_lams(lams))
     path = node_path(data_cache, dataset, kernel, sampler, repetition, seed, node)
-    instance = sampler.create()
+    instance = create(sampler)
     trees = {rank: SqueakSampler.tree_seed(np.random.default_rng(fit_seed(seed, dataset, sampler, rank, repetition)))
              for rank in ranks}
     try:
         data = load_split_cached(dataset, repetition, seed, data_cache)
         X = check_features(data.X_train, "X")
-        fitted = kernel.create().fit(X)
+        fitted = create(kernel).fit(X)
         key = node_key(split_checksum(data), fitted, sampler, lam)
         parts = []
         for child in children(node) or ():
@@ -139,14 +141,14 @@ def build_node(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
     return path, None
 
 
-def use_merge_tree(sampler, job: Job, context: JobContext) -> None:
-    """Hand a distributed squeak the root dictionaries the workflow's DISQUEAK jobs left in
-    the data cache (for this split, kernel and λ only); without them it builds its tree."""
+def merge_tree_roots(job: Job, context: JobContext) -> dict[int, Dictionary]:
+    """The root dictionaries the workflow's DISQUEAK jobs left in the data cache for a
+    distributed squeak's job (this split, kernel and λ only), by tree seed; empty when there
+    are none (the fit then builds its tree) or the job's sampler has no merge tree."""
     shards = tree_shards(job.sampler)
     if not shards or context.data_cache is None:
-        return
+        return {}
     path = node_path(context.data_cache, job.dataset, job.kernel, job.sampler, job.repetition,
                      job.cells[0].base_seed, (0, shards))
     roots = load_node(path, node_key(context.split_checksum, context.kernel, job.sampler, job.sampler_lam))
-    if isinstance(roots, dict):
-        sampler.prebuilt.update(roots)
+    return roots if isinstance(roots, dict) else {}

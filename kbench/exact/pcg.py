@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kbench.kernels import Kernel
+from kbench.kernels.base import Kernel
+from kbench.samplers.cholesky import RPCholeskySampler
 
 #: memory (MiB) for one block of kernel rows in a blocked product
 DEFAULT_BLOCK_MB = 256
@@ -79,8 +80,6 @@ def solve_krr_path(kernel: Kernel, X: np.ndarray, Y: np.ndarray, lams, tol: floa
     targets advancing together: one pass over K per iteration, at most ``max_passes``
     (the final residual pass included). ``factor`` is a preconditioner factor F (n×r)
     already at hand; else one of rank ``preconditioner_rank`` is sampled."""
-    from kbench.samplers.cholesky import RPCholeskySampler
-
     X = np.ascontiguousarray(X, dtype=float)
     Y = np.asarray(Y, dtype=float).reshape(X.shape[0], -1)
     n, c = Y.shape

@@ -20,8 +20,8 @@ import numpy as np
 import scipy.linalg
 
 from kbench._validation import check_features
-from kbench.kernels import Kernel
-from kbench.linalg import inverse_sqrt_psd
+from kbench.kernels.base import Kernel
+from kbench.lowrank.linalg import inverse_sqrt_psd
 
 #: rows transformed at once (bounded memory: one chunk of the kernel block at a time)
 _CHUNK_ROWS = 8192

@@ -1,6 +1,6 @@
 """The sampler contract, checked on every fit before its result is scored.
 
-A sampler's ``fit`` returns a :class:`~kbench.lowrank.LowRank` whose ``transform`` gives
+A sampler's ``fit`` returns a :class:`~kbench.lowrank.maps.LowRank` whose ``transform`` gives
 (n, rank) finite features with 1 ≤ rank ≤ the requested rank. A Nyström-type map
 approximates K from below (0 ≼ ZZᵀ ≼ K), so every diagonal entry of K − ZZᵀ is ≥ 0:
 k(x, x) − ‖z(x)‖² ≥ 0 on the training rows and on held-out rows alike. A map that breaks
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from kbench.errors import ContractViolation
-from kbench.lowrank import LowRank
+from kbench.lowrank.maps import LowRank
 
 #: k(x, x) − ‖z(x)‖² may dip below 0 by this fraction of max k(x, x) (float64 rounding
 #: of the pseudo-inverse root is ~1e-12 relative; a scaled map breaks it by O(1))
@@ -71,16 +71,3 @@ def info_columns(info: dict, reserved) -> dict:
         raise ContractViolation(f"contract: info key(s) {clash} would overwrite kbench's own result "
                                 "columns; rename them")
     return columns
-
-
-def check_fit(approx, requested_rank: int, data, kernel, budget_mb: float | None = None):
-    """Check a fitted LowRank on a dataset's training and test rows, in the passes the tasks
-    use anyway: the training moments and the test features (kept when they fit the budget).
-    Returns the fit's :class:`kbench.features.Features`."""
-    from kbench.features import features_of  # it uses the checks above
-
-    check_lowrank(approx, requested_rank)
-    features = features_of(data, approx, kernel, budget_mb)
-    features.moments()
-    features.test.check()
-    return features

@@ -14,7 +14,7 @@ map), shared by every task of a job:
 * :meth:`Features.moments`: one pass over the training rows for G, Φᵀ[1, y or one-hot
   classes, f*] and Σ‖z(x)‖².
 
-Every block is checked against the sampler contract (:mod:`kbench.contract`) when it is
+Every block is checked against the sampler contract (:mod:`kbench.lowrank.checks`) when it is
 computed, so a map that breaks it fails whichever task meets it first.
 """
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kbench.contract import check_below_kernel, check_features
 from kbench.errors import Refused
+from kbench.lowrank.checks import check_below_kernel, check_features, check_lowrank
 
 #: memory for feature blocks per job (MiB), unless the sweep's memory limit is smaller
 DEFAULT_BUDGET_MB = 1024
@@ -188,3 +188,14 @@ def require_whole(rows: FeatureRows, who: str) -> np.ndarray:
 
 
 __all__ = ["DEFAULT_BUDGET_MB", "FeatureRows", "Features", "Moments", "features_of", "training_targets"]
+
+
+def check_fit(approx, requested_rank: int, data, kernel, budget_mb: float | None = None):
+    """Check a fitted LowRank on a dataset's training and test rows, in the passes the tasks
+    use anyway: the training moments and the test features (kept when they fit the budget).
+    Returns the fit's :class:`Features`."""
+    check_lowrank(approx, requested_rank)
+    features = features_of(data, approx, kernel, budget_mb)
+    features.moments()
+    features.test.check()
+    return features

@@ -1,0 +1,53 @@
+"""Dot-product kernels: linear and polynomial."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kbench._validation import check_positive
+from kbench.kernels.base import Kernel
+
+
+# ---------------------------------------------------------------------------------------
+# Dot-product kernels
+# ---------------------------------------------------------------------------------------
+class LinearKernel(Kernel):
+    """Linear kernel xᵀy."""
+
+    name = "linear"
+
+    def _block(self, Xb, Y, out):
+        np.matmul(Xb, Y.T, out=out)
+
+    def _diag(self, X):
+        return np.einsum("ij,ij->i", X, X)
+
+
+class PolynomialKernel(Kernel):
+    """Polynomial kernel (gamma·xᵀy + coef0)^degree; gamma defaults to 1/n_features."""
+
+    name = "polynomial"
+
+    def __init__(self, degree: int = 3, gamma: float | None = None, coef0: float = 1.0) -> None:
+        super().__init__()
+        self.degree = check_positive(degree, "degree", "polynomial kernel", integer=True)
+        self.gamma = None if gamma is None else check_positive(gamma, "gamma", "polynomial kernel")
+        self.coef0 = float(coef0)
+
+    def get_params(self) -> dict:
+        return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
+
+    def gamma_for(self, d: int) -> float:
+        """The γ in use on d features: the given one, else 1/d (scikit-learn's default)."""
+        return 1.0 / d if self.gamma is None else self.gamma
+
+    def _block(self, Xb, Y, out):
+        np.matmul(Xb, Y.T, out=out)
+        out *= self.gamma_for(Xb.shape[1])
+        out += self.coef0
+        np.power(out, self.degree, out=out)
+
+    def _diag(self, X):
+        return (self.gamma_for(X.shape[1]) * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
+
+

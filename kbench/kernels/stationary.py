@@ -1,0 +1,179 @@
+"""Stationary kernels of ‖x − y‖/σ: gaussian, laplacian, matern (``sigma`` numeric or
+``"median"``), with their spectral samplers for random Fourier features."""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+from scipy.spatial.distance import cdist, pdist
+
+from kbench._validation import check_features, check_positive
+from kbench.kernels.base import _MEDIAN_SUBSAMPLE, Kernel
+
+
+# ---------------------------------------------------------------------------------------
+# Stationary kernels with a length scale
+# ---------------------------------------------------------------------------------------
+class _LengthScaleKernel(Kernel):
+    """A stationary kernel of ‖x − y‖/σ with ``sigma`` numeric or ``"median"``."""
+
+    metric: ClassVar[str] = "euclidean"
+    spectral = True
+
+    def __init__(self, sigma: float | str | None = None, gamma: float | None = None) -> None:
+        super().__init__()
+        if sigma is not None and gamma is not None:
+            raise ValueError(f"{self.name}: pass sigma or gamma, not both (gamma = {self._gamma_rule}).")
+        if gamma is not None:
+            check_positive(gamma, "gamma", self.name)
+        elif sigma is not None and sigma != "median":
+            check_positive(sigma, "sigma", f"{self.name} kernel (or pass sigma='median')")
+        self.sigma, self.gamma = sigma, gamma
+        #: the length scale in use: resolved from gamma or the default here, from data by fit
+        self.sigma_ = (None if sigma == "median" else float(sigma) if sigma is not None
+                       else self._sigma_from_gamma(gamma) if gamma is not None else 1.0)
+
+    _gamma_rule = "1/(2σ²)"
+
+    @staticmethod
+    def _sigma_from_gamma(gamma: float) -> float:
+        return 1.0 / math.sqrt(2.0 * gamma)
+
+    def get_params(self) -> dict:
+        return {"sigma": self.sigma, "gamma": self.gamma}
+
+    def resolved_params(self) -> dict:
+        return {"sigma": self.sigma_}
+
+    @property
+    def fitted(self) -> bool:
+        return self.sigma_ is not None
+
+    def fit(self, X) -> Kernel:
+        """``sigma="median"``: ``sigma_`` is the median pairwise distance of (a subsample of) X."""
+        if self.sigma == "median":
+            X = check_features(X, "X")
+            idx = np.random.default_rng(0).permutation(len(X))[:_MEDIAN_SUBSAMPLE]
+            median = float(np.median(pdist(X[idx], self.metric))) if len(idx) > 1 else 0.0
+            if not median > 0:
+                raise ValueError(
+                    f"{self.name}: sigma='median' needs at least two distinct points in X "
+                    f"(got n_samples = {len(X)}); pass a numeric sigma."
+                )
+            if not np.isfinite(median):
+                raise FloatingPointError(
+                    f"{self.name}: sigma='median' overflowed (distances between inputs up to |x| = "
+                    f"{np.abs(X).max():.3g} exceed float64); rescale the features."
+                )
+            self.sigma_ = median
+        return self
+
+    @property
+    def diag_value(self) -> float:
+        return 1.0
+
+    def _diag(self, X: np.ndarray) -> np.ndarray:
+        return np.ones(X.shape[0])
+
+
+class _EuclideanKernel(_LengthScaleKernel):
+    """Kernels of the squared Euclidean distance, evaluated with one GEMM per block."""
+
+    def _prepare(self, Y):
+        return Y, np.einsum("ij,ij->i", Y, Y)
+
+    def _block(self, Xb, prepared, out):
+        Y, yy = prepared
+        np.matmul(Xb, Y.T, out=out)
+        out *= -2.0
+        out += np.einsum("ij,ij->i", Xb, Xb)[:, None]
+        out += yy[None, :]
+        np.maximum(out, 0.0, out=out)
+        self._from_sq_distance(out)
+
+    def _from_sq_distance(self, sq: np.ndarray) -> None:
+        raise NotImplementedError
+
+
+class GaussianKernel(_EuclideanKernel):
+    """Gaussian kernel exp(−‖x − y‖²/(2σ²)); gamma = 1/(2σ²) is accepted."""
+
+    name = "gaussian"
+    isotropic = True
+
+    def _from_sq_distance(self, sq):
+        sq *= -1.0 / (2.0 * self.sigma_**2)
+        np.exp(sq, out=sq)
+
+    def sample_frequencies(self, rng, n_frequencies, d):
+        return rng.standard_normal((n_frequencies, d)) / self.sigma_
+
+    def sample_frequency_norms(self, rng, n, d):
+        return np.sqrt(rng.chisquare(d, size=n)) / self.sigma_
+
+
+class MaternKernel(_EuclideanKernel):
+    """Matérn kernel with smoothness nu ∈ {0.5, 1.5, 2.5} and length scale sigma."""
+
+    name = "matern"
+    isotropic = True
+
+    def __init__(self, sigma: float | str | None = None, nu: float = 1.5) -> None:
+        super().__init__(sigma=sigma)
+        if nu not in (0.5, 1.5, 2.5):
+            raise ValueError(f"matern: nu must be 0.5, 1.5 or 2.5 (closed forms), got {nu!r}.")
+        self.nu = float(nu)
+
+    def get_params(self) -> dict:
+        return {"sigma": self.sigma, "nu": self.nu}
+
+    def resolved_params(self) -> dict:
+        return {"sigma": self.sigma_, "nu": self.nu}
+
+    def _from_sq_distance(self, sq):
+        np.sqrt(sq, out=sq)
+        sq *= math.sqrt(2.0 * self.nu) / self.sigma_  # sq now holds s = √(2ν)·r/σ
+        if self.nu == 0.5:
+            poly = 1.0
+        elif self.nu == 1.5:
+            poly = 1.0 + sq
+        else:
+            poly = 1.0 + sq + sq * sq / 3.0
+        np.exp(-sq, out=sq)
+        sq *= poly
+
+    def _radial_scale(self, rng, n):
+        # Student-t with 2ν degrees of freedom, scale 1/σ (the Matérn spectral density)
+        return np.sqrt(2.0 * self.nu / rng.chisquare(2.0 * self.nu, size=n)) / self.sigma_
+
+    def sample_frequencies(self, rng, n_frequencies, d):
+        g = rng.standard_normal((n_frequencies, d))
+        return g * self._radial_scale(rng, n_frequencies)[:, None]
+
+    def sample_frequency_norms(self, rng, n, d):
+        return np.sqrt(rng.chisquare(d, size=n)) * self._radial_scale(rng, n)
+
+
+class LaplacianKernel(_LengthScaleKernel):
+    """Laplacian kernel exp(−‖x − y‖₁/σ) (L1, as scikit-learn); gamma = 1/σ is accepted."""
+
+    name = "laplacian"
+    metric = "cityblock"
+    _gamma_rule = "1/σ"
+
+    @staticmethod
+    def _sigma_from_gamma(gamma):
+        return 1.0 / gamma
+
+    def _block(self, Xb, Y, out):
+        cdist(Xb, Y, "cityblock", out=out)
+        out *= -1.0 / self.sigma_
+        np.exp(out, out=out)
+
+    def sample_frequencies(self, rng, n_frequencies, d):
+        # the Fourier transform of exp(−|t|/σ) is a Cauchy density of scale 1/σ, per coordinate
+        return rng.standard_cauchy((n_frequencies, d)) / self.sigma_
+
+

@@ -1,0 +1,50 @@
+"""Writing a results directory's leaderboards: leaderboard.md with its figures and the
+interactive leaderboard.html, from the scores, the advice and the focus view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from kbench._files import write_text
+from kbench.reporting import html, markdown
+from kbench.reporting.advice import advise
+from kbench.reporting.figures import cost_figure, critical_difference, figure, figure_file
+from kbench.reporting.focus import focus as focus_tables
+from kbench.reporting.scores import cost_in_n, ranking, sections, status_table
+
+
+def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None,
+          focus: str | None = None) -> dict[str, Path]:
+    """Write leaderboard.md (seaborn figures in figures/*.png) and the interactive, self-contained
+    leaderboard.html into ``out``; with ``focus``, a section of that sampler against every other."""
+    out = Path(out)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    found, notes = sections(frame)
+    views = focus_tables(found, focus) if focus else None
+    lines = markdown.header(frame, command, executor)
+    advice = advise(frame, found)
+    figures: dict[tuple, str] = {}
+    boards = []
+    for section in found:
+        table, footnotes = markdown.format_ranking(ranking(section.cells, section.smaller), section.unscored)
+        diagram = out / "figures" / figure_file("cd", section.label)
+        caption = critical_difference(section, diagram)
+        figures["cd", section.label] = f"figures/{diagram.name}"
+        boards.append(html.Board(section, table, footnotes, diagram if caption else None, caption))
+        for dataset in sorted(section.cells["dataset"].unique()):
+            path = out / "figures" / figure_file(section.label, dataset)
+            figure(section.cells, section.metric, section.smaller, section.label, dataset, path)
+            figures[section.label, dataset] = f"figures/{path.name}"
+    costs = cost_in_n(frame)
+    for family, (seconds, _, rank) in costs.items():
+        path = out / "figures" / figure_file("cost_in_n", family)
+        cost_figure(seconds, rank, family, path)
+        figures["cost", family] = f"figures/{path.name}"
+    statuses = status_table(frame)
+    write_text(out / "leaderboard.md", markdown.page(lines, notes, advice, focus, views, boards, costs,
+                                                     statuses, figures))
+    write_text(out / "leaderboard.html", html.render(frame, lines, notes, boards, advice, views, focus,
+                                                     costs, statuses))
+    return {"markdown": out / "leaderboard.md", "html": out / "leaderboard.html"}

@@ -1,0 +1,97 @@
+"""The leaderboard's static figures (seaborn/matplotlib PNGs): metric against rank and time,
+critical-difference diagrams, cost in n; every file name from the labels' collision-free slugs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from kbench.reporting.scores import ALPHA, Section, friedman_nemenyi, pareto_front
+from kbench.spec import slug_of
+
+
+def critical_difference(section: Section, path: Path) -> str | None:
+    """The critical-difference diagram of a section (PNG at ``path``) and its caption, or None."""
+    import scikit_posthocs as sp
+    from matplotlib.figure import Figure
+
+    result = friedman_nemenyi(section.cells, section.smaller)
+    if result is None:
+        return None
+    ranks, pvalues, friedman_p, blocks, left_out, total = result
+    fig = Figure(figsize=(8, 0.6 + 0.3 * len(ranks)))
+    ax = fig.subplots()
+    sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA)
+    ax.set_title(f"{section.label}: mean rank over {blocks} (dataset, rank) blocks", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    caption = (f"Critical difference: Friedman test over {blocks} of {total} (dataset, rank) blocks (those where "
+               f"every ranked sampler has a value), p = {friedman_p:.2g}; samplers joined by a bar are not "
+               f"significantly different (Nemenyi, α = {ALPHA}).")
+    if left_out:
+        caption += " Not ranked (a value in fewer than half of the blocks): " + ", ".join(
+            f"{sampler} ({count} of {total})" for sampler, count in sorted(left_out.items())) + "."
+    return caption
+
+
+def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset: str, path: Path) -> None:
+    """Metric against rank (mean, 95% interval over repetitions) and against time (Pareto)."""
+    import matplotlib.ticker
+    import seaborn as sns
+    from matplotlib.figure import Figure
+
+    data = cells[cells["dataset"] == dataset]
+    fig = Figure(figsize=(11, 4))
+    left, right = fig.subplots(1, 2)
+    sns.lineplot(data=data, x="rank", y="metric", hue="sampler", marker="o", errorbar=("ci", 95),
+                 seed=0, ax=left)
+    exact = data.groupby("rank")["exact"].mean().dropna()  # per rank: KPCA's ℓ follows the rank
+    if len(exact):
+        left.plot(exact.index, exact.to_numpy(), color="black", linestyle="--", linewidth=1,
+                  label="exact kernel")
+    left.set(xscale="log", ylabel=metric, title=f"{title} on {dataset}: {metric} vs rank")
+    ranks = sorted(data["rank"].unique())
+    left.set_xticks(ranks, [str(r) for r in ranks])
+    left.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    if smaller and (data["metric"] > 0).all():
+        left.set_yscale("log")
+    left.legend(fontsize=7)
+    means = data.groupby(["sampler", "rank"])[["metric", "seconds"]].mean().reset_index()
+    sns.scatterplot(data=means, x="seconds", y="metric", hue="sampler", ax=right, legend=False)
+    front = pareto_front(means, smaller)
+    if len(front):
+        right.plot(front["seconds"], front["metric"], color="black", linewidth=1, label="Pareto front")
+        right.legend(fontsize=7)
+    right.set(xscale="log", xlabel="seconds (sample + features + fit)", ylabel=metric,
+              title=f"{metric} vs time")
+    right.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    if smaller and (means["metric"] > 0).all():
+        right.set_yscale("log")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+def cost_figure(seconds: pd.DataFrame, rank: int, family: str, path: Path) -> None:
+    """Log-log seconds against n_train, one line per sampler."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
+    sizes = [float(c.removeprefix("n = ").replace(",", "")) for c in seconds.columns if c.startswith("n = ")]
+    for sampler, row in seconds.drop(columns="slope in n").iterrows():
+        ax.plot(sizes, row.to_numpy(dtype=float), marker="o", label=f"{sampler} ({seconds.loc[sampler, 'slope in n']:.2f})")
+    ax.set(xscale="log", yscale="log", xlabel="n_train", ylabel="seconds (fit + features)",
+           title=f"{family}: cost in n at rank {rank}\n(legend: log-log slope)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+def figure_file(*labels: str) -> str:
+    """A figure's file name from the labels it shows (a kind, a task label, a dataset):
+    each label's collision-free slug, so two labels never share a file."""
+    return "_".join(slug_of(label) for label in labels) + ".png"

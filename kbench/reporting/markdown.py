@@ -1,0 +1,96 @@
+"""The markdown leaderboard: its header (command, versions, conventions) and tables."""
+
+from __future__ import annotations
+
+import platform
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+
+from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
+from kbench.reporting.focus import FOCUS_TEXT
+from kbench.reporting.scores import COST_TEXT, MISSING
+
+
+def header(frame: pd.DataFrame, command: str | None, executor: str | None = None) -> list[str]:
+    first = frame.iloc[0]
+    versions = ", ".join(f"{k.removesuffix('_version')} {first[k]}" for k in
+                         ("kbench_version", "numpy_version", "scipy_version", "sklearn_version") if k in frame)
+    cells = frame.drop_duplicates(["dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"])
+    return [
+        f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows ({len(cells)} cells).",
+        f"Command: `{command or 'kbench leaderboard'}`" + (f" (executor: {executor})." if executor else "."),
+        f"Versions: {versions}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
+        f"({platform.machine()}, Python {platform.python_version()}).",
+        "A row is one sampler configuration, a section one task configuration. Metric of a cell: "
+        "its value at the best λ of the path (oracle λ, as Bach 2013); KPCA at one number of "
+        "components per rank for every sampler (the largest of the task's list not above the rank). "
+        "Rank to match exact: median over the datasets with an exact value of the smallest rank "
+        "whose mean result is within 1% / 5% of the exact kernel's.",
+    ]
+
+
+def format_ranking(table: pd.DataFrame, unscored: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
+    """Table for the page: missing values read "—", unreached ranks "> max", footnotes."""
+    table = table.copy()
+    footnotes = []
+    reach = [c for c in table.columns if c.startswith("rank within")]
+    if reach:
+        footnotes.append(f"{MISSING} in a rank-to-match column: no exact value, or the median dataset "
+                         "gets within the tolerance at no swept rank.")
+    for column in reach:
+        table[column] = table[column].map(lambda v: MISSING if not np.isfinite(v) else f"{v:g}")
+    if "mean rank" in table:
+        table["mean rank"] = table["mean rank"].map(lambda v: f"{v:.2f}")
+    if "pairs" in table:
+        table["pairs"] = table["pairs"].map(lambda v: MISSING if pd.isna(v) else f"{int(v)}")
+    for sampler, why in unscored.items():
+        table.loc[sampler] = MISSING
+        table.loc[sampler, "note"] = why
+    if "note" in table:
+        table["note"] = table["note"].fillna("")
+    return table.fillna(MISSING), footnotes
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    """A numeric table as markdown, missing values as "—"."""
+    return table.astype(object).where(table.notna(), None).to_markdown(floatfmt=".4g", missingval=MISSING)
+
+
+def page(header_lines: list[str], notes: list[str], advice, focused: str | None, focus_views, boards,
+         costs: dict, statuses: pd.DataFrame, figures: dict) -> str:
+    """The markdown leaderboard. ``figures`` names each figure file by its key: ("cd", task
+    label), (task label, dataset) and ("cost", family), relative to the page."""
+    md = ["# kbench leaderboard", "", *header_lines, "", *(f"Note: {note}\n" for note in notes)]
+    md += ["## Which sampler for my data", "", *(f"- {s}" for s in advice.statements), ""]
+    if len(advice.regimes):
+        md += ["### Regimes", "", REGIME_TEXT, "", markdown_table(advice.regimes), ""]
+    if len(advice.winners):
+        md += ["### Winner per rank budget", "", WINNER_TEXT, "",
+               advice.winners.to_markdown(index=False, floatfmt=".4g"), ""]
+    if focus_views is not None:
+        md += [f"## Focus: {focused}", "", FOCUS_TEXT, ""]
+        for view in focus_views:
+            md += [f"### {view.section.title}", "", view.overall.to_markdown(), ""]
+            for dataset, table in view.per_dataset.items():
+                md += [f"#### {dataset}", "", table.to_markdown(), ""]
+    for board in boards:
+        section = board.section
+        md += [f"## {section.title}", "", board.ranking.to_markdown(), "", *board.footnotes, ""]
+        if board.caption:
+            md += [f"![critical difference, {section.label}]({figures['cd', section.label]})", "",
+                   board.caption, ""]
+        for dataset in sorted(section.cells["dataset"].unique()):
+            means = section.cells[section.cells["dataset"] == dataset].pivot_table(
+                index="sampler", columns="rank", values="metric", aggfunc="mean")
+            means.columns = [f"{r} ({setting})" if (setting := section.task.headline_setting(r)) else str(r)
+                             for r in means.columns]
+            md += [f"### {dataset}", "", markdown_table(means), "",
+                   f"![{section.label} on {dataset}]({figures[section.label, dataset]})", ""]
+    for family, (seconds, memory, rank) in costs.items():
+        title = f"Sampler cost in n: {family}, rank {rank}"
+        md += [f"## {title}", "", COST_TEXT, "", markdown_table(seconds), "", markdown_table(memory), "",
+               f"![{title}]({figures['cost', family]})", ""]
+    md += ["## Cells by status", "", statuses.to_markdown(), ""]
+    return "\n".join(md)

@@ -1,0 +1,123 @@
+"""A sweep's configuration, validated once: what :func:`kbench.run` and ``kbench run`` take.
+
+Planning, scheduling and collecting read this one object instead of threading a dozen
+keyword arguments through each other.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kbench.spec import split_specs
+
+#: BLAS/OpenMP threads per process of a sweep, launched from the CLI or the workflow alike
+DEFAULT_BLAS_THREADS = 1
+
+
+def check_ranks(ranks) -> list[int]:
+    values = []
+    for r in ([ranks] if np.isscalar(ranks) else list(ranks)):
+        try:
+            value = int(r)
+        except (TypeError, ValueError, OverflowError):
+            value = None
+        if value is None or value != float(r) or value < 1:
+            raise ValueError(f"ranks must be integers >= 1, got {r!r} in {ranks!r}.")
+        values.append(value)
+    if not values:
+        raise ValueError("ranks is empty: pass at least one rank, e.g. --ranks 10,50,100.")
+    return sorted(set(values))
+
+
+def check_lams(lams) -> list[float]:
+    try:
+        values = [float(x) for x in ([lams] if np.isscalar(lams) else list(lams))]
+    except (TypeError, ValueError):
+        raise ValueError(f"lams must be numbers > 0, e.g. --lams 1e-6,1e-4, got {lams!r}.") from None
+    if not values or any(not math.isfinite(v) or v <= 0 for v in values):
+        raise ValueError(f"lams must be a non-empty list of finite numbers > 0, got {lams!r}.")
+    return sorted(set(values))
+
+
+def check_repetitions(repetitions) -> list[int]:
+    """A count R (repetitions 0..R−1) or a list of repetition indices."""
+    if isinstance(repetitions, int) and not isinstance(repetitions, bool):
+        if repetitions < 1:
+            raise ValueError(f"repetitions must be an integer >= 1, got {repetitions!r}.")
+        return list(range(repetitions))
+    values = list(repetitions) if repetitions is not None else []
+    if not values or any(not isinstance(r, int) or isinstance(r, bool) or r < 0 for r in values):
+        raise ValueError(f"repetition indices must be integers >= 0, got {repetitions!r}.")
+    return values
+
+
+def _specs(value, name: str) -> tuple[str, ...]:
+    specs = tuple(split_specs(value) if isinstance(value, str) else (str(v) for v in value))
+    if not specs:
+        raise ValueError(f"no {name} given: pass at least one.")
+    return specs
+
+
+def _positive_or_none(value, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+    return float(value)
+
+
+def _count(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+    return value
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Every input of a sweep, checked on construction (a clear error names the argument).
+
+    ``repetitions`` is a count R (repetitions 0..R−1) or a list of repetition indices;
+    ``cell_timeout`` and ``time_limit`` are seconds; ``memory_limit_mb`` caps each worker;
+    ``data_cache`` is a folder of prepared splits (``kbench prepare``).
+    """
+
+    datasets: tuple[str, ...]
+    samplers: tuple[str, ...]
+    tasks: tuple[str, ...]
+    ranks: tuple[int, ...]
+    lams: tuple[float, ...]
+    repetitions: tuple[int, ...] = (0, 1, 2)
+    kernel: str = "gaussian:sigma=median"
+    out: Path = Path("results")
+    jobs: int = 1
+    cell_timeout: float | None = None
+    memory_limit_mb: float | None = None
+    time_limit: float | None = None
+    seed: int = 0
+    retry_failed: bool = False
+    data_cache: Path | None = None
+    blas_threads: int = DEFAULT_BLAS_THREADS
+
+    def __post_init__(self) -> None:
+        fix = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen
+        for name in ("datasets", "samplers", "tasks"):
+            fix(name, _specs(getattr(self, name), name))
+        fix("ranks", tuple(check_ranks(self.ranks)))
+        fix("lams", tuple(check_lams(self.lams)))
+        fix("repetitions", tuple(check_repetitions(self.repetitions)))
+        fix("jobs", _count(self.jobs, "jobs"))
+        fix("blas_threads", _count(self.blas_threads, "blas_threads"))
+        for name in ("cell_timeout", "memory_limit_mb", "time_limit"):
+            fix(name, _positive_or_none(getattr(self, name), name))
+        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}.")
+        fix("seed", int(self.seed))
+        if str(self.out).strip() == "":
+            raise ValueError("out is empty: pass the results directory, e.g. out='results'.")
+        fix("out", Path(self.out))
+        fix("data_cache", None if self.data_cache is None else Path(self.data_cache))

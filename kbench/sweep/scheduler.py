@@ -1,0 +1,263 @@
+"""Sweeps: scheduling jobs on worker processes, with failures recorded as data.
+
+The work unit is one sampler fit (:class:`kbench.sweep.plan.Job`), shared by the cells of
+its tasks. It runs in a forked worker (:func:`kbench.sweep.worker.run_job`) so that
+``cell_timeout`` can be enforced by killing the worker and a crash cannot take the sweep
+down. Datasets, the resolved kernel and the exact baselines are prepared once per
+(dataset, repetition) in the parent and inherited by the workers.
+
+:func:`run` is three steps: :func:`pending` (what is left to compute), :class:`Scheduler`
+(compute it), :func:`collect` (the rows of every planned cell).
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import signal
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from kbench.errors import Failure, Status, describe
+from kbench.registry import create
+from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
+from kbench.sweep.disqueak import merge_tree_roots
+from kbench.sweep.plan import Job, plan
+from kbench.sweep.signals import raising_on
+from kbench.sweep.store import cell_status, check_output_dir, read_cell
+from kbench.sweep.worker import JobContext, environment, prepare_context, run_job, write_failure
+
+#: how often the scheduler looks at its workers (seconds)
+_POLL_S = 0.01
+
+
+@dataclass
+class Summary:
+    counts: dict
+    wall_s: float
+    cells: list[str]
+
+    @property
+    def failed(self) -> int:
+        return sum(v for k, v in self.counts.items() if k in {s.value for s in Status if s.failed})
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{self.counts.get(s.value, 0)} {s.value}" for s in Status)
+        done = self.counts.get("already done", 0)
+        return f"{len(self.cells)} cells: {parts}; {done} already done; wall time {self.wall_s:.1f} s"
+
+
+def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3,
+        kernel: str = "gaussian:sigma=median", out="results", jobs: int = 1,
+        cell_timeout: float | None = None, memory_limit_mb: float | None = None, seed: int = 0,
+        retry_failed: bool = False, progress: bool = True, return_summary: bool = False,
+        data_cache=None, blas_threads: int = DEFAULT_BLAS_THREADS, time_limit: float | None = None):
+    """Run a sweep; returns the rows of its cells as a DataFrame.
+
+    Parameters
+    ----------
+    datasets, samplers, tasks : list of specs, or a comma-separated text
+        e.g. ``["sklearn:diabetes"]``, ``"uniform,squeak:qbar=20"``, ``["krr", "kpca"]``.
+    ranks, lams : the ranks and the λ path (per-sample ridge) of every cell.
+    repetitions : a count R (repetitions 0..R−1) or a list of repetition indices.
+    kernel : the kernel spec, e.g. ``"gaussian:sigma=median"``.
+    out : the results directory (one parquet file per cell).
+    jobs : worker processes.
+    cell_timeout, time_limit : seconds per cell, and for the whole sweep (e.g. a cluster
+        job's): each fit may use the time left divided by the rounds of ``jobs`` fits still
+        to start, so every cell is written, as ``timeout`` past its share, before the limit.
+    memory_limit_mb : the address-space cap of each worker.
+    seed : the base seed of splits and samplers.
+    retry_failed : recompute cells whose file records a failure.
+    progress, return_summary : a progress bar; return ``(frame, Summary)``.
+    data_cache : a folder of prepared splits (``kbench prepare``), read before loading.
+    blas_threads : BLAS and OpenMP threads in every process of the sweep (recorded in every
+        row): floating-point sums depend on the thread count, so the same count, whoever
+        launches the sweep, gives the same numbers.
+
+    Returns
+    -------
+    pandas.DataFrame, one row per (cell, λ[, components]); with ``return_summary``, also
+    the :class:`Summary`. A cell whose file holds the same inputs is not recomputed; a cell
+    whose inputs changed (λ path, seed, schema) is.
+    """
+    config = SweepConfig(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs,
+                         cell_timeout, memory_limit_mb, time_limit, seed, retry_failed, data_cache,
+                         blas_threads)
+    started = time.perf_counter()
+    with threadpool_limits(limits=config.blas_threads):
+        check_output_dir(config.out)
+        planned = plan(config)
+        queue, done = pending(planned, config.retry_failed)
+        counts = Scheduler(config, planned, progress).run(queue)
+    counts["already done"] = done
+    cells = [cell for job in planned for cell in job.cells]
+    summary = Summary(dict(counts), time.perf_counter() - started, [str(cell.path) for cell in cells])
+    frame = collect(planned)
+    return (frame, summary) if return_summary else frame
+
+
+def pending(planned: list[Job], retry_failed: bool) -> tuple[deque[Job], int]:
+    """Mark the cells to compute (no result of these inputs; with ``retry_failed``, a failed
+    one too): the jobs with such cells, and the number of cells already done."""
+    queue: deque[Job] = deque()
+    done = 0
+    for job in planned:
+        for cell in job.cells:
+            status = cell_status(cell.path, cell.inputs)
+            cell.run = status is None or (retry_failed and status != Status.OK)
+            done += not cell.run
+        if job.todo:
+            queue.append(job)
+    return queue, done
+
+
+def collect(planned: list[Job]) -> pd.DataFrame:
+    """The rows of every planned cell that has a file."""
+    frames = [read_cell(cell.path) for job in planned for cell in job.cells if cell.path.is_file()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+@dataclass
+class _Running:
+    job: Job
+    deadline: float | None
+    reason: str
+
+
+@dataclass
+class Scheduler:
+    """Runs jobs on forked workers, at most ``config.jobs`` at a time, and counts the
+    statuses of their cells. The split, kernel and exact baseline of a (dataset,
+    repetition) are prepared when its first job starts and dropped after its last."""
+
+    config: SweepConfig
+    planned: list[Job]
+    progress: bool = True
+    counts: Counter = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        cells = self.planned[0].cells if self.planned else []
+        self.tasks = list({cell.task: create(cell.task) for cell in cells}.values())
+        self.ridge_samplers = any(job.sampler_lam is not None for job in self.planned)
+        self.environment = environment()
+        self.contexts: dict[tuple, JobContext | str] = {}
+        self.remaining: Counter = Counter()
+        self.running: dict = {}
+        self.end = None if self.config.time_limit is None else time.monotonic() + self.config.time_limit
+
+    def run(self, queue: deque[Job]) -> Counter:
+        """Run every job of ``queue``; SIGTERM stops the sweep like Ctrl-C (the workers are
+        killed, finished cells stay)."""
+        self.remaining.update((job.dataset, job.repetition) for job in queue)
+        total = sum(len(job.todo) for job in queue)
+        self.bar = _progress(total) if self.progress and total else None
+        with raising_on(signal.SIGTERM, lambda: SystemExit(128 + signal.SIGTERM)):
+            try:
+                while queue or self.running:
+                    while queue and len(self.running) < self.config.jobs:
+                        self._start(queue.popleft(), rounds=math.ceil((len(queue) + 1) / self.config.jobs))
+                    time.sleep(_POLL_S)
+                    self._reap()
+            finally:
+                for process in self.running:
+                    process.kill()
+                    process.join()
+                if self.bar:
+                    self.bar[0].stop()
+        return self.counts
+
+    def _context(self, job: Job) -> JobContext | str:
+        """The shared state of the job's (dataset, repetition), or why it could not be had."""
+        key = (job.dataset, job.repetition)
+        if key not in self.contexts:
+            c = self.config
+            try:
+                self.contexts[key] = prepare_context(job.dataset, job.kernel, job.repetition, c.seed, self.tasks,
+                                                     self.environment, c.data_cache, self.ridge_samplers,
+                                                     list(c.lams))
+            except Exception as exc:  # the dataset cannot be loaded: its cells fail
+                self.contexts[key] = f"loading {job.dataset.label} failed: {describe(exc)}"
+        return self.contexts[key]
+
+    def _start(self, job: Job, rounds: int) -> None:
+        """Fork a worker for ``job`` (``rounds``: of fits still to start, this one's included)."""
+        context = self._context(job)
+        if isinstance(context, str):
+            return self._finish(job, Failure(Status.ERROR, context))
+        process = mp.get_context("fork").Process(
+            target=_work, args=(job, context, list(self.config.lams), self.config.memory_limit_mb))
+        process.start()
+        self.running[process] = _Running(job, *_deadline(job, self.config.cell_timeout, self.end, rounds))
+
+    def _reap(self) -> None:
+        """Count finished workers' cells; kill the ones past their deadline."""
+        for process, state in list(self.running.items()):
+            if not process.is_alive():
+                process.join()
+                code = process.exitcode
+                if code == -9:
+                    failure = Failure(Status.OOM, f"worker exited with code {code} (killed: out of memory?)")
+                else:
+                    failure = Failure(Status.ERROR, f"worker exited with code {code} without writing the cell")
+            elif state.deadline is not None and time.monotonic() > state.deadline:
+                process.kill()
+                process.join()
+                failure = Failure(Status.TIMEOUT, f"no result within {state.reason}; the worker was killed")
+            else:
+                continue
+            del self.running[process]
+            self._finish(state.job, failure)
+
+    def _finish(self, job: Job, failure: Failure) -> None:
+        """Count the job's cells; a cell without a result of these inputs gets ``failure``'s rows."""
+        key = (job.dataset, job.repetition)
+        context = self.contexts.get(key)
+        for cell in job.todo:
+            if cell_status(cell.path, cell.inputs) is None:
+                write_failure(cell, job, list(self.config.lams), failure,
+                              context if not isinstance(context, str) else None, self.environment)
+            self.counts[cell_status(cell.path, cell.inputs) or Status.ERROR.value] += 1
+            if self.bar:
+                self.bar[0].advance(self.bar[1])
+        self.remaining[key] -= 1
+        if self.remaining[key] == 0:
+            self.contexts.pop(key, None)
+
+
+def _deadline(job: Job, cell_timeout: float | None, end: float | None, rounds: int) -> tuple[float | None, str]:
+    """When a fit starting now is killed, and why: ``cell_timeout`` per cell, or its share of
+    the sweep's time left (that time over the ``rounds`` of fits still to start, this one's
+    included), whichever comes first."""
+    now = time.monotonic()
+    limits = []
+    if cell_timeout is not None:
+        limits.append((now + cell_timeout * len(job.cells), f"--cell-timeout {cell_timeout:g} s per cell"))
+    if end is not None:
+        share = max(end - now, 0.0) / rounds
+        limits.append((now + share, f"its share ({share:.0f} s) of the sweep's --time-limit"))
+    return min(limits, default=(None, ""), key=lambda limit: limit[0])
+
+
+def _work(job: Job, context: JobContext, lams, memory_limit_mb) -> None:
+    """A worker: SIGTERM kills it at once (the parent's handler is inherited by fork). Work
+    other processes did for the fit (DISQUEAK's merge-tree roots) is handed to the sampler."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        prebuilt = merge_tree_roots(job, context)
+    except Exception:  # noqa: BLE001 - an unreadable node file: the fit builds its tree itself
+        prebuilt = {}
+    run_job(job, context, lams, memory_limit_mb, prebuilt)
+
+
+def _progress(total: int):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("cells"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    task = bar.add_task("cells", total=total)
+    bar.start()
+    return bar, task
