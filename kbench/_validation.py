@@ -107,6 +107,52 @@ def check_nonnegative(value, name: str, owner: str, integer: bool = False) -> fl
     return int(value) if integer else float(value)
 
 
+def check_lam_path(lams) -> np.ndarray:
+    """A non-empty list of finite λ > 0 (per-sample ridge, docs/conventions.md)."""
+    try:
+        values = np.atleast_1d(np.asarray(lams, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError(f"lams must be a list of numbers > 0, got {lams!r}.") from None
+    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(
+            f"lams must be a non-empty list of finite numbers > 0 (per-sample ridge λ), got {lams!r}."
+        )
+    return values
+
+
+def check_ranks(ranks) -> list[int]:
+    """A sweep's ranks: integers >= 1, sorted, without repeats."""
+    values = []
+    for r in ([ranks] if np.isscalar(ranks) else list(ranks)):
+        try:
+            value = int(r)
+        except (TypeError, ValueError, OverflowError):
+            value = None
+        if value is None or value != float(r) or value < 1:
+            raise ValueError(f"ranks must be integers >= 1, got {r!r} in {ranks!r}.")
+        values.append(value)
+    if not values:
+        raise ValueError("ranks is empty: pass at least one rank, e.g. --ranks 10,50,100.")
+    return sorted(set(values))
+
+
+def check_lams(lams) -> list[float]:
+    """A sweep's λ path: sorted, without repeats."""
+    return sorted(set(check_lam_path(lams).tolist()))
+
+
+def check_repetitions(repetitions) -> list[int]:
+    """A count R (repetitions 0..R−1) or a list of repetition indices."""
+    if isinstance(repetitions, int) and not isinstance(repetitions, bool):
+        if repetitions < 1:
+            raise ValueError(f"repetitions must be an integer >= 1, got {repetitions!r}.")
+        return list(range(repetitions))
+    values = list(repetitions) if repetitions is not None else []
+    if not values or any(not isinstance(r, int) or isinstance(r, bool) or r < 0 for r in values):
+        raise ValueError(f"repetition indices must be integers >= 0, got {repetitions!r}.")
+    return values
+
+
 # ---------------------------------------------------------------------------------------
 # Plugin parameters against their declared types
 # ---------------------------------------------------------------------------------------

@@ -148,9 +148,9 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     baseline) for `kbench run --data-cache`."""
     from threadpoolctl import threadpool_limits
 
+    from kbench._validation import check_lams
     from kbench.datasets import check_dataset_spec
     from kbench.spec import split_specs
-    from kbench.sweep.config import check_lams
     from kbench.sweep.worker import load_split_cached, prepare_exact, prepared_path
 
     specs = split_specs(datasets)

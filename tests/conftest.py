@@ -1,14 +1,16 @@
-"""Shared fixtures: small seeded data and kernels."""
+"""Shared fixtures: small seeded data and kernels, plugin packages, a built leaderboard page."""
 
 from __future__ import annotations
 
 import textwrap
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import kbench
+from kbench.reporting.build import build
 
 COLUMN_SAMPLERS = ["uniform", "rls", "rls-fast", "squeak", "bless", "recursive-rls", "pivoted-cholesky", "rp-cholesky"]
 FEATURE_SAMPLERS = ["rff", "orf", "sorf", "fastfood"]
@@ -31,6 +33,7 @@ def exact_leverage_scores(K: np.ndarray, lam: float) -> np.ndarray:
 
 TOY_SAMPLER = """
 import kbench
+from kbench.reporting.build import build
 from kbench.samplers.uniform import UniformSampler
 
 class {cls}(UniformSampler):
@@ -52,3 +55,20 @@ def add_plugin(root, dist: str, body: str) -> str:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(f"[kbench]\n{dist} = {module}\n")
     return module
+
+
+@pytest.fixture(scope="session")
+def leaderboard_page(tmp_path_factory) -> Path:
+    """A leaderboard built by this kbench: 3 samplers × 2 tasks on two datasets, one of them
+    under two kernels (the page tests read it, never the committed results/)."""
+    out = tmp_path_factory.mktemp("leaderboard")
+    for kernel in ("gaussian:sigma=median", "laplacian:sigma=median"):
+        kbench.run(["sklearn:diabetes", "synthetic:smile:n=300"], ["uniform", "rls", "rff"], ["krr", "approximation"],
+                   [5, 20], [1e-3, 1e-2], repetitions=2, kernel=kernel, out=out / "cells", progress=False)
+    build(kbench.read_results(out / "cells"), out, command="pytest")
+    return out / "leaderboard.html"
+
+
+@pytest.fixture(scope="module")
+def page(leaderboard_page) -> Path:
+    return leaderboard_page

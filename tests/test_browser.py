@@ -10,10 +10,6 @@ import shutil
 
 import pytest
 
-import kbench
-from kbench.reporting.build import build
-from kbench.sweep.store import read_results
-
 pytestmark = pytest.mark.browser
 
 
@@ -23,17 +19,6 @@ def _executables() -> tuple[str, str]:
     if browser is None or driver is None:
         pytest.skip("headless Chromium not found (chromium and chromedriver on PATH): `.ci/chromium up` installs them")
     return browser, driver
-
-
-@pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    """A leaderboard of 3 samplers × 2 tasks on two datasets (one under two kernels)."""
-    out = tmp_path_factory.mktemp("browser")
-    for kernel in ("gaussian:sigma=median", "laplacian:sigma=median"):
-        kbench.run(["sklearn:diabetes", "synthetic:smile:n=300"], ["uniform", "rls", "rff"], ["krr", "approximation"],
-                   [5, 20], [1e-3, 1e-2], repetitions=2, kernel=kernel, out=out / "cells", progress=False)
-    build(read_results(out / "cells"), out, command="pytest")
-    return out / "leaderboard.html"
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 import kbench
 from kbench.cli import main
 from kbench.samplers.squeak import SqueakSampler, children, tree_nodes
+from kbench.sweep.config import SweepConfig
 from kbench.sweep.disqueak import (
     build_node,
     load_node,
@@ -52,7 +53,7 @@ def build_tree(tmp_path, sampler: str, rank_list=RANKS):
 @pytest.mark.parametrize("sampler", ["squeak:shards=4", "squeak:shards=5,block_size=50"])
 def test_jobs_give_the_in_process_dictionary_bit_for_bit(tmp_path, sampler):
     build_tree(tmp_path, sampler)
-    jobs = plan([DATA], [sampler], ["krr"], RANKS, LAMS, [0], tmp_path / "out", 0, KERNEL)
+    jobs = plan(SweepConfig([DATA], [sampler], ["krr"], RANKS, LAMS, [0], KERNEL, tmp_path / "out"))
     context = prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, [], environment())
     X, kernel, lam = context.data.X_train, context.kernel, jobs[0].sampler_lam
     shards = tree_shards(sampler)
@@ -82,7 +83,7 @@ def _key(context, job):
 def test_a_node_computed_from_another_split_or_lam_is_never_used(tmp_path):
     sampler = "squeak:shards=2"
     build_tree(tmp_path, sampler)
-    job = plan([DATA], [sampler], ["krr"], RANKS, LAMS, [0], tmp_path / "out", 0, KERNEL)[0]
+    job = plan(SweepConfig([DATA], [sampler], ["krr"], RANKS, LAMS, [0], KERNEL, tmp_path / "out"))[0]
     context = prepare_context(job.dataset, job.kernel, 0, 0, [], environment(), tmp_path)
     root = node_path(tmp_path, DATA, KERNEL, sampler, 0, 0, (0, 2))
     assert isinstance(load_node(root, _key(context, job)), dict)

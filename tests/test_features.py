@@ -19,7 +19,7 @@ def _score(data, kernel, sampler, task, budget_mb):
     approx = kbench.make_sampler(sampler).fit(data.X_train, kernel, rank=40, lam=1e-3, seed=0)
     if budget_mb is not None:
         features_of(data, approx, kernel, budget_mb)
-    rows = kbench.Spec.parse(task, "task").create().evaluate(data, approx, kernel, lams=LAMS)
+    rows = kbench.create(task, "task").evaluate(data, approx, kernel, lams=LAMS)
     return rows, approx
 
 

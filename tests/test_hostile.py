@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import kbench
+from kbench._validation import declared_types
 from kbench.cli import main
 from kbench.registry import get_registry
-from kbench.spec import Spec, declared_types
 from kbench.testing import _time_limit
 
 SPECIAL_VALUES = ["no", "yes", "off", "true", "false", "1", "0", "-1", "2.5", "1e400", "-1e400",
@@ -52,7 +52,7 @@ def test_any_spec_value_gives_a_plugin_or_an_error_naming_its_parameter(target, 
     kind, name, parameter = target
     text = f"{name}:{parameter}={value}"
     try:
-        Spec.parse(text, kind).create()
+        kbench.create(text, kind)
     except ValueError as exc:
         assert parameter in str(exc) or "parameter" in str(exc), (text, str(exc))
 
@@ -69,15 +69,15 @@ def test_any_spec_value_gives_a_plugin_or_an_error_naming_its_parameter(target, 
 def test_strict_values(text, message):
     kind, spec = text.split(":", 1)
     with pytest.raises(ValueError, match=message):
-        Spec.parse(spec, kind).create()
+        kbench.create(spec, kind)
 
 
 def test_booleans_accept_true_false_and_1_0_only():
     for value, expected in [("true", True), ("false", False), ("1", True), ("0", False)]:
-        assert Spec.parse(f"squeak:halving_floor={value}", "sampler").create().halving_floor is expected
+        assert kbench.create(f"squeak:halving_floor={value}", "sampler").halving_floor is expected
     for value in ("no", "yes", "2", "0.0", "none"):
         with pytest.raises(ValueError, match="halving_floor"):
-            Spec.parse(f"squeak:halving_floor={value}", "sampler").create()
+            kbench.create(f"squeak:halving_floor={value}", "sampler")
 
 
 # -- kernels and samplers on extreme input ------------------------------------------------
@@ -89,7 +89,7 @@ finite_or_not = st.floats(allow_nan=True, allow_infinity=True, width=64)
        kernel=st.sampled_from(["gaussian:sigma=1", "laplacian:sigma=1", "matern:sigma=1",
                                "polynomial", "linear", "periodic-sobolev", "periodic-exp"]))
 def test_kernel_values_are_finite_or_refused(X, kernel):
-    k = Spec.parse(kernel, "kernel").create()
+    k = kbench.create(kernel, "kernel")
     try:
         K = k(X)
     except (ValueError, FloatingPointError) as exc:

@@ -82,7 +82,7 @@ def datasets():
     for spec, kernel in (("sklearn:diabetes", "laplacian:sigma=median"),
                          ("sklearn:breast_cancer", "gaussian:sigma=median")):
         data = kbench.load_dataset(spec, seed=0)
-        fitted = kbench.Spec.parse(kernel, "kernel").create().fit(data.X_train)
+        fitted = kbench.create(kernel, "kernel").fit(data.X_train)
         out[data.task_type] = (data, fitted, ExactBaseline(data, fitted), IterativeBaseline(data, fitted))
     return out
 
@@ -92,7 +92,7 @@ def _rows(task, data, kernel, baseline, lams=LAMS):
     data.cache.clear()
     data.cache["exact", kernel.spec()] = baseline
     approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, rank=30, seed=0)
-    return kbench.Spec.parse(task, "task").create().evaluate(data, approx, kernel, lams=lams)
+    return kbench.create(task, "task").evaluate(data, approx, kernel, lams=lams)
 
 
 @pytest.mark.parametrize("task", ["krr", "classification", "kpca", "kpca:centered=true"])

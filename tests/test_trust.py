@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 
 import kbench
-from kbench.errors import ContractViolation, Refused
+from kbench.errors import ContractViolation, Failure, Refused
 from kbench.lowrank.features import check_fit
 from kbench.reporting.build import build
 from kbench.reporting.scores import cost_in_n, friedman_nemenyi, rank_to_match, sections
 from kbench.spec import Spec
 from kbench.sweep.store import read_results
-from kbench.sweep.worker import classify, prepared_path
+from kbench.sweep.worker import prepared_path
 from tests.conftest import add_plugin
 
 BROKEN = """
@@ -151,9 +151,9 @@ def test_the_contract_catches_scaled_features_and_statuses_follow_the_exception(
     doubled = kbench.NystromMap(kernel, approx.X_landmarks, approx.landmarks, 2 * approx.projection)
     with pytest.raises(ContractViolation, match=r"ZZᵀ ≼ K.*training rows"):
         check_fit(doubled, 20, data, kernel)
-    assert classify(Refused("no")) == "skipped"
-    assert classify(np.linalg.LinAlgError("not positive definite")) == "error"
-    assert classify(ValueError("bad")) == "error" and classify(MemoryError()) == "oom"
+    assert Failure.of(Refused("no")).status == "skipped"
+    assert Failure.of(np.linalg.LinAlgError("not positive definite")).status == "error"
+    assert Failure.of(ValueError("bad")).status == "error" and Failure.of(MemoryError()).status == "oom"
 
 
 def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path, plugins):

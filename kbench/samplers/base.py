@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 from typing import ClassVar
 
@@ -38,7 +39,23 @@ class Sampler:
         return f"{type(self).__name__}({params})"
 
     def fit(self, X, kernel: Kernel, rank: int, lam: float | None = None, seed=0) -> LowRank:
-        """Sample a rank-``rank`` approximation of ``kernel`` on the rows of ``X``."""
+        """Sample a rank-``rank`` approximation of ``kernel`` on the rows of ``X``.
+
+        Parameters
+        ----------
+        X : (n, d) array of training rows (left unchanged).
+        kernel : a kbench kernel; one with a data-dependent parameter (``sigma="median"``) is
+            fitted on ``X`` as a copy, so the caller's kernel is never modified and each fit
+            resolves its own value (the returned map holds the fitted copy).
+        rank : the requested feature dimension p.
+        lam : the per-sample ridge λ of ridge-dependent samplers (``needs_lam``).
+        seed : an int or a numpy Generator.
+
+        Returns
+        -------
+        LowRank, whose ``info`` records the sampler, its parameters, the requested rank,
+        the kernel evaluations and warnings.
+        """
         X = check_features(X, "X")
         rank = check_rank(rank)
         owner = f"sampler {self.name!r}"
@@ -52,8 +69,8 @@ class Sampler:
             rng = np.random.default_rng(seed)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"seed must be an int or a numpy Generator, got {seed!r} ({exc}).") from None
-        if not kernel.fitted:
-            kernel.fit(X)
+        if not kernel.fitted:  # fit a copy: the caller's kernel stays as given (sigma="median" unresolved)
+            kernel = copy.copy(kernel).fit(X)
         warnings = []
         n = X.shape[0]
         if self.family == "nystrom" and rank > n:

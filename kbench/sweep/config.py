@@ -11,49 +11,11 @@ import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
+from kbench._validation import check_lams, check_ranks, check_repetitions
 from kbench.spec import split_specs
 
 #: BLAS/OpenMP threads per process of a sweep, launched from the CLI or the workflow alike
 DEFAULT_BLAS_THREADS = 1
-
-
-def check_ranks(ranks) -> list[int]:
-    values = []
-    for r in ([ranks] if np.isscalar(ranks) else list(ranks)):
-        try:
-            value = int(r)
-        except (TypeError, ValueError, OverflowError):
-            value = None
-        if value is None or value != float(r) or value < 1:
-            raise ValueError(f"ranks must be integers >= 1, got {r!r} in {ranks!r}.")
-        values.append(value)
-    if not values:
-        raise ValueError("ranks is empty: pass at least one rank, e.g. --ranks 10,50,100.")
-    return sorted(set(values))
-
-
-def check_lams(lams) -> list[float]:
-    try:
-        values = [float(x) for x in ([lams] if np.isscalar(lams) else list(lams))]
-    except (TypeError, ValueError):
-        raise ValueError(f"lams must be numbers > 0, e.g. --lams 1e-6,1e-4, got {lams!r}.") from None
-    if not values or any(not math.isfinite(v) or v <= 0 for v in values):
-        raise ValueError(f"lams must be a non-empty list of finite numbers > 0, got {lams!r}.")
-    return sorted(set(values))
-
-
-def check_repetitions(repetitions) -> list[int]:
-    """A count R (repetitions 0..R−1) or a list of repetition indices."""
-    if isinstance(repetitions, int) and not isinstance(repetitions, bool):
-        if repetitions < 1:
-            raise ValueError(f"repetitions must be an integer >= 1, got {repetitions!r}.")
-        return list(range(repetitions))
-    values = list(repetitions) if repetitions is not None else []
-    if not values or any(not isinstance(r, int) or isinstance(r, bool) or r < 0 for r in values):
-        raise ValueError(f"repetition indices must be integers >= 0, got {repetitions!r}.")
-    return values
 
 
 def _specs(value, name: str) -> tuple[str, ...]:

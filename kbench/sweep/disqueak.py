@@ -22,11 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from kbench._files import write_npz
-from kbench._validation import check_features
+from kbench._validation import check_features, check_lams, check_ranks
 from kbench.registry import create
 from kbench.samplers.squeak import Dictionary, Node, SqueakSampler, children, tree_nodes
 from kbench.spec import Spec
-from kbench.sweep.config import check_lams, check_ranks
 from kbench.sweep.plan import Job, fit_seed, sampler_lam
 from kbench.sweep.worker import JobContext, describe, load_split_cached, split_checksum
 

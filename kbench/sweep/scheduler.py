@@ -27,7 +27,7 @@ from kbench.registry import create
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.disqueak import merge_tree_roots
 from kbench.sweep.plan import Job, plan
-from kbench.sweep.signals import raising_on
+from kbench.sweep.signals import held, raising_on, release
 from kbench.sweep.store import cell_status, check_output_dir, read_cell
 from kbench.sweep.worker import JobContext, environment, prepare_context, run_job, write_failure
 
@@ -191,8 +191,9 @@ class Scheduler:
             return self._finish(job, Failure(Status.ERROR, context))
         process = mp.get_context("fork").Process(
             target=_work, args=(job, context, list(self.config.lams), self.config.memory_limit_mb))
-        process.start()
-        self.running[process] = _Running(job, *_deadline(job, self.config.cell_timeout, self.end, rounds))
+        with held():  # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
+            process.start()
+            self.running[process] = _Running(job, *_deadline(job, self.config.cell_timeout, self.end, rounds))
 
     def _reap(self) -> None:
         """Count finished workers' cells; kill the ones past their deadline."""
@@ -247,6 +248,7 @@ def _work(job: Job, context: JobContext, lams, memory_limit_mb) -> None:
     """A worker: SIGTERM kills it at once (the parent's handler is inherited by fork). Work
     other processes did for the fit (DISQUEAK's merge-tree roots) is handed to the sampler."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    release()
     try:
         prebuilt = merge_tree_roots(job, context)
     except Exception:  # noqa: BLE001 - an unreadable node file: the fit builds its tree itself

@@ -24,3 +24,24 @@ def raising_on(signum: int, make_exception: Callable[[], BaseException]) -> Iter
         yield
     finally:
         signal.signal(signum, previous)
+
+
+#: the signals that stop a sweep
+STOPPING = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def held(signals=STOPPING) -> Iterator[None]:
+    """Hold ``signals`` for the block: one that arrives is delivered when the block ends, so
+    the block (starting a worker and recording it) is never cut in half. A process forked
+    in the block inherits the held mask: it calls :func:`release` first."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def release(signals=STOPPING) -> None:
+    """Deliver ``signals`` again in this process (a worker forked under :func:`held`)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)

@@ -33,19 +33,6 @@ class Headline:
     exact: str | None = None
 
 
-def check_lams(lams) -> np.ndarray:
-    """A non-empty list of finite λ > 0 (per-sample ridge, docs/conventions.md)."""
-    try:
-        values = np.atleast_1d(np.asarray(lams, dtype=float))
-    except (TypeError, ValueError):
-        raise ValueError(f"lams must be a list of numbers > 0, got {lams!r}.") from None
-    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(
-            f"lams must be a non-empty list of finite numbers > 0 (per-sample ridge λ), got {lams!r}."
-        )
-    return values
-
-
 class Task:
     """Base class of tasks; subclasses set ``name`` and implement ``evaluate``."""
 

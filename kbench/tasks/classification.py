@@ -8,10 +8,11 @@ import time
 
 import numpy as np
 
+from kbench._validation import check_lam_path
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.features import features_of, require_whole
-from kbench.tasks.base import Headline, RidgePath, Task, check_lams
+from kbench.tasks.base import Headline, RidgePath, Task
 
 LEARNERS = ("least-squares", "logistic")
 
@@ -90,11 +91,11 @@ class ClassificationTask(Task):
 
     def prepare_exact(self, exact, data, lams) -> None:
         if data.task_type in self.accepts and self.learner == "least-squares":
-            exact.ridge_path(encode(data.y_train, data.classes), check_lams(lams))
+            exact.ridge_path(encode(data.y_train, data.classes), check_lam_path(lams))
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         self.check_data(data)
-        lams = check_lams(lams)
+        lams = check_lam_path(lams)
         classes = data.classes
         Y = encode(data.y_train, classes)
         features = features_of(data, approx, kernel)

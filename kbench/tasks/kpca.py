@@ -84,15 +84,7 @@ class KPCATask(Task):
         mu, V = np.linalg.eigh(gram / n)
         mu, V = np.clip(mu[::-1], 0.0, None), V[:, ::-1]
         time_fit = moments.seconds + time.perf_counter() - start
-        captured_out, norms_test, time_predict = np.zeros(len(mu)), 0.0, 0.0
-        for _, block in features.test.blocks():
-            start = time.perf_counter()
-            if self.centered:
-                block = block - mean
-            projected = block @ V
-            captured_out += np.einsum("ij,ij->j", projected, projected)
-            norms_test += float(np.einsum("ij,ij->", block, block))
-            time_predict += time.perf_counter() - start
+        captured_out, norms_test, time_predict = self._held_out(features, mean, V)
         n_test = len(data.X_test)
         in_sample = self._in_sample_errors(data, approx, kernel, features, mean, V, mu, exact)
         diag_test = kernel.diag(data.X_test)
@@ -131,6 +123,20 @@ class KPCATask(Task):
                                                                   row["kpca_error_in_exact"])
             rows.append(row)
         return rows
+
+    def _held_out(self, features, mean, V) -> tuple[np.ndarray, float, float]:
+        """Per component, the held-out squared norm its direction captures; the test rows'
+        total squared feature norm; the seconds it took (one pass over the test blocks)."""
+        captured_out, norms_test, seconds = np.zeros(V.shape[1]), 0.0, 0.0
+        for _, block in features.test.blocks():
+            start = time.perf_counter()
+            if self.centered:
+                block = block - mean
+            projected = block @ V
+            captured_out += np.einsum("ij,ij->j", projected, projected)
+            norms_test += float(np.einsum("ij,ij->", block, block))
+            seconds += time.perf_counter() - start
+        return captured_out, norms_test, seconds
 
     def _in_sample_errors(self, data, approx, kernel, features, mean, V, mu, exact) -> dict[int, float]:
         """(1/n)‖K − K̂_ℓ‖_* for every ℓ of the components list (capped at the rank)."""

@@ -6,9 +6,10 @@ import time
 
 import numpy as np
 
+from kbench._validation import check_lam_path
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.features import features_of
-from kbench.tasks.base import Headline, RidgePath, Task, check_lams, relative_excess
+from kbench.tasks.base import Headline, RidgePath, Task, relative_excess
 
 
 def mean_squared_errors(predictions: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -34,11 +35,11 @@ class KRRTask(Task):
 
     def prepare_exact(self, exact, data, lams) -> None:
         if data.task_type in self.accepts:
-            exact.ridge_path(data.y_train[:, None], check_lams(lams))
+            exact.ridge_path(data.y_train[:, None], check_lam_path(lams))
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         self.check_data(data)
-        lams = check_lams(lams)
+        lams = check_lam_path(lams)
         features = features_of(data, approx, kernel)
         moments = features.moments()
         n = moments.n

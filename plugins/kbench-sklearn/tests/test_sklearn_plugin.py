@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 
 import kbench
-from kbench.kernels import GaussianKernel
-from kbench.spec import Spec
 from kbench.testing import check_sampler
 
 SAMPLERS = {"sklearn-nystroem": "gaussian:sigma=median", "sklearn-rff": "gaussian:sigma=median",
@@ -35,7 +33,7 @@ def test_nystroem_gives_kbench_nystrom_gram_on_its_landmarks(kernel, rank):
     """Same landmarks, same Gram (train × train and test × train) to 1e-10: the σ → γ
     translation and the K_mm^{-1/2} normalisation agree with kbench's ``uniform``."""
     X, X_test = _data()
-    k = Spec.parse(kernel, "kernel").create().fit(X)
+    k = kbench.create(kernel, "kernel").fit(X)
     approx = kbench.make_sampler("sklearn-nystroem").fit(X, k, rank=rank, seed=3)
     assert approx.info["kernel_evals"] == rank * rank
     reference = kbench.nystrom(X, k, approx.landmarks)
@@ -49,7 +47,7 @@ def test_nystroem_gives_kbench_nystrom_gram_on_its_landmarks(kernel, rank):
 def _unbiasedness_z(name, kernel, p, seeds=200, n=30):
     """max over entries of |mean ZZᵀ − K| / (standard error of the mean) over ``seeds`` fits."""
     X, _ = _data(n=n, d=4)
-    k = Spec.parse(kernel, "kernel").create().fit(X)
+    k = kbench.create(kernel, "kernel").fit(X)
     grams = np.stack([(lambda Z: Z @ Z.T)(kbench.make_sampler(name).fit(X, k, rank=p, seed=s).transform(X))
                       for s in range(seeds)])
     error = np.abs(grams.mean(axis=0) - k(X))
@@ -75,7 +73,7 @@ def test_each_refuses_a_kernel_scikit_learn_cannot_approximate():
             kbench.make_sampler(name).fit(X, kbench.make_kernel(kernel), rank=5)
 
 
-    class Variant(GaussianKernel):  # a plugin's kernel built on the gaussian: other values, not 'rbf'
+    class Variant(kbench.GaussianKernel):  # a plugin's kernel built on the gaussian: other values, not 'rbf'
         name = "variant"
 
     for name in ("sklearn-nystroem", "sklearn-rff"):

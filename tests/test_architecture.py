@@ -1,0 +1,154 @@
+"""The package's shape, held by tests: the layers contract, no import cycle, small modules
+and functions, and a public API that the bundled plugins and the docs keep to
+(docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+import grimp
+import pytest
+
+import kbench
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "kbench"
+#: the faces: modules on top that nothing in kbench imports (a face may defer an import)
+FACES = {"cli.py", "workflow.py", "sklearn.py", "testing.py"}
+#: public modules besides ``kbench`` itself (docs/architecture.md, "Public API")
+PUBLIC_MODULES = {"kbench", "kbench.testing", "kbench.sklearn", "kbench.cli"}
+
+
+def test_the_layers_contract_holds():
+    """import-linter's layers contract in pyproject.toml (it sees function-level imports too)."""
+    result = subprocess.run(["lint-imports", "--no-cache"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "1 kept, 0 broken" in result.stdout
+
+
+def _cycles(graph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.find_modules_directly_imported_by(v):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_import_graph_has_no_cycle():
+    assert _cycles(grimp.build_graph("kbench")) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    """The test above can fail: a graph with a cycle is reported."""
+
+    class Graph:
+        modules = {"a", "b", "c"}
+
+        @staticmethod
+        def find_modules_directly_imported_by(module):
+            return {"a": {"b"}, "b": {"a", "c"}, "c": set()}[module]
+
+    assert _cycles(Graph()) == [["a", "b"]]
+
+
+def _kbench_imports_in_functions(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom) and (inner.module or "").startswith("kbench") or (
+                        isinstance(inner, ast.Import) and any(a.name.startswith("kbench") for a in inner.names)):
+                    found.append(f"{path.relative_to(ROOT)}:{inner.lineno}")
+    return found
+
+
+def test_no_function_level_import_of_kbench_outside_the_faces():
+    modules = [p for p in PACKAGE.rglob("*.py") if not (p.parent == PACKAGE and p.name in FACES)]
+    assert [hit for p in modules for hit in _kbench_imports_in_functions(p)] == []
+
+
+def test_modules_and_functions_are_small():
+    entries = [p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"]
+    assert len(entries) <= 22, sorted(entries)
+    long_modules, long_functions = [], []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text()
+        if text.count("\n") > 400:
+            long_modules.append(str(path.relative_to(ROOT)))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 60:
+                long_functions.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert long_modules == [] and long_functions == []
+
+
+def test_the_public_api_is_a_sorted_list_of_existing_names():
+    assert kbench.__all__ == sorted(kbench.__all__)
+    assert len(set(kbench.__all__)) == len(kbench.__all__)
+    for name in kbench.__all__:
+        assert hasattr(kbench, name), name
+
+
+_FROM = re.compile(r"^[ \t]*from\s+(kbench[\w.]*)\s+import\s+(\([^)]*\)|[\w \t,]+)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import\s+(kbench[\w.]*)", re.M)
+_ATTRIBUTE = re.compile(r"(?<![\w.])kbench\.(\w+)")
+
+
+def private_uses(text: str) -> list[str]:
+    """The kbench names ``text`` (Python source or a markdown page) uses beyond the public API."""
+    found = []
+    for module, names in _FROM.findall(text):
+        if module == "kbench":
+            found += [f"kbench.{n}" for n in re.split(r"[\s,()]+", names) if n and n not in kbench.__all__]
+        elif module not in PUBLIC_MODULES:
+            found.append(module)
+    found += [m for m in _IMPORT.findall(text) if m not in PUBLIC_MODULES]
+    public_submodules = {m.split(".", 1)[1] for m in PUBLIC_MODULES if "." in m}
+    code = _IMPORT.sub("", _FROM.sub("", text))
+    found += [f"kbench.{n}" for n in _ATTRIBUTE.findall(code)
+              if n not in kbench.__all__ and n not in public_submodules and not n.startswith("__")]
+    return found
+
+
+def test_the_public_api_checker_catches_private_uses():
+    assert private_uses("from kbench.lowrank.maps import LowRank\nkbench.get_registry()\n") == [
+        "kbench.lowrank.maps", "kbench.get_registry"]
+    assert private_uses("import kbench\nfrom kbench import Sampler, hookimpl\nkbench.make_sampler('uniform')\n"
+                        "from kbench.testing import check_sampler\n") == []
+
+
+PLUGIN_AND_DOC_FILES = sorted([*ROOT.glob("plugins/*/**/*.py"), *ROOT.glob("docs/*.md"), ROOT / "README.md"])
+
+
+@pytest.mark.parametrize("path", PLUGIN_AND_DOC_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_plugins_and_docs_use_only_the_public_api(path):
+    assert private_uses(path.read_text()) == []
