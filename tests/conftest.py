@@ -12,6 +12,9 @@ import pytest
 import kbench
 from kbench.reporting.build import build
 
+#: the repository's root
+ROOT = Path(__file__).resolve().parents[1]
+
 COLUMN_SAMPLERS = ["uniform", "rls", "rls-fast", "squeak", "bless", "recursive-rls", "pivoted-cholesky", "rp-cholesky"]
 FEATURE_SAMPLERS = ["rff", "orf", "sorf", "fastfood"]
 ALL_SAMPLERS = COLUMN_SAMPLERS + FEATURE_SAMPLERS

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,7 +15,6 @@ from kbench.reporting.advice import advise
 from kbench.reporting.focus import focus
 from kbench.reporting.scores import sections
 
-ROOT = Path(__file__).resolve().parents[1]
 RANKS = (10, 20, 40, 80)
 LAMS = (1e-3, 1e-2)
 
