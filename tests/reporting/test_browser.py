@@ -10,7 +10,14 @@ import shutil
 
 import pytest
 
+from kbench.spec import slug_of
+
 pytestmark = pytest.mark.browser
+
+
+def board_id(task_label: str) -> str:
+    """The HTML id of a task's section (from the label's collision-free slug)."""
+    return "board-" + slug_of(task_label)
 
 
 def _executables() -> tuple[str, str]:
@@ -63,7 +70,7 @@ def test_a_click_on_a_column_header_sorts_the_table(browser, page):
     from selenium.webdriver.common.by import By
 
     open_page(browser, page)
-    table = browser.find_element(By.CSS_SELECTOR, "#board-krr table.sortable")
+    table = browser.find_element(By.CSS_SELECTOR, f"#{board_id('krr')} table.sortable")
     headers = {th.text: th for th in table.find_elements(By.CSS_SELECTOR, "thead th")}
 
     def column(index):
@@ -88,8 +95,8 @@ def test_the_dataset_selector_redraws_the_charts(browser, page):
     from selenium.webdriver.support.ui import Select
 
     open_page(browser, page)
-    section = browser.find_element(By.ID, "board-approximation")
-    chart = "document.querySelector('#board-approximation .chart.rank')"
+    section = browser.find_element(By.ID, board_id("approximation"))
+    chart = f"document.querySelector('#{board_id('approximation')} .chart.rank')"
 
     def state():
         return browser.execute_script(f"const c = {chart}; return [c.layout.title.text, c.data.map((t) => t.y)]")
