@@ -187,11 +187,12 @@ def test_output_directory_that_is_a_file(tmp_path):
     assert result.returncode == 2 and "is a file, not a directory" in result.stderr
 
 
-def test_results_of_another_schema_version_are_refused(tmp_path):
+def test_results_of_a_newer_schema_version_are_refused(tmp_path):
     cells = tmp_path / "cells"
     cells.mkdir()
-    pd.DataFrame({"dataset": ["d"], "schema_version": [SCHEMA_VERSION + 1]}).to_parquet(cells / "old.parquet")
-    with pytest.raises(ValueError, match=f"schema_version {SCHEMA_VERSION + 1}, this kbench reads version"):
+    pd.DataFrame({"dataset": ["d"], "schema_version": [SCHEMA_VERSION + 1]}).to_parquet(cells / "new.parquet")
+    with pytest.raises(ValueError, match=f"schema_version {SCHEMA_VERSION + 1}, written by a newer kbench; "
+                                         f"this kbench reads versions up to {SCHEMA_VERSION}"):
         read_results(tmp_path)
     result = kbench_cli(["leaderboard", str(tmp_path)])
     assert result.returncode == 2 and "schema_version" in result.stderr

@@ -1,11 +1,16 @@
 """Result store: one parquet file per cell, written atomically; merging with de-duplication.
 
-Long format (docs/conventions.md): one row per (cell, λ[, ℓ]). Every row carries ``schema_version``;
-files of another version are refused, with the version found and the fix.
+Long format (docs/conventions.md): one row per (cell, λ[, ℓ]). Every row carries
+``schema_version``; rows of an older version are migrated on read, one version at a time
+(:data:`MIGRATIONS`), so results last across kbench versions; a file from a newer kbench
+is refused with the versions and the fix. A sweep rerun recomputes older cells (their
+inputs fingerprint includes the version).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -13,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench._files import atomic_path
+from kbench.spec import Spec
 
 SCHEMA_VERSION = 2
 
@@ -57,19 +63,58 @@ def write_frame(frame: pd.DataFrame, path: Path) -> None:
         pq.write_table(table, tmp)
 
 
+def _v1_to_v2(frame: pd.DataFrame) -> pd.DataFrame:
+    """Version 2 identifies a configuration by its canonical label: ``sampler_label`` and
+    ``task_label`` (name and parameters, kbench.Spec) join the identity, and ``base_seed``
+    (the sweep's seed) and ``cell_inputs`` (the rerun fingerprint) are new; version 1 did
+    not record them (missing here). Its own label helpers ``sampler_label_params`` and
+    ``task_label_params`` go."""
+    frame = frame.drop(columns=[c for c in ("sampler_label_params", "task_label_params") if c in frame])
+
+    def labels(kind: str) -> list[str]:
+        return [Spec.of(kind, name, json.loads(params) if isinstance(params, str) and params else None).label
+                for name, params in zip(frame[kind], frame.get(f"{kind}_params", [None] * len(frame)))]
+
+    return frame.assign(sampler_label=labels("sampler"), task_label=labels("task"),
+                        base_seed=pd.array([pd.NA] * len(frame), dtype="Int64"), cell_inputs="",
+                        schema_version=2)
+
+
+#: version v → the step that turns rows of version v into rows of version v + 1
+MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {1: _v1_to_v2}
+
+
+def migrate(frame: pd.DataFrame, where: str = "the rows") -> pd.DataFrame:
+    """Rows of any older schema version brought to :data:`SCHEMA_VERSION`, step by step (a
+    new frame; the argument is left as it is). Rows of a newer version, or of a version with
+    no migration, are a ValueError naming the versions."""
+    if "schema_version" not in frame or frame["schema_version"].isna().any():
+        raise ValueError(f"{where} carry no schema_version: not a kbench result file; "
+                         "move it out of the results directory.")
+    versions = sorted(int(v) for v in frame["schema_version"].unique())
+    if versions[-1] > SCHEMA_VERSION:
+        raise ValueError(f"{where} have schema_version {versions[-1]}, written by a newer kbench; this "
+                         f"kbench reads versions up to {SCHEMA_VERSION}: upgrade kbench (pip install -U kbench).")
+    if versions == [SCHEMA_VERSION]:
+        return frame
+    parts = []
+    for version, rows in frame.groupby("schema_version", sort=True):
+        for step in range(int(version), SCHEMA_VERSION):
+            if step not in MIGRATIONS:
+                raise ValueError(f"{where} have schema_version {int(version)}, which this kbench cannot "
+                                 f"migrate to version {SCHEMA_VERSION}; rerun that sweep.")
+            rows = MIGRATIONS[step](rows)
+        parts.append(rows)
+    return pd.concat(parts, ignore_index=True)
+
+
 def read_cell(path: Path) -> pd.DataFrame:
-    """A cell file (or an aggregated one), refused with its path unless it has this schema."""
+    """A cell file (or an aggregated one), migrated to this schema version."""
     try:
         frame = pq.read_table(path).to_pandas()
     except (pa.ArrowInvalid, OSError) as exc:
         raise ValueError(f"{path} is not a readable parquet file ({exc}); delete it and rerun.") from None
-    versions = set(frame.get("schema_version", pd.Series([None])).dropna().unique().tolist())
-    if versions != {SCHEMA_VERSION}:
-        found = ", ".join(map(str, sorted(versions, key=str))) or "none"
-        raise ValueError(
-            f"{path} has schema_version {found}, this kbench reads version {SCHEMA_VERSION}: "
-            "rerun that sweep with this kbench (or read it with the kbench that wrote it)."
-        )
+    frame = migrate(frame, str(path))
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         raise ValueError(

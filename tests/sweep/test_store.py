@@ -1,0 +1,62 @@
+"""The result store: files of an older schema version are migrated on read, newer ones refused."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import kbench
+from kbench.sweep.store import SCHEMA_VERSION, migrate, read_cell
+
+
+def version_1_rows() -> pd.DataFrame:
+    """Two rows as kbench's schema version 1 wrote them: the identity was the plugin names
+    with their parameters as JSON; there was no label, base seed or inputs fingerprint."""
+    return pd.DataFrame({
+        "dataset": ["sklearn:diabetes"] * 2, "kernel": ["gaussian:sigma=median"] * 2,
+        "sampler": ["squeak", "uniform"], "sampler_params": [json.dumps({"qbar": 20, "eps": 0.3}), "{}"],
+        "sampler_label_params": ["eps=0.3,qbar=20", ""],
+        "task": ["kpca", "krr"], "task_params": [json.dumps({"components": [1, 5]}), "{}"],
+        "task_label_params": ["components=1;5", ""],
+        "rank": [10, 10], "lam": [float("nan"), 1e-3], "components": [5.0, float("nan")],
+        "repetition": [0, 0], "seed": [123, 456], "status": ["ok", "error"], "error": ["", "LinAlgError: x"],
+        "test_mse": [float("nan"), 0.5], "timestamp": ["2026-11-20T10:00:00+00:00"] * 2, "schema_version": [1, 1],
+    })
+
+
+def test_a_version_1_file_reads_as_the_current_version(tmp_path):
+    (tmp_path / "cells").mkdir()
+    version_1_rows().to_parquet(tmp_path / "cells" / "old.parquet")
+    frame = kbench.read_results(tmp_path)
+    assert SCHEMA_VERSION == 2 and (frame["schema_version"] == SCHEMA_VERSION).all()
+    assert sorted(frame["sampler_label"]) == ["squeak:eps=0.3,qbar=20", "uniform"]
+    assert sorted(frame["task_label"]) == ["kpca:components=1;5", "krr"]
+    assert frame["base_seed"].isna().all() and "sampler_label_params" not in frame
+    assert frame.loc[frame.sampler == "uniform", "test_mse"].item() == 0.5  # values travel unchanged
+    assert sorted(frame["status"]) == ["error", "ok"]
+
+
+def test_migration_leaves_its_argument_unchanged_and_keeps_current_rows():
+    old = version_1_rows()
+    before = old.copy()
+    current = migrate(old).iloc[:1]
+    pd.testing.assert_frame_equal(old, before)
+    assert migrate(current) is current  # nothing to do: the same frame
+
+
+def test_a_newer_or_unversioned_file_is_refused_with_the_versions(tmp_path):
+    newer = tmp_path / "newer.parquet"
+    version_1_rows().assign(schema_version=SCHEMA_VERSION + 1).to_parquet(newer)
+    with pytest.raises(ValueError, match=rf"schema_version {SCHEMA_VERSION + 1}, written by a newer kbench.*"
+                                         rf"up to {SCHEMA_VERSION}: upgrade kbench"):
+        read_cell(newer)
+    stranger = tmp_path / "stranger.parquet"
+    version_1_rows().drop(columns="schema_version").to_parquet(stranger)
+    with pytest.raises(ValueError, match="no schema_version: not a kbench result file"):
+        read_cell(stranger)
+    unknown = tmp_path / "zero.parquet"
+    version_1_rows().assign(schema_version=0).to_parquet(unknown)
+    with pytest.raises(ValueError, match="schema_version 0, which this kbench cannot migrate"):
+        read_cell(unknown)
