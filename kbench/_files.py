@@ -4,10 +4,13 @@ complete, so a reader (or a rerun after a kill) never sees half a file."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+import numpy as np
 
 _UMASK = os.umask(0o022)  # read the process umask (there is no other way), then restore it
 os.umask(_UMASK)
@@ -32,10 +35,41 @@ def atomic_path(path, suffix: str = ".tmp") -> Iterator[str]:
 
 def write_npz(path, **arrays) -> None:
     """np.savez to ``path``, atomically, uncompressed (large float arrays do not compress)."""
-    import numpy as np
-
     with atomic_path(path, suffix=".npz") as tmp:
         np.savez(tmp, **arrays)
+
+
+# Keyed caches: work one process saves for others (exact baselines, merge-tree nodes) is an
+# npz with a ``key``, what it was computed from, so a stale file is never used; a job that
+# could not compute it writes ``absent``, why, instead.
+def _key_text(key: str | dict) -> str:
+    return key if isinstance(key, str) else json.dumps(key, sort_keys=True)
+
+
+def write_keyed_npz(path, key: str | dict, **arrays) -> None:
+    """Save ``arrays`` computed from ``key`` (a dict is written as sorted JSON), atomically."""
+    write_npz(path, key=np.array(_key_text(key)), **arrays)
+
+
+def write_absent(path, reason: str) -> None:
+    """Save why there is nothing to load at ``path``."""
+    write_npz(path, absent=np.array(reason))
+
+
+def read_keyed_npz(path, key: str | dict, required=()) -> dict[str, np.ndarray] | str | None:
+    """The arrays saved at ``path`` for ``key``, read into memory; the reason when the file
+    says why it is absent; None when there is no file, or it was computed from something
+    else, or it lacks one of the ``required`` arrays."""
+    if not Path(path).is_file():
+        return None
+    with np.load(path, allow_pickle=False) as archive:
+        if "absent" in archive.files:
+            return str(archive["absent"])
+        if "key" not in archive.files or str(archive["key"]) != _key_text(key):
+            return None
+        if not set(required) <= set(archive.files):
+            return None
+        return {name: archive[name] for name in archive.files if name != "key"}
 
 
 def write_text(path, text: str) -> None:

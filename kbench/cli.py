@@ -151,7 +151,8 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     from kbench._validation import check_lams
     from kbench.datasets import check_dataset_spec
     from kbench.spec import split_specs
-    from kbench.sweep.worker import load_split_cached, prepare_exact, prepared_path
+    from kbench.sweep.layout import split_path
+    from kbench.sweep.worker import load_split_cached, prepare_exact
 
     specs = split_specs(datasets)
     for spec in specs:
@@ -166,7 +167,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     for spec in specs:
         for repetition in range(repetitions) if only_repetition is None else [only_repetition]:
             data = _usage(lambda spec=spec, r=repetition: load_split_cached(spec, r, seed, data_cache))
-            path = prepared_path(data_cache, spec, repetition, seed)
+            path = split_path(data_cache, spec, repetition, seed)
             click.echo(f"{path}  ({data.n_train} train, {len(data.X_test)} test, {data.task_type})")
             if exact_kernel is not None:
                 with threadpool_limits(limits=blas_threads):
@@ -219,8 +220,11 @@ def aggregate_command(directory, out) -> None:
 @main.command("leaderboard")
 @click.argument("directory", type=click.Path())
 @click.option("--out", type=click.Path(), help="Where to write (default: DIRECTORY).")
-@click.option("--command", "command_line", help="The command that produced the results (page header).")
-@click.option("--executor", help="Where the jobs ran, e.g. 'slurm; 96 run jobs' (page header).")
+@click.option("--command", "command_line", envvar="KBENCH_COMMAND",
+              help="The command that produced the results (page header; default: $KBENCH_COMMAND, which "
+                   "the workflow sets).")
+@click.option("--executor", envvar="KBENCH_EXECUTOR",
+              help="Where the jobs ran, e.g. 'slurm; 96 run jobs' (page header; default: $KBENCH_EXECUTOR).")
 @click.option("--focus", metavar="SAMPLER", help="A sampler label to put against every other (paired win "
               "rates per dataset and rank): the view a plugin author looks at first.")
 def leaderboard_command(directory, out, command_line, executor, focus) -> None:

@@ -21,9 +21,9 @@ from kbench.papers import PAPERS
 from kbench.registry import create, plugin_class
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
-from kbench.sweep.disqueak import NODE_FILE, node_path, parse_node, tree_shards
-from kbench.sweep.store import CELLS_DIR
-from kbench.sweep.worker import exact_limit, exact_path, prepared_path
+from kbench.sweep import layout
+from kbench.sweep.disqueak import node_path, parse_node, tree_shards
+from kbench.sweep.worker import exact_limit
 
 #: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
 DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
@@ -166,9 +166,22 @@ class Sweep:
         factor = 8 * n * max(self.config["ranks"])
         return max(base, 1000 + DEFAULT_BUDGET_MB + (exact + factor) // 2**20) * attempt
 
+    @property
+    def data(self) -> Path:
+        """The workflow's data cache: splits, exact baselines, merge-tree nodes."""
+        return self.out / layout.DATA_DIR
+
+    def log(self, rule: str) -> str:
+        """A rule's log file pattern."""
+        return layout.pattern(self.out / layout.LOGS_DIR, layout.LOGS[rule])
+
+    def split_pattern(self) -> str:
+        """Snakemake output pattern of the prepared splits (see :meth:`split_file`)."""
+        return layout.pattern(self.data, layout.SPLIT, seed=self.config["seed"])
+
     def exact_pattern(self) -> str:
         """Snakemake output pattern of the exact baselines (see :meth:`exact_file`)."""
-        return str(self.out / "data" / "exact" / "{kernel}" / f"{{dataset}}_rep{{rep}}_seed{self.config['seed']}.npz")
+        return layout.pattern(self.data, layout.EXACT, seed=self.config["seed"])
 
     def job_counts(self) -> dict[str, int]:
         """How many jobs of each sweep rule the workflow has (disqueak only when it has some)."""
@@ -180,8 +193,7 @@ class Sweep:
 
     def tree_pattern(self) -> str:
         """Snakemake output pattern of DISQUEAK's merge-tree nodes (:func:`kbench.sweep.disqueak.node_path`)."""
-        return str(self.out / "data" / "disqueak" / "{kernel}" / "{dataset}" / "{sampler}" /
-                   NODE_FILE.format(rep="{rep}", seed=self.config["seed"], node="{node}"))
+        return layout.pattern(self.data, layout.NODE, seed=self.config["seed"])
 
     def tree_files(self, dataset: str, kernel: str, sampler: str, repetition: int, node: str | None = None) -> list[str]:
         """The merge-tree files a job needs: a run job (``node`` None) the root of a distributed
@@ -190,26 +202,22 @@ class Sweep:
         if not shards:
             return []
         needed = [(0, shards)] if node is None else children(parse_node(node, shards)) or []
-        return [str(node_path(self.out / "data", dataset, kernel, sampler, repetition, self.config["seed"], part))
+        return [str(node_path(self.data, dataset, kernel, sampler, repetition, self.config["seed"], part))
                 for part in needed]
 
     def cell_pattern(self) -> str:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""
-        return str(self.out / CELLS_DIR / "{kernel}" / "{dataset}" / "{sampler}" / "{task}" /
-                   "rank{rank}_rep{rep}.parquet")
+        return layout.pattern(self.out, layout.CELL)
 
     def cell_files(self, dataset: str, kernel: str, sampler: str, repetition: int) -> list[str]:
-        slugs = {kind: Spec.parse(text, kind).slug for kind, text in
-                 (("dataset", dataset), ("kernel", kernel), ("sampler", sampler))}
-        return [self.cell_pattern().format(**slugs, task=Spec.parse(task, "task").slug, rank=rank,
-                                           rep=repetition)
+        return [str(layout.cell_path(self.out, kernel, dataset, sampler, task, rank, repetition))
                 for task in self.config["tasks"] for rank in self.config["ranks"]]
 
     def all_cells(self) -> list[str]:
         return [f for job in self.jobs() for f in self.cell_files(*job)]
 
     def split_file(self, dataset: str, repetition: int) -> str:
-        return str(prepared_path(self.out / "data", dataset, repetition, self.config["seed"]))
+        return str(layout.split_path(self.data, dataset, repetition, self.config["seed"]))
 
     @cached_property
     def exact_max_n(self) -> int | None:
@@ -224,4 +232,4 @@ class Sweep:
         (dataset, kernel, repetition) by the ``exact`` rule."""
         if self.exact_max_n is None:
             return []
-        return [str(exact_path(self.out / "data", dataset, kernel, repetition, self.config["seed"]))]
+        return [str(layout.exact_path(self.data, dataset, kernel, repetition, self.config["seed"]))]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 import kbench
 from kbench.reporting.build import build
@@ -75,3 +79,22 @@ def leaderboard_page(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def page(leaderboard_page) -> Path:
     return leaderboard_page
+
+
+def snakemake(workdir: Path, config: dict, *args: str, plugins: Path | None = None, env: dict | None = None,
+              background: bool = False, timeout: float = 900):
+    """Run the repository's Snakefile in ``workdir`` on ``config`` (written to
+    ``workdir/config.yaml``) with Snakemake's ``args``. ``plugins`` goes on PYTHONPATH (the
+    jobs, sbatch's included, inherit the environment), ``env`` adds variables. Returns the
+    finished process, or with ``background`` the running one (output merged into stdout)."""
+    Path(workdir).mkdir(parents=True, exist_ok=True)
+    (Path(workdir) / "config.yaml").write_text(yaml.safe_dump(config))
+    environment = {**os.environ, **(env or {})}
+    if plugins is not None:
+        environment["PYTHONPATH"] = f"{plugins}{os.pathsep}{environment.get('PYTHONPATH', '')}"
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory",
+               str(workdir), "--configfile", str(Path(workdir) / "config.yaml"), *args]
+    if background:
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=environment)
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment)

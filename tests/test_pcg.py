@@ -128,7 +128,8 @@ def test_a_matrix_free_solve_that_does_not_converge_is_not_reported_as_exact(dat
 def test_the_matrix_free_baseline_is_solved_once_and_shared_through_its_file(tmp_path, monkeypatch):
     """Above the dense limit, ``kbench prepare --exact --tasks --lams`` solves the λ path
     and computes the KPCA eigenpairs once; a run loading the file computes neither."""
-    from kbench.sweep.worker import exact_path, prepare_exact
+    from kbench.sweep.layout import exact_path
+    from kbench.sweep.worker import prepare_exact
 
     spec, kernel, lams = "synthetic:friedman1:n=8000", "gaussian:sigma=median", [1e-3, 1e-2]
     tasks = ["krr", "kpca:components=5"]

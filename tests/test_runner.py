@@ -313,7 +313,8 @@ def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp
     """`kbench prepare --exact` computes it once; a run with the same data cache loads it
     (exact values, its recorded cost) instead of computing it; a file of another split is ignored."""
     from kbench.exact.baseline import ExactBaseline
-    from kbench.sweep.worker import exact_path, load_split_cached, prepare_exact, split_checksum
+    from kbench.sweep.layout import exact_path
+    from kbench.sweep.worker import load_split_cached, prepare_exact, split_checksum
 
     dataset, kernel, cache = "sklearn:diabetes", "gaussian:sigma=median", tmp_path / "data"
     path = prepare_exact(dataset, kernel, 0, 0, cache, exact_max_n=5000)

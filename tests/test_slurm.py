@@ -3,20 +3,16 @@ so before the tests). Skipped, with the reason, where no cluster answers."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
-from tests.conftest import add_plugin
+from tests.conftest import ROOT, add_plugin, snakemake
 
-ROOT = Path(__file__).resolve().parents[1]
 TINY = {
     "out": "out",
     "seed": 0,
@@ -77,19 +73,6 @@ def sleepy_path(tmp_path_factory):
     root = tmp_path_factory.mktemp("plugins")
     add_plugin(root, "sleepy-sampler", SLEEPY)
     return root
-
-
-def snakemake(workdir: Path, config: dict, *args: str, plugins: Path | None = None,
-              background: bool = False):
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    env = dict(os.environ)
-    if plugins is not None:  # sbatch passes the environment on to the jobs
-        env["PYTHONPATH"] = f"{plugins}{os.pathsep}{env.get('PYTHONPATH', '')}"
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory",
-               str(workdir), "--configfile", str(workdir / "config.yaml"), *args]
-    if background:
-        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    return subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
 
 
 def on_slurm(workdir: Path, config: dict, **kwargs):

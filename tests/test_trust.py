@@ -18,8 +18,8 @@ from kbench.lowrank.features import check_fit
 from kbench.reporting.build import build
 from kbench.reporting.scores import cost_in_n, friedman_nemenyi, rank_to_match, sections
 from kbench.spec import Spec
+from kbench.sweep.layout import split_path
 from kbench.sweep.store import read_results
-from kbench.sweep.worker import prepared_path
 from tests.conftest import add_plugin
 
 BROKEN = """
@@ -136,8 +136,8 @@ def test_file_datasets_differing_in_punctuation_get_their_own_cells_and_splits(t
     assert (frame.status == "ok").all() and sorted(frame.dataset.unique()) == sorted(specs)
     assert frame.groupby("dataset").split_checksum.first().nunique() == 3
     assert len(list((tmp_path / "out" / "cells").rglob("*.parquet"))) == 3
-    assert len({prepared_path("out/data", s, 0) for s in specs}) == 3
-    assert all(prepared_path("out/data", s, 0).is_file() for s in specs)
+    assert len({split_path("out/data", s, 0) for s in specs}) == 3
+    assert all(split_path("out/data", s, 0).is_file() for s in specs)
 
 
 # -- results checked before they are scored ----------------------------------------------

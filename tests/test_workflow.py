@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +10,11 @@ import pandas as pd
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from kbench.reporting.figures import figure_file
+from kbench.spec import slug_of
+from tests.conftest import ROOT, add_plugin
+from tests.conftest import snakemake as run_snakemake
+
 TINY = {
     "out": "out",
     "seed": 0,
@@ -25,12 +28,9 @@ TINY = {
 }
 
 
-def snakemake(workdir: Path, config: dict, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"),
-         "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"), "--cores", "2",
-         *args], capture_output=True, text=True, timeout=600, env=env)
+def snakemake(workdir: Path, config: dict, *args: str, **kwargs):
+    """The workflow on two local cores (tests/conftest.py runs it)."""
+    return run_snakemake(workdir, config, "--cores", "2", *args, timeout=600, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +65,11 @@ def test_workflow_writes_the_leaderboard(finished):
     assert "Command: `snakemake --snakefile" in text and "--configfile" in text and "BLAS threads" in text
     assert "(executor: local; 4 prepare, 4 exact, 8 run jobs)" in text
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert "krr_sklearn-diabetes.png" in figures and len(figures) == 4
+    assert figure_file("krr", "sklearn:diabetes") in figures and len(figures) == 4
     html = (out / "leaderboard.html").read_text()
     # the interactive page: Plotly charts from the rows (the seaborn PNGs are the markdown's),
     # no critical-difference diagram with 2 samplers
-    assert "data:image/png" not in html and html.count("<table") >= 4 and "id='board-krr'" in html
+    assert "data:image/png" not in html and html.count("<table") >= 4 and f"id='board-{slug_of('krr')}'" in html
 
 
 def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
@@ -233,16 +233,12 @@ def kbench_register_samplers():
 
 def test_a_sampler_is_fitted_once_per_rank_and_repetition_for_all_tasks(tmp_path):
     """The run job's grain is (dataset, kernel, sampler, repetition): one fit serves every task."""
-    from tests.conftest import add_plugin
-
     add_plugin(tmp_path, "counting-sampler", COUNTING_SAMPLER)
     log = tmp_path / "fits.log"
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "KBENCH_FIT_LOG": str(log)}
     config = {**TINY, "datasets": ["sklearn:diabetes"], "samplers": ["counting"],
               "tasks": ["krr", "kpca", "approximation"]}
     (tmp_path / "work").mkdir()
-    result = snakemake(tmp_path / "work", config, env=env)
+    result = snakemake(tmp_path / "work", config, plugins=tmp_path, env={"KBENCH_FIT_LOG": str(log)})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     fits = log.read_text().splitlines()
     assert len(fits) == len(TINY["ranks"]) * TINY["repetitions"] == 4, fits

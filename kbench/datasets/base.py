@@ -9,6 +9,7 @@ sampler of a repetition sees the same data).
 
 from __future__ import annotations
 
+import json
 import numbers
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -198,8 +199,6 @@ def _stratifiable(y, test_size) -> bool:
 
 def save_split(data: Dataset, path) -> None:
     """Write a split to ``path`` (npz, atomically) so later jobs load it without the provider."""
-    import json
-
     arrays = {k: getattr(data, k) for k in ("X_train", "y_train", "X_test", "y_test", "f_train", "f_test")
               if getattr(data, k) is not None}
     header = {"name": data.name, "task_type": data.task_type, "feature_names": data.feature_names,
@@ -209,8 +208,6 @@ def save_split(data: Dataset, path) -> None:
 
 def load_split(path) -> Dataset:
     """A split written by :func:`save_split`."""
-    import json
-
     with np.load(path, allow_pickle=False) as archive:
         header = json.loads(str(archive["header"]))
         arrays = {k: archive[k] for k in archive.files if k != "header"}

@@ -12,7 +12,6 @@ repetition), with the λ path's solves, and every run job loads it.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from functools import cached_property
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg
 
-from kbench._files import write_npz
+from kbench._files import read_keyed_npz, write_keyed_npz
 from kbench.exact.pcg import kernel_product, solve_krr_path
 from kbench.samplers.cholesky import RPCholeskySampler
 
@@ -68,25 +67,21 @@ class ExactBaseline:
     def save(self, path, key: dict) -> None:
         """Write the baseline to ``path`` (npz, atomically) with ``key``, what it was computed
         from (split checksum, resolved kernel): :meth:`load` checks it."""
-        write_npz(path, key=np.array(json.dumps(key, sort_keys=True)),
-                  **{name: getattr(self, name) for name in _ARRAYS + _SCALARS})
+        write_keyed_npz(path, key, **{name: getattr(self, name) for name in _ARRAYS + _SCALARS})
 
     @classmethod
     def load(cls, path, key: dict) -> ExactBaseline | None:
         """The baseline saved at ``path`` for ``key``; None when there is none or it was
         computed from something else (another split or kernel: a stale file is never used)."""
-        if not Path(path).is_file():
+        archive = read_keyed_npz(path, key, _ARRAYS + _SCALARS)
+        if not isinstance(archive, dict):
             return None
-        with np.load(path, allow_pickle=False) as archive:
-            if ("key" not in archive.files or str(archive["key"]) != json.dumps(key, sort_keys=True)
-                    or not set(_ARRAYS + _SCALARS) <= set(archive.files)):
-                return None
-            baseline = cls.__new__(cls)
-            for name in _ARRAYS:
-                setattr(baseline, name, archive[name])
-            baseline.n = int(archive["n"])
-            for name in _SCALARS[1:]:
-                setattr(baseline, name, float(archive[name]))
+        baseline = cls.__new__(cls)
+        for name in _ARRAYS:
+            setattr(baseline, name, archive[name])
+        baseline.n = int(archive["n"])
+        for name in _SCALARS[1:]:
+            setattr(baseline, name, float(archive[name]))
         return baseline
 
     # -- diagnostics ---------------------------------------------------------------------
@@ -291,7 +286,7 @@ class IterativeBaseline:
     def save(self, path, key: dict) -> None:
         """Write the preconditioner factor, every solution and every set of eigenpairs to
         ``path`` (npz, atomically)."""
-        arrays = {"key": np.array(json.dumps(key, sort_keys=True)), "method": np.array(self.method),
+        arrays = {"method": np.array(self.method),
                   "F": self.F, "diag_test": self.diag_test, "trace": np.array(self.trace),
                   "tol": np.array(self.tol), "seconds": np.array(self.seconds)}
         for i, ((digest, lams), solution) in enumerate(self.solutions.items()):
@@ -300,36 +295,33 @@ class IterativeBaseline:
             arrays.update({f"solution{i}_{name}": value for name, value in solution.items()})
         for top, pairs in self.eigenpairs.items():
             arrays.update({f"eigenpairs{top}_{name}": value for name, value in pairs.items()})
-        write_npz(path, **arrays)
+        write_keyed_npz(path, key, **arrays)
 
     @classmethod
     def load(cls, path, key: dict, data, kernel) -> IterativeBaseline | None:
         """The baseline saved at ``path`` for ``key`` (None when absent or stale); further
         solves use ``data`` and ``kernel``."""
-        if not Path(path).is_file():
+        archive = read_keyed_npz(path, key, ("method",))
+        if not isinstance(archive, dict):
             return None
-        with np.load(path, allow_pickle=False) as archive:
-            if ("key" not in archive.files or str(archive["key"]) != json.dumps(key, sort_keys=True)
-                    or "method" not in archive.files):
-                return None
-            baseline = cls.__new__(cls)
-            baseline.kernel, baseline.X, baseline.X_test = kernel, data.X_train, data.X_test
-            baseline.n = data.X_train.shape[0]
-            baseline.F, baseline.diag_test = archive["F"], archive["diag_test"]
-            baseline.trace, baseline.tol = float(archive["trace"]), float(archive["tol"])
-            baseline.max_passes = PCG_MAX_PASSES
-            baseline.seconds = float(archive["seconds"])
-            baseline.solutions, baseline.eigenpairs = {}, {}
-            i = 0
-            while f"solution{i}_digest" in archive.files:
-                lams = tuple(archive[f"solution{i}_lams"].tolist())
-                baseline.solutions[str(archive[f"solution{i}_digest"]), lams] = {
-                    name: archive[f"solution{i}_{name}"] for name in ("train", "test", "iterations", "residual", "passes")}
-                i += 1
-            for name in archive.files:
-                if name.startswith("eigenpairs") and name.endswith("_theta"):
-                    top = int(name[len("eigenpairs"):-len("_theta")])
-                    baseline.eigenpairs[top] = {part: archive[f"eigenpairs{top}_{part}"] for part in _EIGENPAIR_ARRAYS}
+        baseline = cls.__new__(cls)
+        baseline.kernel, baseline.X, baseline.X_test = kernel, data.X_train, data.X_test
+        baseline.n = data.X_train.shape[0]
+        baseline.F, baseline.diag_test = archive["F"], archive["diag_test"]
+        baseline.trace, baseline.tol = float(archive["trace"]), float(archive["tol"])
+        baseline.max_passes = PCG_MAX_PASSES
+        baseline.seconds = float(archive["seconds"])
+        baseline.solutions, baseline.eigenpairs = {}, {}
+        i = 0
+        while f"solution{i}_digest" in archive:
+            lams = tuple(archive[f"solution{i}_lams"].tolist())
+            baseline.solutions[str(archive[f"solution{i}_digest"]), lams] = {
+                name: archive[f"solution{i}_{name}"] for name in ("train", "test", "iterations", "residual", "passes")}
+            i += 1
+        for name in archive:
+            if name.startswith("eigenpairs") and name.endswith("_theta"):
+                top = int(name[len("eigenpairs"):-len("_theta")])
+                baseline.eigenpairs[top] = {part: archive[f"eigenpairs{top}_{part}"] for part in _EIGENPAIR_ARRAYS}
         return baseline
 
 

@@ -21,17 +21,16 @@ from pathlib import Path
 
 import numpy as np
 
-from kbench._files import write_npz
+from kbench._files import read_keyed_npz, write_absent, write_keyed_npz
 from kbench._validation import check_features, check_lams, check_ranks
 from kbench.registry import create
 from kbench.samplers.squeak import Dictionary, Node, SqueakSampler, children, tree_nodes
 from kbench.spec import Spec
+from kbench.sweep import layout
 from kbench.sweep.plan import Job, fit_seed, sampler_lam
 from kbench.sweep.worker import JobContext, describe, load_split_cached, split_checksum
 
 _NODE = re.compile(r"(\d+)-(\d+)")
-#: a node's file name in its (kernel, dataset, sampler) folder; the workflow's output pattern too
-NODE_FILE = "rep{rep}_seed{seed}_node{node}.npz"
 
 
 def tree_shards(sampler) -> int:
@@ -57,10 +56,7 @@ def parse_node(text: str, shards: int) -> Node:
 
 def node_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, node: Node) -> Path:
     """Where a node's dictionaries are cached, beside the splits."""
-    slug = {kind: Spec.parse(text, kind).slug
-            for kind, text in (("dataset", dataset), ("kernel", kernel), ("sampler", sampler))}
-    return (Path(data_cache) / "disqueak" / slug["kernel"] / slug["dataset"] / slug["sampler"] /
-            NODE_FILE.format(rep=repetition, seed=seed, node=node_name(node)))
+    return layout.node_path(data_cache, dataset, kernel, sampler, repetition, seed, node_name(node))
 
 
 def node_key(checksum: str, kernel, sampler: Spec, lam: float) -> str:
@@ -76,26 +72,22 @@ def save_node(path, key: str, dictionaries: dict[int, Dictionary]) -> None:
         arrays.update({f"t{seed}_atoms": d.atoms, f"t{seed}_copies": d.copies, f"t{seed}_prob": d.prob,
                        f"t{seed}_K": d.K, f"t{seed}_history": np.array(d.history, dtype=np.int64).reshape(-1, 3),
                        f"t{seed}_cost": np.array([d.seconds, d.span_s, d.kernel_evals], dtype=float)})
-    write_npz(path, key=np.array(key), seeds=np.array(list(dictionaries), dtype=np.int64), **arrays)
+    write_keyed_npz(path, key, seeds=np.array(list(dictionaries), dtype=np.int64), **arrays)
 
 
 def load_node(path, key: str) -> dict[int, Dictionary] | str | None:
     """The dictionaries saved at ``path`` for ``key`` by tree seed; the reason written by a
     node that failed; None when there is no file or it was computed from something else."""
-    if not Path(path).is_file():
-        return None
-    with np.load(path, allow_pickle=False) as archive:
-        if "absent" in archive.files:
-            return str(archive["absent"])
-        if str(archive["key"]) != key:
-            return None
-        loaded = {}
-        for seed in archive["seeds"].tolist():
-            seconds, span, evals = archive[f"t{seed}_cost"]
-            loaded[seed] = Dictionary(archive[f"t{seed}_atoms"], archive[f"t{seed}_copies"],
-                                      archive[f"t{seed}_prob"], archive[f"t{seed}_K"],
-                                      [tuple(step) for step in archive[f"t{seed}_history"].tolist()],
-                                      float(seconds), float(span), int(evals))
+    archive = read_keyed_npz(path, key, ("seeds",))
+    if not isinstance(archive, dict):
+        return archive
+    loaded = {}
+    for seed in archive["seeds"].tolist():
+        seconds, span, evals = archive[f"t{seed}_cost"]
+        loaded[seed] = Dictionary(archive[f"t{seed}_atoms"], archive[f"t{seed}_copies"],
+                                  archive[f"t{seed}_prob"], archive[f"t{seed}_K"],
+                                  [tuple(step) for step in archive[f"t{seed}_history"].tolist()],
+                                  float(seconds), float(span), int(evals))
     return loaded
 
 
@@ -134,7 +126,7 @@ def build_node(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
         made = {tree: instance.node(X, fitted, lam, tree, node, tuple(part[tree] for part in parts) or None)
                 for tree in trees.values()}
     except Exception as exc:  # noqa: BLE001 - the run job meets it again and records it in its cells
-        write_npz(path, absent=np.array(describe(exc)))
+        write_absent(path, describe(exc))
         return path, describe(exc)
     save_node(path, key, made)
     return path, None

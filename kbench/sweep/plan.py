@@ -19,7 +19,8 @@ from kbench.datasets import check_dataset_spec
 from kbench.registry import create, plugin_class
 from kbench.spec import Spec
 from kbench.sweep.config import SweepConfig
-from kbench.sweep.store import SCHEMA_VERSION, cell_path
+from kbench.sweep.layout import cell_path
+from kbench.sweep.store import SCHEMA_VERSION
 
 
 def derive_seed(*parts) -> int:

@@ -19,22 +19,15 @@ import pyarrow.parquet as pq
 
 from kbench._files import atomic_path
 from kbench.spec import Spec
+from kbench.sweep.layout import CELLS_DIR
 
 SCHEMA_VERSION = 2
 
 #: columns that identify a row; a rerun of the same identity replaces the older row
 IDENTITY = ["dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
             "repetition", "base_seed"]
-CELLS_DIR = "cells"
 #: columns every row has, whatever its task and status (a file without them is not a result)
 REQUIRED = [c for c in IDENTITY if c != "components"] + ["status", "timestamp", "schema_version"]
-
-
-def cell_path(out, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
-    """cells/<kernel>/<dataset>/<sampler>/<task>/rank<r>_rep<i>.parquet, the four specs
-    (:class:`kbench.spec.Spec`) as their slugs."""
-    return (Path(out) / CELLS_DIR / kernel.slug / dataset.slug / sampler.slug / task.slug
-            / f"rank{rank}_rep{repetition}.parquet")
 
 
 def check_output_dir(out) -> Path:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kbench._files import write_npz
+from kbench._files import write_absent
 from kbench.datasets import Dataset, load_dataset
 from kbench.datasets.base import load_split, save_split
 from kbench.errors import Failure, Status, describe
@@ -31,6 +31,7 @@ from kbench.lowrank.checks import info_columns
 from kbench.lowrank.features import DEFAULT_BUDGET_MB, check_fit
 from kbench.registry import create
 from kbench.spec import Spec
+from kbench.sweep.layout import exact_path, split_path
 from kbench.sweep.plan import Cell, Job, split_seed
 from kbench.sweep.store import write_cell
 
@@ -73,17 +74,6 @@ class JobContext:
 # ---------------------------------------------------------------------------------------
 # Splits and shared state
 # ---------------------------------------------------------------------------------------
-def prepared_path(data_cache, dataset, repetition: int, seed: int = 0) -> Path:
-    """Where the split of (dataset, repetition) is cached (``kbench prepare``, ``--data-cache``)."""
-    return Path(data_cache) / f"{Spec.parse(dataset, 'dataset').slug}_rep{repetition}_seed{seed}.npz"
-
-
-def exact_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> Path:
-    """Where the exact baseline of (dataset, kernel, repetition) is cached, beside the splits."""
-    kernel_slug = Spec.parse(kernel, "kernel").slug
-    return Path(data_cache) / "exact" / kernel_slug / prepared_path(".", dataset, repetition, seed).name
-
-
 def exact_limit(tasks, ridge_samplers: bool) -> int | None:
     """The largest n_train for which a sweep needs the exact baseline: the tasks that compare
     with it, and ridge-dependent samplers, whose leverage scores are checked against the
@@ -105,7 +95,7 @@ def load_split_cached(dataset, repetition: int, seed: int = 0, data_cache=None) 
     """The split of (dataset, repetition): from the cache when there, else loaded (and cached)."""
     dataset = Spec.parse(dataset, "dataset")
     if data_cache is not None:
-        path = prepared_path(data_cache, dataset, repetition, seed)
+        path = split_path(data_cache, dataset, repetition, seed)
         if path.is_file():
             return load_split(path)
     data = load_dataset(dataset.label, seed=split_seed(seed, dataset, repetition))
@@ -143,13 +133,13 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
     data = load_split_cached(dataset, repetition, seed, data_cache)
     path = exact_path(data_cache, dataset, kernel, repetition, seed)
     if data.n_train > exact_max_n:
-        write_npz(path, absent=np.array(f"n_train = {data.n_train} > exact_max_n = {exact_max_n}"))
+        write_absent(path, f"n_train = {data.n_train} > exact_max_n = {exact_max_n}")
         return path
     try:
         exact_baseline(data, create(kernel).fit(data.X_train), exact_max_n, (path, split_checksum(data)),
                        tasks, lams)
     except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
-        write_npz(path, absent=np.array(f"the exact baseline failed: {describe(exc)}"))
+        write_absent(path, f"the exact baseline failed: {describe(exc)}")
     return path
 
 

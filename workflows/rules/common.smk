@@ -1,4 +1,5 @@
 # Shared definitions: the checked config and the sweep's jobs.
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -18,23 +19,16 @@ def spec_of(kind, wildcard):
     return SWEEP.by_slug(kind)[wildcard]
 
 
-class _Later:
-    """Text computed when a shell command is formatted, not when the Snakefile is read."""
-
-    def __init__(self, make):
-        self.make = make
-
-    def __str__(self):
-        return self.make()
-
-
 def _executor():
     name = workflow.executor_plugin.name if workflow.executor_plugin is not None else "local"
     return f"{name}; " + ", ".join(f"{count} {rule}" for rule, count in SWEEP.job_counts().items()) + " jobs"
 
 
-# The leaderboard header: this run's command line and where its jobs ran. Globals of the
-# shell command rather than params, so a rerun with other flags does not rerun the
-# leaderboard; formatted by the main Snakemake process (the report rules are local rules).
-COMMAND = shlex.join(["snakemake", *sys.argv[1:]])
-EXECUTOR = _Later(_executor)
+# The leaderboard header: this run's command line and where its jobs ran, handed to the
+# local `kbench leaderboard` job through its environment (kbench reads both variables as
+# the defaults of --command and --executor).
+os.environ.update(KBENCH_COMMAND=shlex.join(["snakemake", *sys.argv[1:]]))
+
+
+onstart:
+    os.environ.update(KBENCH_EXECUTOR=_executor())

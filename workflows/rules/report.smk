@@ -1,5 +1,7 @@
 # aggregate: every cell → all.parquet; leaderboard: tables, figures and the HTML page.
-# Local rules: light, and the leaderboard header reads the main process's command line.
+# Local rules: light, and the leaderboard header reads the main process's command line and
+# executor from its environment (KBENCH_COMMAND, KBENCH_EXECUTOR: common.smk), not from
+# params, so a rerun with other flags (-n, say) does not rerun the leaderboard.
 
 localrules:
     aggregate,
@@ -13,7 +15,7 @@ rule aggregate:
     output:
         OUT / "all.parquet",
     log:
-        OUT / "logs" / "aggregate.log",
+        SWEEP.log("aggregate"),
     params:
         out=OUT,
     resources:
@@ -33,7 +35,7 @@ rule paper:
         PAPER_OUT / "{paper}.md",
         PAPER_OUT / "{paper}.claims.json",
     log:
-        OUT / "logs" / "paper_{paper}.log",
+        SWEEP.log("paper"),
     params:
         out=PAPER_OUT,
     resources:
@@ -54,7 +56,7 @@ rule leaderboard:
         html=OUT / "leaderboard.html",
         figures=directory(OUT / "figures"),
     log:
-        OUT / "logs" / "leaderboard.log",
+        SWEEP.log("leaderboard"),
     params:
         out=OUT,
     resources:
@@ -65,5 +67,4 @@ rule leaderboard:
         "../envs/kbench.yaml"
     shell:
         "rm -rf {output.figures:q} && "
-        "kbench leaderboard {input:q} --out {params.out:q} --command {COMMAND:q} "
-        "--executor {EXECUTOR:q} > {log:q} 2>&1"
+        "kbench leaderboard {input:q} --out {params.out:q} > {log:q} 2>&1"

@@ -16,13 +16,13 @@ wildcard_constraints:
 
 rule prepare:
     output:
-        OUT / "data" / f"{{dataset}}_rep{{rep}}_seed{config['seed']}.npz",
+        SWEEP.split_pattern(),
     log:
-        OUT / "logs" / "prepare" / "{dataset}_rep{rep}.log",
+        SWEEP.log("prepare"),
     params:
         spec=lambda wc: spec_of("datasets", wc.dataset),
         seed=config["seed"],
-        cache=OUT / "data",
+        cache=SWEEP.data,
     resources:
         mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
         runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt),
@@ -40,7 +40,7 @@ rule exact:
     output:
         SWEEP.exact_pattern(),
     log:
-        OUT / "logs" / "exact" / "{kernel}" / "{dataset}_rep{rep}.log",
+        SWEEP.log("exact"),
     params:
         dataset=lambda wc: spec_of("datasets", wc.dataset),
         kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
@@ -48,7 +48,7 @@ rule exact:
         tasks=",".join(config["tasks"]),
         lams=",".join(map(str, config["lams"])),
         seed=config["seed"],
-        cache=OUT / "data",
+        cache=SWEEP.data,
     resources:
         mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
         runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt, exact=True),
@@ -69,7 +69,7 @@ rule disqueak:
     output:
         SWEEP.tree_pattern(),
     log:
-        OUT / "logs" / "disqueak" / "{kernel}" / "{dataset}" / "{sampler}_rep{rep}_node{node}.log",
+        SWEEP.log("disqueak"),
     params:
         dataset=lambda wc: spec_of("datasets", wc.dataset),
         kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
@@ -77,7 +77,7 @@ rule disqueak:
         ranks=",".join(map(str, config["ranks"])),
         lams=",".join(map(str, config["lams"])),
         seed=config["seed"],
-        cache=OUT / "data",
+        cache=SWEEP.data,
     resources:
         mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
         runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt),
@@ -102,7 +102,7 @@ rule run:
         # keep-incomplete (both profiles) a failed job keeps the cells it wrote
         update(expand(SWEEP.cell_pattern(), task=TASK_SLUGS, rank=config["ranks"], allow_missing=True)),
     log:
-        OUT / "logs" / "run" / "{kernel}" / "{dataset}" / "{sampler}_rep{rep}.log",
+        SWEEP.log("run"),
     params:
         dataset=lambda wc: spec_of("datasets", wc.dataset),
         sampler=lambda wc: spec_of("samplers", wc.sampler),
@@ -117,7 +117,7 @@ rule run:
         time_limit=lambda wc, resources: SWEEP.time_limit(resources.runtime),
         memory_limit=lambda wc, resources, threads: SWEEP.memory_limit(resources.mem_mb, threads),
         seed=config["seed"],
-        cache=OUT / "data",
+        cache=SWEEP.data,
         out=OUT,
     threads: SWEEP.resources("cpus_per_task")
     resources:

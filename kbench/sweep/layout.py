@@ -1,0 +1,80 @@
+"""Every file a sweep writes, named once: the one source of path patterns.
+
+The store, the worker, the DISQUEAK jobs and the Snakefile (through kbench/workflow.py)
+all read their paths here. A template's fields are slugs (collision-free, kbench.Spec) and
+numbers; :func:`pattern` keeps some fields as Snakemake wildcards.
+
+Below ``OUT`` (a results directory)::
+
+    cells/<kernel>/<dataset>/<sampler>/<task>/rank<r>_rep<i>.parquet    one cell's rows
+    data/                                                               the workflow's data cache
+    logs/<rule>/...                                                     the workflow's logs (LOGS)
+
+Below a data cache (``kbench prepare --data-cache``, ``OUT/data`` in the workflow)::
+
+    <dataset>_rep<i>_seed<s>.npz                                        a prepared split
+    exact/<kernel>/<dataset>_rep<i>_seed<s>.npz                         its exact baseline
+    disqueak/<kernel>/<dataset>/<sampler>/rep<i>_seed<s>_node<a>-<b>.npz   a merge-tree node
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kbench.spec import Spec
+
+CELLS_DIR = "cells"
+DATA_DIR = "data"
+LOGS_DIR = "logs"
+
+CELL = CELLS_DIR + "/{kernel}/{dataset}/{sampler}/{task}/rank{rank}_rep{rep}.parquet"
+SPLIT = "{dataset}_rep{rep}_seed{seed}.npz"
+EXACT = "exact/{kernel}/" + SPLIT
+NODE = "disqueak/{kernel}/{dataset}/{sampler}/rep{rep}_seed{seed}_node{node}.npz"
+#: each workflow rule's log, below ``OUT/logs``
+LOGS = {
+    "prepare": "prepare/{dataset}_rep{rep}.log",
+    "exact": "exact/{kernel}/{dataset}_rep{rep}.log",
+    "disqueak": "disqueak/{kernel}/{dataset}/{sampler}_rep{rep}_node{node}.log",
+    "run": "run/{kernel}/{dataset}/{sampler}_rep{rep}.log",
+    "aggregate": "aggregate.log",
+    "paper": "paper_{paper}.log",
+    "leaderboard": "leaderboard.log",
+}
+
+
+class _Wildcards(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def pattern(root, template: str, **known) -> str:
+    """``root/template`` with the ``known`` fields filled in and the others kept as
+    ``{wildcards}`` (a Snakemake output pattern)."""
+    return str(Path(root) / template.format_map(_Wildcards(known)))
+
+
+def _slugs(**specs) -> dict[str, str]:
+    return {kind: Spec.parse(text, kind).slug for kind, text in specs.items()}
+
+
+def cell_path(out, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
+    """The file of one cell's rows (the four specs as text or :class:`kbench.Spec`)."""
+    return Path(out) / CELL.format(**_slugs(kernel=kernel, dataset=dataset, sampler=sampler, task=task),
+                                   rank=rank, rep=repetition)
+
+
+def split_path(data_cache, dataset, repetition: int, seed: int = 0) -> Path:
+    """Where the split of (dataset, repetition) is cached (``kbench prepare``, ``--data-cache``)."""
+    return Path(data_cache) / SPLIT.format(**_slugs(dataset=dataset), rep=repetition, seed=seed)
+
+
+def exact_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> Path:
+    """Where the exact baseline of (dataset, kernel, repetition) is cached, beside the splits."""
+    return Path(data_cache) / EXACT.format(**_slugs(dataset=dataset, kernel=kernel), rep=repetition, seed=seed)
+
+
+def node_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, node: str) -> Path:
+    """Where a DISQUEAK merge-tree node's dictionaries are cached (``node``: "first-stop")."""
+    return Path(data_cache) / NODE.format(**_slugs(dataset=dataset, kernel=kernel, sampler=sampler),
+                                          rep=repetition, seed=seed, node=node)
