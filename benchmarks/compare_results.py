@@ -51,10 +51,10 @@ def _lines(path: Path) -> list[str]:
     table's timing columns are named by its header row: seconds, ``n = …`` cost columns)."""
     lines, timing = [], set()
     previous = ""
-    for line in path.read_text().splitlines():
-        if line.startswith("Generated "):
+    for raw in path.read_text().splitlines():
+        if raw.startswith("Generated "):
             continue
-        line = _MASK.sub("](figure)", line)
+        line = _MASK.sub("](figure)", raw)
         if not line.startswith("|"):
             timing = set()
         else:
@@ -62,7 +62,7 @@ def _lines(path: Path) -> list[str]:
             if not previous.startswith("|"):  # a table's first row is its header
                 timing = {i for i, c in enumerate(cells) if TIMING.search(c) or c.startswith("n = ")}
             line = "|".join("…" if i in timing else c for i, c in enumerate(cells))
-        previous = line
+        previous = raw
         lines.append(line)
     return lines
 

@@ -1,0 +1,7 @@
+"""Running a sweep: datasets × kernels × samplers × tasks × ranks × λ × repetitions.
+
+``config`` (the validated inputs), ``plan`` (cells, jobs, seeds), ``layout`` (every path
+a sweep writes), ``worker`` (one job: fit once, check, evaluate every task, write each
+cell), ``scheduler`` (jobs on forked workers, timeouts, signals), ``store`` (result files,
+schema migrations), ``disqueak`` (DISQUEAK's merge tree as workflow jobs), ``signals``.
+"""
