@@ -77,7 +77,6 @@ def check_kind(kind: str) -> str:
     return singular
 
 
-
 class Registry:
     """The loaded plugins of one entry-point group."""
 

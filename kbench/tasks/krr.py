@@ -17,8 +17,6 @@ def mean_squared_errors(predictions: np.ndarray, target: np.ndarray) -> np.ndarr
     return np.mean((predictions - target[None, :]) ** 2, axis=1)
 
 
-
-
 class KRRTask(Task):
     """Kernel ridge regression: train/test MSE per λ, relative excess over exact KRR, and the
     fixed-design risk (1/n)‖f̂ − f*‖² when the generator knows f*.
