@@ -288,22 +288,27 @@ def test_rows_record_what_the_sampler_did(tmp_path):
 
 @pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
 def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_name):
-    """The workers die with the sweep (no orphan keeps computing); nothing is half-written."""
+    """The workers die with the sweep (no orphan keeps computing); nothing is half-written.
+    The sweep starts with the signal's default disposition, as from a terminal: a process
+    started with SIGINT ignored (nohup, a background job of a script) keeps ignoring it, as
+    Unix programs do, so the test must not inherit that from whoever runs pytest."""
     import signal
     import time
 
     env = {**os.environ, "PYTHONPATH": f"{plugin_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    signum = getattr(signal, signal_name)
     process = subprocess.Popen(
         [sys.executable, "-m", "kbench.cli", "run", "--datasets", "sklearn:diabetes", "--samplers",
          "sleeper", "--tasks", "krr", "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
-         "--quiet", "--out", str(tmp_path / "out")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+         "--quiet", "--out", str(tmp_path / "out")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL))
     children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
     deadline = time.monotonic() + 60
     while not (children.is_file() and children.read_text().split()) and time.monotonic() < deadline:
         time.sleep(0.1)
     workers = [int(pid) for pid in children.read_text().split()]
     assert workers, "no worker started"
-    process.send_signal(getattr(signal, signal_name))
+    process.send_signal(signum)
     assert process.wait(timeout=30) != 0  # the sweep killed and joined its workers before exiting
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
     assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
