@@ -8,8 +8,7 @@ docs/plugins.md, docs/architecture.md). Everything else is internal and may chan
     approx.transform(X_new)
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
+from kbench._provenance import KBENCH_VERSION
 from kbench.datasets import load_dataset
 from kbench.datasets.base import Dataset, DatasetProvider, RawData
 from kbench.errors import (
@@ -42,10 +41,7 @@ from kbench.sweep.scheduler import run
 from kbench.sweep.store import read_results
 from kbench.tasks.base import Headline, RidgePath, Task
 
-try:
-    __version__ = version("kbench")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0+unknown"
+__version__ = KBENCH_VERSION
 
 __all__ = [
     "CholeskyMap",

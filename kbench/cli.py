@@ -208,11 +208,13 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 @main.command("aggregate")
 @click.argument("directory", type=click.Path())
 @click.option("--out", required=True, type=click.Path(), help="The merged parquet file.")
-def aggregate_command(directory, out) -> None:
+@click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
+              "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
+def aggregate_command(directory, out, sweep) -> None:
     """Merge a results directory into one parquet file (newest row of each identity)."""
     from kbench.sweep.store import read_results, write_frame
 
-    frame = _usage(lambda: read_results(directory))
+    frame = _usage(lambda: read_results(directory, sweep))
     _usage(lambda: write_frame(frame, Path(out)))
     click.echo(f"wrote {out}: {len(frame)} rows")
 
@@ -227,13 +229,15 @@ def aggregate_command(directory, out) -> None:
               help="Where the jobs ran, e.g. 'slurm; 96 run jobs' (page header; default: $KBENCH_EXECUTOR).")
 @click.option("--focus", metavar="SAMPLER", help="A sampler label to put against every other (paired win "
               "rates per dataset and rank): the view a plugin author looks at first.")
-def leaderboard_command(directory, out, command_line, executor, focus) -> None:
+@click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
+              "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
+def leaderboard_command(directory, out, command_line, executor, focus, sweep) -> None:
     """Leaderboard of a results directory (or all.parquet): leaderboard.md with figures/*.png,
     and leaderboard.html, an interactive page that opens offline."""
     from kbench.reporting.build import build
     from kbench.sweep.store import read_results
 
-    frame = _usage(lambda: read_results(directory))
+    frame = _usage(lambda: read_results(directory, sweep))
     target = out or (directory if Path(directory).is_dir() else Path(directory).parent)
     paths = _usage(lambda: build(frame, target, command_line, executor, focus))
     click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
@@ -243,12 +247,14 @@ def leaderboard_command(directory, out, command_line, executor, focus) -> None:
 @click.argument("results", type=click.Path())
 @click.option("--paper", required=True, help="Paper name (kbench/papers/), e.g. yang2012.")
 @click.option("--out", default="results/papers", show_default=True, type=click.Path())
-def papers_command(results, paper, out) -> None:
+@click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
+              "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
+def papers_command(results, paper, out, sweep) -> None:
     """Check a paper's claims on a results directory or all.parquet; write its page."""
     from kbench.papers import write_page
     from kbench.sweep.store import read_results
 
-    frame = _usage(lambda: read_results(results))
+    frame = _usage(lambda: read_results(results, sweep))
     page = _usage(lambda: write_page(paper, frame, out))
     click.echo(f"wrote {page}")
 

@@ -278,6 +278,15 @@ def plugin_class(spec: Spec | str, kind: str | None = None) -> type:
     return get_registry().get(spec.kind, spec.name).obj
 
 
+def package_of(spec: Spec | str, kind: str | None = None) -> tuple[str, str]:
+    """The distribution (name, version) that registered a spec's plugin; for a dataset spec,
+    its provider's (``sklearn:diabetes`` → the package registering ``sklearn``)."""
+    spec = _as_spec(spec, kind)
+    name = spec.name.split(":", 1)[0] if spec.kind == "dataset" else spec.name
+    info = get_registry().get(spec.kind, name)
+    return info.source, info.version
+
+
 def _as_spec(spec: Spec | str, kind: str | None) -> Spec:
     if isinstance(spec, Spec):
         return spec

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from kbench._provenance import KBENCH_VERSION
 from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec
 from kbench.errors import ConfigError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
 from kbench.lowrank.features import DEFAULT_BUDGET_MB
 from kbench.papers import PAPERS
-from kbench.registry import create, plugin_class
+from kbench.registry import create, package_of, plugin_class
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
@@ -205,13 +206,28 @@ class Sweep:
         return [str(node_path(self.data, dataset, kernel, sampler, repetition, self.config["seed"], part))
                 for part in needed]
 
+    @property
+    def sweep(self) -> str:
+        """The folder of this sweep's cells below ``out/cells`` (kbench.sweep.layout.sweep_id)."""
+        return layout.sweep_id(self.config["seed"], self.config["lams"])
+
     def cell_pattern(self) -> str:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""
-        return layout.pattern(self.out, layout.CELL)
+        return layout.pattern(self.out, layout.CELL, sweep=self.sweep)
 
     def cell_files(self, dataset: str, kernel: str, sampler: str, repetition: int) -> list[str]:
-        return [str(layout.cell_path(self.out, kernel, dataset, sampler, task, rank, repetition))
+        return [str(layout.cell_path(self.out, self.sweep, kernel, dataset, sampler, task, rank, repetition))
                 for task in self.config["tasks"] for rank in self.config["ranks"]]
+
+    def job_identity(self, dataset: str, kernel: str, sampler: str) -> str:
+        """The packages and versions behind a run job's cells (kbench's, the dataset provider's,
+        the kernel's, the sampler's and every task's): a Snakemake param, so a new version of
+        any of them reruns the job, whose ``kbench run`` then recomputes exactly the cells
+        whose identity changed (kbench.sweep.plan.cell_inputs)."""
+        specs = [(dataset, "dataset"), (kernel, "kernel"), (sampler, "sampler"),
+                 *((task, "task") for task in self.config["tasks"])]
+        packages = sorted({package_of(spec, kind) for spec, kind in specs} | {("kbench", KBENCH_VERSION)})
+        return ", ".join(f"{name} {version}" for name, version in packages)
 
     def all_cells(self) -> list[str]:
         return [f for job in self.jobs() for f in self.cell_files(*job)]

@@ -53,13 +53,13 @@ def {hook}():
 """
 
 
-def add_plugin(root, dist: str, body: str) -> str:
-    """Write module + ``<dist>-1.0.dist-info`` (METADATA, entry_points.txt) under ``root``."""
+def add_plugin(root, dist: str, body: str, version: str = "1.0") -> str:
+    """Write module + ``<dist>-<version>.dist-info`` (METADATA, entry_points.txt) under ``root``."""
     module = f"kbench_test_{dist.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
     (root / f"{module}.py").write_text(textwrap.dedent(body))
-    info = root / f"{dist.replace('-', '_')}-1.0.dist-info"  # wheel naming: no dash in the name
+    info = root / f"{dist.replace('-', '_')}-{version}.dist-info"  # wheel naming: no dash in the name
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
     (info / "entry_points.txt").write_text(f"[kbench]\n{dist} = {module}\n")
     return module
 

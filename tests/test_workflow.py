@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from kbench import __version__ as kbench_version
 from kbench.reporting.figures import figure_file
 from kbench.spec import slug_of
 from tests.conftest import ROOT, add_plugin
@@ -232,18 +233,32 @@ def kbench_register_samplers():
 
 
 def test_a_sampler_is_fitted_once_per_rank_and_repetition_for_all_tasks(tmp_path):
-    """The run job's grain is (dataset, kernel, sampler, repetition): one fit serves every task."""
+    """The run job's grain is (dataset, kernel, sampler, repetition): one fit serves every
+    task. A new version of the plugin reruns its jobs, which recompute its cells only."""
     add_plugin(tmp_path, "counting-sampler", COUNTING_SAMPLER)
     log = tmp_path / "fits.log"
-    config = {**TINY, "datasets": ["sklearn:diabetes"], "samplers": ["counting"],
+    config = {**TINY, "datasets": ["sklearn:diabetes"], "samplers": ["uniform", "counting"],
               "tasks": ["krr", "kpca", "approximation"]}
-    (tmp_path / "work").mkdir()
-    result = snakemake(tmp_path / "work", config, plugins=tmp_path, env={"KBENCH_FIT_LOG": str(log)})
+    work = tmp_path / "work"
+    work.mkdir()
+    result = snakemake(work, config, plugins=tmp_path, env={"KBENCH_FIT_LOG": str(log)})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     fits = log.read_text().splitlines()
     assert len(fits) == len(TINY["ranks"]) * TINY["repetitions"] == 4, fits
-    frame = pd.read_parquet(tmp_path / "work" / "out" / "all.parquet")
+    frame = pd.read_parquet(work / "out" / "all.parquet")
     assert set(frame.task) == {"krr", "kpca", "approximation"} and (frame.status == "ok").all()
+
+    cells = {f: f.read_bytes() for f in (work / "out" / "cells").rglob("*.parquet")}
+    info = tmp_path / "counting_sampler-1.0.dist-info"
+    (info / "METADATA").write_text((info / "METADATA").read_text().replace("Version: 1.0", "Version: 1.1"))
+    rerun = snakemake(work, config, plugins=tmp_path, env={"KBENCH_FIT_LOG": str(log)})
+    assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
+    assert len(log.read_text().splitlines()) == 8  # the counting jobs ran again, once per fit
+    changed = {f for f, data in cells.items() if f.read_bytes() != data}
+    assert changed == {f for f in cells if "/counting-" in str(f)} and len(changed) == 12
+    frame = pd.read_parquet(work / "out" / "all.parquet")
+    assert set(zip(frame.sampler, frame.sampler_package_version)) == {("uniform", kbench_version),
+                                                                      ("counting", "1.1")}
 
 
 def test_job_memory_follows_what_n_takes():

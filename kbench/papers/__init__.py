@@ -18,6 +18,7 @@ import pandas as pd
 from kbench.papers import alaoui2015, bach2013, squeak2016, sterge2020, yang2012
 from kbench.reporting.figures import figure, figure_file
 from kbench.reporting.scores import sections
+from kbench.sweep.store import check_one_sweep
 
 PAPERS = {"alaoui2015": alaoui2015, "bach2013": bach2013, "squeak2016": squeak2016, "sterge2020": sterge2020,
           "yang2012": yang2012}
@@ -50,6 +51,7 @@ def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
 
 def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     """results/papers/<paper>.md (+ figures, + <paper>.claims.json) from the result rows."""
+    check_one_sweep(frame)
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     claims = evaluate(paper, frame)

@@ -13,12 +13,14 @@ from kbench.reporting.advice import advise
 from kbench.reporting.figures import cost_figure, critical_difference, figure, figure_file
 from kbench.reporting.focus import focus as focus_tables
 from kbench.reporting.scores import cost_in_n, ranking, sections, status_table
+from kbench.sweep.store import check_one_sweep
 
 
 def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None,
           focus: str | None = None) -> dict[str, Path]:
     """Write leaderboard.md (seaborn figures in figures/*.png) and the interactive, self-contained
     leaderboard.html into ``out``; with ``focus``, a section of that sampler against every other."""
+    check_one_sweep(frame)
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     found, notes = sections(frame)

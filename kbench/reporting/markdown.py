@@ -13,15 +13,34 @@ from kbench.reporting.focus import FOCUS_TEXT
 from kbench.reporting.scores import COST_TEXT, MISSING
 
 
+def versions(frame: pd.DataFrame) -> str:
+    """Every version the rows were computed with: kbench's (and its commit), numpy's, scipy's,
+    scikit-learn's and each plugin package's, several values of one joined by " / "."""
+    found = {}
+    for package, column in (("kbench", "kbench_version"), ("numpy", "numpy_version"), ("scipy", "scipy_version"),
+                            ("scikit-learn", "sklearn_version")):
+        if column in frame:
+            found[package] = set(frame[column].dropna().astype(str))
+    if frame.get("kbench_commit") is not None and frame["kbench_commit"].notna().any():
+        found["kbench"] = {f"{v} (commit {c})" for v, c in
+                           frame[["kbench_version", "kbench_commit"]].dropna().drop_duplicates().itertuples(index=False)}
+    for kind in ("dataset", "kernel", "sampler", "task"):
+        if f"{kind}_package" in frame:
+            pairs = frame[[f"{kind}_package", f"{kind}_package_version"]].dropna().drop_duplicates()
+            for package, version in pairs.itertuples(index=False):
+                if package != "kbench":
+                    found.setdefault(package, set()).add(str(version))
+    return ", ".join(f"{package} {' / '.join(sorted(v))}" for package, v in found.items() if v)
+
+
 def header(frame: pd.DataFrame, command: str | None, executor: str | None = None) -> list[str]:
     first = frame.iloc[0]
-    versions = ", ".join(f"{k.removesuffix('_version')} {first[k]}" for k in
-                         ("kbench_version", "numpy_version", "scipy_version", "sklearn_version") if k in frame)
     cells = frame.drop_duplicates(["dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"])
+    sweep = f" (sweep {first['sweep']})" if pd.notna(first.get("sweep")) else ""
     return [
-        f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows ({len(cells)} cells).",
+        f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows ({len(cells)} cells){sweep}.",
         f"Command: `{command or 'kbench leaderboard'}`" + (f" (executor: {executor})." if executor else "."),
-        f"Versions: {versions}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
+        f"Versions: {versions(frame)}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
         f"({platform.machine()}, Python {platform.python_version()}).",
         "A row is one sampler configuration, a section one task configuration. Metric of a cell: "
         "its value at the best λ of the path (oracle λ, as Bach 2013); KPCA at one number of "

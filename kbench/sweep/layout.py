@@ -6,9 +6,16 @@ numbers; :func:`pattern` keeps some fields as Snakemake wildcards.
 
 Below ``OUT`` (a results directory)::
 
-    cells/<kernel>/<dataset>/<sampler>/<task>/rank<r>_rep<i>.parquet    one cell's rows
+    cells/<sweep>/<kernel>/<dataset>/<sampler>/<task>/rank<r>_rep<i>.parquet    one cell's rows
     data/                                                               the workflow's data cache
     logs/<rule>/...                                                     the workflow's logs (LOGS)
+
+``<sweep>`` (:func:`sweep_id`) names what a cell's numbers depend on beyond its own
+coordinates: the base seed and the λ path. Sweeps that differ in either write to separate
+folders, so no run overwrites another configuration's cells, and several sweeps can share a
+results directory (a leaderboard then picks one, ``--sweep``). The plugin versions a cell
+was computed with are part of its identity (kbench.sweep.plan.cell_inputs), not its path: a
+new version recomputes the cell in place.
 
 Below a data cache (``kbench prepare --data-cache``, ``OUT/data`` in the workflow)::
 
@@ -19,6 +26,9 @@ Below a data cache (``kbench prepare --data-cache``, ``OUT/data`` in the workflo
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from kbench.spec import Spec
@@ -27,7 +37,7 @@ CELLS_DIR = "cells"
 DATA_DIR = "data"
 LOGS_DIR = "logs"
 
-CELL = CELLS_DIR + "/{kernel}/{dataset}/{sampler}/{task}/rank{rank}_rep{rep}.parquet"
+CELL = CELLS_DIR + "/{sweep}/{kernel}/{dataset}/{sampler}/{task}/rank{rank}_rep{rep}.parquet"
 SPLIT = "{dataset}_rep{rep}_seed{seed}.npz"
 EXACT = "exact/{kernel}/" + SPLIT
 NODE = "disqueak/{kernel}/{dataset}/{sampler}/rep{rep}_seed{seed}_node{node}.npz"
@@ -58,10 +68,18 @@ def _slugs(**specs) -> dict[str, str]:
     return {kind: Spec.parse(text, kind).slug for kind, text in specs.items()}
 
 
-def cell_path(out, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
-    """The file of one cell's rows (the four specs as text or :class:`kbench.Spec`)."""
+def sweep_id(seed: int, lams: Sequence[float]) -> str:
+    """The folder of a sweep's cells: ``seed<s>_lams-<hash of the λ path>``, e.g.
+    ``seed0_lams-5d1c2e0a`` (the λ path as a set: its order changes no number)."""
+    path = json.dumps(sorted(float(lam) for lam in lams))
+    return f"seed{int(seed)}_lams-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+
+
+def cell_path(out, sweep: str, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
+    """The file of one cell's rows (``sweep``: :func:`sweep_id`; the four specs as text or
+    :class:`kbench.Spec`)."""
     return Path(out) / CELL.format(**_slugs(kernel=kernel, dataset=dataset, sampler=sampler, task=task),
-                                   rank=rank, rep=repetition)
+                                   sweep=sweep, rank=rank, rep=repetition)
 
 
 def split_path(data_cache, dataset, repetition: int, seed: int = 0) -> Path:

@@ -15,11 +15,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kbench._provenance import KBENCH_VERSION
 from kbench.datasets import check_dataset_spec
-from kbench.registry import create, plugin_class
+from kbench.registry import create, package_of, plugin_class
 from kbench.spec import Spec
 from kbench.sweep.config import SweepConfig
-from kbench.sweep.layout import cell_path
+from kbench.sweep.layout import cell_path, sweep_id
 from kbench.sweep.store import SCHEMA_VERSION
 
 
@@ -60,29 +61,49 @@ class Cell:
     #: whether the task reports one row per λ of the path
     uses_lams: bool
     path: Path
+    #: the sweep's folder (kbench.sweep.layout.sweep_id)
+    sweep: str = ""
+    #: the distribution and version of the packages behind the cell (:func:`provenance`)
+    packages: dict = field(default_factory=dict)
     run: bool = True
 
     def identity(self) -> dict:
-        """The identity columns of the cell's rows."""
+        """The identity columns of the cell's rows, with its provenance."""
         return {"dataset": self.dataset.label, "kernel": self.kernel.label,
                 "sampler": self.sampler.name, "sampler_params": _params_json(self.sampler),
                 "sampler_label": self.sampler.label, "task": self.task.name,
                 "task_params": _params_json(self.task), "task_label": self.task.label,
                 "rank": self.rank, "repetition": self.repetition, "base_seed": self.base_seed,
-                "cell_inputs": self.inputs}
+                "sweep": self.sweep, "cell_inputs": self.inputs, **self.packages}
 
 
 def _params_json(spec: Spec) -> str:
     return json.dumps(spec.params, sort_keys=True)
 
 
+#: the provenance columns of a row: which package (distribution) provided each plugin
+PACKAGE_COLUMNS = ("dataset_package", "dataset_package_version", "kernel_package", "kernel_package_version",
+                   "sampler_package", "sampler_package_version", "task_package", "task_package_version")
+
+
+def provenance(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec) -> dict[str, str]:
+    """The distribution name and version that provided each of a cell's plugins (the dataset's
+    provider for the dataset): :data:`PACKAGE_COLUMNS`."""
+    found = {}
+    for kind, spec in (("dataset", dataset), ("kernel", kernel), ("sampler", sampler), ("task", task)):
+        found[f"{kind}_package"], found[f"{kind}_package_version"] = package_of(spec)
+    return found
+
+
 def cell_inputs(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec, rank: int, repetition: int,
-                seed: int, sampler_lam: float | None, lams: list[float] | None) -> str:
+                seed: int, sampler_lam: float | None, lams: list[float] | None,
+                packages: dict[str, str] | None = None) -> str:
     """A hash of everything a cell's values depend on: the four specs, rank, repetition,
-    base seed, the λ a ridge-dependent sampler is fitted at and the λ path of a task that
-    uses one (and the result schema)."""
-    inputs = [SCHEMA_VERSION, dataset.label, kernel.label, sampler.label, task.label, rank, repetition,
-              seed, sampler_lam, lams]
+    base seed, the λ a ridge-dependent sampler is fitted at, the λ path of a task that uses
+    one, the result schema and kbench's version, and the packages and versions that provided
+    the plugins (:func:`provenance`): a new version of a plugin recomputes its cells only."""
+    inputs = [SCHEMA_VERSION, KBENCH_VERSION, dataset.label, kernel.label, sampler.label, task.label, rank,
+              repetition, seed, sampler_lam, lams, sorted((packages or {}).items())]
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:16]
 
 
@@ -116,6 +137,7 @@ def plan(config: SweepConfig) -> list[Job]:
     for spec in (*sampler_specs, *task_specs):
         create(spec)
     lams, seed = list(config.lams), config.seed
+    sweep = sweep_id(seed, lams)
     jobs = []
     for dataset in dataset_specs:
         for repetition in config.repetitions:
@@ -126,10 +148,11 @@ def plan(config: SweepConfig) -> list[Job]:
                               fit_seed(seed, dataset, sampler, rank, repetition), lam)
                     for task in task_specs:
                         uses_lams = plugin_class(task).uses_lams
+                        packages = provenance(dataset, kernel, sampler, task)
                         inputs = cell_inputs(dataset, kernel, sampler, task, rank, repetition, seed,
-                                             lam, lams if uses_lams else None)
-                        path = cell_path(config.out, kernel, dataset, sampler, task, rank, repetition)
+                                             lam, lams if uses_lams else None, packages)
+                        path = cell_path(config.out, sweep, kernel, dataset, sampler, task, rank, repetition)
                         job.cells.append(Cell(dataset, kernel, sampler, task, rank, repetition, seed,
-                                              inputs, uses_lams, path))
+                                              inputs, uses_lams, path, sweep, packages))
                     jobs.append(job)
     return jobs

@@ -21,13 +21,17 @@ from kbench._files import atomic_path
 from kbench.spec import Spec
 from kbench.sweep.layout import CELLS_DIR
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: columns that identify a row; a rerun of the same identity replaces the older row
-IDENTITY = ["dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
+IDENTITY = ["sweep", "dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
             "repetition", "base_seed"]
+#: where a row's code came from (version 3): the packages behind its plugins, kbench's commit
+PROVENANCE = ["dataset_package", "dataset_package_version", "kernel_package", "kernel_package_version",
+              "sampler_package", "sampler_package_version", "task_package", "task_package_version",
+              "kbench_commit"]
 #: columns every row has, whatever its task and status (a file without them is not a result)
-REQUIRED = [c for c in IDENTITY if c != "components"] + ["status", "timestamp", "schema_version"]
+REQUIRED = [c for c in IDENTITY if c not in ("components", "sweep")] + ["status", "timestamp", "schema_version"]
 
 
 def check_output_dir(out) -> Path:
@@ -73,8 +77,16 @@ def _v1_to_v2(frame: pd.DataFrame) -> pd.DataFrame:
                         schema_version=2)
 
 
+def _v2_to_v3(frame: pd.DataFrame) -> pd.DataFrame:
+    """Version 3 records the sweep a row belongs to (``sweep``: its folder, the base seed and
+    λ path, kbench.sweep.layout.sweep_id) and where its code came from (:data:`PROVENANCE`);
+    version 2 did not (missing here: such rows form one sweep of their own)."""
+    return frame.assign(sweep=pd.NA, **{c: frame[c] if c in frame else pd.NA for c in PROVENANCE},
+                        schema_version=3)
+
+
 #: version v → the step that turns rows of version v into rows of version v + 1
-MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def migrate(frame: pd.DataFrame, where: str = "the rows") -> pd.DataFrame:
@@ -135,12 +147,50 @@ def cell_status(path: Path, inputs: str | None = None) -> str | None:
     return "ok" if statuses == {"ok"} else sorted(statuses - {"ok"})[0]
 
 
-def read_results(directory) -> pd.DataFrame:
-    """Merge every cell file under ``directory`` into one DataFrame.
+def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
+    """Merge every cell file under ``directory`` (or an aggregated file) into one DataFrame;
+    with ``sweep``, the rows of that sweep only (:func:`sweeps` lists them).
 
     Rows with the same identity (a cell rerun) are de-duplicated, the newest timestamp wins.
     """
-    directory = Path(directory)
+    frame = _read_all(Path(directory))
+    if sweep is None:
+        return frame
+    chosen = frame[frame["sweep"] == sweep]
+    if chosen.empty:
+        raise ValueError(f"{directory} holds no sweep {sweep!r}; it holds:\n{describe_sweeps(frame)}")
+    return chosen.reset_index(drop=True)
+
+
+def sweeps(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per sweep in ``frame`` (its ``sweep`` id; "unrecorded" for rows older than
+    schema version 3): its cells, base seed and λ path."""
+    ids = frame["sweep"].astype(object).where(frame["sweep"].notna(), "unrecorded")
+    cells = frame.assign(sweep=ids).drop_duplicates(["sweep", "dataset", "kernel", "sampler_label",
+                                                     "task_label", "rank", "repetition"])
+    lams = frame.assign(sweep=ids).groupby("sweep")["lam"].agg(lambda v: sorted(v.dropna().unique()))
+    return pd.DataFrame({"cells": cells.groupby("sweep").size(),
+                         "seed": cells.groupby("sweep")["base_seed"].agg(lambda v: sorted(v.dropna().unique())),
+                         "λ path": lams})
+
+
+def check_one_sweep(frame: pd.DataFrame) -> None:
+    """A ValueError naming the sweeps when ``frame`` holds more than one: a leaderboard or a
+    paper's page never mixes configurations."""
+    if "sweep" in frame and frame["sweep"].nunique(dropna=False) > 1:
+        raise ValueError(f"the results hold {frame['sweep'].nunique(dropna=False)} sweeps, which a page "
+                         f"never mixes:\n{describe_sweeps(frame)}\npick one with --sweep ID (or write each "
+                         "sweep to its own --out).")
+
+
+def describe_sweeps(frame: pd.DataFrame) -> str:
+    """The sweeps of ``frame``, a line each."""
+    return "\n".join(f"  {sweep}: {row['cells']} cells, base seed {', '.join(map(str, row['seed'])) or '?'}, "
+                     f"λ path {', '.join(f'{lam:g}' for lam in row['λ path']) or '(none)'}"
+                     for sweep, row in sweeps(frame).iterrows())
+
+
+def _read_all(directory: Path) -> pd.DataFrame:
     if directory.is_file() and directory.suffix == ".parquet":
         return read_cell(directory)  # an aggregated file (kbench aggregate)
     if not directory.is_dir():

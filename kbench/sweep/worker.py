@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from kbench._files import write_absent
+from kbench._provenance import KBENCH_VERSION, kbench_commit
 from kbench.datasets import Dataset, load_dataset
 from kbench.datasets.base import load_split, save_split
 from kbench.errors import Failure, Status, describe
@@ -45,7 +46,8 @@ def environment() -> dict:
 
     pools = threadpool_info()
     return {
-        "kbench_version": version("kbench"),
+        "kbench_version": KBENCH_VERSION,
+        "kbench_commit": kbench_commit(),
         "numpy_version": np.__version__,
         "scipy_version": version("scipy"),
         "sklearn_version": version("scikit-learn"),

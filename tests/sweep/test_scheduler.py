@@ -254,18 +254,6 @@ def test_a_missing_file_dataset_is_refused_before_any_cell(tmp_path):
     assert not list(tmp_path.rglob("*.parquet"))
 
 
-def test_a_changed_lambda_path_reruns_the_cell(tmp_path):
-    args = (["sklearn:diabetes"], ["uniform"], ["krr", "kpca"], [5])
-    kbench.run(*args, [1e-3, 1e-2], repetitions=1, out=tmp_path, progress=False)
-    _, same = kbench.run(*args, [1e-3, 1e-2], repetitions=1, out=tmp_path, progress=False,
-                         return_summary=True)
-    assert same.counts["already done"] == 2
-    frame, changed = kbench.run(*args, [1e-4, 1e-3, 1e-2], repetitions=1, out=tmp_path,
-                                progress=False, return_summary=True)
-    assert changed.counts["already done"] == 1  # kpca has no λ path; krr is recomputed
-    assert sorted(frame.loc[frame.task == "krr", "lam"]) == [1e-4, 1e-3, 1e-2]
-
-
 def test_rows_record_what_the_sampler_did(tmp_path):
     """sampler_lam is the path's smallest λ; rls-fast scores never exceed the exact ones
     (Alaoui & Mahoney Lemma 2: a deterministic bound, so only rounding is allowed); SQUEAK

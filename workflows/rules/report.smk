@@ -1,4 +1,4 @@
-# aggregate: every cell → all.parquet; leaderboard: tables, figures and the HTML page.
+# aggregate: every cell of this sweep (seed and λ path) → all.parquet; leaderboard: tables, figures and the HTML page.
 # Local rules: light, and the leaderboard header reads the main process's command line and
 # executor from its environment (KBENCH_COMMAND, KBENCH_EXECUTOR: common.smk), not from
 # params, so a rerun with other flags (-n, say) does not rerun the leaderboard.
@@ -18,6 +18,7 @@ rule aggregate:
         SWEEP.log("aggregate"),
     params:
         out=OUT,
+        sweep=SWEEP.sweep,
     resources:
         mem_mb=lambda wc, attempt: SWEEP.resources("mem_mb") * attempt,
         runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
@@ -25,7 +26,7 @@ rule aggregate:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench aggregate {params.out:q} --out {output:q} > {log:q} 2>&1"
+        "kbench aggregate {params.out:q} --sweep {params.sweep:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule paper:

@@ -119,6 +119,11 @@ rule run:
         seed=config["seed"],
         cache=SWEEP.data,
         out=OUT,
+        # the packages and versions behind the job's cells: a new version reruns the job
+        # (the profiles rerun on params, not on file times), and kbench run recomputes only
+        # the cells whose identity changed
+        packages=lambda wc: SWEEP.job_identity(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
+                                               spec_of("samplers", wc.sampler)),
     threads: SWEEP.resources("cpus_per_task")
     resources:
         mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
