@@ -64,13 +64,16 @@ class Status(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Failure:
-    """Why a cell has no values: its status and a one-line message."""
+    """Why a cell has no values: its status, a one-line message, and the component that
+    failed (the ``failed_in`` column: "dataset", "sampler", "task", or "job" when the worker
+    was killed or died without saying)."""
 
     status: Status
     message: str
+    component: str = "job"
 
     @classmethod
-    def of(cls, exc: BaseException) -> Failure:
+    def of(cls, exc: BaseException, component: str = "job") -> Failure:
         """Exception → failure: Refused is skipped, MemoryError oom, anything else error; the
         message is the exception, and for unexpected ones where it was raised."""
         if isinstance(exc, MemoryError):
@@ -79,7 +82,7 @@ class Failure:
             status = Status.SKIPPED
         else:
             status = Status.ERROR
-        return cls(status, describe(exc))
+        return cls(status, describe(exc), component)
 
 
 def describe(exc: BaseException) -> str:

@@ -71,9 +71,9 @@ def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     for section in sections(frame)[0]:
         if section.task.name not in module.FIGURES:
             continue
-        for dataset in sorted(section.cells["dataset"].unique()):
+        for dataset in sorted(section.scored["dataset"].unique()):
             name = f"{paper}_{figure_file(section.label, dataset)}"
-            figure(section.cells, section.metric, section.smaller, section.label, dataset,
+            figure(section.scored, section.metric, section.smaller, section.label, dataset,
                    out / "figures" / name)
             lines += [f"![{section.label} on {dataset}](figures/{name})", ""]
     page = out / f"{paper}.md"

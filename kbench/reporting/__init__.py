@@ -1,7 +1,8 @@
-"""Leaderboards from result rows.
+"""Leaderboards from result rows, in the order a page is made.
 
-``scores`` (sections, rankings, win rates, rank to match exact, Friedman/Nemenyi, cost in
-n), ``advice`` (which sampler for my data), ``focus`` (one sampler against every other),
-``figures`` (seaborn/matplotlib PNGs), ``markdown`` and ``html`` (the two pages), ``build``
-(writes both).
+``scores`` (sections and their cells, statuses, failures, cost in n), ``standing`` (the
+one statistic per section: places per (dataset, rank) block, with ties at the noise floor
+and failures last, and everything derived from it), ``advice`` (which sampler for my
+data), ``focus`` (one sampler against every other), ``figures`` (seaborn/matplotlib
+PNGs), ``markdown`` and ``html`` (the two pages), ``build`` (writes both).
 """

@@ -12,7 +12,8 @@ from kbench.reporting import html, markdown
 from kbench.reporting.advice import advise
 from kbench.reporting.figures import cost_figure, critical_difference, figure, figure_file
 from kbench.reporting.focus import focus as focus_tables
-from kbench.reporting.scores import cost_in_n, ranking, sections, status_table
+from kbench.reporting.scores import cost_in_n, failures, sections, status_table
+from kbench.reporting.standing import standing
 from kbench.sweep.store import check_one_sweep
 
 
@@ -26,18 +27,21 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
     found, notes = sections(frame)
     views = focus_tables(found, focus) if focus else None
     lines = markdown.header(frame, command, executor)
-    advice = advise(frame, found)
+    standings = {section.label: standing(section) for section in found}
+    advice = advise(frame, found, standings)
     figures: dict[tuple, str] = {}
     boards = []
     for section in found:
-        table, footnotes = markdown.format_ranking(ranking(section.cells, section.smaller), section.unscored)
+        result = standings[section.label]
+        table, footnotes = markdown.format_ranking(result, section.unscored)
         diagram = out / "figures" / figure_file("cd", section.label)
-        caption = critical_difference(section, diagram)
+        caption = critical_difference(section, result, diagram)
         figures["cd", section.label] = f"figures/{diagram.name}"
-        boards.append(html.Board(section, table, footnotes, diagram if caption else None, caption))
-        for dataset in sorted(section.cells["dataset"].unique()):
+        boards.append(html.Board(section, table, footnotes, diagram if caption else None, caption,
+                                 failures(section)))
+        for dataset in sorted(section.scored["dataset"].unique()):
             path = out / "figures" / figure_file(section.label, dataset)
-            figure(section.cells, section.metric, section.smaller, section.label, dataset, path)
+            figure(section.scored, section.metric, section.smaller, section.label, dataset, path)
             figures[section.label, dataset] = f"figures/{path.name}"
     costs = cost_in_n(frame)
     for family, (seconds, _, rank) in costs.items():

@@ -7,19 +7,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from kbench.reporting.scores import ALPHA, Section, friedman_nemenyi, pareto_front
+from kbench.reporting.scores import Section, pareto_front
+from kbench.reporting.standing import ALPHA, Standing
 from kbench.spec import slug_of
 
 
-def critical_difference(section: Section, path: Path) -> str | None:
-    """The critical-difference diagram of a section (PNG at ``path``) and its caption, or None."""
+def critical_difference(section: Section, result: Standing, path: Path) -> str | None:
+    """The critical-difference diagram of a section's standing (PNG at ``path``: the table's
+    mean ranks and blocks) and its caption, or None when there is no test."""
     import scikit_posthocs as sp
     from matplotlib.figure import Figure
 
-    result = friedman_nemenyi(section.cells, section.smaller)
-    if result is None:
+    if result.pvalues is None:
         return None
-    ranks, pvalues, friedman_p, blocks, left_out, total = result
+    ranks, pvalues, friedman_p = result.places.mean(), result.pvalues, result.friedman_p
+    blocks, left_out, total = result.ranked, result.left_out, result.blocks
     fig = Figure(figsize=(8, 0.6 + 0.3 * len(ranks)))
     ax = fig.subplots()
     sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA)
@@ -27,11 +29,11 @@ def critical_difference(section: Section, path: Path) -> str | None:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    caption = (f"Critical difference: Friedman test over {blocks} of {total} (dataset, rank) blocks (those where "
-               f"every ranked sampler has a value), p = {friedman_p:.2g}; samplers joined by a bar are not "
-               f"significantly different (Nemenyi, α = {ALPHA}).")
+    caption = (f"Critical difference: the table's mean ranks, Friedman test over the same {blocks} of {total} "
+               f"(dataset, rank) blocks (those where every ranked sampler has a cell), p = {friedman_p:.2g}; "
+               f"samplers joined by a bar are not significantly different (Nemenyi, α = {ALPHA}).")
     if left_out:
-        caption += " Not ranked (a value in fewer than half of the blocks): " + ", ".join(
+        caption += " Not ranked (cells in fewer than half of the blocks): " + ", ".join(
             f"{sampler} ({count} of {total})" for sampler, count in sorted(left_out.items())) + "."
     return caption
 

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kbench.reporting.scores import Section, WinRate, pair_scores
+from kbench.reporting.scores import Section
+from kbench.reporting.standing import WinRate, pair_scores
 
 FOCUS_TEXT = ("Paired win rate of the focused sampler against every other (same dataset, rank and "
-              "repetition, hence the same split; ties count one half), bootstrap 95% interval.")
+              "repetition, hence the same split; ties, within the task's noise floor, count one half; a "
+              "failed cell loses, two failed cells tie), bootstrap 95% interval.")
 
 
 @dataclass
@@ -60,5 +62,6 @@ def paired_scores(section: Section, sampler: str) -> pd.DataFrame:
     ours = cells[cells["sampler"] == sampler].drop(columns="sampler")
     theirs = cells[cells["sampler"] != sampler].rename(columns={"sampler": "against"})
     pairs = ours.merge(theirs, on=["dataset", "rank", "repetition"], suffixes=("", "_theirs"))
-    return pairs.assign(score=pair_scores(pairs["metric"], pairs["metric_theirs"], section.smaller))
+    floor = (section.task.headline.atol, section.task.headline.rtol)
+    return pairs.assign(score=pair_scores(pairs["metric"], pairs["metric_theirs"], section.smaller, floor))
 

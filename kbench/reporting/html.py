@@ -25,7 +25,8 @@ import pandas as pd
 
 from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
 from kbench.reporting.focus import FOCUS_TEXT
-from kbench.reporting.scores import COST_TEXT, MISSING, Section, cell_table
+from kbench.reporting.scores import COST_TEXT, FAILURES_TEXT, Section, cell_table
+from kbench.reporting.standing import MISSING
 from kbench.spec import slug_of
 
 #: significant digits of the numbers the charts carry
@@ -42,6 +43,7 @@ class Board:
     footnotes: list[str]
     diagram: Path | None
     caption: str | None
+    failures: pd.DataFrame  # failed cells by component and kind (kbench.reporting.scores.failures)
 
     @property
     def id(self) -> str:
@@ -164,6 +166,8 @@ def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: lis
     for board in boards:
         parts += [f"<section id='{board.id}'><h2>{esc(board.section.title)}</h2>", table_html(board.ranking),
                   *(f"<p class='caption'>{esc(f)}</p>" for f in board.footnotes)]
+        if len(board.failures):
+            parts += [f"<p class='caption'>{esc(FAILURES_TEXT)}</p>", table_html(board.failures)]
         if board.diagram is not None:
             parts += [_png(board.diagram), f"<p class='caption'>{esc(board.caption)}</p>"]
         parts += ["<div class='controls'>",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import platform
 from datetime import datetime, timezone
 
-import numpy as np
 import pandas as pd
 
 from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
 from kbench.reporting.focus import FOCUS_TEXT
-from kbench.reporting.scores import COST_TEXT, MISSING
+from kbench.reporting.scores import COST_TEXT, FAILURES_TEXT
+from kbench.reporting.standing import MISSING, STANDING_TEXT, Standing
 
 
 def versions(frame: pd.DataFrame) -> str:
@@ -45,31 +45,24 @@ def header(frame: pd.DataFrame, command: str | None, executor: str | None = None
         "A row is one sampler configuration, a section one task configuration. Metric of a cell: "
         "its value at the best λ of the path (oracle λ, as Bach 2013); KPCA at one number of "
         "components per rank for every sampler (the largest of the task's list not above the rank). "
-        "Rank to match exact: median over the datasets with an exact value of the smallest rank "
-        "whose mean result is within 1% / 5% of the exact kernel's.",
+        "Rankings: one statistic per task, each sampler's place in each (dataset, rank) block, with ties "
+        "at the task's noise floor and failures last (the text under each table says how).",
     ]
 
 
-def format_ranking(table: pd.DataFrame, unscored: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
-    """Table for the page: missing values read "—", unreached ranks "> max", footnotes."""
-    table = table.copy()
-    footnotes = []
-    reach = [c for c in table.columns if c.startswith("rank within")]
-    if reach:
-        footnotes.append(f"{MISSING} in a rank-to-match column: no exact value, or the median dataset "
-                         "gets within the tolerance at no swept rank.")
-    for column in reach:
-        table[column] = table[column].map(lambda v: MISSING if not np.isfinite(v) else f"{v:g}")
-    if "mean rank" in table:
-        table["mean rank"] = table["mean rank"].map(lambda v: f"{v:.2f}")
-    if "pairs" in table:
-        table["pairs"] = table["pairs"].map(lambda v: MISSING if pd.isna(v) else f"{int(v)}")
+def format_ranking(result: Standing, unscored: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
+    """A section's table for the page, with a row per sampler that has no headline value, and
+    its footnotes: how the table is computed, and which samplers are not ranked and why."""
+    table = result.table.copy()
     for sampler, why in unscored.items():
         table.loc[sampler] = MISSING
         table.loc[sampler, "note"] = why
-    if "note" in table:
-        table["note"] = table["note"].fillna("")
-    return table.fillna(MISSING), footnotes
+    for sampler, count in result.left_out.items():
+        if sampler in table.index:
+            table.loc[sampler, "note"] = f"cells in {count} of {result.blocks} blocks: not ranked"
+    footnotes = [f"Mean ranks over {result.ranked} of {result.blocks} (dataset, rank) blocks on "
+                 f"{result.datasets} dataset(s). {STANDING_TEXT}"]
+    return table.fillna(""), footnotes
 
 
 def markdown_table(table: pd.DataFrame) -> str:
@@ -87,7 +80,7 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
         md += ["### Regimes", "", REGIME_TEXT, "", markdown_table(advice.regimes), ""]
     if len(advice.winners):
         md += ["### Winner per rank budget", "", WINNER_TEXT, "",
-               advice.winners.to_markdown(index=False, floatfmt=".4g"), ""]
+               markdown_table(advice.winners.set_index("dataset")), ""]
     if focus_views is not None:
         md += [f"## Focus: {focused}", "", FOCUS_TEXT, ""]
         for view in focus_views:
@@ -96,12 +89,14 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
                 md += [f"#### {dataset}", "", table.to_markdown(), ""]
     for board in boards:
         section = board.section
-        md += [f"## {section.title}", "", board.ranking.to_markdown(), "", *board.footnotes, ""]
+        md += [f"## {section.title}", "", board.ranking.to_markdown(disable_numparse=True), "", *board.footnotes, ""]
+        if len(board.failures):
+            md += [FAILURES_TEXT, "", board.failures.to_markdown(index=False), ""]
         if board.caption:
             md += [f"![critical difference, {section.label}]({figures['cd', section.label]})", "",
                    board.caption, ""]
-        for dataset in sorted(section.cells["dataset"].unique()):
-            means = section.cells[section.cells["dataset"] == dataset].pivot_table(
+        for dataset in sorted(section.scored["dataset"].unique()):
+            means = section.scored[section.scored["dataset"] == dataset].pivot_table(
                 index="sampler", columns="rank", values="metric", aggfunc="mean")
             means.columns = [f"{r} ({setting})" if (setting := section.task.headline_setting(r)) else str(r)
                              for r in means.columns]

@@ -1,19 +1,14 @@
-"""Leaderboards from result rows: the markdown page with seaborn figures and
-critical-difference diagrams, and the numbers behind the interactive HTML page
-(kbench.reporting.html), the "which sampler" advice (kbench.reporting.advice) and the sampler-author view
-(kbench.reporting.focus).
+"""Leaderboard sections from result rows: one per task configuration, with one row per cell
+(its headline value, the exact kernel's, its time and status), and the page's other
+tables (cells by status, failures, cost in n, Pareto fronts).
 
-One section per task configuration (task label); every row of a table is one sampler
-configuration (sampler label) and every dataset is one (dataset, kernel) pair, so a page
-never merges variants. What a cell scores is its task's headline (``Task.headline``):
-on λ-path tasks its value at the best λ of the path (the oracle λ, as Bach 2013 reports),
-on KPCA at one number of components per rank, the same for every sampler
-(``Task.headline_rows``). Per task: each sampler's mean rank over (dataset, rank) blocks,
-its win rate against ``uniform`` on paired cells (same dataset, rank and repetition, hence
-the same split) with a bootstrap 95% interval, the smallest rank whose mean result is
-within 1% and 5% of the exact kernel's ("rank to match exact", Bach 2013 §5), and a
-critical-difference diagram (Friedman test, Nemenyi post-hoc; scikit-posthocs). Per task
-and dataset: metric against rank and against time with the Pareto front.
+Every row of a ranking is one sampler configuration (sampler label) and every dataset is
+one (dataset, kernel) pair, so a page never merges variants. What a cell scores is its
+task's headline (``Task.headline``): on λ-path tasks its value at the best λ of the path
+(the oracle λ, as Bach 2013 reports), on KPCA at one number of components per rank, the
+same for every sampler (``Task.headline_rows``). A failed cell (error, timeout, oom) is a
+cell too, with no value: kbench.reporting.standing ranks it last. The rankings themselves
+are kbench.reporting.standing's.
 """
 
 from __future__ import annotations
@@ -24,23 +19,10 @@ import numpy as np
 import pandas as pd
 
 from kbench.registry import create
+from kbench.reporting.standing import FAILED
 from kbench.spec import Spec
 
 KEYS = ["dataset", "sampler", "rank", "repetition"]
-
-
-BASELINE = "uniform"
-
-
-#: written where a table has no value
-MISSING = "—"
-
-
-TOLERANCES = (0.01, 0.05)
-
-
-#: significance level of the Friedman test and its post-hoc comparisons
-ALPHA = 0.05
 
 
 @dataclass
@@ -49,8 +31,13 @@ class Section:
 
     label: str
     task: object  # the Task instance
-    cells: pd.DataFrame  # one row per cell: KEYS, metric, exact, seconds
+    cells: pd.DataFrame  # one row per cell: KEYS, metric, exact, seconds, status, error, failed_in
     unscored: dict[str, str]  # sampler label → why it has no headline value
+
+    @property
+    def scored(self) -> pd.DataFrame:
+        """The cells with a headline value (status ok)."""
+        return self.cells[self.cells["status"] == "ok"]
 
     @property
     def metric(self) -> str:
@@ -83,23 +70,35 @@ def task_of(label: str):
 def cell_table(frame: pd.DataFrame, label: str, task=None, extra: tuple[str, ...] = (),
                exact_extra: tuple[str, ...] = ()) -> pd.DataFrame:
     """One row per cell of task configuration ``label``: its headline value (best over the
-    λ path when the task has one), the exact kernel's value likewise, and its time; with
-    the ``extra`` columns of the same row (the sampler's oracle λ), ``dataset_name`` (the
-    dataset label without the kernel) and ``kernel`` among them, and the ``exact_extra``
-    columns of the exact kernel's oracle row."""
+    λ path when the task has one), the exact kernel's value likewise, its time and status
+    (failed cells too, with no values; skipped ones are not cells of a ranking); with the
+    ``extra`` columns of the same row (the sampler's oracle λ), ``dataset_name`` (the dataset
+    label without the kernel) and ``kernel`` among them, and the ``exact_extra`` columns of
+    the exact kernel's oracle row."""
     task = task if task is not None else task_of(label)
-    empty = pd.DataFrame(columns=[*KEYS, "metric", "exact", "seconds", *extra, *exact_extra])
+    columns = [*KEYS, "metric", "exact", "seconds", "status", "error", "failed_in", *extra, *exact_extra]
     if task is None or task.headline is None:
-        return empty
+        return pd.DataFrame(columns=columns)
+    rows = frame[frame["task_label"] == label]
+    rows = rows.assign(dataset_name=rows["dataset"], dataset=dataset_keys(rows), sampler=rows["sampler_label"])
+    scored = _scored_cells(rows[rows["status"] == "ok"], task, extra, exact_extra)
+    failed = rows[rows["status"].isin(FAILED)].drop_duplicates(KEYS)
+    failed = failed.reindex(columns=[c for c in columns if c not in ("metric", "exact", "seconds")])
+    parts = [part for part in (scored.assign(status="ok", error="", failed_in=""), failed) if len(part)]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(parts, ignore_index=True).reindex(columns=columns)
+
+
+def _scored_cells(rows: pd.DataFrame, task, extra, exact_extra) -> pd.DataFrame:
+    """The ok cells of one task configuration with their headline values (see cell_table)."""
     metric, smaller, exact_column = task.headline.metric, task.headline.smaller_is_better, task.headline.exact
-    rows = frame[(frame["task_label"] == label) & (frame["status"] == "ok")]
     if rows.empty or metric not in rows:
-        return empty
-    rows = task.headline_rows(rows.assign(dataset_name=rows["dataset"], dataset=dataset_keys(rows),
-                                          sampler=rows["sampler_label"]))
+        return pd.DataFrame()
+    rows = task.headline_rows(rows)
     rows = rows[rows[metric].notna()]
     if rows.empty:
-        return empty
+        return pd.DataFrame()
     group = rows.groupby(KEYS)[metric]
     best = rows.loc[(group.idxmin() if smaller else group.idxmax()).values].copy()
     exact_rows = rows[rows[exact_column].notna()] if exact_column in rows else rows.iloc[:0]
@@ -113,8 +112,7 @@ def cell_table(frame: pd.DataFrame, label: str, task=None, extra: tuple[str, ...
     times = [c for c in ("time_sample_s", "time_features_s", "time_fit_s") if c in best]
     best["seconds"] = best[times].fillna(0).sum(axis=1)
     best = best.reindex(columns=[*best.columns, *(c for c in (*extra, *exact_extra) if c not in best)])
-    return best.rename(columns={metric: "metric"})[
-        [*KEYS, "metric", "exact", "seconds", *extra, *exact_extra]].reset_index(drop=True)
+    return best.rename(columns={metric: "metric"})[[*KEYS, "metric", "exact", "seconds", *extra, *exact_extra]]
 
 
 def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
@@ -147,118 +145,34 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
     return found, notes
 
 
-def ranking(cells: pd.DataFrame, smaller: bool, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
-    """Mean rank, win rate against uniform (paired, bootstrap 95% interval), rank to match exact."""
-    if cells.empty:
-        return pd.DataFrame()
-    mean = cells.groupby(["dataset", "rank", "sampler"])["metric"].mean().reset_index()
-    mean["place"] = mean.groupby(["dataset", "rank"])["metric"].rank(ascending=smaller, method="average")
-    table = mean.groupby("sampler")["place"].mean().rename("mean rank").to_frame()
-    rng = np.random.default_rng(seed)
-    if BASELINE in set(cells["sampler"]):
-        for sampler, group in cells.groupby("sampler"):
-            if sampler == BASELINE:
-                continue
-            win = win_rate(group, cells[cells["sampler"] == BASELINE], smaller, rng, n_boot)
-            if win is None:
-                continue
-            table.loc[sampler, f"win rate vs {BASELINE}"] = win.text
-            table.loc[sampler, "pairs"] = win.pairs
-    if cells["exact"].notna().any():  # a task with an exact-kernel value of its headline
-        for tolerance in TOLERANCES:
-            table[f"rank within {tolerance:.0%} of exact"] = rank_to_match(cells, smaller, tolerance)
-    return table.sort_values("mean rank")
-
-
-@dataclass
-class WinRate:
-    """How often one sampler beats another on paired cells, with a bootstrap 95% interval."""
-
-    rate: float
-    low: float
-    high: float
-    pairs: int
-
-    @property
-    def text(self) -> str:
-        return f"{self.rate:.2f} [{self.low:.2f}, {self.high:.2f}]"
-
-    @classmethod
-    def of(cls, score: np.ndarray, rng: np.random.Generator, n_boot: int = 2000) -> WinRate:
-        """The mean of per-pair scores (1 win, 0.5 tie, 0 loss), percentile bootstrap interval."""
-        boot = score[rng.integers(0, len(score), size=(n_boot, len(score)))].mean(axis=1)
-        low, high = np.percentile(boot, [2.5, 97.5])
-        return cls(float(score.mean()), float(low), float(high), len(score))
-
-
-def win_rate(ours: pd.DataFrame, theirs: pd.DataFrame, smaller: bool, rng: np.random.Generator,
-             n_boot: int = 2000) -> WinRate | None:
-    """Share of paired cells (same dataset, rank and repetition, hence the same split) where
-    ``ours`` beats ``theirs``, ties counting one half; None when no cell pairs up."""
-    pairing = ["dataset", "rank", "repetition"]
-    paired = ours.set_index(pairing)["metric"].to_frame("ours").join(
-        theirs.set_index(pairing)["metric"].rename("theirs"), how="inner")
-    if paired.empty:
-        return None
-    return WinRate.of(pair_scores(paired["ours"], paired["theirs"], smaller), rng, n_boot)
-
-
-def pair_scores(ours: pd.Series, theirs: pd.Series, smaller: bool) -> np.ndarray:
-    """Per pair of values: 1 where ours is better, 0.5 on a tie, 0 where it is worse."""
-    better = ours < theirs if smaller else ours > theirs
-    return (better.astype(float) + 0.5 * (ours == theirs)).to_numpy()
-
-
-def ranks_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Series:
-    """Per (sampler, dataset) with an exact value: the smallest rank whose mean metric is
-    within ``tolerance`` of the exact kernel's, +inf when no swept rank gets there."""
-    mean = cells.groupby(["dataset", "sampler", "rank"])[["metric", "exact"]].mean().reset_index()
-    mean = mean[mean["exact"].notna()]
-    if mean.empty:
-        return pd.Series(dtype=float)
-    if smaller:
-        ok = mean["metric"] <= (1 + tolerance) * mean["exact"]
-    else:
-        ok = mean["metric"] >= (1 - tolerance) * mean["exact"]
-    return mean["rank"].where(ok, np.inf).groupby([mean["sampler"], mean["dataset"]]).min()
-
-
-def rank_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Series:
-    """Per sampler: the median over datasets of :func:`ranks_to_match` (+inf counted). Every
-    tolerance uses the same datasets, so a stricter tolerance never reads a smaller rank.
-    inf: not reached at the median."""
-    first = ranks_to_match(cells, smaller, tolerance)
-    return first.groupby("sampler").median() if len(first) else first
-
-
-def friedman_nemenyi(cells: pd.DataFrame, smaller: bool):
-    """Friedman test over (dataset, rank) blocks of repetition means, samplers as groups,
-    with the Nemenyi post-hoc p-values (scikit-posthocs). The test needs complete blocks:
-    samplers with a value in fewer than half of the blocks (a sampler made for one kernel
-    family, say) are left out, then only blocks where every remaining sampler has a value
-    count. Returns (mean ranks, p-value matrix, Friedman p, blocks, left-out samplers with
-    their number of blocks, total blocks) or None when fewer than 3 samplers or 2 blocks
-    remain."""
-    import scikit_posthocs as sp
-    from scipy.stats import friedmanchisquare
-
-    wide = cells.groupby(["dataset", "rank", "sampler"])["metric"].mean().unstack("sampler")
-    total, present = len(wide), wide.notna().sum()
-    left_out = {sampler: int(count) for sampler, count in present.items() if count < total / 2}
-    wide = wide.drop(columns=list(left_out)).dropna()
-    if wide.shape[1] < 3 or wide.shape[0] < 2:
-        return None
-    ranks = wide.rank(axis=1, ascending=smaller).mean()
-    statistic = friedmanchisquare(*(wide[c].to_numpy() for c in wide.columns))
-    pvalues = sp.posthoc_nemenyi_friedman(wide.reset_index(drop=True))
-    return ranks, pvalues, float(statistic.pvalue), wide.shape[0], left_out, total
-
-
 def status_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Cells by sampler and status; a failed cell counts in the column of the component that
+    failed (``failed_in``: the dataset, the sampler, the task, or the job when its worker was
+    killed), so a failing task is not blamed on the samplers."""
     cells = frame.drop_duplicates(subset=["dataset", "kernel", "sampler_label", "task_label", "rank",
                                           "repetition"])
-    return cells.groupby(["sampler_label", "status"]).size().unstack(fill_value=0).rename_axis(
+    where = cells["failed_in"].fillna("job") if "failed_in" in cells else pd.Series("job", index=cells.index)
+    column = cells["status"].where(~cells["status"].isin(FAILED), cells["status"] + " in " + where)
+    return cells.groupby([cells["sampler_label"], column]).size().unstack(fill_value=0).rename_axis(
         index="sampler", columns=None)
+
+
+FAILURES_TEXT = "Failed cells by component and kind, with the first message of each kind."
+
+
+def failures(section: Section) -> pd.DataFrame:
+    """A section's failed cells grouped by the component that failed, status and exception
+    type: how many, which samplers, and the first message."""
+    failed = section.cells[section.cells["status"].isin(FAILED)]
+    if failed.empty:
+        return pd.DataFrame()
+    kind = failed["error"].fillna("").str.split(":", n=1).str[0]
+    groups = failed.assign(kind=kind, failed_in=failed["failed_in"].fillna("job")).groupby(
+        ["failed_in", "status", "kind"], sort=True)
+    return pd.DataFrame({"cells": groups.size(),
+                         "samplers": groups["sampler"].agg(lambda s: ", ".join(sorted(s.unique()))),
+                         "first message": groups["error"].first()}).reset_index().rename(
+        columns={"failed_in": "failed in"})
 
 
 def pareto_front(points: pd.DataFrame, smaller: bool) -> pd.DataFrame:

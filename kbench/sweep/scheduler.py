@@ -188,7 +188,7 @@ class Scheduler:
         """Fork a worker for ``job`` (``rounds``: of fits still to start, this one's included)."""
         context = self._context(job)
         if isinstance(context, str):
-            return self._finish(job, Failure(Status.ERROR, context))
+            return self._finish(job, Failure(Status.ERROR, context, "dataset"))
         process = mp.get_context("fork").Process(
             target=_work, args=(job, context, list(self.config.lams), self.config.memory_limit_mb))
         with held():  # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill

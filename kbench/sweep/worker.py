@@ -37,7 +37,7 @@ from kbench.sweep.plan import Cell, Job, split_seed
 from kbench.sweep.store import write_cell
 
 #: columns every row gets besides identity, shared context and task metrics
-ROW_COLUMNS = ("lam", "components", "status", "error", "timestamp", "peak_rss_mb", "schema_version")
+ROW_COLUMNS = ("lam", "components", "status", "error", "failed_in", "timestamp", "peak_rss_mb", "schema_version")
 
 
 def environment() -> dict:
@@ -154,7 +154,8 @@ def failure_rows(cell: Cell, job: Job, lams, failure: Failure,
     stamp = datetime.now(timezone.utc).isoformat()
     shared = context.columns() if context is not None else dict(env or {})
     return [{**cell.identity(), "seed": job.seed, "sampler_lam": job.sampler_lam, **shared,
-             "lam": lam, "status": failure.status.value, "error": failure.message, "timestamp": stamp}
+             "lam": lam, "status": failure.status.value, "error": failure.message, "failed_in": failure.component,
+             "timestamp": stamp}
             for lam in (lams if cell.uses_lams else [float("nan")])]
 
 
@@ -192,7 +193,7 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
         if isinstance(exc, KeyboardInterrupt):
             raise
         for cell in todo:
-            write_failure(cell, job, lams, Failure.of(exc), context)
+            write_failure(cell, job, lams, Failure.of(exc, "sampler"), context)
         return
     for cell in todo:
         try:
@@ -200,7 +201,7 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
         except BaseException as exc:  # noqa: BLE001
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            write_failure(cell, job, lams, Failure.of(exc), context)
+            write_failure(cell, job, lams, Failure.of(exc, "task"), context)
             continue
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         stamp = datetime.now(timezone.utc).isoformat()

@@ -25,12 +25,16 @@ FAMILIES = ("nystrom", "random-features")
 
 @dataclass(frozen=True)
 class Headline:
-    """The metric a leaderboard ranks a task's cells by."""
+    """The metric a leaderboard ranks a task's cells by, and its noise floor: two values
+    closer than ``atol + rtol·max(|a|, |b|)`` are a tie (float64 round-off, or a quantity
+    that is zero to working precision), never a win."""
 
     metric: str
     smaller_is_better: bool
     #: the column holding the exact-kernel value of the same metric, if the task has one
     exact: str | None = None
+    atol: float = 0.0
+    rtol: float = 0.0
 
 
 class Task:

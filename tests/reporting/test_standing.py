@@ -1,0 +1,193 @@
+"""The one statistic of a section: places per (dataset, rank) block with ties at the noise
+floor and failures last; every number the page prints about a section comes from it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import friedmanchisquare
+
+import kbench
+from kbench.reporting.scores import Section
+from kbench.reporting.standing import rank_to_match, standing
+from kbench.sweep.store import read_results
+from tests.conftest import add_plugin
+
+PLUGINS = """
+import kbench
+from kbench.samplers.cholesky import PivotedCholeskySampler
+from kbench.samplers.uniform import UniformSampler
+
+class Flaky(UniformSampler):
+    '''uniform, but the fit fails for the seeds divisible by 3 (about a third of the cells)'''
+    name = "flaky"
+    def _fit(self, X, kernel, rank, lam, rng):
+        if self.seed % 3 == 0:
+            raise FloatingPointError("flaky: no convergence")
+        return super()._fit(X, kernel, rank, lam, rng)
+    def fit(self, X, kernel, rank, lam=None, seed=None):
+        self.seed = seed
+        return super().fit(X, kernel, rank, lam=lam, seed=seed)
+
+class CopyA(PivotedCholeskySampler):
+    name = "pivot-copy-a"
+
+class CopyB(PivotedCholeskySampler):
+    name = "pivot-copy-b"
+
+class Raising(kbench.Task):
+    '''a task whose evaluation always raises'''
+    name = "raising"
+    headline = kbench.Headline("nothing", smaller_is_better=True)
+    uses_lams = False
+    needs_exact = False
+    def evaluate(self, data, approx, kernel, lams=None):
+        raise RuntimeError("raising task: boom")
+
+@kbench.hookimpl
+def kbench_register_samplers():
+    return [Flaky, CopyA, CopyB]
+
+@kbench.hookimpl
+def kbench_register_tasks():
+    return [Raising]
+"""
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    """One sweep with the plugins above, and its leaderboard (markdown text, results)."""
+    root = tmp_path_factory.mktemp("standing")
+    add_plugin(root, "standing-plugins", PLUGINS)
+    out = root / "results"
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    run = subprocess.run([sys.executable, "-m", "kbench.cli", "run", "--datasets",
+                          "sklearn:diabetes,synthetic:smile:n=300", "--samplers",
+                          "uniform,flaky,rff,pivoted-cholesky,pivot-copy-a,pivot-copy-b",
+                          "--tasks", "krr,approximation,raising", "--ranks", "5,10,20", "--lams", "1e-3,1e-2",
+                          "--repetitions", "3", "--out", str(out), "--quiet"], capture_output=True, text=True, env=env)
+    assert run.returncode == 1, run.stdout + run.stderr  # the failed cells set the exit code
+    page = subprocess.run([sys.executable, "-m", "kbench.cli", "leaderboard", str(out)], capture_output=True,
+                          text=True, env=env)
+    assert page.returncode == 0, page.stderr
+    return (out / "leaderboard.md").read_text(), read_results(out)
+
+
+def table(text: str, title: str) -> dict[str, dict[str, str]]:
+    """The ranking table under a section heading, as {sampler: {column: cell}}."""
+    body = text.split(f"## {title}")[1].split("\n## ")[0]
+    lines = [line for line in body.splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[1:]]
+    rows = [r for r in rows if len(r) == len(header)]
+    end = next((i for i, r in enumerate(rows) if r[0] == header[0]), len(rows))  # the failures table follows
+    return {r[0]: dict(zip(header[1:], r[1:])) for r in rows[:end]}
+
+
+def test_a_sampler_failing_a_third_of_its_cells_ranks_below_its_twin_with_its_failure_rate(board):
+    text, frame = board
+    krr = table(text, "krr: test_mse")
+    cells = frame[(frame.task == "krr") & (frame.sampler == "flaky")].drop_duplicates(["dataset", "rank", "repetition"])
+    rate = (cells.status == "error").mean()
+    assert 0.15 < rate < 0.5 and krr["flaky"]["failure rate"] == f"{rate:.0%}"
+    assert float(krr["flaky"]["mean rank"]) > float(krr["uniform"]["mean rank"])
+    assert krr["uniform"]["failure rate"] == "0%"
+
+
+def test_exact_copies_of_a_deterministic_sampler_tie_and_win_nothing(board):
+    text, _ = board
+    for title in ("krr: test_mse", "approximation: rel_fro_error"):
+        rows = table(text, title)
+        copies = ("pivoted-cholesky", "pivot-copy-a", "pivot-copy-b")
+        assert len({rows[s]["mean rank"] for s in copies}) == 1, rows
+        assert all(rows[s]["budgets won"].startswith("0 of ") for s in copies), rows
+
+
+def test_a_task_that_raises_keeps_its_section_with_its_error(board):
+    text, _ = board
+    section = text.split("## raising: nothing")[1].split("\n## ")[0]
+    assert "raising task: boom" in section and "| task " in section
+    assert all(row["failure rate"] == "100%" for row in table(text, "raising: nothing").values())
+    status = text.split("## Cells by status")[1]
+    assert "error in task" in status and "error in sampler" in status  # flaky's fits are its own
+
+
+def test_every_rank_to_match_is_a_swept_rank_or_beyond_the_largest(board):
+    text, _ = board
+    printed = [row[column] for row in table(text, "krr: test_mse").values() for column in row
+               if column.startswith("rank within")]
+    assert printed and set(printed) <= {"5", "10", "20", "> 20", "—"}, printed
+
+
+def test_every_number_of_an_advice_line_is_in_its_sections_table(board):
+    text, _ = board
+    advice = text.split("## Which sampler for my data")[1].split("\n### ")[0]
+    lines = [line[2:] for line in advice.splitlines() if line.startswith("- ")]
+    assert {line.split(" (")[0].split(":")[0] for line in lines} == {"krr", "approximation", "raising"}
+    assert "raising: every cell failed, so no sampler can be recommended" in advice
+    for line in (line for line in lines if not line.startswith("raising")):
+        label = line.split(" (")[0]
+        section = text.split("\n## " + label + ":")[1].split("\n## ")[0]
+        for number in re.findall(r"(?<![\w.])\d+(?:\.\d+)?%?", line.split("):", 1)[1]):
+            assert number in section, (number, line)
+
+
+def section_of(cells: pd.DataFrame, task: str = "krr") -> Section:
+    cells = cells.assign(status=cells.get("status", "ok"), exact=cells.get("exact", np.nan))
+    return Section(task, kbench.create(task, "task"), cells, {})
+
+
+def test_rank_to_match_is_monotone_in_the_tolerance_and_an_upper_median():
+    rng = np.random.default_rng(0)
+    rows = []
+    for dataset, decay in (("a", 1.0), ("b", 0.5), ("c", 0.1)):
+        for sampler, factor in (("uniform", 1.0), ("rls", 0.5), ("rff", 4.0)):
+            for rank in (5, 10, 20, 40):
+                for repetition in range(3):
+                    excess = factor * decay * 5 / rank * (1 + 0.01 * rng.standard_normal())
+                    rows.append({"dataset": dataset, "sampler": sampler, "rank": rank, "repetition": repetition,
+                                 "metric": 1 + excess, "exact": 1.0, "status": "ok"})
+    cells = pd.DataFrame(rows)
+    strict, loose = rank_to_match(cells, True, 0.01), rank_to_match(cells, True, 0.05)
+    assert (strict >= loose).all() and np.isinf(strict["rff"]) and np.isfinite(loose["rls"])
+    assert set(loose[np.isfinite(loose)]) <= {5, 10, 20, 40}  # a swept rank, never a midpoint
+
+
+def test_the_table_and_the_tests_use_the_same_complete_blocks():
+    """A sampler with cells in 2 of 6 blocks is not ranked; one missing a block costs that
+    block; the mean ranks are the places' over the 5 complete blocks, and the p-value is
+    scipy's Friedman test on them."""
+    rows = []
+    for dataset in ("a", "b", "c"):
+        for rank in (10, 20):
+            for sampler, value in (("uniform", 3.0), ("rls", 1.0), ("dpp", 2.0), ("sketch", 0.5)):
+                if (sampler == "sketch" and dataset != "c") or (sampler == "dpp" and (dataset, rank) == ("a", 20)):
+                    continue
+                for repetition in range(2):
+                    rows.append({"dataset": dataset, "rank": rank, "sampler": sampler, "repetition": repetition,
+                                 "metric": value + 0.1 * rank / 10 * (dataset == "b") + 0.01 * repetition})
+    result = standing(section_of(pd.DataFrame(rows)))
+    assert (result.ranked, result.blocks, result.left_out) == (5, 6, {"sketch": 2})
+    assert result.places.mean().to_dict() == {"dpp": 2.0, "rls": 1.0, "uniform": 3.0}
+    assert result.table.loc["rls", "mean rank"] == "1.00" and result.table.loc["sketch", "mean rank"] == "not ranked"
+    assert result.friedman_p == pytest.approx(friedmanchisquare([3.0] * 5, [1.0] * 5, [2.0] * 5).pvalue, rel=1e-12)
+
+
+def test_values_at_the_noise_floor_tie_and_failures_share_the_last_place():
+    """approximation's floor is 1e-10: 1.5e-13 against 5.9e-12 is a tie, not a win."""
+    rows = [{"dataset": "a", "rank": 50, "sampler": s, "repetition": r, "metric": v, "status": st}
+            for r in range(3) for s, v, st in (("uniform", 1.5e-13, "ok"), ("rls", 5.9e-12, "ok"),
+                                                ("rff", 0.2, "ok"), ("bad", np.nan, "error"),
+                                                ("worse", np.nan, "timeout"))]
+    result = standing(section_of(pd.DataFrame(rows), "approximation"))
+    assert result.places.loc[("a", 50)].to_dict() == {"bad": 4.5, "rff": 3.0, "rls": 1.5, "uniform": 1.5,
+                                                      "worse": 4.5}
+    assert result.won["winner"].tolist() == ["tie: rls, uniform"] or result.won["winner"].tolist() == [
+        "tie: uniform, rls"]
+    assert result.table.loc["bad", "failure rate"] == "100%"
