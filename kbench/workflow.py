@@ -8,6 +8,7 @@ module checks what only kbench knows: plugin names, their parameters, dataset na
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -24,6 +25,7 @@ from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
+from kbench.sweep.plan import not_planned, task_refuses
 from kbench.sweep.worker import exact_limit
 
 #: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
@@ -100,10 +102,41 @@ class Sweep:
 
     def jobs(self) -> list[tuple[str, str, str, int]]:
         """One job per (dataset, kernel, sampler, repetition): each sampler fit serves every
-        task and rank (a task that cannot run on the dataset writes its ``skipped`` cells)."""
+        task and rank; none for a sampler that refuses the kernel by design."""
+        refused = {(r["dataset"], r["kernel"], r["sampler"]) for r in self.not_planned
+                   if not r["reason"].startswith("task ")}
         return [(d, k, s, r)
                 for d in self.config["datasets"] for k in self.kernels(d) for s in self.config["samplers"]
+                if (Spec.parse(d, "dataset").label, Spec.parse(k, "kernel").label,
+                    Spec.parse(s, "sampler").label) not in refused
                 for r in range(self.config["repetitions"])]
+
+    @cached_property
+    def not_planned(self) -> list[dict]:
+        """The (dataset, kernel, sampler, task) combinations that cannot run by design
+        (kbench.sweep.plan.not_planned), which the workflow never plans."""
+        return not_planned(self.config["datasets"], {Spec.parse(d, "dataset").label: self.kernels(d)
+                                                     for d in self.config["datasets"]},
+                           self.config["samplers"], self.config["tasks"])
+
+    def tasks_of(self, dataset: str) -> list[str]:
+        """The config's tasks that accept the dataset's type (all when it is not known before loading)."""
+        return [t for t in self.config["tasks"]
+                if task_refuses(create(t, "task"), Spec.parse(dataset, "dataset")) is None]
+
+    def task_groups(self) -> list[tuple[str, list[str], list[str]]]:
+        """The run rules: one per set of tasks the datasets accept, as (rule name, tasks,
+        dataset slugs): a job's cells are the rule's outputs, and no cell is planned only to
+        be refused."""
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for dataset in self.config["datasets"]:
+            groups.setdefault(tuple(self.tasks_of(dataset)), []).append(Spec.parse(dataset, "dataset").slug)
+        everything = tuple(self.config["tasks"])
+        named = []
+        for tasks, slugs in groups.items():
+            names = "_".join(re.sub(r"\W", "_", Spec.parse(t, "task").name) for t in tasks)
+            named.append(("run" if tasks == everything else f"run_{names}", list(tasks), slugs))
+        return named
 
     def kernels(self, dataset: str) -> list[str]:
         """The kernel specs of a dataset: its ``dataset_kernels`` entry (one spec or a list),
@@ -217,7 +250,7 @@ class Sweep:
 
     def cell_files(self, dataset: str, kernel: str, sampler: str, repetition: int) -> list[str]:
         return [str(layout.cell_path(self.out, self.sweep, kernel, dataset, sampler, task, rank, repetition))
-                for task in self.config["tasks"] for rank in self.config["ranks"]]
+                for task in self.tasks_of(dataset) for rank in self.config["ranks"]]
 
     def job_identity(self, dataset: str, kernel: str, sampler: str) -> str:
         """The packages and versions behind a run job's cells (kbench's, the dataset provider's,

@@ -12,7 +12,7 @@ from kbench.reporting import html, markdown
 from kbench.reporting.advice import advise
 from kbench.reporting.figures import cost_figure, critical_difference, figure, figure_file
 from kbench.reporting.focus import focus as focus_tables
-from kbench.reporting.scores import cost_in_n, failures, sections, status_table
+from kbench.reporting.scores import cost_in_n, failures, not_planned_table, sections, status_table
 from kbench.reporting.standing import standing
 from kbench.sweep.store import check_one_sweep
 
@@ -48,7 +48,7 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
         path = out / "figures" / figure_file("cost_in_n", family)
         cost_figure(seconds, rank, family, path)
         figures["cost", family] = f"figures/{path.name}"
-    statuses = status_table(frame)
+    statuses = (status_table(frame), not_planned_table(frame))
     write_text(out / "leaderboard.md", markdown.page(lines, notes, advice, focus, views, boards, costs,
                                                      statuses, figures))
     write_text(out / "leaderboard.html", html.render(frame, lines, notes, boards, advice, views, focus,

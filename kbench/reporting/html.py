@@ -25,7 +25,7 @@ import pandas as pd
 
 from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
 from kbench.reporting.focus import FOCUS_TEXT
-from kbench.reporting.scores import COST_TEXT, FAILURES_TEXT, Section, cell_table
+from kbench.reporting.scores import COST_TEXT, FAILURES_TEXT, NOT_PLANNED_TEXT, Section, cell_table
 from kbench.reporting.standing import MISSING
 from kbench.spec import slug_of
 
@@ -129,7 +129,8 @@ def _png(path: Path) -> str:
 
 
 def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: list[Board], advice,
-           focus_views: list | None, focused: str | None, costs: dict, statuses: pd.DataFrame) -> str:
+           focus_views: list | None, focused: str | None, costs: dict, statuses: tuple[pd.DataFrame, pd.DataFrame]
+           ) -> str:
     """The page. ``advice``: kbench.reporting.advice.Advice; ``focus_views``: kbench.reporting.focus.FocusTables."""
     esc = html.escape
     nav = [("advice", "Which sampler for my data")]
@@ -181,7 +182,12 @@ def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: lis
             parts += [f"<h3>{esc(family)}, rank {rank}</h3>", table_html(seconds), table_html(memory),
                       f"<div class='chart' id='cost-{i}'></div>"]
         parts.append("</section>")
-    parts += ["<section id='status'><h2>Cells by status</h2>", table_html(statuses), "</section>"]
+    by_status, unplanned = statuses
+    parts += ["<section id='status'><h2>Cells by status</h2>", table_html(by_status)]
+    if len(unplanned):
+        parts += ["<h3>Not planned, by design</h3>", f"<p class='caption'>{esc(NOT_PLANNED_TEXT)}</p>",
+                  table_html(unplanned)]
+    parts.append("</section>")
     data = {"boards": [chart_data(frame, b) for b in boards], "costs": cost_data(costs)}
     payload = json.dumps(data, ensure_ascii=False, allow_nan=False).replace("</", "<\\/")
     parts += [f"<script id='kbench-data' type='application/json'>{payload}</script>",

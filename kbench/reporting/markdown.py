@@ -9,7 +9,7 @@ import pandas as pd
 
 from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
 from kbench.reporting.focus import FOCUS_TEXT
-from kbench.reporting.scores import COST_TEXT, FAILURES_TEXT
+from kbench.reporting.scores import COST_TEXT, FAILURES_TEXT, NOT_PLANNED_TEXT
 from kbench.reporting.standing import MISSING, STANDING_TEXT, Standing
 
 
@@ -71,9 +71,10 @@ def markdown_table(table: pd.DataFrame) -> str:
 
 
 def page(header_lines: list[str], notes: list[str], advice, focused: str | None, focus_views, boards,
-         costs: dict, statuses: pd.DataFrame, figures: dict) -> str:
-    """The markdown leaderboard. ``figures`` names each figure file by its key: ("cd", task
-    label), (task label, dataset) and ("cost", family), relative to the page."""
+         costs: dict, statuses: tuple[pd.DataFrame, pd.DataFrame], figures: dict) -> str:
+    """The markdown leaderboard. ``statuses``: the cells by status and the combinations not
+    planned; ``figures`` names each figure file by its key: ("cd", task label), (task label,
+    dataset) and ("cost", family), relative to the page."""
     md = ["# kbench leaderboard", "", *header_lines, "", *(f"Note: {note}\n" for note in notes)]
     md += ["## Which sampler for my data", "", *(f"- {s}" for s in advice.statements), ""]
     if len(advice.regimes):
@@ -106,5 +107,8 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
         title = f"Sampler cost in n: {family}, rank {rank}"
         md += [f"## {title}", "", COST_TEXT, "", markdown_table(seconds), "", markdown_table(memory), "",
                f"![{title}]({figures['cost', family]})", ""]
-    md += ["## Cells by status", "", statuses.to_markdown(), ""]
+    by_status, unplanned = statuses
+    md += ["## Cells by status", "", by_status.to_markdown(), ""]
+    if len(unplanned):
+        md += ["### Not planned, by design", "", NOT_PLANNED_TEXT, "", unplanned.to_markdown(index=False), ""]
     return "\n".join(md)

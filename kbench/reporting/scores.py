@@ -21,6 +21,7 @@ import pandas as pd
 from kbench.registry import create
 from kbench.reporting.standing import FAILED
 from kbench.spec import Spec
+from kbench.sweep.plan import not_planned
 
 KEYS = ["dataset", "sampler", "rank", "repetition"]
 
@@ -155,6 +156,26 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
     column = cells["status"].where(~cells["status"].isin(FAILED), cells["status"] + " in " + where)
     return cells.groupby([cells["sampler_label"], column]).size().unstack(fill_value=0).rename_axis(
         index="sampler", columns=None)
+
+
+NOT_PLANNED_TEXT = ("Combinations of the sweep's datasets, kernels, samplers and tasks that cannot run by design "
+                    "(a sampler that refuses the kernel, a task that refuses the dataset's type): never planned, so "
+                    "never counted as skipped cells.")
+
+
+def not_planned_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The combinations of the rows' datasets, kernels, samplers and tasks that were not
+    planned because they cannot run by design (kbench.sweep.plan.not_planned), one row per
+    reason with how many (dataset, kernel, sampler, task) combinations it covers."""
+    kernels = frame.groupby("dataset")["kernel"].unique().map(list).to_dict()
+    try:
+        found = not_planned(list(kernels), kernels, sorted(frame["sampler_label"].unique()),
+                            sorted(frame["task_label"].unique()))
+    except ValueError:  # a plugin of these rows is not installed here: nothing to say about it
+        return pd.DataFrame()
+    if not found:
+        return pd.DataFrame()
+    return pd.DataFrame(found).groupby("reason").size().rename("combinations").reset_index()
 
 
 FAILURES_TEXT = "Failed cells by component and kind, with the first message of each kind."

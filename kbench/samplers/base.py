@@ -9,6 +9,7 @@ from typing import ClassVar
 import numpy as np
 
 from kbench._validation import check_features, check_lam, check_rank
+from kbench.errors import Refused
 from kbench.kernels.base import Kernel
 from kbench.lowrank.maps import LowRank
 
@@ -71,6 +72,8 @@ class Sampler:
             raise ValueError(f"seed must be an int or a numpy Generator, got {seed!r} ({exc}).") from None
         if not kernel.fitted:  # fit a copy: the caller's kernel stays as given (sigma="median" unresolved)
             kernel = copy.copy(kernel).fit(X)
+        if (why := self.refuses(kernel)) is not None:
+            raise Refused(why)
         warnings = []
         n = X.shape[0]
         if self.family == "nystrom" and rank > n:
@@ -88,6 +91,13 @@ class Sampler:
             kernel_evals=kernel.evals - evals_before + approx.info.get("prebuilt", {}).get("kernel_evals", 0),
         )
         return approx
+
+    def refuses(self, kernel: Kernel) -> str | None:
+        """Why this sampler cannot approximate ``kernel`` by design (judged on the kernel's
+        type and parameters, before any data), else None. ``fit`` raises it as
+        :class:`kbench.Refused`, and a sweep does not plan such fits; the leaderboard lists
+        them once with this reason. None (any kernel) by default."""
+        return None
 
     def use_prebuilt(self, prebuilt: dict) -> None:
         """Hook: take work other processes did for this sampler's fits (DISQUEAK's merge-tree

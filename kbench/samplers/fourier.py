@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbench.errors import Refused
 from kbench.hookspecs import hookimpl
 from kbench.kernels.stationary import GaussianKernel
 from kbench.lowrank.maps import FourierMap, HadamardFourierMap
@@ -22,6 +21,9 @@ class RFFSampler(Sampler):
 
     name = "rff"
     family = "random-features"
+
+    def refuses(self, kernel):
+        return None if kernel.spectral else str(kernel._no_spectral_sampler())
 
     def _fit(self, X, kernel, rank, lam, rng):
         n_pairs, odd = divmod(rank, 2)
@@ -38,6 +40,12 @@ class ORFSampler(RFFSampler):
 
     name = "orf"
 
+    def refuses(self, kernel):
+        if not kernel.spectral or kernel.isotropic:
+            return super().refuses(kernel)
+        return (f"orthogonal random features need a rotation-invariant spectral measure; the {kernel.name} "
+                "kernel has none. Use rff, or an isotropic kernel (gaussian, matern).")
+
     def _frequencies(self, kernel, rng, k, d):
         blocks = []
         for _ in range(-(-k // d)):
@@ -53,10 +61,13 @@ class StructuredSampler(Sampler):
 
     family = "random-features"
 
+    def refuses(self, kernel):
+        if isinstance(kernel, GaussianKernel):
+            return None
+        return (f"{self.name} builds gaussian frequencies: it needs the gaussian kernel, "
+                f"got {kernel.name!r} (rff and orf take any stationary kernel).")
+
     def _fit(self, X, kernel, rank, lam, rng):
-        if not isinstance(kernel, GaussianKernel):
-            raise Refused(f"{self.name} builds gaussian frequencies: it needs the gaussian kernel, "
-                          f"got {kernel.name!r} (rff and orf take any stationary kernel).")
         n_pairs, odd = divmod(rank, 2)
         n_frequencies, d = n_pairs + odd, X.shape[1]
         padded = 1 << (d - 1).bit_length()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kbench._provenance import KBENCH_VERSION
-from kbench.datasets import check_dataset_spec
+from kbench.datasets import check_dataset_spec, known_task_type
 from kbench.registry import create, package_of, plugin_class
 from kbench.spec import Spec
 from kbench.sweep.config import SweepConfig
@@ -107,6 +107,33 @@ def cell_inputs(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec, rank: in
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:16]
 
 
+def task_refuses(task, dataset: Spec) -> str | None:
+    """Why ``task`` cannot run on ``dataset`` by design (its type, when the provider knows it
+    before loading, is not one the task accepts), else None."""
+    kind = known_task_type(dataset.label)
+    if kind is None or kind in task.accepts:
+        return None
+    return f"task {task.name!r} needs a {' or '.join(task.accepts)} dataset; {dataset.label} is {kind}"
+
+
+def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
+    """The combinations that cannot run by design, with the reason: a sampler that refuses a
+    kernel (``Sampler.refuses``: none of its cells), a task that refuses a dataset's type.
+    ``kernels`` maps each dataset label to its kernel specs; specs as text or Spec."""
+    found = []
+    for dataset in (Spec.parse(str(d), "dataset") for d in datasets):
+        for kernel in (Spec.parse(str(k), "kernel") for k in kernels[dataset.label]):
+            kernel_object = create(kernel)
+            for sampler in (Spec.parse(str(s), "sampler") for s in samplers):
+                why = create(sampler).refuses(kernel_object)
+                for task in (Spec.parse(str(t), "task") for t in tasks):
+                    reason = why or task_refuses(create(task), dataset)
+                    if reason:
+                        found.append({"dataset": dataset.label, "kernel": kernel.label, "sampler": sampler.label,
+                                      "task": task.label, "reason": reason})
+    return found
+
+
 @dataclass
 class Job:
     """One sampler fit and the cells (one per task) that share it."""
@@ -126,7 +153,8 @@ class Job:
 
 
 def plan(config: SweepConfig) -> list[Job]:
-    """Check every name up front (did-you-mean errors) and list the jobs of a sweep."""
+    """Check every name up front (did-you-mean errors) and list the jobs of a sweep, without
+    the combinations that cannot run by design (:func:`not_planned`)."""
     kernel = Spec.parse(config.kernel, "kernel")
     create(kernel)  # validates name and parameters
     dataset_specs = [Spec.parse(d, "dataset") for d in config.datasets]
@@ -138,15 +166,20 @@ def plan(config: SweepConfig) -> list[Job]:
         create(spec)
     lams, seed = list(config.lams), config.seed
     sweep = sweep_id(seed, lams)
+    refused = {(r["dataset"], r["sampler"], r["task"]) for r in not_planned(
+        dataset_specs, {d.label: [kernel] for d in dataset_specs}, sampler_specs, task_specs)}
     jobs = []
     for dataset in dataset_specs:
         for repetition in config.repetitions:
             for sampler in sampler_specs:
                 lam = sampler_lam(sampler, lams)
+                tasks = [t for t in task_specs if (dataset.label, sampler.label, t.label) not in refused]
+                if not tasks:
+                    continue
                 for rank in config.ranks:
                     job = Job(dataset, kernel, repetition, sampler, rank,
                               fit_seed(seed, dataset, sampler, rank, repetition), lam)
-                    for task in task_specs:
+                    for task in tasks:
                         uses_lams = plugin_class(task).uses_lams
                         packages = provenance(dataset, kernel, sampler, task)
                         inputs = cell_inputs(dataset, kernel, sampler, task, rank, repetition, seed,

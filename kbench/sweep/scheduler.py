@@ -26,7 +26,7 @@ from kbench.errors import Failure, Status, describe
 from kbench.registry import create
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.disqueak import merge_tree_roots
-from kbench.sweep.plan import Job, plan
+from kbench.sweep.plan import Job, not_planned, plan
 from kbench.sweep.signals import held, raising_on, release
 from kbench.sweep.store import cell_status, check_output_dir, read_cell
 from kbench.sweep.worker import JobContext, environment, prepare_context, run_job, write_failure
@@ -40,6 +40,8 @@ class Summary:
     counts: dict
     wall_s: float
     cells: list[str]
+    #: (dataset, kernel, sampler, task) combinations not planned: they cannot run by design
+    not_planned: list[dict] = field(default_factory=list)
 
     @property
     def failed(self) -> int:
@@ -48,7 +50,10 @@ class Summary:
     def __str__(self) -> str:
         parts = ", ".join(f"{self.counts.get(s.value, 0)} {s.value}" for s in Status)
         done = self.counts.get("already done", 0)
-        return f"{len(self.cells)} cells: {parts}; {done} already done; wall time {self.wall_s:.1f} s"
+        reasons = sorted({row["reason"] for row in self.not_planned})
+        skipped = (f"; {len(self.not_planned)} combinations not planned, by design: " + "; ".join(reasons)
+                   if reasons else "")
+        return f"{len(self.cells)} cells: {parts}; {done} already done; wall time {self.wall_s:.1f} s{skipped}"
 
 
 def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3,
@@ -96,7 +101,9 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
         counts = Scheduler(config, planned, progress).run(queue)
     counts["already done"] = done
     cells = [cell for job in planned for cell in job.cells]
-    summary = Summary(dict(counts), time.perf_counter() - started, [str(cell.path) for cell in cells])
+    excluded = not_planned(config.datasets, {d: [config.kernel] for d in config.datasets}, config.samplers,
+                           config.tasks)
+    summary = Summary(dict(counts), time.perf_counter() - started, [str(cell.path) for cell in cells], excluded)
     frame = collect(planned)
     return (frame, summary) if return_summary else frame
 
@@ -141,8 +148,7 @@ class Scheduler:
     counts: Counter = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        cells = self.planned[0].cells if self.planned else []
-        self.tasks = list({cell.task: create(cell.task) for cell in cells}.values())
+        self.tasks = list({cell.task: create(cell.task) for job in self.planned for cell in job.cells}.values())
         self.ridge_samplers = any(job.sampler_lam is not None for job in self.planned)
         self.environment = environment()
         self.contexts: dict[tuple, JobContext | str] = {}

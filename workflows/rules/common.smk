@@ -1,15 +1,16 @@
 # Shared definitions: the checked config and the sweep's jobs.
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
 
+from kbench.spec import Spec
 from kbench.workflow import Sweep, check_config
 
 check_config(config)  # stops before any job, naming the offending key
 SWEEP = Sweep(config)
 OUT = SWEEP.out
-TASK_SLUGS = list(SWEEP.by_slug("tasks"))
 EXACT_MAX_N = SWEEP.exact_max_n
 PAPER_OUT = Path(config.get("paper_out", "results/papers"))
 

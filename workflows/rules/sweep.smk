@@ -2,7 +2,9 @@
 # (dataset, kernel, repetition), once, for every run job to load; disqueak: one job per node
 # of a distributed squeak's merge tree (leaves stream their shard, merges join two
 # children), whose root its run job's fits start from; run: one job per (dataset, kernel,
-# sampler, repetition) covering every task, rank and λ, so each sampler fit serves all tasks.
+# sampler, repetition) covering every task, rank and λ, so each sampler fit serves all tasks;
+# one run rule per set of tasks the datasets accept (a task that refuses a dataset's type,
+# and a sampler that refuses the kernel, are never planned: kbench.sweep.plan.not_planned).
 # Failed cells are recorded in their files (status error/timeout/oom) and do not fail the
 # workflow: `kbench run` exits 1 for them, 2 for a real usage error.
 
@@ -90,51 +92,60 @@ rule disqueak:
         "--seed {params.seed:q} --node {wildcards.node:q} --data-cache {params.cache:q} > {log:q} 2>&1"
 
 
-rule run:
-    input:
-        lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
-        lambda wc: SWEEP.exact_file(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
-                                    int(wc.rep)),
-        lambda wc: SWEEP.tree_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
-                                    spec_of("samplers", wc.sampler), int(wc.rep)),
-    output:
-        # update: a rerun keeps the cells already there (kbench run resumes), and with
-        # keep-incomplete (both profiles) a failed job keeps the cells it wrote
-        update(expand(SWEEP.cell_pattern(), task=TASK_SLUGS, rank=config["ranks"], allow_missing=True)),
-    log:
-        SWEEP.log("run"),
-    params:
-        dataset=lambda wc: spec_of("datasets", wc.dataset),
-        sampler=lambda wc: spec_of("samplers", wc.sampler),
-        tasks=",".join(config["tasks"]),
-        ranks=",".join(map(str, config["ranks"])),
-        lams=",".join(map(str, config["lams"])),
-        kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
-        repetitions=config["repetitions"],
-        timeout=config.get("cell_timeout", 600),
-        # kbench records a cell past the job's runtime or memory as timeout/oom before the
-        # scheduler kills the job (kbench.workflow.Sweep.time_limit, memory_limit)
-        time_limit=lambda wc, resources: SWEEP.time_limit(resources.runtime),
-        memory_limit=lambda wc, resources, threads: SWEEP.memory_limit(resources.mem_mb, threads),
-        seed=config["seed"],
-        cache=SWEEP.data,
-        out=OUT,
-        # the packages and versions behind the job's cells: a new version reruns the job
-        # (the profiles rerun on params, not on file times), and kbench run recomputes only
-        # the cells whose identity changed
-        packages=lambda wc: SWEEP.job_identity(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
-                                               spec_of("samplers", wc.sampler)),
-    threads: SWEEP.resources("cpus_per_task")
-    resources:
-        mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
-        runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt),
-        cpus_per_task=lambda wc, threads: threads,
-    conda:
-        "../envs/kbench.yaml"
-    shell:
-        "kbench run --datasets {params.dataset:q} --samplers {params.sampler:q} --tasks {params.tasks:q} "
-        "--ranks {params.ranks:q} --lams {params.lams:q} --kernel {params.kernel:q} "
-        "--repetitions {params.repetitions:q} --only-repetition {wildcards.rep:q} --seed {params.seed:q} "
-        "--jobs {threads} --cell-timeout {params.timeout:q} --time-limit {params.time_limit:q} "
-        "--memory-limit {params.memory_limit:q} --data-cache {params.cache:q} "
-        "--out {params.out:q} --quiet > {log:q} 2>&1 || test $? -eq 1"
+for RUN_RULE, RUN_TASKS, RUN_DATASETS in SWEEP.task_groups():
+
+    rule:
+        name:
+            RUN_RULE
+        input:
+            lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
+            lambda wc: SWEEP.exact_file(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
+                                        int(wc.rep)),
+            lambda wc: SWEEP.tree_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
+                                        spec_of("samplers", wc.sampler), int(wc.rep)),
+        output:
+            # update: a rerun keeps the cells already there (kbench run resumes), and with
+            # keep-incomplete (both profiles) a failed job keeps the cells it wrote
+            update(
+                expand(SWEEP.cell_pattern(), task=[Spec.parse(t, "task").slug for t in RUN_TASKS], rank=config["ranks"],
+                       allow_missing=True)
+            ),
+        wildcard_constraints:
+            dataset="|".join(map(re.escape, RUN_DATASETS)),
+        log:
+            SWEEP.log("run"),
+        params:
+            dataset=lambda wc: spec_of("datasets", wc.dataset),
+            sampler=lambda wc: spec_of("samplers", wc.sampler),
+            tasks=",".join(RUN_TASKS),
+            ranks=",".join(map(str, config["ranks"])),
+            lams=",".join(map(str, config["lams"])),
+            kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
+            repetitions=config["repetitions"],
+            timeout=config.get("cell_timeout", 600),
+            # kbench records a cell past the job's runtime or memory as timeout/oom before the
+            # scheduler kills the job (kbench.workflow.Sweep.time_limit, memory_limit)
+            time_limit=lambda wc, resources: SWEEP.time_limit(resources.runtime),
+            memory_limit=lambda wc, resources, threads: SWEEP.memory_limit(resources.mem_mb, threads),
+            seed=config["seed"],
+            cache=SWEEP.data,
+            out=OUT,
+            # the packages and versions behind the job's cells: a new version reruns the job
+            # (the profiles rerun on params, not on file times), and kbench run recomputes only
+            # the cells whose identity changed
+            packages=lambda wc: SWEEP.job_identity(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
+                                                   spec_of("samplers", wc.sampler)),
+        threads: SWEEP.resources("cpus_per_task")
+        resources:
+            mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
+            runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt),
+            cpus_per_task=lambda wc, threads: threads,
+        conda:
+            "../envs/kbench.yaml"
+        shell:
+            "kbench run --datasets {params.dataset:q} --samplers {params.sampler:q} --tasks {params.tasks:q} "
+            "--ranks {params.ranks:q} --lams {params.lams:q} --kernel {params.kernel:q} "
+            "--repetitions {params.repetitions:q} --only-repetition {wildcards.rep:q} --seed {params.seed:q} "
+            "--jobs {threads} --cell-timeout {params.timeout:q} --time-limit {params.time_limit:q} "
+            "--memory-limit {params.memory_limit:q} --data-cache {params.cache:q} "
+            "--out {params.out:q} --quiet > {log:q} 2>&1 || test $? -eq 1"

@@ -20,6 +20,9 @@ import numpy as np
 
 import kbench
 
+#: the kbench kernels scikit-learn has (same values k(x, y)); a subclass is another kernel
+TRANSLATED = (kbench.GaussianKernel, kbench.LaplacianKernel, kbench.PolynomialKernel, kbench.LinearKernel)
+
 
 def sklearn_kernel(kernel: kbench.Kernel, n_features: int, sampler: str) -> tuple[str, dict]:
     """scikit-learn's name and parameters for the fitted kbench ``kernel`` on ``n_features``
@@ -69,6 +72,11 @@ class SklearnNystroem(_SklearnSampler):
 
     name = "sklearn-nystroem"
 
+    def refuses(self, kernel):
+        if type(kernel) in TRANSLATED:
+            return None
+        return f"{self.name}: scikit-learn has no {kernel.name!r} kernel (gaussian, laplacian, polynomial and linear translate)."
+
     def _fit(self, X, kernel, rank, lam, rng):
         from sklearn.kernel_approximation import Nystroem
 
@@ -91,12 +99,14 @@ class _SklearnRandomFeatures(_SklearnSampler):
     estimator: ClassVar[str]  #: the class name in sklearn.kernel_approximation
     kernel_type: ClassVar[type]
 
+    def refuses(self, kernel):
+        if type(kernel) is self.kernel_type:
+            return None
+        return f"{self.name}: {self.estimator} approximates the {self.kernel_type.name} kernel only, not {kernel.name!r}."
+
     def _fit(self, X, kernel, rank, lam, rng):
         from sklearn import kernel_approximation
 
-        if type(kernel) is not self.kernel_type:
-            raise kbench.Refused(f"{self.name}: {self.estimator} approximates the {self.kernel_type.name} kernel "
-                                 f"only, not {kernel.name!r}.")
         _, params = sklearn_kernel(kernel, X.shape[1], self.name)
         estimator = getattr(kernel_approximation, self.estimator)(**params, n_components=rank,
                                                                   random_state=_seed(rng)).fit(X)
