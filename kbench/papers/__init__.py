@@ -18,6 +18,7 @@ import pandas as pd
 from kbench.papers import alaoui2015, bach2013, squeak2016, sterge2020, yang2012
 from kbench.reporting.figures import figure, figure_file
 from kbench.reporting.scores import sections
+from kbench.reporting.styles import styles
 from kbench.sweep.store import check_one_sweep
 
 PAPERS = {"alaoui2015": alaoui2015, "bach2013": bach2013, "squeak2016": squeak2016, "sterge2020": sterge2020,
@@ -68,13 +69,14 @@ def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     if hasattr(module, "figures"):  # the paper's own figures
         for caption, name in module.figures(frame, out / "figures"):
             lines += [f"![{caption}](figures/{name})", ""]
+    look = styles(frame["sampler_label"].dropna().unique())
     for section in sections(frame)[0]:
         if section.task.name not in module.FIGURES:
             continue
         for dataset in sorted(section.scored["dataset"].unique()):
             name = f"{paper}_{figure_file(section.label, dataset)}"
             figure(section.scored, section.metric, section.smaller, section.label, dataset,
-                   out / "figures" / name)
+                   out / "figures" / name, look)
             lines += [f"![{section.label} on {dataset}](figures/{name})", ""]
     page = out / f"{paper}.md"
     page.write_text("\n".join(lines))

@@ -14,6 +14,7 @@ from kbench.reporting.figures import cost_figure, critical_difference, figure, f
 from kbench.reporting.focus import focus as focus_tables
 from kbench.reporting.scores import cost_in_n, failures, not_planned_table, sections, status_table
 from kbench.reporting.standing import standing
+from kbench.reporting.styles import styles
 from kbench.sweep.store import check_one_sweep
 
 
@@ -28,6 +29,7 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
     views = focus_tables(found, focus) if focus else None
     lines = markdown.header(frame, command, executor)
     standings = {section.label: standing(section) for section in found}
+    look = styles(frame["sampler_label"].dropna().unique())
     advice = advise(frame, found, standings)
     figures: dict[tuple, str] = {}
     boards = []
@@ -35,22 +37,22 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
         result = standings[section.label]
         table, footnotes = markdown.format_ranking(result, section.unscored)
         diagram = out / "figures" / figure_file("cd", section.label)
-        caption = critical_difference(section, result, diagram)
+        caption = critical_difference(section, result, diagram, look)
         figures["cd", section.label] = f"figures/{diagram.name}"
         boards.append(html.Board(section, table, footnotes, diagram if caption else None, caption,
                                  failures(section)))
         for dataset in sorted(section.scored["dataset"].unique()):
             path = out / "figures" / figure_file(section.label, dataset)
-            figure(section.scored, section.metric, section.smaller, section.label, dataset, path)
+            figure(section.scored, section.metric, section.smaller, section.label, dataset, path, look)
             figures[section.label, dataset] = f"figures/{path.name}"
     costs = cost_in_n(frame)
     for family, (seconds, _, rank) in costs.items():
         path = out / "figures" / figure_file("cost_in_n", family)
-        cost_figure(seconds, rank, family, path)
+        cost_figure(seconds, rank, family, path, look)
         figures["cost", family] = f"figures/{path.name}"
     statuses = (status_table(frame), not_planned_table(frame))
     write_text(out / "leaderboard.md", markdown.page(lines, notes, advice, focus, views, boards, costs,
                                                      statuses, figures))
     write_text(out / "leaderboard.html", html.render(frame, lines, notes, boards, advice, views, focus,
-                                                     costs, statuses))
+                                                     costs, statuses, look))
     return {"markdown": out / "leaderboard.md", "html": out / "leaderboard.html"}

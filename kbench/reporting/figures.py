@@ -9,10 +9,11 @@ import pandas as pd
 
 from kbench.reporting.scores import Section, pareto_front
 from kbench.reporting.standing import ALPHA, Standing
+from kbench.reporting.styles import Style
 from kbench.spec import slug_of
 
 
-def critical_difference(section: Section, result: Standing, path: Path) -> str | None:
+def critical_difference(section: Section, result: Standing, path: Path, look: dict[str, Style]) -> str | None:
     """The critical-difference diagram of a section's standing (PNG at ``path``: the table's
     mean ranks and blocks) and its caption, or None when there is no test."""
     import scikit_posthocs as sp
@@ -24,7 +25,9 @@ def critical_difference(section: Section, result: Standing, path: Path) -> str |
     blocks, left_out, total = result.ranked, result.left_out, result.blocks
     fig = Figure(figsize=(8, 0.6 + 0.3 * len(ranks)))
     ax = fig.subplots()
-    sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA)
+    sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA, label_fmt_left="{label} ({rank:.2f})",
+                                   label_fmt_right="({rank:.2f}) {label}",
+                                   color_palette={s: look[s].colour for s in ranks.index})
     ax.set_title(f"{section.label}: mean rank over {blocks} (dataset, rank) blocks", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -38,16 +41,22 @@ def critical_difference(section: Section, result: Standing, path: Path) -> str |
     return caption
 
 
-def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset: str, path: Path) -> None:
-    """Metric against rank (mean, 95% interval over repetitions) and against time (Pareto)."""
+def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset: str, path: Path,
+           look: dict[str, Style]) -> None:
+    """Metric against rank (mean, 95% interval over repetitions) and against time (Pareto),
+    each sampler in its ``look`` (kbench.reporting.styles)."""
     import matplotlib.ticker
     import seaborn as sns
     from matplotlib.figure import Figure
 
     data = cells[cells["dataset"] == dataset]
+    present = sorted(data["sampler"].unique())
+    palette = {s: look[s].colour for s in present}
+    markers = {s: look[s].marker for s in present}
     fig = Figure(figsize=(11, 4))
     left, right = fig.subplots(1, 2)
-    sns.lineplot(data=data, x="rank", y="metric", hue="sampler", marker="o", errorbar=("ci", 95),
+    sns.lineplot(data=data, x="rank", y="metric", hue="sampler", style="sampler", palette=palette,
+                 markers=markers, dashes={s: look[s].dashes for s in present}, errorbar=("ci", 95),
                  seed=0, ax=left)
     exact = data.groupby("rank")["exact"].mean().dropna()  # per rank: KPCA's ℓ follows the rank
     if len(exact):
@@ -61,11 +70,12 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
         left.set_yscale("log")
     left.legend(fontsize=7)
     means = data.groupby(["sampler", "rank"])[["metric", "seconds"]].mean().reset_index()
-    sns.scatterplot(data=means, x="seconds", y="metric", hue="sampler", ax=right, legend=False)
+    sns.scatterplot(data=means, x="seconds", y="metric", hue="sampler", style="sampler", palette=palette,
+                    markers=markers, ax=right)
     front = pareto_front(means, smaller)
     if len(front):
         right.plot(front["seconds"], front["metric"], color="black", linewidth=1, label="Pareto front")
-        right.legend(fontsize=7)
+    right.legend(fontsize=7)
     right.set(xscale="log", xlabel="seconds (sample + features + fit)", ylabel=metric,
               title=f"{metric} vs time")
     right.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
@@ -76,15 +86,17 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
     fig.savefig(path, dpi=110)
 
 
-def cost_figure(seconds: pd.DataFrame, rank: int, family: str, path: Path) -> None:
-    """Log-log seconds against n_train, one line per sampler."""
+def cost_figure(seconds: pd.DataFrame, rank: int, family: str, path: Path, look: dict[str, Style]) -> None:
+    """Log-log seconds against n_train, one line per sampler in its ``look``."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
     sizes = [float(c.removeprefix("n = ").replace(",", "")) for c in seconds.columns if c.startswith("n = ")]
     for sampler, row in seconds.drop(columns="slope in n").iterrows():
-        ax.plot(sizes, row.to_numpy(dtype=float), marker="o", label=f"{sampler} ({seconds.loc[sampler, 'slope in n']:.2f})")
+        style = look[sampler]
+        ax.plot(sizes, row.to_numpy(dtype=float), color=style.colour, marker=style.marker,
+                linestyle=(0, style.dashes) if style.dashes else "-", label=f"{sampler} ({seconds.loc[sampler, 'slope in n']:.2f})")
     ax.set(xscale="log", yscale="log", xlabel="n_train", ylabel="seconds (fit + features)",
            title=f"{family}: cost in n at rank {rank}\n(legend: log-log slope)")
     ax.legend(fontsize=7)

@@ -27,6 +27,7 @@ from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
 from kbench.reporting.focus import FOCUS_TEXT
 from kbench.reporting.scores import COST_TEXT, FAILURES_TEXT, NOT_PLANNED_TEXT, Section, cell_table
 from kbench.reporting.standing import MISSING
+from kbench.reporting.styles import Style
 from kbench.spec import slug_of
 
 #: significant digits of the numbers the charts carry
@@ -55,6 +56,12 @@ def table_html(table: pd.DataFrame, sortable: bool = True) -> str:
     flat = table if isinstance(table.index, pd.RangeIndex) else table.reset_index()
     return flat.to_html(index=False, border=0, classes="sortable" if sortable else None, na_rep=MISSING,
                         float_format=lambda v: f"{v:.4g}")
+
+
+def inline_code(text: str) -> str:
+    """Escaped text with markdown's `code` spans as <code> (the header lines are markdown)."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{part}</code>" if i % 2 else part for i, part in enumerate(parts))
 
 
 def _number(value) -> float | None:
@@ -128,10 +135,40 @@ def _png(path: Path) -> str:
     return f"<img alt='{html.escape(Path(path).stem)}' src='data:image/png;base64,{data}'>"
 
 
+def _advice_html(advice) -> list[str]:
+    esc = html.escape
+    parts = ["<section id='advice'><h2>Which sampler for my data</h2>",
+             "<ul>" + "".join(f"<li>{esc(s)}</li>" for s in advice.statements) + "</ul>"]
+    if len(advice.regimes):
+        parts += ["<h3>Regimes</h3>", f"<p class='caption'>{esc(REGIME_TEXT)}</p>", table_html(advice.regimes)]
+    if len(advice.winners):
+        parts += ["<h3>Winner per rank budget</h3>", f"<p class='caption'>{esc(WINNER_TEXT)}</p>"]
+        for dataset, rows in advice.winners.groupby("dataset", sort=True):
+            parts += [f"<details><summary>{esc(dataset)}</summary>",
+                      table_html(rows.drop(columns="dataset").reset_index(drop=True)), "</details>"]
+    return [*parts, "</section>"]
+
+
+def _board_html(board: Board) -> list[str]:
+    esc = html.escape
+    parts = [f"<section id='{board.id}'><h2>{esc(board.section.title)}</h2>", table_html(board.ranking),
+             *(f"<p class='caption'>{esc(f)}</p>" for f in board.footnotes)]
+    if len(board.failures):
+        parts += [f"<p class='caption'>{esc(FAILURES_TEXT)}</p>", table_html(board.failures)]
+    if board.diagram is not None:
+        parts += [_png(board.diagram), f"<p class='caption'>{esc(board.caption)}</p>"]
+    return [*parts, "<div class='controls'>",
+            *(f"<label>{name} <select class='{name}'></select></label>" for name in ("dataset", "kernel", "metric")),
+            "</div><div class='charts'><div class='chart rank'></div><div class='chart time'></div></div>",
+            "<p class='caption'>Mean over repetitions; bars span min to max. Means by rank:</p>",
+            "<table class='means'></table></section>"]
+
+
 def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: list[Board], advice,
-           focus_views: list | None, focused: str | None, costs: dict, statuses: tuple[pd.DataFrame, pd.DataFrame]
-           ) -> str:
-    """The page. ``advice``: kbench.reporting.advice.Advice; ``focus_views``: kbench.reporting.focus.FocusTables."""
+           focus_views: list | None, focused: str | None, costs: dict, statuses: tuple[pd.DataFrame, pd.DataFrame],
+           look: dict[str, Style]) -> str:
+    """The page. ``advice``: kbench.reporting.advice.Advice; ``focus_views``:
+    kbench.reporting.focus.FocusTables; ``look``: each sampler's style on every chart."""
     esc = html.escape
     nav = [("advice", "Which sampler for my data")]
     if focused:
@@ -143,20 +180,11 @@ def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: lis
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
              "<meta name='viewport' content='width=device-width, initial-scale=1'>",
              "<title>kbench leaderboard</title>", f"<style>{_asset('leaderboard.css')}</style></head><body>",
-             "<h1>kbench leaderboard</h1>", *(f"<p class='note'>{esc(line)}</p>" for line in header),
+             "<h1>kbench leaderboard</h1>", *(f"<p class='note'>{inline_code(line)}</p>" for line in header),
              "<nav>" + "".join(f"<a href='#{i}'>{esc(t)}</a>" for i, t in nav) + "</nav>",
              "<p id='loading'>Drawing the charts…</p>",
              *(f"<p class='note'>Note: {esc(note)}</p>" for note in notes)]
-    parts += ["<section id='advice'><h2>Which sampler for my data</h2>",
-              "<ul>" + "".join(f"<li>{esc(s)}</li>" for s in advice.statements) + "</ul>"]
-    if len(advice.regimes):
-        parts += ["<h3>Regimes</h3>", f"<p class='caption'>{esc(REGIME_TEXT)}</p>", table_html(advice.regimes)]
-    if len(advice.winners):
-        parts += ["<h3>Winner per rank budget</h3>", f"<p class='caption'>{esc(WINNER_TEXT)}</p>"]
-        for dataset, rows in advice.winners.groupby("dataset", sort=True):
-            parts += [f"<details><summary>{esc(dataset)}</summary>",
-                      table_html(rows.drop(columns="dataset").reset_index(drop=True)), "</details>"]
-    parts.append("</section>")
+    parts += _advice_html(advice)
     if focused:
         parts += [f"<section id='focus'><h2>Focus: {esc(focused)}</h2>", f"<p class='caption'>{esc(FOCUS_TEXT)}</p>"]
         for view in focus_views:
@@ -165,17 +193,7 @@ def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: lis
                 parts += [f"<details><summary>{esc(dataset)}: by rank</summary>", table_html(table), "</details>"]
         parts.append("</section>")
     for board in boards:
-        parts += [f"<section id='{board.id}'><h2>{esc(board.section.title)}</h2>", table_html(board.ranking),
-                  *(f"<p class='caption'>{esc(f)}</p>" for f in board.footnotes)]
-        if len(board.failures):
-            parts += [f"<p class='caption'>{esc(FAILURES_TEXT)}</p>", table_html(board.failures)]
-        if board.diagram is not None:
-            parts += [_png(board.diagram), f"<p class='caption'>{esc(board.caption)}</p>"]
-        parts += ["<div class='controls'>",
-                  *(f"<label>{name} <select class='{name}'></select></label>" for name in ("dataset", "kernel", "metric")),
-                  "</div><div class='charts'><div class='chart rank'></div><div class='chart time'></div></div>",
-                  "<p class='caption'>Mean over repetitions; bars span min to max. Means by rank:</p>",
-                  "<table class='means'></table></section>"]
+        parts += _board_html(board)
     if costs:
         parts += ["<section id='cost'><h2>Sampler cost in n</h2>", f"<p class='caption'>{esc(COST_TEXT)}</p>"]
         for i, (family, (seconds, memory, rank)) in enumerate(costs.items()):
@@ -188,7 +206,8 @@ def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: lis
         parts += ["<h3>Not planned, by design</h3>", f"<p class='caption'>{esc(NOT_PLANNED_TEXT)}</p>",
                   table_html(unplanned)]
     parts.append("</section>")
-    data = {"boards": [chart_data(frame, b) for b in boards], "costs": cost_data(costs)}
+    data = {"boards": [chart_data(frame, b) for b in boards], "costs": cost_data(costs),
+            "styles": {sampler: style.plotly() for sampler, style in look.items()}}
     payload = json.dumps(data, ensure_ascii=False, allow_nan=False).replace("</", "<\\/")
     parts += [f"<script id='kbench-data' type='application/json'>{payload}</script>",
               f"<script id='plotly-gz' type='application/octet-stream'>{_plotly_gzip_base64()}</script>",

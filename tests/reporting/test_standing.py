@@ -3,6 +3,7 @@ floor and failures last; every number the page prints about a section comes from
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -191,3 +192,16 @@ def test_values_at_the_noise_floor_tie_and_failures_share_the_last_place():
     assert result.won["winner"].tolist() == ["tie: rls, uniform"] or result.won["winner"].tolist() == [
         "tie: uniform, rls"]
     assert result.table.loc["bad", "failure rate"] == "100%"
+
+
+def test_every_sampler_gets_its_own_colour_and_marker_on_every_chart(leaderboard_page):
+    from kbench.reporting.styles import styles
+
+    look = styles([f"sampler-{i:02d}" for i in range(70)])
+    assert len({(s.colour, s.marker) for s in look.values()}) == 70
+    assert len({(s.colour, s.symbol) for s in look.values()}) == 70
+    text = leaderboard_page.read_text(encoding="utf-8")
+    data = json.loads(text.split("<script id='kbench-data' type='application/json'>")[1].split("</script>")[0])
+    drawn = {row[board["columns"]["sampler"]] for board in data["boards"] for row in board["rows"]}
+    assert drawn <= set(data["styles"]) and len({tuple(s.values()) for s in data["styles"].values()}) == len(drawn)
+    assert "`" not in text.split("<nav>")[0]  # the header's markdown code spans are <code> in HTML

@@ -92,14 +92,17 @@ function draw(board, root) {
     const own = rows.filter((r) => r[c.sampler] === sampler).sort((a, b) => a[c.rank] - b[c.rank]);
     const y = own.map((r) => r[c[`${metric}:mean`]]);
     const text = own.map((r) => hover(board, r, metric));
+    const look = DATA.styles[sampler] || {};
     byRank.push({
       type: "scatter", mode: "lines+markers", name: sampler, legendgroup: sampler,
+      line: {color: look.color, dash: look.dash}, marker: {color: look.color, symbol: look.symbol, size: 7},
       x: own.map((r) => r[c.rank]), y, text, hoverinfo: "text",
       error_y: {type: "data", symmetric: false, thickness: 1,
         array: own.map((r) => r[c[`${metric}:max`]] - r[c[`${metric}:mean`]]),
         arrayminus: own.map((r) => r[c[`${metric}:mean`]] - r[c[`${metric}:min`]])},
     });
-    byTime.push({type: "scatter", mode: "markers", name: sampler, legendgroup: sampler, showlegend: false,
+    byTime.push({type: "scatter", mode: "markers", name: sampler, legendgroup: sampler,
+      marker: {color: look.color, symbol: look.symbol, size: 8},
       x: own.map((r) => r[c.seconds]), y, text, hoverinfo: "text"});
     own.forEach((r) => points.push({x: r[c.seconds], y: r[c[`${metric}:mean`]]}));
   }
@@ -115,8 +118,10 @@ function draw(board, root) {
     x: front.map((p) => p.x), y: front.map((p) => p.y), line: {color: "black", width: 1}});
   const positive = points.every((p) => p.y > 0);
   const yaxis = {title: {text: metric}, type: info.smaller && positive ? "log" : "linear"};
-  const layout = (title, xaxis) => ({title: {text: title, font: {size: 13}}, xaxis, yaxis,
-    margin: {t: 40, r: 10}, legend: {font: {size: 10}}, hovermode: "closest"});
+  // the mode bar stands vertically at the right edge, clear of the title; every chart has its legend
+  const layout = (title, xaxis) => ({title: {text: title, font: {size: 13}, x: 0.02, xanchor: "left"}, xaxis,
+    yaxis, margin: {t: 40, r: 40}, legend: {font: {size: 10}}, showlegend: true, hovermode: "closest",
+    modebar: {orientation: "v"}});
   const config = {displaylogo: false, responsive: true};
   const where = `${board.label} on ${dataset} [${kernel}]`;
   Plotly.react(root.querySelector(".chart.rank"), byRank,
@@ -168,12 +173,15 @@ function setUp(board) {
 }
 
 function costChart(cost) {
-  const traces = cost.samplers.map((sampler, i) => ({type: "scatter", mode: "lines+markers", name: sampler,
-    x: cost.sizes, y: cost.seconds[i]}));
+  const traces = cost.samplers.map((sampler, i) => {
+    const look = DATA.styles[sampler] || {};
+    return {type: "scatter", mode: "lines+markers", name: sampler, x: cost.sizes, y: cost.seconds[i],
+      line: {color: look.color, dash: look.dash}, marker: {color: look.color, symbol: look.symbol, size: 7}};
+  });
   Plotly.newPlot(document.getElementById(cost.id), traces, {
-    title: {text: `${cost.family}: cost in n at rank ${cost.rank}`, font: {size: 13}},
+    title: {text: `${cost.family}: cost in n at rank ${cost.rank}`, font: {size: 13}, x: 0.02, xanchor: "left"},
     xaxis: {title: {text: "n_train"}, type: "log"}, yaxis: {title: {text: "seconds (fit + features)"}, type: "log"},
-    margin: {t: 40}}, {displaylogo: false, responsive: true});
+    margin: {t: 40, r: 40}, showlegend: true, modebar: {orientation: "v"}}, {displaylogo: false, responsive: true});
 }
 
 document.querySelectorAll("table.sortable").forEach(makeSortable);
