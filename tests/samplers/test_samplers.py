@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -614,3 +615,23 @@ def test_orf_refuses_a_kernel_that_is_not_isotropic(data300):
 def test_bad_sampler_parameters(name, params, message):
     with pytest.raises(ValueError, match=message):
         kbench.make_sampler(name, **params)
+
+
+def test_the_lcsl_variant_of_bless_has_its_levels_and_weights(data300):
+    """variant="lcsl": ⌈ln n⌉ levels whatever λ, atoms weighted by their acceptance ratio p/u;
+    the default: levels of ratio q from n·κ² down to nλ, atoms weighted by p."""
+    from kbench.samplers.bless import atom_weights
+
+    X, kernel = data300
+    n, gamma0 = len(X), len(X) * kernel.diag(X).max()
+    for variant in ("paper", "lcsl"):
+        for lam in (1e-2, 1e-5):
+            approx = kbench.make_sampler("bless", variant=variant).fit(X, kernel, rank=20, lam=lam, seed=0)
+            levels = len(approx.info["history"]) - 1
+            expected = math.ceil(math.log(n)) if variant == "lcsl" else math.ceil(math.log2(gamma0 / (n * lam)))
+            assert levels == expected and approx.info["variant"] == variant
+    p, u = np.array([0.1, 0.2, 0.5]), np.array([0.4, 0.2, 1.0])
+    np.testing.assert_array_equal(atom_weights(p, u, "paper"), p)
+    np.testing.assert_array_equal(atom_weights(p, u, "lcsl"), [0.25, 1.0, 0.5])
+    with pytest.raises(ValueError, match="variant must be one of paper, lcsl"):
+        kbench.make_sampler("bless", variant="authors")
