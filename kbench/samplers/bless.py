@@ -38,7 +38,6 @@ from kbench.hookspecs import hookimpl
 from kbench.lowrank.maps import nystrom
 from kbench.samplers.base import Sampler, landmarks_from_dictionary
 
-
 #: the schedule and weights of each variant (module docstring)
 VARIANTS = ("paper", "lcsl")
 
