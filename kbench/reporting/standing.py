@@ -153,6 +153,8 @@ def _tests(places: pd.DataFrame) -> tuple[pd.DataFrame | None, float | None]:
     if places.shape[1] < 3 or places.shape[0] < 2 or (places.nunique(axis=1) <= 1).all():
         return None, None
     statistic = friedmanchisquare(*(places[c].to_numpy() for c in places.columns))
+    if not math.isfinite(statistic.pvalue):
+        return None, None
     pvalues = sp.posthoc_nemenyi_friedman(places.reset_index(drop=True))
     return pvalues, float(statistic.pvalue)
 
