@@ -118,9 +118,11 @@ function draw(board, root) {
     x: front.map((p) => p.x), y: front.map((p) => p.y), line: {color: "black", width: 1}});
   const positive = points.every((p) => p.y > 0);
   const yaxis = {title: {text: metric}, type: info.smaller && positive ? "log" : "linear"};
-  // the mode bar stands vertically at the right edge, clear of the title; every chart has its legend
+  // every chart has its legend, below the axes where the mode bar (upright at the right edge,
+  // clear of the left-aligned title) cannot cover it
   const layout = (title, xaxis) => ({title: {text: title, font: {size: 13}, x: 0.02, xanchor: "left"}, xaxis,
-    yaxis, margin: {t: 40, r: 40}, legend: {font: {size: 10}}, showlegend: true, hovermode: "closest",
+    yaxis, height: 640, margin: {t: 40, r: 40}, showlegend: true, hovermode: "closest",
+    legend: {font: {size: 10}, orientation: "h", x: 0, xanchor: "left", y: -0.18, yanchor: "top"},
     modebar: {orientation: "v"}});
   const config = {displaylogo: false, responsive: true};
   const where = `${board.label} on ${dataset} [${kernel}]`;
@@ -181,7 +183,9 @@ function costChart(cost) {
   Plotly.newPlot(document.getElementById(cost.id), traces, {
     title: {text: `${cost.family}: cost in n at rank ${cost.rank}`, font: {size: 13}, x: 0.02, xanchor: "left"},
     xaxis: {title: {text: "n_train"}, type: "log"}, yaxis: {title: {text: "seconds (fit + features)"}, type: "log"},
-    margin: {t: 40, r: 40}, showlegend: true, modebar: {orientation: "v"}}, {displaylogo: false, responsive: true});
+    height: 560, margin: {t: 40, r: 40}, showlegend: true, modebar: {orientation: "v"},
+    legend: {font: {size: 10}, orientation: "h", x: 0, xanchor: "left", y: -0.2, yanchor: "top"}},
+    {displaylogo: false, responsive: true});
 }
 
 document.querySelectorAll("table.sortable").forEach(makeSortable);
