@@ -103,8 +103,7 @@ class Sweep:
     def jobs(self) -> list[tuple[str, str, str, int]]:
         """One job per (dataset, kernel, sampler, repetition): each sampler fit serves every
         task and rank; none for a sampler that refuses the kernel by design."""
-        refused = {(r["dataset"], r["kernel"], r["sampler"]) for r in self.not_planned
-                   if not r["reason"].startswith("task ")}
+        refused = {(r["dataset"], r["kernel"], r["sampler"]) for r in self.not_planned if r["refused_by"] == "sampler"}
         return [(d, k, s, r)
                 for d in self.config["datasets"] for k in self.kernels(d) for s in self.config["samplers"]
                 if (Spec.parse(d, "dataset").label, Spec.parse(k, "kernel").label,

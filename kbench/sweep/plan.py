@@ -21,7 +21,7 @@ from kbench.registry import create, package_of, plugin_class
 from kbench.spec import Spec
 from kbench.sweep.config import SweepConfig
 from kbench.sweep.layout import cell_path, sweep_id
-from kbench.sweep.store import SCHEMA_VERSION
+from kbench.sweep.store import PACKAGE_COLUMNS, SCHEMA_VERSION
 
 
 def derive_seed(*parts) -> int:
@@ -81,18 +81,11 @@ def _params_json(spec: Spec) -> str:
     return json.dumps(spec.params, sort_keys=True)
 
 
-#: the provenance columns of a row: which package (distribution) provided each plugin
-PACKAGE_COLUMNS = ("dataset_package", "dataset_package_version", "kernel_package", "kernel_package_version",
-                   "sampler_package", "sampler_package_version", "task_package", "task_package_version")
-
-
 def provenance(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec) -> dict[str, str]:
     """The distribution name and version that provided each of a cell's plugins (the dataset's
-    provider for the dataset): :data:`PACKAGE_COLUMNS`."""
-    found = {}
-    for kind, spec in (("dataset", dataset), ("kernel", kernel), ("sampler", sampler), ("task", task)):
-        found[f"{kind}_package"], found[f"{kind}_package_version"] = package_of(spec)
-    return found
+    provider for the dataset), as the row columns :data:`kbench.sweep.store.PACKAGE_COLUMNS`."""
+    values = [part for spec in (dataset, kernel, sampler, task) for part in package_of(spec)]
+    return dict(zip(PACKAGE_COLUMNS, values, strict=True))
 
 
 def cell_inputs(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec, rank: int, repetition: int,
@@ -117,9 +110,10 @@ def task_refuses(task, dataset: Spec) -> str | None:
 
 
 def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
-    """The combinations that cannot run by design, with the reason: a sampler that refuses a
-    kernel (``Sampler.refuses``: none of its cells), a task that refuses a dataset's type.
-    ``kernels`` maps each dataset label to its kernel specs; specs as text or Spec."""
+    """The combinations that cannot run by design, with the component that refuses them
+    (``refused_by``) and the reason: a sampler that refuses a kernel (``Sampler.refuses``:
+    none of its cells), a task that refuses a dataset's type. ``kernels`` maps each dataset
+    label to its kernel specs; specs as text or Spec."""
     found = []
     for dataset in (Spec.parse(str(d), "dataset") for d in datasets):
         for kernel in (Spec.parse(str(k), "kernel") for k in kernels[dataset.label]):
@@ -127,10 +121,10 @@ def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
             for sampler in (Spec.parse(str(s), "sampler") for s in samplers):
                 why = create(sampler).refuses(kernel_object)
                 for task in (Spec.parse(str(t), "task") for t in tasks):
-                    reason = why or task_refuses(create(task), dataset)
+                    refused_by, reason = ("sampler", why) if why else ("task", task_refuses(create(task), dataset))
                     if reason:
                         found.append({"dataset": dataset.label, "kernel": kernel.label, "sampler": sampler.label,
-                                      "task": task.label, "reason": reason})
+                                      "task": task.label, "refused_by": refused_by, "reason": reason})
     return found
 
 

@@ -26,10 +26,11 @@ SCHEMA_VERSION = 3
 #: columns that identify a row; a rerun of the same identity replaces the older row
 IDENTITY = ["sweep", "dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
             "repetition", "base_seed"]
-#: where a row's code came from (version 3): the packages behind its plugins, kbench's commit
-PROVENANCE = ["dataset_package", "dataset_package_version", "kernel_package", "kernel_package_version",
-              "sampler_package", "sampler_package_version", "task_package", "task_package_version",
-              "kbench_commit"]
+#: which package (distribution) provided each plugin of a row, and its version (version 3)
+PACKAGE_COLUMNS = ("dataset_package", "dataset_package_version", "kernel_package", "kernel_package_version",
+                   "sampler_package", "sampler_package_version", "task_package", "task_package_version")
+#: where a row's code came from: the packages behind its plugins, and kbench's commit
+PROVENANCE = [*PACKAGE_COLUMNS, "kbench_commit"]
 #: columns every row has, whatever its task and status (a file without them is not a result)
 REQUIRED = [c for c in IDENTITY if c not in ("components", "sweep")] + ["status", "timestamp", "schema_version"]
 
