@@ -25,7 +25,7 @@ REGIME_TEXT = ("Each dataset at its oracle λ (where the exact kernel scores bes
                "matrix-free baseline's Nyström approximation.")
 WINNER_TEXT = ("Per task and (dataset, rank) block: the winner, first alone over two or more paired repetitions "
                "(\"tie: ...\" names the samplers sharing first place: within the noise floor or one standard "
-               "error; \"tie: one repetition\" when there is no spread to tell a win from noise), its mean, the "
+               "error; \"tie: one repetition (X ahead)\" when there is no spread to tell a win from noise), its mean, the "
                "runner-up, the relative margin, and in how many paired repetitions the winner is ahead.")
 
 

@@ -140,7 +140,7 @@ def _budget(dataset, rank, values: pd.DataFrame, groups: list[list[str]], smalle
     scale = abs(theirs.mean())
     record.update({"runner-up": second, "ahead in": f"{int(ahead.sum())} of {int(both.sum())}",
                    "relative margin": abs(ours.mean() - theirs.mean()) / scale if scale else np.nan})
-    record["winner"] = first[0] if both.sum() >= 2 else "tie: one repetition"
+    record["winner"] = first[0] if both.sum() >= 2 else f"tie: one repetition ({first[0]} ahead)"
     return record
 
 
