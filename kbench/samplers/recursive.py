@@ -1,8 +1,8 @@
 """Recursive RLS-Nyström (Musco & Musco, NeurIPS 2017, Alg. 3, the fixed-size variant).
 
-With p landmarks, s = p points are kept per level, an oversampling factor c = log p and a
-rank k' = ⌈p/(4 log p)⌉. A random permutation orders the points; level sizes halve from n
-down to a base of at most p points, which is the first sample (weights 1). Going back up,
+With p landmarks: an oversampling factor c = log p and a rank k' = ⌈p/(4 log p)⌉. A random
+permutation orders the points; level sizes halve from n down to a base of at most p points,
+which is the first sample (weights 1). Going back up,
 each level's points (the first n_l of the permutation) get ridge leverage scores estimated
 from the previous level's weighted sample S (weights w = 1/√score):
 
@@ -10,10 +10,11 @@ from the previous level's weighted sample S (weights w = 1/√score):
                                                                  tail beyond rank k')
     ℓ̃_i = min(1, c·(K_ii − k_iS (K_SS + λ W⁻²)⁻¹ k_Si)/λ)
 
-and are kept independently with probability ℓ̃_i; at the top level (all n points, c = 1)
-p distinct landmarks are drawn ∝ ℓ̃ without replacement. λ is chosen by the algorithm,
-not by the sweep: the sampler does not use the sweep's λ. Kernel entries: the diagonal
-and about Σ_l n_l·|S_l| ≤ 2n·p (the paper's O(np)).
+and are kept independently with probability ℓ̃_i, so a level's sample size |S_l| is random
+(about c·Σ ℓ̃ points, not a fixed p); at the top level (all n points, c = 1) p distinct
+landmarks are drawn ∝ ℓ̃ without replacement. λ is chosen by the algorithm, not by the
+sweep: the sampler does not use the sweep's λ. Kernel entries: the diagonal and
+Σ_l n_l·|S_l| (the paper's O(np) in expectation; not a hard bound, since |S_l| is random).
 """
 
 from __future__ import annotations
