@@ -57,7 +57,7 @@ def sample_without_replacement(
 
     Efraimidis–Spirakis keys E/w (E ~ Exp(1), compared as log E − log w so that tiny
     weights cannot overflow): the ``size`` smallest keys are a successive sample without
-    replacement, in O(n). Entries of weight 0 are never drawn, so fewer
+    replacement, in O(n + size·log size). Entries of weight 0 are never drawn, so fewer
     than ``size`` indices come back when fewer weights are positive.
     """
     weights = np.asarray(weights, dtype=float)

@@ -3,7 +3,8 @@
 Tasks only ever see this object, so a task knows nothing of samplers (docs/plugins.md). Three
 maps cover the built-in samplers:
 
-* :class:`NystromMap`, z(x) = K_mm^{-1/2} k_m(x), built by :func:`nystrom`, the one
+* :class:`NystromMap`, z(x) = Wᵀk_m(x) with WWᵀ = K_mm⁺ (eigenvalues below a relative
+  cutoff dropped; K_mm^{-1/2} up to a rotation), built by :func:`nystrom`, the one
   Nyström builder shared by all column samplers;
 * :class:`CholeskyMap`, z(x) = G_I⁻¹ k_I(x) for pivoted Cholesky factors (the same
   approximation on the pivot set, by a triangular solve);
@@ -200,7 +201,7 @@ class HadamardFourierMap(FourierMap):
 
 def nystrom(X: np.ndarray, kernel: Kernel, landmarks: np.ndarray, info: dict | None = None,
             K_mm: np.ndarray | None = None) -> NystromMap:
-    """The Nyström feature map on rows ``landmarks`` of ``X`` (K_mm^{-1/2} by eigh, relative cutoff).
+    """The Nyström feature map on rows ``landmarks`` of ``X`` (W with WWᵀ = K_mm⁺ by eigh, relative cutoff).
 
     ``K_mm`` may be passed when the sampler already holds it (no kernel entry is evaluated twice).
     """

@@ -15,8 +15,9 @@ each level
 3. keeps each with probability p_i = min(q̄·ℓ̃_i, u_i) (accept with p_i/u_i): the new D,
    weighted by p_i, its inclusion probability (Alg. 1's A_h; DPPy's copy of the code).
 
-``variant="lcsl"`` is the original code's (LCSL/bless ``bless.py``) instead: ⌈ln n⌉
-geometric levels from γ₀ to γ, and atoms weighted by their acceptance ratio p_i/u_i
+``variant="lcsl"`` takes the original code's (LCSL/bless ``bless.py``) schedule length and
+weights instead: ⌈ln n⌉ geometric reductions from γ₀ = n·κ² to γ (LCSL itself makes
+⌈ln n⌉ − 1 from n), and atoms weighted by their acceptance ratio p_i/u_i
 (pre-selection and acceptance as above). Both are in the published sweep, so a verdict on
 BLESS says which one it is.
 

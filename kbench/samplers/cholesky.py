@@ -4,8 +4,8 @@
 
 Both build the factor G (n×k) with GGᵀ = K_nI K_II⁻¹ K_In on the pivot set I and return
 it as ``train_features``; new points get g(x) = G_I⁻¹ k_I(x) by a triangular solve.
-The residual diagonal d = diag(K − GGᵀ) is updated after every pivot (clamped at 0
-against round-off), so Σd = tr(K − L) online.
+The residual diagonal d = diag(K − GGᵀ) is updated after every pivot (greedy)
+or every accepted block of pivots (rp-cholesky), clamped at 0 against round-off, so Σd = tr(K − L) online.
 """
 
 from __future__ import annotations

@@ -83,7 +83,8 @@ class StructuredSampler(Sampler):
 class SORFSampler(StructuredSampler):
     """Structured orthogonal random features (Yu et al. 2016 §4): each block of frequencies
     is (√d'/σ)·H D₁ H D₂ H D₃ with H the normalised Walsh–Hadamard matrix and D_i Rademacher
-    diagonals: orthogonal rows of norm √d'/σ, like orf's on average."""
+    diagonals: orthogonal rows of norm √d'/σ, like orf's on average (of the d'×d' block; with x
+    zero-padded only its first d columns act, whose rows have E‖ω‖² = d/σ²)."""
 
     name = "sorf"
 
@@ -98,7 +99,8 @@ class FastfoodSampler(StructuredSampler):
     """Fastfood (Le, Sarlós & Smola 2013, eq. 7): each block of frequencies is
     (1/(σ√d'))·S H G Π H B with H the unnormalised Walsh–Hadamard matrix, B a Rademacher
     diagonal, Π a permutation, G a gaussian diagonal and S = diag(s_i/‖G‖_F), s_i ~ χ_{d'}:
-    rows of norm s_i/σ, the norms of N(0, σ⁻²I_{d'}) draws."""
+    rows of norm s_i/σ, the norms of N(0, σ⁻²I_{d'}) draws (of the d'×d' block; with x
+    zero-padded only its first d columns act, whose rows have E‖ω‖² = d/σ²)."""
 
     name = "fastfood"
 

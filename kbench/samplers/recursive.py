@@ -14,7 +14,8 @@ and are kept independently with probability ℓ̃_i, so a level's sample size |S
 (about c·Σ ℓ̃ points, not a fixed p); at the top level (all n points, c = 1) p distinct
 landmarks are drawn ∝ ℓ̃ without replacement. λ is chosen by the algorithm, not by the
 sweep: the sampler does not use the sweep's λ. Kernel entries: the diagonal and
-Σ_l n_l·|S_l| (the paper's O(np) in expectation; not a hard bound, since |S_l| is random).
+Σ_l n_l·|S_l| (the paper's O(np) in expectation; not a hard bound, since |S_l| is random),
+plus p² for the landmarks' K_mm.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from kbench.lowrank.linalg import sample_without_replacement
 from kbench.lowrank.maps import nystrom
 from kbench.samplers.base import Sampler
 
-#: the ridge when a level's sample has at most k' points (no tail to estimate it from),
-#: relative to the largest diagonal entry (the authors' code uses 1e-5 for unit-diagonal kernels)
+#: the ridge when a level's sample has at most k' points (no tail to estimate it from), and
+#: a lower bound on it at every level, relative to the largest diagonal entry (the authors'
+#: code uses 1e-5 for unit-diagonal kernels, only in the first case)
 _FLOOR_RIDGE = 1e-5
 
 
@@ -75,7 +77,8 @@ class RecursiveRLSSampler(Sampler):
     @staticmethod
     def _ridge(K_ss: np.ndarray, weights: np.ndarray, k: int, kappa2: float) -> float:
         """(tr(W K_SS W) − Σ_{i≤k} σ_i(W K_SS W))/k: the tail of the weighted sample's
-        spectrum beyond rank k, averaged over k (Musco & Musco 2017, Alg. 3)."""
+        spectrum beyond rank k, averaged over k (Musco & Musco 2017, Alg. 3), never below
+        the floor ``_FLOOR_RIDGE``·κ²."""
         if K_ss.shape[0] <= k:
             return _FLOOR_RIDGE * kappa2
         weighted = weights[:, None] * K_ss * weights[None, :]

@@ -96,7 +96,7 @@ class SqueakSampler(Sampler):
 
     Parameters: ``qbar`` copies per new point (q̄ ≤ 2 collapses the dictionary), ``eps``
     (ε of the (1−ε) shrinkage), ``block_size`` points merged per step (default: half the
-    current dictionary, at least 64; any b ≥ 1 is a valid DICT-MERGE), ``shards`` > 1 for
+    dictionary's unique atoms, at least 64; any b ≥ 1 is a valid DICT-MERGE), ``shards`` > 1 for
     the distributed variant (leaves on contiguous shards, pairwise merges: :func:`tree_nodes`),
     ``halving_floor`` for the paper's listing, which floors p̃ at half its old value, and
     ``subsample``: how p landmarks are drawn from a dictionary larger than p, ``"copies"``

@@ -1,7 +1,8 @@
 """DPPy's samplers (Gautier, Polito, Bardenet & Valko, JMLR 2019) as kbench samplers.
 
-- ``dppy-bless``: ``dppy.bless.bless`` (Rudi, Calandriello, Carratino & Rosasco 2018), the
-  authors' own BLESS; DPPy's ridge is unnormalised (K + λ'I), so it runs at λ' = nλ, and
+- ``dppy-bless``: ``dppy.bless.bless`` (Rudi, Calandriello, Carratino & Rosasco 2018),
+  DPPy's copy of the authors' BLESS (atoms weighted by p, like kbench's ``bless``, not by
+  LCSL's p/u; its own ridge schedule from n); DPPy's ridge is unnormalised (K + λ'I), so it runs at λ' = nλ, and
   ``qbar`` is its ``rls_oversample_param``. The rank's landmarks are drawn from its
   dictionary as kbench's ``bless`` draws them.
 - ``dppy-k-dpp``: ``FiniteDPP("likelihood", L=K).sample_exact_k_dpp`` (Kulesza & Taskar
