@@ -118,10 +118,15 @@ class Sweep:
                                                      for d in self.config["datasets"]},
                            self.config["samplers"], self.config["tasks"])
 
+    @cached_property
+    def _accepted_tasks(self) -> dict[str, list[str]]:
+        tasks = {t: create(t, "task") for t in self.config["tasks"]}
+        return {d: [t for t, task in tasks.items() if task_refuses(task, Spec.parse(d, "dataset")) is None]
+                for d in self.config["datasets"]}
+
     def tasks_of(self, dataset: str) -> list[str]:
         """The config's tasks that accept the dataset's type (all when it is not known before loading)."""
-        return [t for t in self.config["tasks"]
-                if task_refuses(create(t, "task"), Spec.parse(dataset, "dataset")) is None]
+        return self._accepted_tasks[dataset]
 
     def task_groups(self) -> list[tuple[str, list[str], list[str]]]:
         """The run rules: one per set of tasks the datasets accept, as (rule name, tasks,

@@ -146,9 +146,10 @@ class Job:
         return [cell for cell in self.cells if cell.run]
 
 
-def plan(config: SweepConfig) -> list[Job]:
+def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
     """Check every name up front (did-you-mean errors) and list the jobs of a sweep, without
-    the combinations that cannot run by design (:func:`not_planned`)."""
+    the combinations that cannot run by design (``excluded``: :func:`not_planned`'s rows,
+    computed here when not given)."""
     kernel = Spec.parse(config.kernel, "kernel")
     create(kernel)  # validates name and parameters
     dataset_specs = [Spec.parse(d, "dataset") for d in config.datasets]
@@ -160,8 +161,9 @@ def plan(config: SweepConfig) -> list[Job]:
         create(spec)
     lams, seed = list(config.lams), config.seed
     sweep = sweep_id(seed, lams)
-    refused = {(r["dataset"], r["sampler"], r["task"]) for r in not_planned(
-        dataset_specs, {d.label: [kernel] for d in dataset_specs}, sampler_specs, task_specs)}
+    if excluded is None:
+        excluded = not_planned(dataset_specs, {d.label: [kernel] for d in dataset_specs}, sampler_specs, task_specs)
+    refused = {(r["dataset"], r["sampler"], r["task"]) for r in excluded}
     jobs = []
     for dataset in dataset_specs:
         for repetition in config.repetitions:

@@ -96,13 +96,13 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
     started = time.perf_counter()
     with threadpool_limits(limits=config.blas_threads):
         check_output_dir(config.out)
-        planned = plan(config)
+        excluded = not_planned(config.datasets, {d: [config.kernel] for d in config.datasets}, config.samplers,
+                               config.tasks)
+        planned = plan(config, excluded)
         queue, done = pending(planned, config.retry_failed)
         counts = Scheduler(config, planned, progress).run(queue)
     counts["already done"] = done
     cells = [cell for job in planned for cell in job.cells]
-    excluded = not_planned(config.datasets, {d: [config.kernel] for d in config.datasets}, config.samplers,
-                           config.tasks)
     summary = Summary(dict(counts), time.perf_counter() - started, [str(cell.path) for cell in cells], excluded)
     frame = collect(planned)
     return (frame, summary) if return_summary else frame

@@ -166,10 +166,9 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
 def sweeps(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per sweep in ``frame`` (its ``sweep`` id; "unrecorded" for rows older than
     schema version 3): its cells, base seed and λ path."""
-    ids = frame["sweep"].astype(object).where(frame["sweep"].notna(), "unrecorded")
-    cells = frame.assign(sweep=ids).drop_duplicates(["sweep", "dataset", "kernel", "sampler_label",
-                                                     "task_label", "rank", "repetition"])
-    lams = frame.assign(sweep=ids).groupby("sweep")["lam"].agg(lambda v: sorted(v.dropna().unique()))
+    rows = frame.assign(sweep=frame["sweep"].astype(object).where(frame["sweep"].notna(), "unrecorded"))
+    cells = rows.drop_duplicates(["sweep", "dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"])
+    lams = rows.groupby("sweep")["lam"].agg(lambda v: sorted(v.dropna().unique()))
     return pd.DataFrame({"cells": cells.groupby("sweep").size(),
                          "seed": cells.groupby("sweep")["base_seed"].agg(lambda v: sorted(v.dropna().unique())),
                          "λ path": lams})
