@@ -12,7 +12,15 @@ from kbench.reporting import html, markdown
 from kbench.reporting.advice import advise
 from kbench.reporting.figures import cost_figure, critical_difference, figure, figure_file
 from kbench.reporting.focus import focus as focus_tables
-from kbench.reporting.scores import cost_in_n, failures, not_planned_table, sections, status_table
+from kbench.reporting.scores import (
+    by_design,
+    cost_in_n,
+    failures,
+    not_planned_table,
+    sections,
+    status_table,
+    without_by_design,
+)
 from kbench.reporting.standing import standing
 from kbench.reporting.styles import styles
 from kbench.sweep.store import check_one_sweep
@@ -23,6 +31,8 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
     """Write leaderboard.md (seaborn figures in figures/*.png) and the interactive, self-contained
     leaderboard.html into ``out``; with ``focus``, a section of that sampler against every other."""
     check_one_sweep(frame)
+    refused = by_design(frame)
+    frame = without_by_design(frame, refused)
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     found, notes = sections(frame)
@@ -50,7 +60,7 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
         path = out / "figures" / figure_file("cost_in_n", family)
         cost_figure(seconds, rank, family, path, look)
         figures["cost", family] = f"figures/{path.name}"
-    statuses = (status_table(frame), not_planned_table(frame))
+    statuses = (status_table(frame), not_planned_table(refused))
     write_text(out / "leaderboard.md", markdown.page(lines, notes, advice, focus, views, boards, costs,
                                                      statuses, figures))
     write_text(out / "leaderboard.html", html.render(frame, lines, notes, boards, advice, views, focus,

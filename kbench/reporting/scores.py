@@ -163,19 +163,36 @@ NOT_PLANNED_TEXT = ("Combinations of the sweep's datasets, kernels, samplers and
                     "never counted as skipped cells.")
 
 
-def not_planned_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The combinations of the rows' datasets, kernels, samplers and tasks that were not
-    planned because they cannot run by design (kbench.sweep.plan.not_planned), one row per
-    reason with how many (dataset, kernel, sampler, task) combinations it covers."""
+def by_design(frame: pd.DataFrame) -> list[dict]:
+    """The combinations of the rows' datasets, kernels, samplers and tasks that cannot run by
+    design (kbench.sweep.plan.not_planned's rows); none when a plugin of these rows is not
+    installed here, since only it could say."""
     kernels = frame.groupby("dataset")["kernel"].unique().map(list).to_dict()
     try:
-        found = not_planned(list(kernels), kernels, sorted(frame["sampler_label"].unique()),
-                            sorted(frame["task_label"].unique()))
-    except ValueError:  # a plugin of these rows is not installed here: nothing to say about it
+        return not_planned(list(kernels), kernels, sorted(frame["sampler_label"].unique()),
+                           sorted(frame["task_label"].unique()))
+    except ValueError:
+        return []
+
+
+def without_by_design(frame: pd.DataFrame, combinations: list[dict]) -> pd.DataFrame:
+    """The rows outside ``combinations`` (:func:`by_design`'s) or not skipped: a cell that an
+    older kbench planned and recorded as skipped for a combination that cannot run by design
+    is not a cell today, and is listed among the combinations not planned instead."""
+    if not combinations:
+        return frame
+    keys = pd.MultiIndex.from_frame(frame[["dataset", "kernel", "sampler_label", "task_label"]])
+    refused = pd.MultiIndex.from_tuples([(row["dataset"], row["kernel"], row["sampler"], row["task"])
+                                         for row in combinations])
+    return frame[~(keys.isin(refused) & (frame["status"] == "skipped").to_numpy())]
+
+
+def not_planned_table(combinations: list[dict]) -> pd.DataFrame:
+    """:func:`by_design`'s combinations, one row per reason with how many (dataset, kernel,
+    sampler, task) combinations it covers."""
+    if not combinations:
         return pd.DataFrame()
-    if not found:
-        return pd.DataFrame()
-    return pd.DataFrame(found).groupby("reason").size().rename("combinations").reset_index()
+    return pd.DataFrame(combinations).groupby("reason").size().rename("combinations").reset_index()
 
 
 FAILURES_TEXT = "Failed cells by component and kind, with the first message of each kind."

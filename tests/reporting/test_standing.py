@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import friedmanchisquare
 
 import kbench
-from kbench.reporting.scores import Section
+from kbench.reporting.scores import Section, by_design, not_planned_table, without_by_design
 from kbench.reporting.standing import rank_to_match, standing
 from kbench.sweep.store import read_results
 from tests.conftest import add_plugin
@@ -205,3 +205,18 @@ def test_every_sampler_gets_its_own_colour_and_marker_on_every_chart(leaderboard
     drawn = {row[board["columns"]["sampler"]] for board in data["boards"] for row in board["rows"]}
     assert drawn <= set(data["styles"]) and len({tuple(s.values()) for s in data["styles"].values()}) == len(drawn)
     assert "`" not in text.split("<nav>")[0]  # the header's markdown code spans are <code> in HTML
+
+
+def test_cells_an_older_kbench_planned_against_the_design_are_listed_as_not_planned():
+    # rows from before combinations were left unplanned: classification recorded as skipped on
+    # a regression dataset is no cell today; a skipped cell with another cause stays one
+    rows = pd.DataFrame({"dataset": "sklearn:diabetes", "kernel": "gaussian:sigma=median",
+                         "sampler_label": ["uniform", "uniform", "rls"],
+                         "task_label": ["krr", "classification", "krr"],
+                         "status": ["ok", "skipped", "skipped"]})
+    refused = by_design(rows)
+    assert [(r["sampler"], r["task"], r["refused_by"]) for r in refused] == [
+        ("rls", "classification", "task"), ("uniform", "classification", "task")]
+    kept = without_by_design(rows, refused)
+    assert kept["task_label"].tolist() == ["krr", "krr"]
+    assert not_planned_table(refused)["combinations"].tolist() == [2]
