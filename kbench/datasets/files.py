@@ -2,6 +2,10 @@
 
 A ``.npy`` file (a 2-D numeric array, the target in its last column unless ``target=<column
 index>``) is memory-mapped: the rows of the split are the only copy of the data in memory.
+An ``.npz`` file holds ``X`` and, for a target, ``y``. Without a target (an npz without
+``y``, a table with ``task_type=unlabeled``, a ``y`` of a single value) the data is
+unlabeled: the tasks that need no target (kpca, approximation) run on it, the others
+refuse it by design. Tables are preprocessed by kbench.datasets.tabular.
 """
 
 from __future__ import annotations
@@ -11,37 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from kbench.datasets.base import DatasetProvider, RawData, infer_task_type
+from kbench.datasets.tabular import frame_to_raw
 from kbench.hookspecs import hookimpl
-
-_TARGET_NAMES = ("target", "y", "label", "class")
-
-
-def frame_to_raw(frame, target: str | None, task_type: str | None, meta: dict,
-                 source: str) -> RawData:
-    """Split a DataFrame into one-hot encoded features and a target column."""
-    import pandas as pd
-    if target is None:
-        target = next((c for c in frame.columns if str(c).lower() in _TARGET_NAMES), frame.columns[-1])
-    if target not in frame.columns:
-        raise ValueError(
-            f"{source}: no column {target!r}; columns are {list(frame.columns)[:20]}. "
-            "Name the target with target=<column>."
-        )
-    y = frame[target].to_numpy()
-    features = frame.drop(columns=[target])
-    categorical = [c for c in features.columns
-                   if not pd.api.types.is_numeric_dtype(features[c]) or pd.api.types.is_bool_dtype(features[c])]
-    if categorical:
-        features = pd.get_dummies(features, columns=categorical, dummy_na=False, dtype=float)
-        meta["one_hot"] = categorical
-    task_type = task_type or infer_task_type(y)
-    if task_type == "regression" and y.dtype == object:
-        converted = pd.to_numeric(pd.Series(y), errors="coerce")
-        if converted.notna().sum() == pd.Series(y).notna().sum():
-            y = converted.to_numpy()
-    meta["target"] = str(target)
-    return RawData(features.to_numpy(dtype=float), y, task_type,
-                   [str(c) for c in features.columns], meta)
 
 
 class FileProvider(DatasetProvider):
@@ -71,10 +46,12 @@ class FileProvider(DatasetProvider):
                 return frame_to_raw(pd.read_parquet(path), target, task_type, meta, source)
             if suffix == ".npz":
                 with np.load(path, allow_pickle=False) as archive:
-                    if "X" not in archive or "y" not in archive:
-                        raise ValueError(f"{source}: an npz file needs arrays named 'X' and 'y', "
-                                         f"found {sorted(archive.files)}.")
-                    X, y = archive["X"], archive["y"]
+                    if "X" not in archive:
+                        raise ValueError(f"{source}: an npz file needs an array named 'X' (and 'y' for a "
+                                         f"target), found {sorted(archive.files)}.")
+                    X, y = archive["X"], (archive["y"] if "y" in archive else None)
+                if y is None or task_type == "unlabeled":
+                    return RawData(X, None, _unlabeled(task_type, source), None, meta)
                 return RawData(X, y, task_type or infer_task_type(y), None, meta)
             if suffix == ".npy":
                 return _npy(path, target, task_type, meta, source)
@@ -91,6 +68,12 @@ class FileProvider(DatasetProvider):
             f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz, .npy "
             "and .svm/.svmlight/.libsvm."
         )
+
+
+def _unlabeled(task_type: str | None, source: str) -> str:
+    if task_type not in (None, "unlabeled"):
+        raise ValueError(f"{source}: task_type={task_type!r} needs a target; the file has none.")
+    return "unlabeled"
 
 
 def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, source: str) -> RawData:

@@ -9,8 +9,8 @@ unless ``target`` names another column.
 from __future__ import annotations
 
 from kbench.datasets.base import DatasetProvider
-from kbench.datasets.files import frame_to_raw
 from kbench.datasets.home import ENVIRONMENT_VARIABLE, data_home
+from kbench.datasets.tabular import frame_to_raw
 from kbench.hookspecs import hookimpl
 
 

@@ -24,8 +24,6 @@ from kbench.spec import Spec
 #: entries of one row block (2 MiB of float64, cache-sized); rows per block are a power of
 #: two in [64, 2048], so a call on few rows pads at most to one block
 _BLOCK_ENTRIES = 1 << 18
-#: points used by the median heuristic
-_MEDIAN_SUBSAMPLE = 1000
 
 
 def block_rows(n_columns: int) -> int:
@@ -69,8 +67,9 @@ class Kernel:
         """False while a parameter waits to be resolved from data (``sigma="median"``)."""
         return True
 
-    def fit(self, X) -> Kernel:
-        """Resolve data-dependent parameters from training data; returns ``self``."""
+    def fit(self, X, y=None) -> Kernel:
+        """Resolve data-dependent parameters from training data (and its target ``y``, for a
+        parameter validated on it, ``sigma="cv"``); returns ``self``."""
         return self
 
     # -- evaluation ----------------------------------------------------------------

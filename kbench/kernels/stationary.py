@@ -1,23 +1,29 @@
-"""Stationary kernels of ‖x − y‖/σ: gaussian, laplacian, matern (``sigma`` numeric or
-``"median"``), with their spectral samplers for random Fourier features."""
+"""Stationary kernels of ‖x − y‖/σ: gaussian, laplacian, matern (``sigma`` numeric,
+``"median"`` or ``"cv"``: kbench.kernels.bandwidth), with their spectral samplers for random
+Fourier features."""
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import ClassVar
 
 import numpy as np
-from scipy.spatial.distance import cdist, pdist
+from scipy.spatial.distance import cdist
 
 from kbench._validation import check_features, check_positive
-from kbench.kernels.base import _MEDIAN_SUBSAMPLE, Kernel
+from kbench.kernels.bandwidth import cv_sigma, median_distance
+from kbench.kernels.base import Kernel
+
+#: the data-driven choices of sigma (kbench.kernels.bandwidth)
+DATA_DRIVEN = ("median", "cv")
 
 
 # ---------------------------------------------------------------------------------------
 # Stationary kernels with a length scale
 # ---------------------------------------------------------------------------------------
 class _LengthScaleKernel(Kernel):
-    """A stationary kernel of ‖x − y‖/σ with ``sigma`` numeric or ``"median"``."""
+    """A stationary kernel of ‖x − y‖/σ with ``sigma`` numeric, ``"median"`` or ``"cv"``."""
 
     metric: ClassVar[str] = "euclidean"
     spectral = True
@@ -28,11 +34,11 @@ class _LengthScaleKernel(Kernel):
             raise ValueError(f"{self.name}: pass sigma or gamma, not both (gamma = {self._gamma_rule}).")
         if gamma is not None:
             check_positive(gamma, "gamma", self.name)
-        elif sigma is not None and sigma != "median":
-            check_positive(sigma, "sigma", f"{self.name} kernel (or pass sigma='median')")
+        elif sigma is not None and sigma not in DATA_DRIVEN:
+            check_positive(sigma, "sigma", f"{self.name} kernel (or pass sigma='median' or 'cv')")
         self.sigma, self.gamma = sigma, gamma
         #: the length scale in use: resolved from gamma or the default here, from data by fit
-        self.sigma_ = (None if sigma == "median" else float(sigma) if sigma is not None
+        self.sigma_ = (None if sigma in DATA_DRIVEN else float(sigma) if sigma is not None
                        else self._sigma_from_gamma(gamma) if gamma is not None else 1.0)
 
     _gamma_rule = "1/(2σ²)"
@@ -51,24 +57,23 @@ class _LengthScaleKernel(Kernel):
     def fitted(self) -> bool:
         return self.sigma_ is not None
 
-    def fit(self, X) -> Kernel:
-        """``sigma="median"``: ``sigma_`` is the median pairwise distance of (a subsample of) X."""
-        if self.sigma == "median":
+    def fit(self, X, y=None) -> Kernel:
+        """``sigma="median"``: ``sigma_`` is the median pairwise distance of (a subsample of)
+        X; ``sigma="cv"``: the σ of a grid around it with the smallest hold-out error of
+        kernel ridge regression on ``y`` (kbench.kernels.bandwidth)."""
+        if self.sigma in DATA_DRIVEN:
             X = check_features(X, "X")
-            idx = np.random.default_rng(0).permutation(len(X))[:_MEDIAN_SUBSAMPLE]
-            median = float(np.median(pdist(X[idx], self.metric))) if len(idx) > 1 else 0.0
-            if not median > 0:
-                raise ValueError(
-                    f"{self.name}: sigma='median' needs at least two distinct points in X "
-                    f"(got n_samples = {len(X)}); pass a numeric sigma."
-                )
-            if not np.isfinite(median):
-                raise FloatingPointError(
-                    f"{self.name}: sigma='median' overflowed (distances between inputs up to |x| = "
-                    f"{np.abs(X).max():.3g} exceed float64); rescale the features."
-                )
-            self.sigma_ = median
+            owner = f"{self.name}: sigma={self.sigma!r}"
+            if self.sigma == "median":
+                self.sigma_ = median_distance(X, self.metric, owner)
+            else:
+                self.sigma_ = cv_sigma(self._with_sigma, X, y, self.metric, owner)
         return self
+
+    def _with_sigma(self, sigma: float) -> Kernel:
+        probe = copy.copy(self)
+        probe.sigma_ = float(sigma)
+        return probe
 
     @property
     def diag_value(self) -> float:

@@ -114,12 +114,13 @@ class Moments:
 
 def training_targets(data) -> dict[str, np.ndarray]:
     """The columns the built-in tasks regress on: ``ones`` (centering), ``y`` (regression)
-    or ``classes`` (one-hot over ``data.classes``), and ``f`` (f*, when the generator knows it)."""
+    or ``classes`` (one-hot over ``data.classes``) unless the data is unlabeled, and ``f``
+    (f*, when the generator knows it)."""
     n = data.n_train
     targets = {"ones": np.ones((n, 1))}
     if data.task_type == "regression":
         targets["y"] = np.asarray(data.y_train, dtype=float)[:, None]
-    else:
+    elif data.y_train is not None:
         targets["classes"] = (data.y_train[:, None] == data.classes[None, :]).astype(float)
     if data.f_train is not None:
         targets["f"] = np.asarray(data.f_train, dtype=float)[:, None]

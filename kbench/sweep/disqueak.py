@@ -112,7 +112,7 @@ def build_node(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
     try:
         data = load_split_cached(dataset, repetition, seed, data_cache)
         X = check_features(data.X_train, "X")
-        fitted = create(kernel).fit(X)
+        fitted = create(kernel).fit(X, data.y_train)
         key = node_key(split_checksum(data), fitted, sampler, lam)
         parts = []
         for child in children(node) or ():

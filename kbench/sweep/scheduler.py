@@ -24,6 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from kbench.errors import Failure, Status, describe
 from kbench.registry import create
+from kbench.spec import Spec
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.disqueak import merge_tree_roots
 from kbench.sweep.plan import Job, not_planned, plan
@@ -96,8 +97,8 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
     started = time.perf_counter()
     with threadpool_limits(limits=config.blas_threads):
         check_output_dir(config.out)
-        excluded = not_planned(config.datasets, {d: [config.kernel] for d in config.datasets}, config.samplers,
-                               config.tasks)
+        kernels = {Spec.parse(d, "dataset").label: [config.kernel] for d in config.datasets}
+        excluded = not_planned(config.datasets, kernels, config.samplers, config.tasks)
         planned = plan(config, excluded)
         queue, done = pending(planned, config.retry_failed)
         counts = Scheduler(config, planned, progress).run(queue)

@@ -89,7 +89,8 @@ def split_checksum(data: Dataset) -> str:
     """A fingerprint of a split's arrays (recorded in every row as ``split_checksum``)."""
     digest = hashlib.sha256()
     for array in (data.X_train, data.y_train, data.X_test, data.y_test):
-        digest.update(np.ascontiguousarray(array).tobytes())
+        if array is not None:  # unlabeled data has no target
+            digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()[:16]
 
 
@@ -114,7 +115,7 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     ``data_cache`` the baseline is read from there when another process computed it (the
     workflow's ``exact`` jobs), else computed and saved there."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
-    fitted = create(kernel).fit(data.X_train)
+    fitted = create(kernel).fit(data.X_train, data.y_train)
     checksum = split_checksum(data)
     limit = exact_limit(tasks, ridge_samplers)
     if limit is not None:
@@ -138,7 +139,7 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
         write_absent(path, f"n_train = {data.n_train} > exact_max_n = {exact_max_n}")
         return path
     try:
-        exact_baseline(data, create(kernel).fit(data.X_train), exact_max_n, (path, split_checksum(data)),
+        exact_baseline(data, create(kernel).fit(data.X_train, data.y_train), exact_max_n, (path, split_checksum(data)),
                        tasks, lams)
     except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
         write_absent(path, f"the exact baseline failed: {describe(exc)}")

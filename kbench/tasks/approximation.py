@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from kbench._validation import check_positive
+from kbench.datasets.base import TASK_TYPES
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.features import features_of
 from kbench.tasks.base import Headline, Task
@@ -19,6 +20,7 @@ class ApproximationTask(Task):
     Nyström-type maps on the whole training set (from the streamed training moments)."""
 
     name = "approximation"
+    accepts = TASK_TYPES  # needs no target
     # ‖K − L‖_F/‖K‖_F below 1e-10 is zero: past K's numerical rank only round-off is left
     headline = Headline("rel_fro_error", smaller_is_better=True, atol=1e-10)
     metrics = (Headline("rel_trace_error", smaller_is_better=True),

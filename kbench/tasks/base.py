@@ -16,6 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from kbench._validation import check_positive
+from kbench.datasets.base import LABELED
 from kbench.errors import Refused
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, exact_baseline
 
@@ -41,8 +42,9 @@ class Task:
     """Base class of tasks; subclasses set ``name`` and implement ``evaluate``."""
 
     name: ClassVar[str] = ""
-    #: task types of the datasets the task accepts
-    accepts: ClassVar[tuple[str, ...]] = ("regression", "binary", "multiclass")
+    #: task types of the datasets the task accepts (kbench.datasets.TASK_TYPES; a task that
+    #: needs no target also accepts "unlabeled")
+    accepts: ClassVar[tuple[str, ...]] = LABELED
     #: what leaderboards rank by (None: the task has no leaderboard section)
     headline: ClassVar[Headline | None] = None
     #: further metrics the interactive leaderboard charts, read at the headline's oracle λ

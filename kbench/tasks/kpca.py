@@ -25,6 +25,7 @@ import numpy as np
 import scipy.linalg
 
 from kbench._validation import check_positive
+from kbench.datasets.base import TASK_TYPES
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.features import features_of
@@ -37,6 +38,7 @@ class KPCATask(Task):
     """Kernel PCA: in-sample and held-out reconstruction errors for each number of components."""
 
     name = "kpca"
+    accepts = TASK_TYPES  # needs no target
     # (1/n)(tr K − Σ μ_j) loses about 1e-12·tr K/n to cancellation; relative 1e-9 is round-off
     headline = Headline("kpca_error_in", smaller_is_better=True, exact="kpca_error_in_exact", atol=1e-12,
                         rtol=1e-9)

@@ -18,7 +18,8 @@ def mean_squared_errors(predictions: np.ndarray, target: np.ndarray) -> np.ndarr
 
 
 class KRRTask(Task):
-    """Kernel ridge regression: train/test MSE per λ, relative excess over exact KRR, and the
+    """Kernel ridge regression: train/test MSE and test R² (1 − MSE / the test targets'
+    variance, as sklearn's r2_score) per λ, relative excess over exact KRR, and the
     fixed-design risk (1/n)‖f̂ − f*‖² when the generator knows f*.
 
     Streams: the weights come from the training moments (ΦᵀΦ, Φᵀy, Φᵀf*), the training
@@ -29,6 +30,7 @@ class KRRTask(Task):
     # relative differences below 1e-9: the round-off of the ridge solves, not the sampler
     headline = Headline("test_mse", smaller_is_better=True, exact="test_mse_exact", rtol=1e-9)
     metrics = (Headline("train_mse", smaller_is_better=True),
+               Headline("test_r2", smaller_is_better=False, exact="test_r2_exact"),
                Headline("risk_fixed_design", smaller_is_better=True, exact="risk_fixed_design_exact"),
                Headline("rel_excess_test_mse", smaller_is_better=True))
 
@@ -59,10 +61,13 @@ class KRRTask(Task):
             test_errors += np.einsum("il,il->l", residual, residual)
             time_predict += time.perf_counter() - start
         metrics["test_mse"] = test_errors / len(data.y_test)
+        test_variance = float(np.var(data.y_test))
+        metrics["test_r2"] = 1.0 - metrics["test_mse"] / test_variance
         exact = self.exact(data, kernel)
         if exact is not None:
             exact_train, exact_test = (p[:, :, 0] for p in exact.ridge_path(data.y_train[:, None], lams))
             metrics["test_mse_exact"] = mean_squared_errors(exact_test, data.y_test)
+            metrics["test_r2_exact"] = 1.0 - metrics["test_mse_exact"] / test_variance
             if data.f_train is not None:
                 metrics["risk_fixed_design_exact"] = mean_squared_errors(exact_train, data.f_train)
         rows = []

