@@ -54,6 +54,9 @@ def scan(found: list[str], out: Path, n: int) -> pd.DataFrame:
         except ValueError as exc:  # the data itself: every cell of a sweep records this line
             rows.append({"dataset": spec, "outcome": "error", "message": str(exc)})
             continue
+        except Exception as exc:  # noqa: BLE001 - a crash is what this scan looks for
+            rows.append({"dataset": spec, "outcome": "crash", "message": f"{type(exc).__name__}: {exc}"})
+            continue
         try:
             frame = kbench.run([f"{spec},n={min(n, rows_kept)}"], ["uniform"], ["krr", "classification"], [10],
                                [1e-3], repetitions=1, progress=False, out=out / str(index), jobs=2)
@@ -65,7 +68,8 @@ def scan(found: list[str], out: Path, n: int) -> pd.DataFrame:
             continue
         task = frame["task"].iloc[0]
         ok = frame["status"] == "ok"
-        finite = np.isfinite(frame.loc[ok, HEADLINES[task]]).all()
+        headline = frame[HEADLINES[task]] if HEADLINES[task] in frame else pd.Series(np.nan, index=frame.index)
+        finite = np.isfinite(headline[ok]).all()
         message = "" if ok.all() else str(frame.loc[~ok, "error"].iloc[0]).split(" | ")[0]
         rows.append({"dataset": spec, "outcome": "ok" if ok.all() and finite else
                      ("silent NaN" if ok.all() else frame.loc[~ok, "status"].iloc[0]), "message": message,
@@ -93,7 +97,7 @@ def main(argv=None) -> int:
     args.write.parent.mkdir(parents=True, exist_ok=True)
     args.write.write_text("\n".join(lines))
     print("\n".join(lines[:8]))
-    return 1 if counts.get("silent NaN", 0) or result["message"].str.contains("Traceback").any() else 0
+    return 1 if counts.get("silent NaN", 0) or counts.get("crash", 0) else 0
 
 
 if __name__ == "__main__":

@@ -59,14 +59,31 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
         raise ValueError(f"{source}: no usable feature after preprocessing "
                          f"({_describe(dropped) or 'the frame has no column besides the target'}).")
     categorical = [c for c in kept if _is_categorical(frame[c])]
-    X = frame[kept].assign(**{c: frame[c].astype(str).where(frame[c].notna()) for c in categorical})
+    X = frame[kept].copy()
+    for column in categorical:  # text levels (a column may mix types); missing stays missing
+        X[column] = frame[column].astype(str).where(frame[column].notna())
     y = None if target is None else _target(frame[target], transform, source)
     if target is not None and transform:
         preprocessing["target_transform"] = transform
     task_type = _task_type(y, task_type, source)
     preprocessing.update(numeric=[c for c in kept if c not in categorical], categorical=categorical)
-    meta = {**meta, "target": target, "preprocessing": preprocessing}
+    meta = {**meta, "target": target, "preprocessing": preprocessing, "preprocessing_summary": summary(preprocessing)}
     return RawData(X, y, task_type, kept, meta, categorical=categorical)
+
+
+def summary(preprocessing: dict) -> str:
+    """One line saying what was done to a table (for the leaderboard's dataset table)."""
+    parts = [f"target {preprocessing['target']}" + (f" ({preprocessing['target_transform']})"
+                                                    if "target_transform" in preprocessing else "")
+             if preprocessing["target"] is not None else "unlabeled"]
+    parts.append(f"{len(preprocessing['numeric'])} numeric columns standardized")
+    if preprocessing["categorical"]:
+        parts.append(f"one-hot: {', '.join(preprocessing['categorical'])}")
+    if preprocessing.get("rows_with_missing_dropped"):
+        parts.append(f"{preprocessing['rows_with_missing_dropped']} rows with missing values dropped")
+    if preprocessing["dropped_columns"]:
+        parts.append("dropped: " + ", ".join(f"{c} ({why})" for c, why in preprocessing["dropped_columns"].items()))
+    return "; ".join(parts)
 
 
 def _as_list(value) -> list:
@@ -132,8 +149,10 @@ def _task_type(y: np.ndarray | None, task_type: str | None, source: str) -> str:
             raise ValueError(f"{source}: task_type={task_type!r} needs a target; name one with target=<column>.")
         return "unlabeled"
     present = y[~pd.isna(y)]
+    if present.size == 0:
+        raise ValueError(f"{source}: the target has no value (every row's is missing); pick another target.")
     if np.unique(present.astype(str)).size < 2:
-        raise ValueError(f"{source}: the target has a single value ({present[0] if present.size else 'none'}); "
+        raise ValueError(f"{source}: the target has a single value ({present[0]}); "
                          "nothing to learn (task_type=unlabeled uses the data without it).")
     if task_type == "classification":
         task_type = "binary" if len(np.unique(present.astype(str))) == 2 else "multiclass"

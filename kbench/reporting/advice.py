@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from kbench.reporting.scores import Section, dataset_keys
 from kbench.reporting.standing import ALPHA, Standing
 
-REGIME_TEXT = ("Each dataset at its oracle λ (where the exact kernel scores best on the named task): "
-               "n_train, n_features, d_eff = Σ ℓᵢ(λ), d_mof = n·max ℓᵢ(λ) and the coherence d_mof/d_eff "
+REGIME_TEXT = ("Each dataset: its source, the rows used (after rows with missing values were dropped, and "
+               "subsampling), n_train, n_features after preprocessing, what the preprocessing of a table did, "
+               "and its documentation; and at its oracle λ "
+               "(where the exact kernel scores best on the named task; none without the exact kernel): "
+               "d_eff = Σ ℓᵢ(λ), d_mof = n·max ℓᵢ(λ) and the coherence d_mof/d_eff "
                "(1: every point equally influential; large: a few points matter most). Estimated: from the "
                "matrix-free baseline's Nyström approximation.")
 WINNER_TEXT = ("Per task and (dataset, rank) block: the winner, first alone over two or more paired repetitions "
@@ -60,15 +62,25 @@ def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
             d_eff, d_mof = float(at["d_eff"].mean()), float(at["d_mof"].mean())
             method = at["diagnostics_method"].dropna() if "diagnostics_method" in at else pd.Series(dtype=str)
             records[key] = {
-                "n_train": int(group["n_train"].iloc[0]) if "n_train" in group else np.nan,
-                "n_features": int(group["n_features"].iloc[0]) if "n_features" in group and
-                group["n_features"].notna().any() else np.nan,
                 "oracle λ": float(lam), "by": f"{section.label} {headline.exact}",
                 "d_eff": d_eff, "d_mof": d_mof, "d_mof/d_eff": d_mof / d_eff,
                 "estimated": bool(len(method) and str(method.iloc[0]).startswith("estimate")),
             }
-    table = pd.DataFrame.from_dict(records, orient="index")
+    table = dataset_facts(frame).join(pd.DataFrame.from_dict(records, orient="index"), how="left")
     return table.rename_axis("dataset") if len(table) else table
+
+
+FACTS = {"dataset_source": "source", "n_rows": "rows", "n_train": "n_train", "n_features": "n_features",
+         "dataset_preprocessing": "preprocessing", "dataset_documentation": "documentation"}
+
+
+def dataset_facts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset key, what its rows record about it (:data:`FACTS`, those present)."""
+    columns = [c for c in FACTS if c in frame]
+    if frame.empty or not columns:
+        return pd.DataFrame(index=pd.Index([], name="dataset"))
+    facts = frame[columns].groupby(dataset_keys(frame)).first().rename(columns=FACTS)
+    return facts.dropna(axis=1, how="all")
 
 
 def winners(found: list[Section], standings: dict[str, Standing]) -> pd.DataFrame:

@@ -69,8 +69,12 @@ class JobContext:
     data_cache: Path | None = None
 
     def columns(self) -> dict:
+        meta = self.data.meta
         return {"split_checksum": self.split_checksum, "kernel_resolved": self.kernel.spec(),
-                "n_train": self.data.n_train, "n_features": self.data.X_train.shape[1], **self.environment}
+                "n_train": self.data.n_train, "n_features": self.data.X_train.shape[1],
+                "n_rows": meta.get("n_total"), "dataset_source": meta.get("source"),
+                "dataset_documentation": meta.get("documentation"),
+                "dataset_preprocessing": meta.get("preprocessing_summary"), **self.environment}
 
 
 # ---------------------------------------------------------------------------------------

@@ -158,3 +158,10 @@ def test_krr_on_log_diamond_prices_explains_most_of_the_variance(tmp_path):
     assert (frame["test_r2"] > 0.95).all(), frame[["sampler", "test_r2"]]
     # the R² beside the MSE: 1 − MSE / the test targets' variance, for the exact model too
     assert (frame["test_r2_exact"] > frame["test_r2"] - 0.02).all()
+
+
+def test_any_column_name_is_a_column(tmp_path):
+    # names that collide with Python's or pandas' own ('self', 'index') are columns like any other
+    frame = pd.DataFrame({"self": ["a", "b"] * 20, "index": np.arange(40) % 7, "y": np.arange(40.0) % 5})
+    data = kbench.load_dataset(csv(tmp_path, frame) + ":target=y")
+    assert data.feature_names == ["index", "self_a", "self_b"]
