@@ -286,6 +286,8 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
     if y is not None:
         _check_target_type(y[~_missing(y)], name)
     if raw.task_type in ("binary", "multiclass"):
+        if y.dtype == object:  # text labels as a text array: a split is saved and read without pickle
+            y = y.astype(str)
         labels, counts = np.unique(y.astype(str), return_counts=True)
         if counts.min() < 2:
             raise ValueError(f"{name}: class {str(labels[counts.argmin()])!r} of the target has one row; a "
