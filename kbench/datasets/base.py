@@ -18,8 +18,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from sklearn.compose import ColumnTransformer
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from kbench._files import write_npz
 from kbench._validation import declared_types, suggest
@@ -180,10 +178,14 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     )
 
 
-def encoder(numeric: list[str], categorical: list[str], standardize: bool = True) -> ColumnTransformer:
-    """A frame's features: numeric columns standardized (or passed through), categorical
-    ones one-hot encoded (a level unseen in training encodes as zeros). Fitted on the
-    training rows only."""
+def encoder(numeric: list[str], categorical: list[str], standardize: bool = True):
+    """A frame's features (a scikit-learn ColumnTransformer): numeric columns standardized
+    (or passed through), categorical ones one-hot encoded (a level unseen in training
+    encodes as zeros). Fitted on the training rows only."""
+    # here, not at the top: importing scikit-learn costs a second, paid only for tables
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
     return ColumnTransformer(
         [("numeric", StandardScaler() if standardize else "passthrough", numeric),
          ("categorical", OneHotEncoder(handle_unknown="ignore", sparse_output=False, dtype=float), categorical)],
