@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+import pandas as pd
+
 from kbench._provenance import KBENCH_VERSION
 from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec
 from kbench.errors import ConfigError
@@ -26,6 +28,7 @@ from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
 from kbench.sweep.plan import not_planned, task_refuses
+from kbench.sweep.store import CELL_KEYS
 from kbench.sweep.worker import exact_limit
 
 #: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
@@ -242,6 +245,20 @@ class Sweep:
         needed = [(0, shards)] if node is None else children(parse_node(node, shards)) or []
         return [str(node_path(self.data, dataset, kernel, sampler, repetition, self.config["seed"], part))
                 for part in needed]
+
+    def summary(self) -> str:
+        """The run's last lines: its cells by status and where its leaderboard is."""
+        cells = pd.read_parquet(self.out / "all.parquet", columns=[*CELL_KEYS, "status"]).drop_duplicates(CELL_KEYS)
+        counts = cells["status"].value_counts()
+        failed = int(counts.drop("ok", errors="ignore").drop("skipped", errors="ignore").sum())
+        page = self.out / "leaderboard.html"
+        lines = [f"kbench: {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.items()),
+                 f"kbench: the leaderboard is {page} (open it in a browser; {self.out / 'leaderboard.md'} "
+                 "holds the same tables)"]
+        if failed:
+            lines.insert(1, f"kbench: {failed} cells failed; each task's section of the leaderboard lists them with "
+                            "their messages")
+        return "\n".join(lines)
 
     @property
     def sweep(self) -> str:

@@ -3,6 +3,7 @@ so before the tests). Skipped, with the reason, where no cluster answers."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import time
@@ -53,6 +54,8 @@ def kbench_register_samplers():
 
 def _cluster_answers() -> str | None:
     """None when an idle SLURM node answers, else why the tests are skipped."""
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        return "Snakemake's SLURM executor plugin is not installed: pip install -e '.[slurm]' (`.ci/slurm up` does)"
     if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
         return "no SLURM client on this machine (start a throwaway cluster with `.ci/slurm up`)"
     try:

@@ -40,6 +40,7 @@ def finished(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("workflow")
     result = snakemake(workdir, TINY)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (workdir / "snakemake.out").write_text(result.stdout)
     return workdir
 
 
@@ -58,6 +59,9 @@ def test_workflow_writes_the_leaderboard(finished):
     # loaded by every sampler's job: one recorded cost, where recomputing would time it anew
     costs = frame.dropna(subset=["time_exact_s"]).groupby(["dataset", "repetition"]).time_exact_s
     assert len(costs) == 2 and (costs.nunique() == 1).all() and (costs.size() == 8).all()  # krr on diabetes
+    # the run ends by saying what it computed and where the page is
+    said = (finished / "snakemake.out").read_text()
+    assert "kbench: 32 cells: 32 ok\n" in said and "kbench: the leaderboard is out/leaderboard.html " in said
     text = (out / "leaderboard.md").read_text()
     assert "## krr: test_mse" in text and "## classification: accuracy" in text
     assert "win rate vs uniform" in text and "rank within 1% of exact" in text

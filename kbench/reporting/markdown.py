@@ -11,6 +11,7 @@ from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
 from kbench.reporting.focus import FOCUS_TEXT
 from kbench.reporting.scores import COST_TEXT, FAILURES_TEXT, NOT_PLANNED_TEXT
 from kbench.reporting.standing import MISSING, STANDING_TEXT, Standing
+from kbench.sweep.store import CELL_KEYS
 
 
 def versions(frame: pd.DataFrame) -> str:
@@ -35,7 +36,7 @@ def versions(frame: pd.DataFrame) -> str:
 
 def header(frame: pd.DataFrame, command: str | None, executor: str | None = None) -> list[str]:
     first = frame.iloc[0]
-    cells = frame.drop_duplicates(["dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"])
+    cells = frame.drop_duplicates(CELL_KEYS)
     sweep = f" (sweep {first['sweep']})" if pd.notna(first.get("sweep")) else ""
     return [
         f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows ({len(cells)} cells){sweep}.",

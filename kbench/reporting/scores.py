@@ -22,6 +22,7 @@ from kbench.registry import create
 from kbench.reporting.standing import FAILED
 from kbench.spec import Spec
 from kbench.sweep.plan import not_planned
+from kbench.sweep.store import CELL_KEYS
 
 KEYS = ["dataset", "sampler", "rank", "repetition"]
 
@@ -150,8 +151,7 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Cells by sampler and status; a failed cell counts in the column of the component that
     failed (``failed_in``: the dataset, the sampler, the task, or the job when its worker was
     killed), so a failing task is not blamed on the samplers."""
-    cells = frame.drop_duplicates(subset=["dataset", "kernel", "sampler_label", "task_label", "rank",
-                                          "repetition"])
+    cells = frame.drop_duplicates(subset=CELL_KEYS)
     where = cells["failed_in"].fillna("job") if "failed_in" in cells else pd.Series("job", index=cells.index)
     column = cells["status"].where(~cells["status"].isin(FAILED), cells["status"] + " in " + where)
     return cells.groupby([cells["sampler_label"], column]).size().unstack(fill_value=0).rename_axis(

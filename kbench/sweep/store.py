@@ -26,6 +26,8 @@ SCHEMA_VERSION = 3
 #: columns that identify a row; a rerun of the same identity replaces the older row
 IDENTITY = ["sweep", "dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
             "repetition", "base_seed"]
+#: columns that identify a cell (the rows of one sampler fit's task at one rank and repetition)
+CELL_KEYS = ["dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"]
 #: which package (distribution) provided each plugin of a row, and its version (version 3)
 PACKAGE_COLUMNS = ("dataset_package", "dataset_package_version", "kernel_package", "kernel_package_version",
                    "sampler_package", "sampler_package_version", "task_package", "task_package_version")
@@ -167,7 +169,7 @@ def sweeps(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per sweep in ``frame`` (its ``sweep`` id; "unrecorded" for rows older than
     schema version 3): its cells, base seed and λ path."""
     rows = frame.assign(sweep=frame["sweep"].astype(object).where(frame["sweep"].notna(), "unrecorded"))
-    cells = rows.drop_duplicates(["sweep", "dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"])
+    cells = rows.drop_duplicates(["sweep", *CELL_KEYS])
     lams = rows.groupby("sweep")["lam"].agg(lambda v: sorted(v.dropna().unique()))
     return pd.DataFrame({"cells": cells.groupby("sweep").size(),
                          "seed": cells.groupby("sweep")["base_seed"].agg(lambda v: sorted(v.dropna().unique())),

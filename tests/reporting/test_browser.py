@@ -30,7 +30,8 @@ def _executables() -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def browser():
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip install -e '.[browser]' "
+                                    "(`.ci/chromium up` installs it with the browser)")
     from selenium.webdriver.chrome.service import Service
 
     binary, driver = _executables()

@@ -33,3 +33,9 @@ os.environ.update(KBENCH_COMMAND=shlex.join(["snakemake", *sys.argv[1:]]))
 
 onstart:
     os.environ.update(KBENCH_EXECUTOR=_executor())
+
+
+onsuccess:
+    # the last lines of a run: its cells by status and where the leaderboard is
+    if (OUT / "all.parquet").is_file():
+        print(SWEEP.summary())
