@@ -17,7 +17,7 @@ import pandas as pd
 
 from kbench._provenance import KBENCH_VERSION
 from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec
-from kbench.errors import ConfigError
+from kbench.errors import ConfigError, Status
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
 from kbench.lowrank.features import DEFAULT_BUDGET_MB
@@ -250,7 +250,7 @@ class Sweep:
         """The run's last lines: its cells by status and where its leaderboard is."""
         cells = pd.read_parquet(self.out / "all.parquet", columns=[*CELL_KEYS, "status"]).drop_duplicates(CELL_KEYS)
         counts = cells["status"].value_counts()
-        failed = int(counts.drop("ok", errors="ignore").drop("skipped", errors="ignore").sum())
+        failed = int(sum(n for status, n in counts.items() if Status(status).failed))
         page = self.out / "leaderboard.html"
         lines = [f"kbench: {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.items()),
                  f"kbench: the leaderboard is {page} (open it in a browser; {self.out / 'leaderboard.md'} "
