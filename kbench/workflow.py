@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from kbench._provenance import KBENCH_VERSION
-from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec
+from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec, known_task_type
 from kbench.errors import ConfigError, Status
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
@@ -124,8 +124,12 @@ class Sweep:
     @cached_property
     def _accepted_tasks(self) -> dict[str, list[str]]:
         tasks = {t: create(t, "task") for t in self.config["tasks"]}
-        return {d: [t for t, task in tasks.items() if task_refuses(task, Spec.parse(d, "dataset")) is None]
-                for d in self.config["datasets"]}
+        accepted = {}
+        for d in self.config["datasets"]:
+            dataset = Spec.parse(d, "dataset")
+            kind = known_task_type(dataset.label)
+            accepted[d] = [t for t, task in tasks.items() if task_refuses(task, dataset, kind) is None]
+        return accepted
 
     def tasks_of(self, dataset: str) -> list[str]:
         """The config's tasks that accept the dataset's type (all when it is not known before loading)."""

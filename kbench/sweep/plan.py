@@ -100,10 +100,10 @@ def cell_inputs(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec, rank: in
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:16]
 
 
-def task_refuses(task, dataset: Spec) -> str | None:
-    """Why ``task`` cannot run on ``dataset`` by design (its type, when the provider knows it
-    before loading, is not one the task accepts), else None."""
-    kind = known_task_type(dataset.label)
+def task_refuses(task, dataset: Spec, kind: str | None) -> str | None:
+    """Why ``task`` cannot run on ``dataset`` by design (its type ``kind``, when the provider
+    knows it before loading: kbench.datasets.known_task_type, is not one the task accepts),
+    else None."""
     if kind is None or kind in task.accepts:
         return None
     return f"task {task.name!r} needs a {' or '.join(task.accepts)} dataset; {dataset.label} is {kind}"
@@ -116,12 +116,13 @@ def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
     label to its kernel specs; specs as text or Spec."""
     found = []
     for dataset in (Spec.parse(str(d), "dataset") for d in datasets):
+        kind = known_task_type(dataset.label)  # once: a provider may read the data to tell
         for kernel in (Spec.parse(str(k), "kernel") for k in kernels[dataset.label]):
             kernel_object = create(kernel)
             for sampler in (Spec.parse(str(s), "sampler") for s in samplers):
                 why = create(sampler).refuses(kernel_object)
                 for task in (Spec.parse(str(t), "task") for t in tasks):
-                    refused_by, reason = ("sampler", why) if why else ("task", task_refuses(create(task), dataset))
+                    refused_by, reason = ("sampler", why) if why else ("task", task_refuses(create(task), dataset, kind))
                     if reason:
                         found.append({"dataset": dataset.label, "kernel": kernel.label, "sampler": sampler.label,
                                       "task": task.label, "refused_by": refused_by, "reason": reason})
