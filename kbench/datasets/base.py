@@ -25,6 +25,7 @@ from kbench._validation import declared_types, suggest
 #: what a dataset's target is; "unlabeled" data has none (only tasks that need no target run)
 TASK_TYPES = ("regression", "binary", "multiclass", "unlabeled")
 LABELED = TASK_TYPES[:3]
+CLASSIFICATION = ("binary", "multiclass")
 
 
 @dataclass
@@ -133,7 +134,7 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
         keep = np.sort(rng.choice(X.shape[0], size=n, replace=False))
         X, y, f = _rows(X, keep), _rows(y, keep), _rows(f, keep)
     _check_split_sizes(X.shape[0], test_size, name)
-    classification = raw.task_type in ("binary", "multiclass")
+    classification = raw.task_type in CLASSIFICATION
     if classification and len(np.unique(y)) < 2:
         raise ValueError(f"{name}: the target has a single class ({y[0]}); a classification "
                          "needs at least two.")
@@ -287,7 +288,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
         meta["rows_dropped"] = int(bad_X.shape[0] - keep.size)
     if y is not None:
         _check_target_type(y[~_missing(y)], name)
-    if raw.task_type in ("binary", "multiclass"):
+    if raw.task_type in CLASSIFICATION:
         if y.dtype == object:  # text labels as a text array: a split is saved and read without pickle
             y = y.astype(str)
         labels, counts = np.unique(y.astype(str), return_counts=True)

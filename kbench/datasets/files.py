@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from kbench.datasets.base import DatasetProvider, RawData, infer_task_type
-from kbench.datasets.tabular import frame_to_raw
+from kbench.datasets.tabular import frame_to_raw, task_type_of
 from kbench.hookspecs import hookimpl
 
 
@@ -51,7 +51,7 @@ class FileProvider(DatasetProvider):
                                          f"target), found {sorted(archive.files)}.")
                     X, y = archive["X"], (archive["y"] if "y" in archive else None)
                 if y is None or task_type == "unlabeled":
-                    return RawData(X, None, _unlabeled(task_type, source), None, meta)
+                    return RawData(X, None, task_type_of(None, task_type, source), None, meta)
                 return RawData(X, y, task_type or infer_task_type(y), None, meta)
             if suffix == ".npy":
                 return _npy(path, target, task_type, meta, source)
@@ -68,12 +68,6 @@ class FileProvider(DatasetProvider):
             f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz, .npy "
             "and .svm/.svmlight/.libsvm."
         )
-
-
-def _unlabeled(task_type: str | None, source: str) -> str:
-    if task_type not in (None, "unlabeled"):
-        raise ValueError(f"{source}: task_type={task_type!r} needs a target; the file has none.")
-    return "unlabeled"
 
 
 def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, source: str) -> RawData:

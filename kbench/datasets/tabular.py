@@ -70,7 +70,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     y = None if target is None else _target(frame[target], transform, source)
     if target is not None and transform:
         preprocessing["target_transform"] = transform
-    task_type = _task_type(y, task_type, source)
+    task_type = task_type_of(y, task_type, source)
     preprocessing.update(numeric=[c for c in kept if c not in categorical], categorical=categorical)
     meta = {**meta, "target": target, "preprocessing": preprocessing, "preprocessing_summary": summary(preprocessing)}
     return RawData(X, y, task_type, kept, meta, categorical=categorical)
@@ -148,7 +148,9 @@ def _target(column: pd.Series, transform: str | None, source: str) -> np.ndarray
     return np.log(values.to_numpy(dtype=float))
 
 
-def _task_type(y: np.ndarray | None, task_type: str | None, source: str) -> str:
+def task_type_of(y: np.ndarray | None, task_type: str | None, source: str) -> str:
+    """The task type of a target (None: unlabeled), ``task_type`` when given; a target with
+    fewer than two values is an error, 'classification' is binary or multiclass."""
     if y is None:
         if task_type not in (None, "unlabeled"):
             raise ValueError(f"{source}: task_type={task_type!r} needs a target; name one with target=<column>.")
@@ -156,9 +158,10 @@ def _task_type(y: np.ndarray | None, task_type: str | None, source: str) -> str:
     present = y[~pd.isna(y)]
     if present.size == 0:
         raise ValueError(f"{source}: the target has no value (every row's is missing); pick another target.")
-    if np.unique(present.astype(str)).size < 2:
+    levels = np.unique(present.astype(str)).size
+    if levels < 2:
         raise ValueError(f"{source}: the target has a single value ({present[0]}); "
                          "nothing to learn (task_type=unlabeled uses the data without it).")
     if task_type == "classification":
-        task_type = "binary" if len(np.unique(present.astype(str))) == 2 else "multiclass"
+        task_type = "binary" if levels == 2 else "multiclass"
     return task_type or infer_task_type(y)

@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from kbench._validation import check_lam_path
+from kbench.datasets.base import CLASSIFICATION
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.features import features_of, require_whole
@@ -62,7 +63,7 @@ class ClassificationTask(Task):
     AUC (binary) per λ, against the majority class and the exact-kernel classifier."""
 
     name = "classification"
-    accepts = ("binary", "multiclass")
+    accepts = CLASSIFICATION
     headline = Headline("accuracy", smaller_is_better=False, exact="accuracy_exact")
     metrics = (Headline("balanced_accuracy", smaller_is_better=False, exact="balanced_accuracy_exact"),
                Headline("auc", smaller_is_better=False, exact="auc_exact"))
