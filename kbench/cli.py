@@ -114,16 +114,16 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
     Exit code 0 when every cell is ok or skipped, 1 when a cell failed, 2 on bad input.
     """
     from kbench.spec import split_specs
-    from kbench.sweep.scheduler import run
+    from kbench.sweep.config import SweepConfig
+    from kbench.sweep.scheduler import execute
 
-    _, summary = _usage(lambda: run(
+    _, summary = _usage(lambda: execute(SweepConfig(
         split_specs(datasets), split_specs(samplers), split_specs(tasks),
         _numbers(ranks, "--ranks"), _numbers(lams, "--lams"),
         repetitions=repetitions if only_repetition is None else [only_repetition],
         kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
         memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed,
-        progress=not quiet, return_summary=True, data_cache=data_cache, blas_threads=blas_threads,
-        time_limit=time_limit))
+        data_cache=data_cache, blas_threads=blas_threads, time_limit=time_limit), progress=not quiet))
     click.echo(str(summary))
     sys.exit(1 if summary.failed else 0)
 

@@ -89,8 +89,10 @@ def _stated_size(dataset: str) -> tuple[int, int] | None:
 
 @dataclass(frozen=True)
 class Sweep:
-    """The jobs of a config: one per (dataset, kernel, sampler, repetition), covering all
-    tasks and ranks; a dataset has one kernel unless ``dataset_kernels`` lists several."""
+    """The jobs of a config: one prepare job per dataset and one exact job per (dataset,
+    kernel), each covering every repetition, and one run job per (dataset, kernel, sampler)
+    covering every repetition, task and rank; a dataset has one kernel unless
+    ``dataset_kernels`` lists several."""
 
     config: dict
 
@@ -103,15 +105,19 @@ class Sweep:
         kind = key.removesuffix("s")
         return {Spec.parse(text, kind).slug: text for text in self.config[key]}
 
-    def jobs(self) -> list[tuple[str, str, str, int]]:
-        """One job per (dataset, kernel, sampler, repetition): each sampler fit serves every
-        task and rank; none for a sampler that refuses the kernel by design."""
+    def jobs(self) -> list[tuple[str, str, str]]:
+        """One run job per (dataset, kernel, sampler), covering every repetition, task and
+        rank: one process start and one plan for all of them, each sampler fit serving every
+        task; none for a sampler that refuses the kernel by design."""
         refused = {(r["dataset"], r["kernel"], r["sampler"]) for r in self.not_planned if r["refused_by"] == "sampler"}
-        return [(d, k, s, r)
+        return [(d, k, s)
                 for d in self.config["datasets"] for k in self.kernels(d) for s in self.config["samplers"]
                 if (Spec.parse(d, "dataset").label, Spec.parse(k, "kernel").label,
-                    Spec.parse(s, "sampler").label) not in refused
-                for r in range(self.config["repetitions"])]
+                    Spec.parse(s, "sampler").label) not in refused]
+
+    @property
+    def repetitions(self) -> range:
+        return range(self.config["repetitions"])
 
     @cached_property
     def not_planned(self) -> list[dict]:
@@ -175,14 +181,15 @@ class Sweep:
         it is recorded as oom by kbench before the scheduler kills the job."""
         return max(int(min(0.8 * mem_mb / workers, self.config.get("memory_limit_mb", float("inf")))), 1)
 
-    def runtime_min(self, dataset: str, attempt: int = 1, exact: bool = False) -> int:
-        """The runtime (minutes) of a job on ``dataset``, times the attempt: the config's
-        ``runtime``, raised when the dataset spec gives its size n past what that runtime is
+    def runtime_min(self, dataset: str, attempt: int = 1, exact: bool = False, repetitions: int = 1) -> int:
+        """The runtime (minutes) of a job on ``dataset`` covering ``repetitions`` repetitions
+        (a run job covers all of them), times the attempt: the config's ``runtime`` per
+        repetition, raised when the dataset spec gives its size n past what that runtime is
         meant for. A job's cost grows linearly in n past ``RUNTIME_REFERENCE_N`` (samplers
         and streamed tasks are O(n) at a fixed rank); an ``exact`` job's quadratically in
         n_train past ``DEFAULT_EXACT_MAX_N`` (every pass of the matrix-free solver evaluates
         all of K)."""
-        base = self.resources("runtime")
+        base = self.resources("runtime") * repetitions
         size = _stated_size(dataset)
         if size is None:
             return base * attempt
@@ -230,25 +237,29 @@ class Sweep:
 
     def job_counts(self) -> dict[str, int]:
         """How many jobs of each sweep rule the workflow has (disqueak only when it has some)."""
-        splits = {(d, r) for d, _, _, r in self.jobs()}
-        baselines = {(d, k, r) for d, k, _, r in self.jobs()} if self.exact_max_n is not None else set()
-        nodes = sum(len(tree_nodes(shards)) for _, _, s, _ in self.jobs() if (shards := tree_shards(s)))
-        return {"prepare": len(splits), "exact": len(baselines), **({"disqueak": nodes} if nodes else {}),
-                "run": len(self.jobs())}
+        jobs = self.jobs()
+        splits = {d for d, _, _ in jobs}
+        baselines = {(d, k) for d, k, _ in jobs} if self.exact_max_n is not None else set()
+        nodes = sum(len(tree_nodes(shards)) for _, _, s in jobs if (shards := tree_shards(s)))
+        return {"prepare": len(splits), "exact": len(baselines),
+                **({"disqueak": nodes * len(self.repetitions)} if nodes else {}), "run": len(jobs)}
 
     def tree_pattern(self) -> str:
         """Snakemake output pattern of DISQUEAK's merge-tree nodes (:func:`kbench.sweep.disqueak.node_path`)."""
         return layout.pattern(self.data, layout.NODE, seed=self.config["seed"])
 
-    def tree_files(self, dataset: str, kernel: str, sampler: str, repetition: int, node: str | None = None) -> list[str]:
+    def tree_files(self, dataset: str, kernel: str, sampler: str, repetition: int | None = None,
+                   node: str | None = None) -> list[str]:
         """The merge-tree files a job needs: a run job (``node`` None) the root of a distributed
-        squeak's tree, a node job its children; [] for other samplers and for leaves."""
+        squeak's tree in every repetition (or in ``repetition``), a node job its children; []
+        for other samplers and for leaves."""
         shards = tree_shards(sampler)
         if not shards:
             return []
         needed = [(0, shards)] if node is None else children(parse_node(node, shards)) or []
-        return [str(node_path(self.data, dataset, kernel, sampler, repetition, self.config["seed"], part))
-                for part in needed]
+        repetitions = self.repetitions if repetition is None else [repetition]
+        return [str(node_path(self.data, dataset, kernel, sampler, rep, self.config["seed"], part))
+                for rep in repetitions for part in needed]
 
     def summary(self) -> str:
         """The run's last lines: its cells by status and where its leaderboard is."""
@@ -273,9 +284,9 @@ class Sweep:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""
         return layout.pattern(self.out, layout.CELL, sweep=self.sweep)
 
-    def cell_files(self, dataset: str, kernel: str, sampler: str, repetition: int) -> list[str]:
+    def cell_files(self, dataset: str, kernel: str, sampler: str) -> list[str]:
         return [str(layout.cell_path(self.out, self.sweep, kernel, dataset, sampler, task, rank, repetition))
-                for task in self.tasks_of(dataset) for rank in self.config["ranks"]]
+                for repetition in self.repetitions for task in self.tasks_of(dataset) for rank in self.config["ranks"]]
 
     def job_identity(self, dataset: str, kernel: str, sampler: str) -> str:
         """The packages and versions behind a run job's cells (kbench's, the dataset provider's,
@@ -293,6 +304,10 @@ class Sweep:
     def split_file(self, dataset: str, repetition: int) -> str:
         return str(layout.split_path(self.data, dataset, repetition, self.config["seed"]))
 
+    def split_files(self, dataset: str) -> list[str]:
+        """The splits of every repetition of ``dataset``: a run job's input."""
+        return [self.split_file(dataset, rep) for rep in self.repetitions]
+
     @cached_property
     def exact_max_n(self) -> int | None:
         """The largest training set the sweep's exact baselines are computed for (None: none
@@ -301,9 +316,10 @@ class Sweep:
         ridge = any(plugin_class(s, "sampler").needs_lam for s in self.config["samplers"])
         return exact_limit(tasks, ridge)
 
-    def exact_file(self, dataset: str, kernel: str, repetition: int) -> list[str]:
-        """The exact baseline a run job loads ([] when the sweep needs none): computed once per
-        (dataset, kernel, repetition) by the ``exact`` rule."""
+    def exact_file(self, dataset: str, kernel: str, repetition: int | None = None) -> list[str]:
+        """The exact baselines a run job loads, one per repetition (or ``repetition``'s; []
+        when the sweep needs none): each computed once by the ``exact`` rule."""
         if self.exact_max_n is None:
             return []
-        return [str(layout.exact_path(self.data, dataset, kernel, repetition, self.config["seed"]))]
+        repetitions = self.repetitions if repetition is None else [repetition]
+        return [str(layout.exact_path(self.data, dataset, kernel, rep, self.config["seed"])) for rep in repetitions]

@@ -43,8 +43,10 @@ def critical_difference(section: Section, result: Standing, path: Path, look: di
 
 def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset: str, path: Path,
            look: dict[str, Style]) -> None:
-    """Metric against rank (mean, 95% interval over repetitions) and against time (Pareto),
-    each sampler in its ``look`` (kbench.reporting.styles)."""
+    """Metric against rank (mean, and the band from the smallest to the largest value over
+    repetitions: with a handful of repetitions a bootstrap interval says no more and costs
+    half of the page's build) and against time (Pareto), each sampler in its ``look``
+    (kbench.reporting.styles)."""
     import matplotlib.ticker
     import seaborn as sns
     from matplotlib.figure import Figure
@@ -56,8 +58,8 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
     fig = Figure(figsize=(11, 4))
     left, right = fig.subplots(1, 2)
     sns.lineplot(data=data, x="rank", y="metric", hue="sampler", style="sampler", palette=palette,
-                 markers=markers, dashes={s: look[s].dashes for s in present}, errorbar=("ci", 95),
-                 seed=0, ax=left)
+                 markers=markers, dashes={s: look[s].dashes for s in present}, errorbar=("pi", 100),
+                 ax=left)
     exact = data.groupby("rank")["exact"].mean().dropna()  # per rank: KPCA's ℓ follows the rank
     if len(exact):
         left.plot(exact.index, exact.to_numpy(), color="black", linestyle="--", linewidth=1,

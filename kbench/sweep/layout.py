@@ -43,10 +43,10 @@ EXACT = "exact/{kernel}/" + SPLIT
 NODE = "disqueak/{kernel}/{dataset}/{sampler}/rep{rep}_seed{seed}_node{node}.npz"
 #: each workflow rule's log, below ``OUT/logs``
 LOGS = {
-    "prepare": "prepare/{dataset}_rep{rep}.log",
-    "exact": "exact/{kernel}/{dataset}_rep{rep}.log",
+    "prepare": "prepare/{dataset}.log",
+    "exact": "exact/{kernel}/{dataset}.log",
     "disqueak": "disqueak/{kernel}/{dataset}/{sampler}_rep{rep}_node{node}.log",
-    "run": "run/{kernel}/{dataset}/{sampler}_rep{rep}.log",
+    "run": "run/{kernel}/{dataset}/{sampler}.log",
     "aggregate": "aggregate.log",
     "paper": "paper_{paper}.log",
     "leaderboard": "leaderboard.log",

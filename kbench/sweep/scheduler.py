@@ -18,6 +18,7 @@ import signal
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
 
 import pandas as pd
 from threadpoolctl import threadpool_limits
@@ -29,11 +30,8 @@ from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.disqueak import merge_tree_roots
 from kbench.sweep.plan import Job, not_planned, plan
 from kbench.sweep.signals import held, raising_on, release
-from kbench.sweep.store import cell_status, check_output_dir, read_cell
+from kbench.sweep.store import cell_status, check_output_dir, read_cells
 from kbench.sweep.worker import JobContext, environment, prepare_context, run_job, write_failure
-
-#: how often the scheduler looks at its workers (seconds)
-_POLL_S = 0.01
 
 
 @dataclass
@@ -94,6 +92,14 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
     config = SweepConfig(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs,
                          cell_timeout, memory_limit_mb, time_limit, seed, retry_failed, data_cache,
                          blas_threads)
+    planned, summary = execute(config, progress)
+    frame = collect(planned)
+    return (frame, summary) if return_summary else frame
+
+
+def execute(config: SweepConfig, progress: bool = True) -> tuple[list[Job], Summary]:
+    """Plan the sweep of ``config`` and compute what is left of it: its jobs and the
+    :class:`Summary` (:func:`run` without reading the rows back, as ``kbench run`` needs)."""
     started = time.perf_counter()
     with threadpool_limits(limits=config.blas_threads):
         check_output_dir(config.out)
@@ -104,9 +110,7 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
         counts = Scheduler(config, planned, progress).run(queue)
     counts["already done"] = done
     cells = [cell for job in planned for cell in job.cells]
-    summary = Summary(dict(counts), time.perf_counter() - started, [str(cell.path) for cell in cells], excluded)
-    frame = collect(planned)
-    return (frame, summary) if return_summary else frame
+    return planned, Summary(dict(counts), time.perf_counter() - started, [str(cell.path) for cell in cells], excluded)
 
 
 def pending(planned: list[Job], retry_failed: bool) -> tuple[deque[Job], int]:
@@ -126,8 +130,7 @@ def pending(planned: list[Job], retry_failed: bool) -> tuple[deque[Job], int]:
 
 def collect(planned: list[Job]) -> pd.DataFrame:
     """The rows of every planned cell that has a file."""
-    frames = [read_cell(cell.path) for job in planned for cell in job.cells if cell.path.is_file()]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return read_cells([cell.path for job in planned for cell in job.cells if cell.path.is_file()])
 
 
 @dataclass
@@ -168,7 +171,7 @@ class Scheduler:
                 while queue or self.running:
                     while queue and len(self.running) < self.config.jobs:
                         self._start(queue.popleft(), rounds=math.ceil((len(queue) + 1) / self.config.jobs))
-                    time.sleep(_POLL_S)
+                    self._wait()
                     self._reap()
             finally:
                 for process in self.running:
@@ -202,6 +205,13 @@ class Scheduler:
             process.start()
             self.running[process] = _Running(job, *_deadline(job, self.config.cell_timeout, self.end, rounds))
 
+    def _wait(self) -> None:
+        """Until a worker exits or the first deadline passes: an event, not a polling loop."""
+        deadlines = [state.deadline for state in self.running.values() if state.deadline is not None]
+        timeout = max(min(deadlines) - time.monotonic(), 0.0) if deadlines else None
+        if self.running:
+            wait([process.sentinel for process in self.running], timeout)
+
     def _reap(self) -> None:
         """Count finished workers' cells; kill the ones past their deadline."""
         for process, state in list(self.running.items()):
@@ -226,10 +236,12 @@ class Scheduler:
         key = (job.dataset, job.repetition)
         context = self.contexts.get(key)
         for cell in job.todo:
-            if cell_status(cell.path, cell.inputs) is None:
+            status = cell_status(cell.path, cell.inputs)
+            if status is None:
                 write_failure(cell, job, list(self.config.lams), failure,
                               context if not isinstance(context, str) else None, self.environment)
-            self.counts[cell_status(cell.path, cell.inputs) or Status.ERROR.value] += 1
+                status = failure.status.value
+            self.counts[status] += 1
             if self.bar:
                 self.bar[0].advance(self.bar[1])
         self.remaining[key] -= 1

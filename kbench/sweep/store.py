@@ -116,20 +116,47 @@ def migrate(frame: pd.DataFrame, where: str = "the rows") -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def read_cell(path: Path) -> pd.DataFrame:
-    """A cell file (or an aggregated one), migrated to this schema version."""
+def _read_table(path: Path) -> pa.Table:
     try:
-        frame = pq.read_table(path).to_pandas()
+        return pq.ParquetFile(path).read()
     except (pa.ArrowInvalid, OSError) as exc:
         raise ValueError(f"{path} is not a readable parquet file ({exc}); delete it and rerun.") from None
-    frame = migrate(frame, str(path))
-    missing = [c for c in REQUIRED if c not in frame.columns]
+
+
+def _check_columns(path: Path, columns) -> None:
+    missing = [c for c in REQUIRED if c not in columns]
     if missing:
         raise ValueError(
             f"{path} is not a kbench result file: it lacks the column(s) {', '.join(missing)}; "
             "move it out of the results directory."
         )
+
+
+def read_cell(path: Path) -> pd.DataFrame:
+    """A cell file (or an aggregated one), migrated to this schema version."""
+    frame = migrate(_read_table(path).to_pandas(), str(path))
+    _check_columns(path, frame.columns)
     return frame
+
+
+def read_cells(paths) -> pd.DataFrame:
+    """Cell files (or aggregated ones) as one DataFrame, each checked and migrated to this
+    schema version, as :func:`read_cell` does. Files of this version are joined as Arrow
+    tables and converted once: a DataFrame per file costs more than reading the file."""
+    current, older = [], []
+    for path in paths:
+        table = _read_table(path)
+        versions = table.column("schema_version").unique().to_pylist() if "schema_version" in table.column_names else []
+        if versions == [SCHEMA_VERSION]:
+            _check_columns(path, table.column_names)
+            current.append(table)
+        else:  # older (migrated), newer or unversioned (refused with the file's name)
+            older.append(read_cell(path))
+    frames = [pa.concat_tables(current, promote_options="permissive").to_pandas()] if current else []
+    frames += older
+    if not frames:
+        return pd.DataFrame()
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
 def cell_status(path: Path, inputs: str | None = None) -> str | None:
@@ -139,8 +166,10 @@ def cell_status(path: Path, inputs: str | None = None) -> str | None:
     if not path.is_file():
         return None
     try:
-        table = pq.read_table(path, columns=["status", "schema_version", "cell_inputs"])
+        table = pq.ParquetFile(path).read(columns=["status", "schema_version", "cell_inputs"])
     except (pa.ArrowInvalid, OSError, KeyError):
+        return None
+    if table.num_columns < 3:  # not a cell of this kbench
         return None
     if set(table.column("schema_version").to_pylist()) != {SCHEMA_VERSION}:
         return None
@@ -201,7 +230,7 @@ def _read_all(directory: Path) -> pd.DataFrame:
     files = [f for f in files if f.name != "all.parquet"]
     if not files:
         raise ValueError(f"{directory} holds no result files (*.parquet).")
-    frame = pd.concat([read_cell(f) for f in files], ignore_index=True)
+    frame = read_cells(files)
     keys = [c for c in IDENTITY if c in frame.columns]
     frame = frame.sort_values("timestamp", kind="stable")
     frame = frame.drop_duplicates(subset=keys, keep="last", ignore_index=True)

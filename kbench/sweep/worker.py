@@ -113,14 +113,20 @@ def load_split_cached(dataset, repetition: int, seed: int = 0, data_cache=None) 
 
 def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tasks, env: dict,
                     data_cache=None, ridge_samplers: bool = False, lams=()) -> JobContext:
-    """Load the split, resolve the kernel on it and get the exact baseline once, in the
-    parent, so that every forked worker shares it (:func:`exact_limit` says when it is
+    """Load the split, resolve the kernel on it, let each task prepare what its evaluations
+    share (:meth:`kbench.Task.prepare`) and get the exact baseline once, in the parent, so
+    that every forked worker shares them (:func:`exact_limit` says when it is
     needed; a matrix-free one computes here what the tasks will ask of it). With a
     ``data_cache`` the baseline is read from there when another process computed it (the
     workflow's ``exact`` jobs), else computed and saved there."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
     fitted = create(kernel).fit(data.X_train, data.y_train)
     checksum = split_checksum(data)
+    for task in tasks:
+        try:
+            task.prepare(data, fitted)
+        except Exception:  # noqa: BLE001 - each evaluation meets it again and records it in its cell
+            pass
     limit = exact_limit(tasks, ridge_samplers)
     if limit is not None:
         shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)

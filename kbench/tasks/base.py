@@ -72,6 +72,12 @@ class Task:
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         raise NotImplementedError
 
+    def prepare(self, data, kernel) -> None:
+        """Compute now what every evaluation of this task on ``data`` shares, whatever the
+        sampler (cached in ``data.cache``): the sweep calls it once per (dataset, kernel,
+        repetition), before its jobs fork. Nothing by default; an error here is left for
+        :meth:`evaluate` to meet again and record in its cell."""
+
     def prepare_exact(self, exact, data, lams) -> None:
         """Ask the matrix-free exact baseline ``exact`` now for what :meth:`evaluate` will ask
         of it on ``data`` along the λ path ``lams`` (ridge solves, eigenpairs): it is then

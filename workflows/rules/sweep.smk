@@ -1,10 +1,11 @@
-# prepare: each dataset split once per repetition; exact: the exact baseline of each
-# (dataset, kernel, repetition), once, for every run job to load; disqueak: one job per node
-# of a distributed squeak's merge tree (leaves stream their shard, merges join two
-# children), whose root its run job's fits start from; run: one job per (dataset, kernel,
-# sampler, repetition) covering every task, rank and λ, so each sampler fit serves all tasks;
-# one run rule per set of tasks the datasets accept (a task that refuses a dataset's type,
-# and a sampler that refuses the kernel, are never planned: kbench.sweep.plan.not_planned).
+# prepare: one job per dataset, splitting it once per repetition; exact: one job per
+# (dataset, kernel), computing the exact baseline of each repetition once for every run job
+# to load; disqueak: one job per node of a distributed squeak's merge tree (leaves stream
+# their shard, merges join two children), whose root its run job's fits start from; run: one
+# job per (dataset, kernel, sampler) covering every repetition, task, rank and λ (one process
+# start and one plan for all of them), so each sampler fit serves all tasks; one run rule
+# per set of tasks the datasets accept (a task that refuses a dataset's type, and a sampler
+# that refuses the kernel, are never planned: kbench.sweep.plan.not_planned).
 # Failed cells are recorded in their files (status error/timeout/oom) and do not fail the
 # workflow: `kbench run` exits 1 for them, 2 for a real usage error.
 
@@ -18,11 +19,12 @@ wildcard_constraints:
 
 rule prepare:
     output:
-        SWEEP.split_pattern(),
+        expand(SWEEP.split_pattern(), rep=SWEEP.repetitions, allow_missing=True),
     log:
         SWEEP.log("prepare"),
     params:
         spec=lambda wc: spec_of("datasets", wc.dataset),
+        repetitions=config["repetitions"],
         seed=config["seed"],
         cache=SWEEP.data,
     resources:
@@ -32,33 +34,35 @@ rule prepare:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench prepare --datasets {params.spec:q} --only-repetition {wildcards.rep:q} "
+        "kbench prepare --datasets {params.spec:q} --repetitions {params.repetitions:q} "
         "--seed {params.seed:q} --data-cache {params.cache:q} > {log:q} 2>&1"
 
 
 rule exact:
     input:
-        lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
+        lambda wc: SWEEP.split_files(spec_of("datasets", wc.dataset)),
     output:
-        SWEEP.exact_pattern(),
+        expand(SWEEP.exact_pattern(), rep=SWEEP.repetitions, allow_missing=True),
     log:
         SWEEP.log("exact"),
     params:
         dataset=lambda wc: spec_of("datasets", wc.dataset),
         kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
         max_n=EXACT_MAX_N,
+        repetitions=config["repetitions"],
         tasks=",".join(config["tasks"]),
         lams=",".join(map(str, config["lams"])),
         seed=config["seed"],
         cache=SWEEP.data,
     resources:
         mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
-        runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt, exact=True),
+        runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt, exact=True,
+                                                      repetitions=config["repetitions"]),
         cpus_per_task=1,
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench prepare --datasets {params.dataset:q} --only-repetition {wildcards.rep:q} "
+        "kbench prepare --datasets {params.dataset:q} --repetitions {params.repetitions:q} "
         "--seed {params.seed:q} --data-cache {params.cache:q} --exact {params.kernel:q} "
         "--exact-max-n {params.max_n:q} --tasks {params.tasks:q} --lams {params.lams:q} > {log:q} 2>&1"
 
@@ -67,7 +71,7 @@ rule disqueak:
     input:
         lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
         lambda wc: SWEEP.tree_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
-                                    spec_of("samplers", wc.sampler), int(wc.rep), wc.node),
+                                    spec_of("samplers", wc.sampler), int(wc.rep), node=wc.node),
     output:
         SWEEP.tree_pattern(),
     log:
@@ -98,17 +102,16 @@ for RUN_RULE, RUN_TASKS, RUN_DATASETS in SWEEP.task_groups():
         name:
             RUN_RULE
         input:
-            lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
-            lambda wc: SWEEP.exact_file(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
-                                        int(wc.rep)),
+            lambda wc: SWEEP.split_files(spec_of("datasets", wc.dataset)),
+            lambda wc: SWEEP.exact_file(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel]),
             lambda wc: SWEEP.tree_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
-                                        spec_of("samplers", wc.sampler), int(wc.rep)),
+                                        spec_of("samplers", wc.sampler)),
         output:
             # update: a rerun keeps the cells already there (kbench run resumes), and with
             # keep-incomplete (both profiles) a failed job keeps the cells it wrote
             update(
                 expand(SWEEP.cell_pattern(), task=[Spec.parse(t, "task").slug for t in RUN_TASKS], rank=config["ranks"],
-                       allow_missing=True)
+                       rep=SWEEP.repetitions, allow_missing=True)
             ),
         wildcard_constraints:
             dataset="|".join(map(re.escape, RUN_DATASETS)),
@@ -138,14 +141,15 @@ for RUN_RULE, RUN_TASKS, RUN_DATASETS in SWEEP.task_groups():
         threads: SWEEP.resources("cpus_per_task")
         resources:
             mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
-            runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt),
+            runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt,
+                                                          repetitions=config["repetitions"]),
             cpus_per_task=lambda wc, threads: threads,
         conda:
             "../envs/kbench.yaml"
         shell:
             "kbench run --datasets {params.dataset:q} --samplers {params.sampler:q} --tasks {params.tasks:q} "
             "--ranks {params.ranks:q} --lams {params.lams:q} --kernel {params.kernel:q} "
-            "--repetitions {params.repetitions:q} --only-repetition {wildcards.rep:q} --seed {params.seed:q} "
+            "--repetitions {params.repetitions:q} --seed {params.seed:q} "
             "--jobs {threads} --cell-timeout {params.timeout:q} --time-limit {params.time_limit:q} "
             "--memory-limit {params.memory_limit:q} --data-cache {params.cache:q} "
             "--out {params.out:q} --quiet > {log:q} 2>&1 || test $? -eq 1"
