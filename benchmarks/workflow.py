@@ -109,15 +109,16 @@ def default_sweep(snakefile: Path, workdir: Path, cores: int, pythonpath: Path |
     (workdir / "config.yaml").write_text(yaml.safe_dump({**config, "out": "out"}))
     env = dict(os.environ, PYTHONPATH=str(pythonpath)) if pythonpath else None
     wall, cpu = cpu_run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(workdir),
-                         "--configfile", str(workdir / "config.yaml"), "--cores", str(cores)], env=env)
+                         "--configfile", str(workdir / "config.yaml"), "--cores", str(cores)], env=env,
+                        cwd=workdir)  # not the checkout's folder: `python -m` puts the cwd first on sys.path
     frame = pd.read_parquet(workdir / "out" / "all.parquet")
     own = own_seconds(frame)
     dry = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory",
                           str(workdir), "--configfile", str(workdir / "config.yaml"), "-n", "--forceall",
-                          "--quiet", "rules"], check=True, capture_output=True, text=True, env=env)
+                          "--quiet", "rules"], check=True, capture_output=True, text=True, env=env, cwd=workdir)
     jobs = int(re.search(r"total\s+(\d+)", dry.stdout + dry.stderr).group(1)) - 1  # less the target rule
     imports = statistics.median(cpu_run([sys.executable, "-c", "import kbench.cli, kbench.sweep.scheduler"],
-                                        env=env)[1] for _ in range(5))
+                                        env=env, cwd=workdir)[1] for _ in range(5))
     kbench = [sys.executable, "-m", "kbench.cli"]
     sweep = frame["sweep"].iloc[0]
     _, aggregate = cpu_run([*kbench, "aggregate", "out", "--sweep", sweep, "--out", "again.parquet"], cwd=workdir,

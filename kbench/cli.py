@@ -92,12 +92,13 @@ def _numbers(text: str, option: str) -> list[float]:
 @click.option("--kernel", default="gaussian:sigma=median", show_default=True)
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
 @click.option("--cell-timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds per cell; the worker is killed past it (status timeout).")
+              help="Seconds per cell: a worker runs the ranks of one sampler and repetition and "
+                   "is killed past this times its cells (the cells not written: status timeout).")
 @click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True),
               help="MiB a worker may allocate beyond its start (status oom past it).")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds for the whole run (a cluster job's limit): each fit gets its share of the "
-                   "time left, and cells past it are recorded as timeout before the limit.")
+              help="Seconds for the whole run (a cluster job's limit): each worker gets its share of "
+                   "the time left, and cells past it are recorded as timeout before the limit.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Base seed of splits and samplers.")
 @click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=click.IntRange(min=1),
               help="BLAS/OpenMP threads per process (recorded in every row; the same count gives "

@@ -26,6 +26,7 @@ from kbench.registry import create, package_of, plugin_class
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
+from kbench.sweep.config import DEFAULT_BLAS_THREADS
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
 from kbench.sweep.plan import not_planned, task_refuses
 from kbench.sweep.store import CELL_KEYS
@@ -36,6 +37,15 @@ DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
 #: the config's runtime is meant for jobs on up to this many rows (and for exact baselines
 #: up to DEFAULT_EXACT_MAX_N training rows); larger datasets ask for more (Sweep.runtime_min)
 RUNTIME_REFERENCE_N = 100_000
+
+
+def job_environment() -> dict[str, str]:
+    """The environment of every job: the BLAS thread count it computes with
+    (DEFAULT_BLAS_THREADS), in the variables BLAS and OpenMP read when they load, so that a
+    job's BLAS never starts, and spins, threads it will not use (a quarter of a CPU second
+    per process start and more per forked worker, for the same numbers: kbench pins the
+    count either way)."""
+    return dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), str(DEFAULT_BLAS_THREADS))
 
 
 def check_config(config: dict) -> None:

@@ -67,7 +67,8 @@ def _cluster_answers() -> str | None:
     return None
 
 
-pytestmark = [pytest.mark.slurm, pytest.mark.skipif(_cluster_answers() is not None,
+# one worker runs both: the throwaway cluster has one node, and the runtime test counts on it
+pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.skipif(_cluster_answers() is not None,
                                                     reason=str(_cluster_answers()))]
 
 

@@ -1,9 +1,10 @@
 """Sweeps: scheduling jobs on worker processes, with failures recorded as data.
 
 The work unit is one sampler fit (:class:`kbench.sweep.plan.Job`), shared by the cells of
-its tasks. It runs in a forked worker (:func:`kbench.sweep.worker.run_job`) so that
-``cell_timeout`` can be enforced by killing the worker and a crash cannot take the sweep
-down. Datasets, the resolved kernel and the exact baselines are prepared once per
+its tasks. The fits of one (dataset, repetition, sampler), its ranks, run one after the
+other in a forked worker (:func:`kbench.sweep.worker.run_job`): one fork for all of them,
+``cell_timeout`` enforced by killing the worker (its finished cells stay), and no crash can
+take the sweep down. Datasets, the resolved kernel and the exact baselines are prepared once per
 (dataset, repetition) in the parent and inherited by the workers.
 
 :func:`run` is three steps: :func:`pending` (what is left to compute), :class:`Scheduler`
@@ -31,7 +32,14 @@ from kbench.sweep.disqueak import merge_tree_roots
 from kbench.sweep.plan import Job, not_planned, plan
 from kbench.sweep.signals import held, raising_on, release
 from kbench.sweep.store import cell_status, check_output_dir, read_cells
-from kbench.sweep.worker import JobContext, environment, prepare_context, run_job, write_failure
+from kbench.sweep.worker import (
+    JobContext,
+    environment,
+    limit_memory,
+    prepare_context,
+    run_job,
+    write_failure,
+)
 
 
 @dataclass
@@ -107,7 +115,7 @@ def execute(config: SweepConfig, progress: bool = True) -> tuple[list[Job], Summ
         excluded = not_planned(config.datasets, kernels, config.samplers, config.tasks)
         planned = plan(config, excluded)
         queue, done = pending(planned, config.retry_failed)
-        counts = Scheduler(config, planned, progress).run(queue)
+        counts = Scheduler(config, planned, progress).run(batches(queue, config.jobs))
     counts["already done"] = done
     cells = [cell for job in planned for cell in job.cells]
     return planned, Summary(dict(counts), time.perf_counter() - started, [str(cell.path) for cell in cells], excluded)
@@ -128,6 +136,19 @@ def pending(planned: list[Job], retry_failed: bool) -> tuple[deque[Job], int]:
     return queue, done
 
 
+def batches(queue: deque[Job], workers: int) -> deque[list[Job]]:
+    """What one worker runs each: the fits of a (dataset, repetition, sampler), its ranks in
+    order, one after the other (a fork, and a fresh process's first writes, cost tens of
+    milliseconds a fit); a fit each when there are fewer such batches than ``workers``, so
+    that every worker has work."""
+    grouped: dict[tuple, list[Job]] = {}
+    for job in queue:
+        grouped.setdefault((job.dataset, job.kernel, job.repetition, job.sampler), []).append(job)
+    if len(grouped) < workers:
+        return deque([job] for job in queue)
+    return deque(grouped.values())
+
+
 def collect(planned: list[Job]) -> pd.DataFrame:
     """The rows of every planned cell that has a file."""
     return read_cells([cell.path for job in planned for cell in job.cells if cell.path.is_file()])
@@ -135,7 +156,7 @@ def collect(planned: list[Job]) -> pd.DataFrame:
 
 @dataclass
 class _Running:
-    job: Job
+    batch: list[Job]
     deadline: float | None
     reason: str
 
@@ -160,11 +181,11 @@ class Scheduler:
         self.running: dict = {}
         self.end = None if self.config.time_limit is None else time.monotonic() + self.config.time_limit
 
-    def run(self, queue: deque[Job]) -> Counter:
-        """Run every job of ``queue``; SIGTERM stops the sweep like Ctrl-C (the workers are
-        killed, finished cells stay)."""
-        self.remaining.update((job.dataset, job.repetition) for job in queue)
-        total = sum(len(job.todo) for job in queue)
+    def run(self, queue: deque[list[Job]]) -> Counter:
+        """Run every batch of jobs of ``queue`` (:func:`batches`), a worker each; SIGTERM
+        stops the sweep like Ctrl-C (the workers are killed, finished cells stay)."""
+        self.remaining.update((job.dataset, job.repetition) for batch in queue for job in batch)
+        total = sum(len(job.todo) for batch in queue for job in batch)
         self.bar = _progress(total) if self.progress and total else None
         with raising_on(signal.SIGTERM, lambda: SystemExit(128 + signal.SIGTERM)):
             try:
@@ -194,16 +215,16 @@ class Scheduler:
                 self.contexts[key] = f"loading {job.dataset.label} failed: {describe(exc)}"
         return self.contexts[key]
 
-    def _start(self, job: Job, rounds: int) -> None:
-        """Fork a worker for ``job`` (``rounds``: of fits still to start, this one's included)."""
-        context = self._context(job)
+    def _start(self, batch: list[Job], rounds: int) -> None:
+        """Fork a worker for ``batch`` (``rounds``: of batches still to start, this one's included)."""
+        context = self._context(batch[0])
         if isinstance(context, str):
-            return self._finish(job, Failure(Status.ERROR, context, "dataset"))
+            return self._finish(batch, Failure(Status.ERROR, context, "dataset"))
         process = mp.get_context("fork").Process(
-            target=_work, args=(job, context, list(self.config.lams), self.config.memory_limit_mb))
+            target=_work, args=(batch, context, list(self.config.lams), self.config.memory_limit_mb))
         with held():  # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
             process.start()
-            self.running[process] = _Running(job, *_deadline(job, self.config.cell_timeout, self.end, rounds))
+            self.running[process] = _Running(batch, *_deadline(batch, self.config.cell_timeout, self.end, rounds))
 
     def _wait(self) -> None:
         """Until a worker exits or the first deadline passes: an event, not a polling loop."""
@@ -229,50 +250,57 @@ class Scheduler:
             else:
                 continue
             del self.running[process]
-            self._finish(state.job, failure)
+            self._finish(state.batch, failure)
 
-    def _finish(self, job: Job, failure: Failure) -> None:
-        """Count the job's cells; a cell without a result of these inputs gets ``failure``'s rows."""
-        key = (job.dataset, job.repetition)
+    def _finish(self, batch: list[Job], failure: Failure) -> None:
+        """Count the batch's cells; a cell without a result of these inputs gets ``failure``'s rows."""
+        key = (batch[0].dataset, batch[0].repetition)
         context = self.contexts.get(key)
-        for cell in job.todo:
-            status = cell_status(cell.path, cell.inputs)
-            if status is None:
-                write_failure(cell, job, list(self.config.lams), failure,
-                              context if not isinstance(context, str) else None, self.environment)
-                status = failure.status.value
-            self.counts[status] += 1
-            if self.bar:
-                self.bar[0].advance(self.bar[1])
-        self.remaining[key] -= 1
+        for job in batch:
+            for cell in job.todo:
+                status = cell_status(cell.path, cell.inputs)
+                if status is None:
+                    write_failure(cell, job, list(self.config.lams), failure,
+                                  context if not isinstance(context, str) else None, self.environment)
+                    status = failure.status.value
+                self.counts[status] += 1
+                if self.bar:
+                    self.bar[0].advance(self.bar[1])
+        self.remaining[key] -= len(batch)
         if self.remaining[key] == 0:
             self.contexts.pop(key, None)
 
 
-def _deadline(job: Job, cell_timeout: float | None, end: float | None, rounds: int) -> tuple[float | None, str]:
-    """When a fit starting now is killed, and why: ``cell_timeout`` per cell, or its share of
-    the sweep's time left (that time over the ``rounds`` of fits still to start, this one's
-    included), whichever comes first."""
+def _deadline(batch: list[Job], cell_timeout: float | None, end: float | None,
+              rounds: int) -> tuple[float | None, str]:
+    """When a worker starting now on ``batch`` is killed, and why: ``cell_timeout`` per cell
+    of its jobs, or its share of the sweep's time left (that time over the ``rounds`` of
+    batches still to start, this one's included), whichever comes first."""
     now = time.monotonic()
     limits = []
     if cell_timeout is not None:
-        limits.append((now + cell_timeout * len(job.cells), f"--cell-timeout {cell_timeout:g} s per cell"))
+        cells = sum(len(job.cells) for job in batch)
+        limits.append((now + cell_timeout * cells, f"--cell-timeout {cell_timeout:g} s per cell"))
     if end is not None:
         share = max(end - now, 0.0) / rounds
         limits.append((now + share, f"its share ({share:.0f} s) of the sweep's --time-limit"))
     return min(limits, default=(None, ""), key=lambda limit: limit[0])
 
 
-def _work(job: Job, context: JobContext, lams, memory_limit_mb) -> None:
-    """A worker: SIGTERM kills it at once (the parent's handler is inherited by fork). Work
-    other processes did for the fit (DISQUEAK's merge-tree roots) is handed to the sampler."""
+def _work(batch: list[Job], context: JobContext, lams, memory_limit_mb) -> None:
+    """A worker: SIGTERM kills it at once (the parent's handler is inherited by fork); its
+    address space is capped once, then it runs the batch's fits in order. Work other
+    processes did for a fit (DISQUEAK's merge-tree roots) is handed to the sampler."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     release()
-    try:
-        prebuilt = merge_tree_roots(job, context)
-    except Exception:  # noqa: BLE001 - an unreadable node file: the fit builds its tree itself
-        prebuilt = {}
-    run_job(job, context, lams, memory_limit_mb, prebuilt)
+    if memory_limit_mb:
+        limit_memory(memory_limit_mb)
+    for job in batch:
+        try:
+            prebuilt = merge_tree_roots(job, context)
+        except Exception:  # noqa: BLE001 - an unreadable node file: the fit builds its tree itself
+            prebuilt = {}
+        run_job(job, context, lams, memory_limit_mb, prebuilt)
 
 
 def _progress(total: int):

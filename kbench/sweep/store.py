@@ -47,18 +47,28 @@ def check_output_dir(out) -> Path:
 
 
 def write_cell(path: Path, rows: list[dict]) -> None:
-    """Write a cell's rows to ``path`` atomically (temp file in the same folder + rename)."""
-    frame = pd.DataFrame(rows)
-    frame["schema_version"] = SCHEMA_VERSION
-    write_frame(frame, path)
+    """Write a cell's rows to ``path`` atomically (temp file in the same folder + rename):
+    one column per key of any row (missing: null), its type inferred from its values, as a
+    DataFrame would (a worker writes its few cells without building one)."""
+    keys = dict.fromkeys(key for row in rows for key in row)
+    columns = {key: [row.get(key) for row in rows] for key in keys}
+    columns["schema_version"] = [SCHEMA_VERSION] * len(rows)
+    try:
+        table = pa.table(columns)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # a column of mixed types: stored as pandas would
+        table = pa.Table.from_pandas(pd.DataFrame(columns), preserve_index=False)
+    _write_table(table, path)
 
 
 def write_frame(frame: pd.DataFrame, path: Path) -> None:
     """Write a DataFrame to parquet atomically."""
+    _write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+
+
+def _write_table(table: pa.Table, path: Path) -> None:
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a directory; pass a file name, e.g. {path / 'all.parquet'}.")
-    table = pa.Table.from_pandas(frame, preserve_index=False)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
 

@@ -177,10 +177,9 @@ def write_failure(cell: Cell, job: Job, lams, failure: Failure, context=None, en
 def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: float | None = None,
             prebuilt: dict | None = None) -> None:
     """Fit the job's sampler once, check the contract, evaluate each of its cells' tasks,
-    write one file per cell. ``prebuilt`` is work other processes did for the fit, handed to
-    the sampler's ``use_prebuilt`` hook."""
-    if memory_limit_mb:
-        _limit_memory(memory_limit_mb)
+    write one file per cell. ``memory_limit_mb`` is the worker's (:func:`limit_memory`), of
+    which the feature blocks take a share; ``prebuilt`` is work other processes did for the
+    fit, handed to the sampler's ``use_prebuilt`` hook."""
     data, kernel = context.data, context.kernel
     todo = job.todo
     try:
@@ -227,7 +226,7 @@ def feature_budget_mb(memory_limit_mb: float | None) -> float:
     return DEFAULT_BUDGET_MB if not memory_limit_mb else min(DEFAULT_BUDGET_MB, memory_limit_mb / 4)
 
 
-def _limit_memory(limit_mb: float) -> None:
+def limit_memory(limit_mb: float) -> None:
     """Cap this worker's address space at its current size + limit_mb (RLIMIT_AS)."""
     with open("/proc/self/statm") as fh:
         current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")

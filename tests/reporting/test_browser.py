@@ -12,7 +12,8 @@ import pytest
 
 from kbench.spec import slug_of
 
-pytestmark = pytest.mark.browser
+# one worker, one Chromium: the tests share the browser and the page
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def board_id(task_label: str) -> str:

@@ -6,9 +6,10 @@ import sys
 from pathlib import Path
 
 from kbench.spec import Spec
-from kbench.workflow import Sweep, check_config
+from kbench.workflow import Sweep, check_config, job_environment
 
 check_config(config)  # stops before any job, naming the offending key
+os.environ.update(job_environment())  # the jobs' BLAS threads, set before their numpy loads
 SWEEP = Sweep(config)
 OUT = SWEEP.out
 EXACT_MAX_N = SWEEP.exact_max_n
