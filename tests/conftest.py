@@ -12,12 +12,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from threadpoolctl import threadpool_limits
 
 import kbench
 from kbench.reporting.build import build
 
 #: the repository's root
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_blas_thread_per_xdist_worker():
+    """Under pytest-xdist every core runs a worker: BLAS threads of one worker competing with
+    the others for the cores spin instead of computing (a 4-second test took 130 s), so each
+    worker computes with one BLAS thread. Alone, pytest keeps the machine's default."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    with threadpool_limits(limits=1):
+        yield
 
 COLUMN_SAMPLERS = ["uniform", "rls", "rls-fast", "squeak", "bless", "recursive-rls", "pivoted-cholesky", "rp-cholesky"]
 FEATURE_SAMPLERS = ["rff", "orf", "sorf", "fastfood"]

@@ -286,8 +286,9 @@ def test_bless_estimator_is_exact_on_the_whole_set(data300):
 
 
 def test_bless_spectral_error_is_close_to_exact_rls(squeak_data):
-    """At equal rank, ‖K − L‖₂ within 2× that of exact rls (median over 10 seeds; measured
-    ratio about 1.0)."""
+    """At equal rank, ‖K − L‖₂ within 2× that of exact rls (median over 5 seeds; measured
+    ratio about 1.0, so the margin is a factor 2). K − L ≽ 0 for Nyström maps: its norm is
+    its largest eigenvalue."""
     X, sigma, _ = squeak_data
     X = X[:1500]
     kernel = kbench.make_kernel("gaussian", sigma=sigma)
@@ -295,9 +296,9 @@ def test_bless_spectral_error_is_close_to_exact_rls(squeak_data):
 
     def median_error(name):
         errors = []
-        for seed in range(10):
+        for seed in range(5):
             Z = kbench.make_sampler(name).fit(X, kernel, rank=60, lam=LAM, seed=seed).transform(X)
-            errors.append(np.linalg.norm(K - Z @ Z.T, 2))
+            errors.append(np.linalg.eigvalsh(K - Z @ Z.T)[-1])
         return np.median(errors)
 
     assert median_error("bless") <= 2 * median_error("rls")
@@ -393,14 +394,14 @@ def test_recursive_rls_scores_and_ridge_are_the_dense_ones(data300):
 
 def test_recursive_rls_is_cheap_and_robust_to_outliers():
     """Musco & Musco 2017: at most about 3·n·k kernel entries; on the spiral with 200
-    outliers at k = 50 its trace error is at most 1.2× exact rls's (median over 10 seeds;
+    outliers at k = 50 its trace error is at most 1.2× exact rls's (median over 5 seeds;
     measured 0.29 against 0.52: rls at λ = 1e-3 spends its landmarks on the outliers)."""
     X = spiral_with_outliers(2000, seed=0, n_outliers=200)
     kernel = kbench.make_kernel("gaussian", sigma=0.1)
     fitted = kbench.make_sampler("recursive-rls").fit(X, kernel, rank=50, seed=0)
     assert fitted.info["kernel_evals"] <= 3 * 2000 * 50
-    recursive = np.median([_trace_error(X, kernel, "recursive-rls", 50, seed) for seed in range(10)])
-    exact = np.median([_trace_error(X, kernel, "rls", 50, seed) for seed in range(10)])
+    recursive = np.median([_trace_error(X, kernel, "recursive-rls", 50, seed) for seed in range(5)])
+    exact = np.median([_trace_error(X, kernel, "rls", 50, seed) for seed in range(5)])
     assert recursive <= 1.2 * exact
 
 
