@@ -58,24 +58,11 @@ CONFIG = {
 }
 
 
-def cells_own_seconds(frame: pd.DataFrame) -> float:
-    """What the cells' computations took by their own timings, each computation once: a
-    sampler fit, feature map or exact baseline shared by several rows records the same cost
-    in each (a recomputation records its own, so it counts again), plus each task's fit and
-    prediction."""
-    ok = frame[frame.status == "ok"]
-    fit = ["dataset", "kernel", "sampler_label", "rank", "repetition"]
-    total = sum(ok.dropna(subset=[column]).drop_duplicates([*fit, column])[column].sum()
-                for column in ("time_sample_s", "time_features_s"))
-    cells = ok.drop_duplicates([*fit, "task_label"])
-    total += cells[["time_fit_s", "time_predict_s"]].fillna(0).to_numpy().sum()
-    exact = ok.dropna(subset=["time_exact_s"]).drop_duplicates(["dataset", "kernel", "repetition", "time_exact_s"])
-    return float(total + exact.time_exact_s.sum())
-
-
 def own_seconds(frame: pd.DataFrame) -> dict[str, float]:
-    """The cells' own compute by kind, each computation once (:func:`cells_own_seconds`):
-    sampler fits with their feature maps, task evaluations, exact baselines."""
+    """The cells' own compute by kind, from their own timings, each computation once (a
+    sampler fit, feature map or exact baseline shared by several rows records the same cost
+    in each; a recomputation records its own, so it counts again): sampler fits with their
+    feature maps, task evaluations (fit and prediction), exact baselines."""
     ok = frame[frame.status == "ok"]
     fit = ["dataset", "kernel", "sampler_label", "rank", "repetition"]
     fits = sum(ok.dropna(subset=[column]).drop_duplicates([*fit, column])[column].sum()

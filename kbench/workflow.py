@@ -242,7 +242,7 @@ class Sweep:
         return layout.pattern(self.data, layout.SPLIT, seed=self.config["seed"])
 
     def exact_pattern(self) -> str:
-        """Snakemake output pattern of the exact baselines (see :meth:`exact_file`)."""
+        """Snakemake output pattern of the exact baselines (see :meth:`exact_files`)."""
         return layout.pattern(self.data, layout.EXACT, seed=self.config["seed"])
 
     def job_counts(self) -> dict[str, int]:
@@ -326,10 +326,9 @@ class Sweep:
         ridge = any(plugin_class(s, "sampler").needs_lam for s in self.config["samplers"])
         return exact_limit(tasks, ridge)
 
-    def exact_file(self, dataset: str, kernel: str, repetition: int | None = None) -> list[str]:
-        """The exact baselines a run job loads, one per repetition (or ``repetition``'s; []
-        when the sweep needs none): each computed once by the ``exact`` rule."""
+    def exact_files(self, dataset: str, kernel: str) -> list[str]:
+        """The exact baselines a run job loads, one per repetition ([] when the sweep needs
+        none): each computed once by the ``exact`` rule."""
         if self.exact_max_n is None:
             return []
-        repetitions = self.repetitions if repetition is None else [repetition]
-        return [str(layout.exact_path(self.data, dataset, kernel, rep, self.config["seed"])) for rep in repetitions]
+        return [str(layout.exact_path(self.data, dataset, kernel, rep, self.config["seed"])) for rep in self.repetitions]

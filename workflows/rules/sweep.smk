@@ -57,7 +57,7 @@ rule exact:
     resources:
         mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
         runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt, exact=True,
-                                                      repetitions=config["repetitions"]),
+                                                      repetitions=len(SWEEP.repetitions)),
         cpus_per_task=1,
     conda:
         "../envs/kbench.yaml"
@@ -103,7 +103,7 @@ for RUN_RULE, RUN_TASKS, RUN_DATASETS in SWEEP.task_groups():
             RUN_RULE
         input:
             lambda wc: SWEEP.split_files(spec_of("datasets", wc.dataset)),
-            lambda wc: SWEEP.exact_file(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel]),
+            lambda wc: SWEEP.exact_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel]),
             lambda wc: SWEEP.tree_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
                                         spec_of("samplers", wc.sampler)),
         output:
@@ -142,7 +142,7 @@ for RUN_RULE, RUN_TASKS, RUN_DATASETS in SWEEP.task_groups():
         resources:
             mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
             runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt,
-                                                          repetitions=config["repetitions"]),
+                                                          repetitions=len(SWEEP.repetitions)),
             cpus_per_task=lambda wc, threads: threads,
         conda:
             "../envs/kbench.yaml"
