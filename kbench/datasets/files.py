@@ -6,17 +6,37 @@ An ``.npz`` file holds ``X`` and, for a target, ``y``. Without a target (an npz 
 ``y``, a table with ``task_type=unlabeled``, a ``y`` of a single value) the data is
 unlabeled: the tasks that need no target (kpca, approximation) run on it, the others
 refuse it by design. Tables are preprocessed by kbench.datasets.tabular.
+
+A file means what it says, or is refused in one line before it is parsed where it can be:
+only a regular file is read (a device, a FIFO, a socket or a directory is refused as what it
+is, without opening it); a table is at most ``MAX_COLUMNS`` wide, counted from its header
+(csv, tsv: the first line, read up to ``HEADER_BYTES``), schema (parquet) or array header
+(npy, npz); in a table's text column that holds numbers, a stray value is an error, not a
+categorical level (``categorical=a;b`` declares columns categorical), and so is a number
+too large for a float64 (kbench.datasets.tabular.check_text_numbers).
 """
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import numpy as np
 
 from kbench.datasets.base import DatasetProvider, RawData, infer_task_type
-from kbench.datasets.tabular import frame_to_raw, task_type_of
+from kbench.datasets.tabular import frame_to_raw, overflow_error, parse_numbers, task_type_of
 from kbench.hookspecs import hookimpl
+
+#: the widest table kbench reads: 10 000 features is far beyond the data kernel
+#: approximations are benchmarked on, and a wider file is refused from its header in
+#: milliseconds, where pandas took 76 s to parse a million-column csv (of two rows)
+MAX_COLUMNS = 10_000
+#: the most of a csv's first line (its header) that is read to count its columns, so that a
+#: file without a newline is not read whole: MAX_COLUMNS names of 100 bytes
+HEADER_BYTES = 100 * MAX_COLUMNS
+
+_SPECIAL_FILES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
 
 
 class FileProvider(DatasetProvider):
@@ -24,13 +44,30 @@ class FileProvider(DatasetProvider):
 
     name = "file"
 
-    def check_name(self, name, spec):
+    def check_name(self, name: str, spec: str) -> None:
+        """A regular file, or a ValueError saying what the path is instead (its status only:
+        a FIFO or a device is never opened)."""
         path = Path(name).expanduser()
-        if not path.is_file():
-            raise ValueError(f"{spec}: no such file ({path.resolve()}); check the path.")
+        try:
+            mode = path.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the path
+            shown = path.resolve() if "\0" not in name else repr(name)
+            raise ValueError(f"{spec}: no such file ({shown}); check the path.") from None
+        except OSError as exc:
+            raise ValueError(f"{spec}: cannot read {path} ({exc.strerror or exc}); check the path and its "
+                             "permissions.") from None
+        kind = next((kind for test, kind in _SPECIAL_FILES if test(mode)), None if stat.S_ISREG(mode) else
+                    "a special file")
+        if kind:
+            raise ValueError(f"{spec}: {path} is not a regular file ({kind}); name a data file (.csv, .tsv, "
+                             ".parquet, .npz, .npy or .svmlight).")
 
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
-             task_type: str | None = None, sep: str | None = None):
+             task_type: str | None = None, sep: str | None = None,
+             categorical: list[str] | str | None = None) -> RawData:
+        """``categorical=a;b`` (a single one: ``categorical=a``) one-hot encodes these columns
+        of a table whatever they hold; a text column that holds numbers is otherwise refused
+        when a value is not a number (tabular.check_text_numbers)."""
         import pandas as pd
         from sklearn.datasets import load_svmlight_file
         path = Path(name).expanduser()
@@ -38,17 +75,25 @@ class FileProvider(DatasetProvider):
         self.check_name(name, source)
         suffix = path.suffix.lower()
         meta = {"source": str(path.resolve()), "format": suffix.lstrip(".")}
+        table = {"categorical": [] if categorical is None else categorical, "check_text": True}
         try:
             if suffix in (".csv", ".tsv", ".txt"):
-                frame = pd.read_csv(path, sep=sep if sep else ("\t" if suffix == ".tsv" else ","))
-                return frame_to_raw(frame, target, task_type, meta, source)
+                sep = sep if sep else ("\t" if suffix == ".tsv" else ",")
+                check_header(path, sep, source)
+                frame = pd.read_csv(path, sep=sep)
+                check_overflow(frame, path, sep, source)
+                return frame_to_raw(frame, target, task_type, meta, source, **table)
             if suffix in (".parquet", ".pq"):
-                return frame_to_raw(pd.read_parquet(path), target, task_type, meta, source)
+                import pyarrow.parquet as pq
+
+                _check_width(len(pq.read_schema(path).names), source)
+                return frame_to_raw(pd.read_parquet(path), target, task_type, meta, source, **table)
             if suffix == ".npz":
                 with np.load(path, allow_pickle=False) as archive:
                     if "X" not in archive:
                         raise ValueError(f"{source}: an npz file needs an array named 'X' (and 'y' for a "
                                          f"target), found {sorted(archive.files)}.")
+                    _check_width(_npz_columns(archive, "X"), source)
                     X, y = archive["X"], (archive["y"] if "y" in archive else None)
                 if y is None or task_type == "unlabeled":
                     return RawData(X, None, task_type_of(None, task_type, source), None, meta)
@@ -57,6 +102,7 @@ class FileProvider(DatasetProvider):
                 return _npy(path, target, task_type, meta, source)
             if suffix in (".svm", ".svmlight", ".libsvm"):
                 X, y = load_svmlight_file(str(path))
+                _check_width(X.shape[1], source)  # before the dense copy
                 return RawData(X.toarray(), y, task_type or infer_task_type(y), None, meta)
         except ValueError as exc:
             if str(exc).startswith(source):
@@ -70,6 +116,72 @@ class FileProvider(DatasetProvider):
         )
 
 
+def check_header(path: Path, sep: str, source: str) -> None:
+    """Refuse a csv wider than ``MAX_COLUMNS`` from its first non-blank line (the header, read
+    by Python's csv module, quotes as pandas reads them) before pandas parses the file. At
+    most ``HEADER_BYTES`` are read: a first line longer than that is refused too."""
+    import csv
+    import io
+    import re
+
+    with path.open("rb") as handle:
+        head = handle.read(HEADER_BYTES + 1)
+    text = io.StringIO(head[:HEADER_BYTES].decode("utf-8", "replace"), newline="")
+    try:
+        if len(sep) == 1:
+            header = next((row for row in csv.reader(text, delimiter=sep) if row), [])
+        else:  # pandas reads a longer separator as a regular expression
+            header = re.split(sep, next((line for line in text if line.strip()), ""))
+    except (csv.Error, re.error):  # a name longer than 128 kB, a bad separator: pandas says what is wrong
+        header = None
+    complete = len(head) <= HEADER_BYTES or text.getvalue()[:text.tell()].endswith(("\n", "\r"))
+    if header is not None and len(header) > MAX_COLUMNS:
+        _check_width(len(header), source, at_least=not complete)
+    if not complete:
+        raise ValueError(f"{source}: its first line (the header) is longer than {HEADER_BYTES} bytes; kbench "
+                         f"reads tables of at most {MAX_COLUMNS} columns with names of up to 100 bytes: shorten "
+                         "the names, or check that the file is a table.")
+
+
+def check_overflow(frame, path: Path, sep: str, source: str) -> None:
+    """pandas reads a number too large for a float64 (``1e400``) as infinity: a numeric
+    column with an infinity is read again as text (only then), and an infinity that was not
+    written ``inf`` is an error naming the column, the row and the value."""
+    import pandas as pd
+
+    infinite = [j for j, dtype in enumerate(frame.dtypes) if pd.api.types.is_float_dtype(dtype)
+                and np.isinf(frame.iloc[:, j].to_numpy(dtype=float, na_value=np.nan)).any()]
+    if not infinite:
+        return
+    text = pd.read_csv(path, sep=sep, usecols=infinite, dtype=str, keep_default_na=False)
+    for j, name in zip(infinite, text.columns):
+        _, overflow = parse_numbers(text[name])
+        if overflow.any():
+            row = int(np.argmax(overflow))
+            raise overflow_error(source, str(frame.columns[j]), row, text[name].iloc[row])
+
+
+def _check_width(columns: int, source: str, at_least: bool = False) -> None:
+    if columns > MAX_COLUMNS:
+        count = f"at least {columns} columns (counted in its first {HEADER_BYTES} bytes)" if at_least else \
+            f"{columns} columns"
+        raise ValueError(f"{source}: the file has {count}, more than kbench's limit of {MAX_COLUMNS} "
+                         "(kbench.datasets.files.MAX_COLUMNS); write the columns you need to a smaller file.")
+
+
+def _npz_columns(archive, key: str) -> int:
+    """The number of columns of the array ``key`` of an npz archive, from its .npy header
+    (the data is not read; 0 when the header is of a version numpy reads only whole)."""
+    from numpy.lib import format as npy
+
+    member = f"{key}.npy" if f"{key}.npy" in archive.zip.namelist() else key
+    with archive.zip.open(member) as handle:
+        version = npy.read_magic(handle)
+        read = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}.get(version)
+        shape = read(handle)[0] if read else ()
+    return int(shape[1]) if len(shape) >= 2 else 0
+
+
 def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, source: str) -> RawData:
     """A memory-mapped 2-D array: features and the target column (the last by default) as
     views of the file, no copy (a target column in the middle costs one copy of the rest)."""
@@ -78,6 +190,7 @@ def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, sour
         raise ValueError(f"{source}: a .npy file must hold a 2-D numeric array (rows × features and "
                          f"the target), got shape {array.shape} of {array.dtype}.")
     d = array.shape[1]
+    _check_width(d, source)
     try:
         column = d - 1 if target is None else int(target)
     except ValueError:

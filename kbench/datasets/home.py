@@ -3,6 +3,8 @@
 scikit-learn's and openml-python's caches hold pickles and other files their loaders
 trust, so no dataset spec may point a loader at a folder: both caches live under the data
 home, ``$KBENCH_DATA_HOME`` if set, else ``~/.cache/kbench`` (``sklearn/`` and ``openml/``).
+openml-python's config file is ``openml/config`` there, and nothing of openml's is created
+under the user's home (kbench.datasets.openml_data.import_openml).
 """
 
 from __future__ import annotations

@@ -2,16 +2,53 @@
 
 openml-python keeps what it downloads in its cache, ``openml/`` under kbench's data home
 (``$KBENCH_DATA_HOME``, else ``~/.cache/kbench``); a dataset in the cache loads with no
-network. Categorical features are one-hot encoded; the dataset's default target is used
-unless ``target`` names another column.
+network. Its config file is there too (``openml/config``), and nothing is created under the
+user's home: see :func:`import_openml`. Categorical features are one-hot encoded; the
+dataset's default target is used unless ``target`` names another column.
 """
 
 from __future__ import annotations
+
+import os
+import platform
+import sys
+from types import ModuleType
 
 from kbench.datasets.base import DatasetProvider
 from kbench.datasets.home import ENVIRONMENT_VARIABLE, data_home
 from kbench.datasets.tabular import frame_to_raw
 from kbench.hookspecs import hookimpl
+
+
+def import_openml() -> ModuleType:
+    """openml-python, imported with its config and cache folders under kbench's data home.
+
+    Importing openml runs ``openml.config._setup()``, which creates its config folder
+    (``$XDG_CONFIG_HOME/openml``, else ``~/.config/openml``; ``~/.openml`` off Linux), reads
+    the config file there, and creates its cache folder (``$OPENML_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/openml`` or ``~/.cache/openml``). For that import only, kbench sets
+    ``OPENML_CACHE_DIR`` to the data home's ``openml/`` and ``XDG_CONFIG_HOME`` to the data
+    home (``HOME`` too off Linux), so both folders are ``openml/`` under the data home and
+    the config file ``openml/config``; the environment is restored afterwards. An openml
+    imported before (by the user's own code) is returned as it is; ``load`` still points its
+    cache at the data home."""
+    if "openml" in sys.modules:
+        return sys.modules["openml"]
+    cache = data_home("openml")
+    redirect = {"OPENML_CACHE_DIR": str(cache), "XDG_CONFIG_HOME": str(cache.parent)}
+    if platform.system().lower() != "linux":  # openml's config is ~/.openml there, whatever XDG says
+        redirect.update(HOME=str(cache.parent), USERPROFILE=str(cache.parent))
+    saved = {key: os.environ.get(key) for key in redirect}
+    os.environ.update(redirect)
+    try:
+        import openml
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return openml
 
 
 class OpenMLProvider(DatasetProvider):
@@ -22,7 +59,7 @@ class OpenMLProvider(DatasetProvider):
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
              task_type: str | None = None):
         try:
-            import openml
+            openml = import_openml()
         except ImportError:  # pragma: no cover - openml is a dependency
             raise ValueError("openml:<id> needs openml-python: pip install openml") from None
         try:

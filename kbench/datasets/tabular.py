@@ -10,6 +10,11 @@ rows with a missing value in a used column are dropped and counted. After the sp
 training rows only: it standardizes the numeric columns and one-hot encodes the
 categorical ones (a level seen only in the test rows encodes as zeros). Every choice is
 recorded in the dataset's ``meta["preprocessing"]``.
+
+Local files are checked harder than typed sources (OpenML's typed attributes, R's own
+columns, whose factors may hold numbers and text): with ``check_text=True`` a text column
+*holding numbers* is an error, not a categorical column (:func:`check_text_numbers`), and
+``categorical`` declares columns categorical whatever they hold.
 """
 
 from __future__ import annotations
@@ -28,13 +33,16 @@ _TARGET_NAMES = ("target", "y", "label", "class")
 def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None, meta: dict, source: str,
                  features: list[str] | None = None, drop: list[str] | None = None,
                  max_levels: int = DEFAULT_MAX_LEVELS, transform: str | None = None,
-                 dropna: bool = False, default_target: bool = True) -> RawData:
+                 dropna: bool = False, default_target: bool = True,
+                 categorical: list[str] | str | None = None, check_text: bool = False) -> RawData:
     """Choose the target and feature columns of ``frame`` and drop what cannot be a
     feature (module docstring). The features stay a data frame; the split encodes them.
 
     ``target`` None takes a column named target, y, label or class, else the last column
     (``default_target``), or leaves the data unlabeled, as ``task_type='unlabeled'`` does.
-    ``task_type`` 'classification' means binary or multiclass, by the number of classes."""
+    ``task_type`` 'classification' means binary or multiclass, by the number of classes.
+    ``categorical`` columns are one-hot encoded whatever they hold; ``check_text`` refuses a
+    text column that holds numbers with a stray value (:func:`check_text_numbers`)."""
     columns = [str(c) for c in frame.columns]
     repeated = sorted({c for c in columns if columns.count(c) > 1})
     if repeated:
@@ -48,11 +56,14 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     elif target is None and default_target:
         target = next((c for c in columns if c.lower() in _TARGET_NAMES), columns[-1])
     target = None if target is None else str(target)
-    check_choices(columns, target, features, drop, transform, source)
+    check_choices(columns, target, features, drop, transform, source, categorical=categorical)
+    declared = [str(c) for c in _as_list(categorical)]
     chosen = [str(c) for c in _as_list(features)] or [c for c in columns if c != target]
     dropped = {c: "dropped by the spec" for c in map(str, _as_list(drop))}
     kept = [c for c in chosen if c not in dropped and c != target]
-    dropped.update(_unusable(frame[kept], max_levels))
+    if check_text:  # before the drops below: a stray value makes a column look identifier-like
+        check_text_numbers(frame, [c for c in kept if c not in declared], target, source)
+    dropped.update(_unusable(frame[kept], max_levels, declared))
     kept = [c for c in kept if c not in dropped]
     used = kept + ([target] if target is not None else [])
     missing = frame[used].isna().any(axis=1).to_numpy()
@@ -63,7 +74,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     if not kept:
         raise ValueError(f"{source}: no usable feature after preprocessing "
                          f"({_describe(dropped) or 'the frame has no column besides the target'}).")
-    categorical = [c for c in kept if _is_categorical(frame[c])]
+    categorical = [c for c in kept if c in declared or _is_categorical(frame[c])]
     X = frame[kept].copy()
     for column in categorical:  # text levels (a column may mix types); missing stays missing
         X[column] = frame[column].astype(str).where(frame[column].notna())
@@ -98,13 +109,18 @@ def _as_list(value) -> list:
 
 
 def check_choices(columns: list[str], target: str | None, features, drop, transform: str | None,
-                  source: str) -> None:
+                  source: str, categorical=None) -> None:
     """The spec's choices against the frame's ``columns``, before any data is read: every
-    named column exists, the transform is known. A ValueError naming the first problem."""
-    for role, names in (("target", _as_list(target)), ("feature", _as_list(features)), ("drop", _as_list(drop))):
+    named column exists, the transform is known, the target is not declared categorical. A
+    ValueError naming the first problem."""
+    for role, names in (("target", _as_list(target)), ("feature", _as_list(features)), ("drop", _as_list(drop)),
+                        ("categorical", _as_list(categorical))):
         unknown = [str(c) for c in names if str(c) not in columns]
         if unknown:
             raise ValueError(f"{source}: no {role} column {unknown[0]!r}; its columns are: {', '.join(columns)}.")
+    if target is not None and str(target) in map(str, _as_list(categorical)):
+        raise ValueError(f"{source}: categorical= names feature columns, not the target {str(target)!r}; "
+                         "drop it from categorical= (task_type=classification makes the target's values classes).")
     if transform is not None and transform not in TARGET_TRANSFORMS:
         raise ValueError(f"{source}: unknown transform {transform!r}; transforms are: {', '.join(TARGET_TRANSFORMS)}.")
 
@@ -113,24 +129,80 @@ def _is_categorical(column: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)
 
 
-def _unusable(features: pd.DataFrame, max_levels: int) -> dict[str, str]:
+def _unusable(features: pd.DataFrame, max_levels: int, declared: list[str] = ()) -> dict[str, str]:
     """Feature columns that cannot be used, with the reason: constant, identifier-like, or
-    categorical with too many levels."""
+    categorical (by type, or ``declared``) with too many levels."""
     reasons = {}
     for name in features.columns:
         column = features[name]
         present = column.dropna()
         levels = present.nunique()
+        categorical = name in declared or _is_categorical(column)
         if levels <= 1:
             reasons[name] = "constant"
-        elif _is_categorical(column) and levels == len(column):
+        elif categorical and levels == len(column):
             reasons[name] = "identifier-like (one distinct value per row)"
         elif pd.api.types.is_integer_dtype(column) and levels == len(column) > 2 and \
                 int(present.max()) - int(present.min()) == len(column) - 1:
             reasons[name] = "identifier-like (consecutive integers, one per row)"
-        elif _is_categorical(column) and levels > max_levels:
+        elif categorical and levels > max_levels:
             reasons[name] = f"categorical with {levels} levels > max_levels={max_levels}"
     return reasons
+
+
+def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | None, source: str) -> None:
+    """Refuse a text column that holds numbers but also a stray value, in one line naming the
+    column, the row (counted from 0, the header not counted) and the value.
+
+    The rule: a column of text (object or string dtype) *holds numbers* when more than half
+    of its non-missing values parse as numbers (``pd.to_numeric``: ``1.5``, ``-3``, ``1e5``,
+    ``inf``). In a feature column that holds numbers, a value that is not a number
+    (``oops``) is an error; in any column that holds numbers (the target too), so is a value
+    that parses as a number but overflows float64 (``1e400``, a 400-digit integer). A column
+    where at most half the values are numbers is categorical, as before. Columns declared
+    categorical are not passed here; a target mixing numbers and text is ``check_raw``'s
+    error (it names a text value and its row)."""
+    for name in features + ([target] if target is not None else []):
+        column = frame[name]
+        if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
+            continue
+        present = column.notna().to_numpy()
+        text = column[present].astype(str)
+        values, overflow = parse_numbers(text)
+        numbers = values.notna().to_numpy()  # overflowing values too: they are numbers, written too large
+        if numbers.sum() * 2 <= numbers.size:
+            continue  # text: a categorical column
+        rows = np.flatnonzero(present)
+        if overflow.any():
+            raise overflow_error(source, name, int(rows[np.argmax(overflow)]), text.iloc[int(np.argmax(overflow))])
+        if name == target or numbers.all():
+            continue
+        stray, count = int(np.argmax(~numbers)), int((~numbers).sum())
+        raise ValueError(
+            f"{source}: column {name!r} holds numbers, but row {int(rows[stray])} holds {_shown(text.iloc[stray])} "
+            f"({count} of its {numbers.size} values {'is not a number' if count == 1 else 'are not numbers'}); "
+            f"fix the value, or declare the column categorical with categorical={name}.")
+
+
+def parse_numbers(text: pd.Series) -> tuple[pd.Series, np.ndarray]:
+    """Text values as floats (NaN where a value is not a number), and where a value is a
+    number too large for a float64 (``1e400``: pandas reads it as infinity; a written
+    ``inf``/``infinity`` is not an overflow)."""
+    values = pd.to_numeric(text, errors="coerce")
+    written = text.str.strip().str.lstrip("+-").str.lower().isin(("inf", "infinity")).to_numpy()
+    return values, (np.isinf(values.to_numpy(dtype=float, na_value=np.nan)) & ~written)
+
+
+def overflow_error(source: str, column: str, row: int, value: str) -> ValueError:
+    """The error of a number too large for a float64, naming where it is."""
+    return ValueError(f"{source}: column {column!r}, row {row}: {_shown(value)} is a number too large for a "
+                      "float64 (magnitude above 1.8e308); fix the value.")
+
+
+def _shown(value) -> str:
+    """A value for an error message: quoted, long ones cut (their length said)."""
+    text = str(value)
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text)} characters)"
 
 
 def _describe(dropped: dict[str, str]) -> str:
