@@ -1,0 +1,82 @@
+"""What every conformance kit shares: the time limit, the runner and its report, plugin
+factories, and small seeded problems."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kbench.registry import create, make_sampler, make_task
+from kbench.spec import Spec
+from kbench.sweep.signals import raising_on
+
+
+def small_problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
+    """Seeded gaussian points and the kernel ``kernel`` (a spec) fitted on them."""
+    X = np.random.default_rng(seed).standard_normal((n, d))
+    return X, create(kernel, "kernel").fit(X)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise TimeoutError in the block after ``seconds`` (SIGALRM, main thread only; a
+    plugin stuck in one long C call is stopped when the call returns)."""
+    if seconds is None:
+        yield
+        return
+    error = lambda: TimeoutError(f"did not finish within {seconds:g} s (a loop without a bound?)")  # noqa: E731
+    with raising_on(signal.SIGALRM, error):
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def run_checks(what: str, checks: list[tuple[str, Callable]], problem, timeout: float | None) -> list[str]:
+    """Run every check; the names of those that passed, or one AssertionError for the rest."""
+    failures, passed = [], []
+    for name, body in checks:
+        try:
+            with time_limit(timeout):
+                body(problem)
+        except Exception as exc:  # report every failure, not only the first
+            failures.append(f"{name}: {type(exc).__name__}: {exc}")
+        else:
+            passed.append(name)
+    if failures:
+        raise AssertionError(f"{what} fails {len(failures)} contract check(s):\n  " + "\n  ".join(failures))
+    return passed
+
+
+def plugin_factory(kind: str, plugin, params: dict) -> tuple[Callable[[], Any], str]:
+    """A maker of fresh plugin objects from a spec, a class or an instance, and its label;
+    an unknown name or a bad parameter stops here, once."""
+    if isinstance(plugin, str | Spec):
+        make = {"sampler": make_sampler, "task": make_task}[kind]
+        make(plugin, **params)
+        return (lambda: make(plugin, **params)), f"{kind} {str(plugin)!r}"
+    if params and not isinstance(plugin, type):
+        raise TypeError(f"parameters {sorted(params)} go with a {kind} name or class, not with an instance.")
+    label = f"{kind} {getattr(plugin, '__name__', type(plugin).__name__)!r}"
+    return ((lambda: plugin(**params)) if isinstance(plugin, type) else (lambda: plugin)), label
+
+
+def expect_value_errors(cases: dict[str, Callable[[], object]]) -> None:
+    """Every case raises a ValueError."""
+    for label, call in cases.items():
+        try:
+            call()
+        except ValueError:
+            continue
+        raise AssertionError(f"{label} did not raise ValueError")
+
+
+def same_values(a, b) -> bool:
+    """Equal arrays, frames or None (NaN equal to NaN)."""
+    return a is b if a is None or b is None else pd.DataFrame(a).equals(pd.DataFrame(b))

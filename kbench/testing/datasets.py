@@ -1,0 +1,139 @@
+"""The dataset-provider conformance kit: declarations, RawData that kbench accepts,
+determinism under a seed, unknown names refused with a ValueError."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec, load_dataset
+from kbench.datasets.base import TASK_TYPES, DatasetProvider, RawData, check_raw, split_and_scale
+from kbench.registry import get_registry
+from kbench.spec import Spec
+from kbench.testing._kit import run_checks, same_values
+
+#: load_dataset's own options: a provider parameter of one of these names would be shadowed
+_OWN = ("name", *(p for p in inspect.signature(load_dataset).parameters if p not in ("spec", "params")))
+#: a dataset name no provider has
+_UNKNOWN = "kbench-no-such-dataset"
+#: the datasets loaded when none are named: the first ones the provider lists
+_MAX_NAMES = 10
+
+
+@dataclass
+class _ProviderProblem:
+    """The provider under check, the datasets it loads, with their parameters and size."""
+
+    make: Callable[[], DatasetProvider]
+    names: list[str]
+    params: dict
+    n: int | None
+
+    def load(self, name: str) -> RawData:
+        return self.make().load(name, self.n, 0, **self.params)
+
+
+def _declarations(p: _ProviderProblem) -> None:
+    provider = p.make()
+    assert isinstance(provider, DatasetProvider), f"{type(provider).__name__} does not subclass kbench.DatasetProvider"
+    assert isinstance(provider.name, str) and provider.name and ":" not in provider.name, \
+        f"name must be a non-empty string without ':' (the spec prefix), got {provider.name!r}"
+    names = provider.names()
+    assert isinstance(names, list) and all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names), \
+        "names() must return a list of distinct non-empty strings"
+    for name in names:
+        spec = f"{provider.name}:{name}"
+        assert Spec.parse(spec, "dataset").name == spec, f"{spec!r} does not read back as a dataset spec"
+    for name in p.names:
+        provider.check_name(name, f"{provider.name}:{name}")
+        declared = provider.parameters(name)
+        assert isinstance(declared, dict), f"parameters({name!r}) returned {type(declared).__name__}, not a dict"
+        assert not set(declared) & set(_OWN), \
+            f"parameters({name!r}) declares {sorted(set(declared) & set(_OWN))}: kbench's own options"
+        kind = provider.task_type(name, **p.params)
+        assert kind is None or kind in TASK_TYPES, f"task_type({name!r}) is {kind!r}, not None or one of {TASK_TYPES}"
+
+
+def _loads(p: _ProviderProblem) -> None:
+    provider = p.make()
+    for name in p.names:
+        spec = f"{provider.name}:{name}"
+        raw = p.load(name)
+        assert isinstance(raw, RawData), f"{spec}: load returned {type(raw).__name__}, not kbench.RawData"
+        X = raw.X
+        assert isinstance(X, np.ndarray | pd.DataFrame) and X.ndim == 2, \
+            f"{spec}: X must be a 2-D array or a data frame"
+        for label, values in (("y", raw.y), ("f", raw.f)):
+            assert values is None or np.shape(values) == (X.shape[0],), \
+                f"{spec}: {label} has shape {np.shape(values)}, X has {X.shape[0]} rows"
+        assert raw.task_type in TASK_TYPES, f"{spec}: task_type {raw.task_type!r} is not one of {TASK_TYPES}"
+        known = provider.task_type(name, **p.params)
+        assert known in (None, raw.task_type), f"{spec}: task_type() says {known!r}, the data is {raw.task_type!r}"
+        if isinstance(X, pd.DataFrame):
+            assert set(raw.categorical) <= set(X.columns), f"{spec}: categorical names columns X does not have"
+        else:
+            assert not raw.categorical, f"{spec}: categorical columns need X as a data frame"
+            assert raw.feature_names is None or len(raw.feature_names) == X.shape[1], \
+                f"{spec}: {len(raw.feature_names)} feature names for {X.shape[1]} columns"
+        split_and_scale(check_raw(raw, spec), spec, p.n, 0, DEFAULT_TEST_SIZE, True)  # what load_dataset does
+
+
+def _determinism(p: _ProviderProblem) -> None:
+    for name in p.names:
+        first, again = p.load(name), p.load(name)
+        changed = [label for label in ("X", "y", "f") if not same_values(getattr(first, label), getattr(again, label))]
+        assert not changed, f"{name}: the same seed gave different {changed}"
+
+
+def _unknown_name(p: _ProviderProblem) -> None:
+    provider = p.make()
+    spec = f"{provider.name}:{_UNKNOWN}"
+    try:
+        provider.check_name(_UNKNOWN, spec)
+        provider.load(_UNKNOWN, p.n, 0)
+    except ValueError:
+        return
+    except Exception as exc:
+        raise AssertionError(f"{spec} raised {type(exc).__name__} ({exc}), not a ValueError") from None
+    raise AssertionError(f"{spec} was accepted: check_name or load must raise a ValueError naming it")
+
+
+#: the dataset-provider contract checks, by name
+PROVIDER_CHECKS: list[tuple[str, Callable[[_ProviderProblem], None]]] = [
+    ("declarations", _declarations), ("RawData that kbench accepts", _loads), ("determinism", _determinism),
+    ("unknown name refused", _unknown_name)]
+
+
+def check_dataset_provider(provider: str | Spec | type | DatasetProvider, names: Sequence[str] | None = None,
+                           n: int | None = None, timeout: float | None = 60.0) -> list[str]:
+    """Run the contract checks on a dataset provider: a registered name (``"synthetic"``), a
+    dataset spec (``"synthetic:moons:noise=0.2"``: that dataset, with its parameters), a
+    DatasetProvider subclass or an instance.
+
+    ``names`` are the datasets loaded (by default the first 10 the provider lists; one that
+    lists none needs them), ``n`` the points each load asks for (None: the provider's
+    default), ``timeout`` the seconds each check may take. Returns the names of the checks
+    that passed; raises AssertionError naming the ones that failed.
+    """
+    params: dict = {}
+    if isinstance(provider, str | Spec):
+        text = str(provider)
+        name = text.split(":", 1)[0].strip()
+        get_registry().get("dataset", name)  # an unknown provider stops here, once
+        if ":" in text:
+            _, dataset, params = check_dataset_spec(text)
+            names, n = [dataset] if names is None else names, params.pop("n", n)
+            params = {k: v for k, v in params.items() if k not in _OWN}
+        make, label = (lambda: get_registry().create("dataset", name)), text
+    else:
+        make = provider if isinstance(provider, type) else (lambda: provider)
+        label = getattr(provider, "__name__", type(provider).__name__)
+    names = list(make().names()[:_MAX_NAMES] if names is None else names)
+    if not names:
+        raise ValueError(f"dataset provider {label!r} lists no dataset (names()): pass the ones to load, "
+                         f"names=[...] (kbench check-plugin {label}:NAME).")
+    return run_checks(f"dataset provider {label!r}", PROVIDER_CHECKS, _ProviderProblem(make, names, params, n), timeout)

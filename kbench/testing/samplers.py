@@ -1,0 +1,156 @@
+"""The sampler conformance kit: shapes and rank bounds, determinism, agreement with the
+kernel (0 ≼ L ≼ K for Nyström maps, E[ZZᵀ] ≈ K for random features), rank > n, bad input."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from kbench.lowrank.maps import LowRank
+from kbench.registry import create
+from kbench.samplers.base import Sampler
+from kbench.spec import Spec
+from kbench.testing._kit import expect_value_errors, plugin_factory, run_checks, small_problem
+
+
+@dataclass
+class _Problem:
+    """A small seeded problem and the sampler under check."""
+
+    make: Callable[[], Sampler]
+    X: np.ndarray
+    kernel: object
+    lam: float
+    kernel_spec: str = "gaussian:sigma=median"
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    def fit(self, rank: int = 10, seed: int = 0, data=None):
+        return self.make().fit(self.X if data is None else data, self.kernel, rank=rank, lam=self.lam, seed=seed)
+
+
+def _shapes(p: _Problem) -> None:
+    for rank in (1, 10, 40):
+        approx = p.fit(rank)
+        assert isinstance(approx, LowRank), f"fit returned {type(approx).__name__}, not LowRank"
+        Z = approx.transform(p.X)
+        assert Z.shape == (p.n, approx.rank), f"transform gave {Z.shape}, rank says {approx.rank}"
+        assert 1 <= approx.rank <= rank, f"rank {approx.rank} outside [1, {rank}]"
+        assert np.all(np.isfinite(Z)), "transform returned NaN or inf"
+        assert isinstance(approx.info.get("kernel_evals"), int), "info['kernel_evals'] missing"
+        if approx.landmarks is not None:
+            landmarks = np.asarray(approx.landmarks)
+            assert len(np.unique(landmarks)) == len(landmarks) <= rank, "landmarks not distinct"
+            assert landmarks.min() >= 0 and landmarks.max() < p.n, "landmark index out of range"
+        X_new = np.random.default_rng(1).standard_normal((7, p.X.shape[1]))
+        assert approx.transform(X_new).shape == (7, approx.rank)
+
+
+def _determinism(p: _Problem) -> None:
+    a, b = p.fit(seed=3).transform(p.X), p.fit(seed=3).transform(p.X)
+    assert np.array_equal(a, b), "the same seed gave different features"
+
+
+def _kernel_agreement(p: _Problem) -> None:
+    approx = p.fit(40)
+    if not approx.nystrom_type:
+        return _unbiased(p)
+    K = p.kernel(p.X)
+    L = approx.transform(p.X) @ approx.transform(p.X).T
+    tolerance = 1e-8 * np.trace(K)
+    assert np.linalg.eigvalsh(K - L).min() >= -tolerance, "K − L is not PSD: L is not below K"
+    assert np.linalg.eigvalsh(L).min() >= -tolerance, "L is not PSD"
+
+
+#: the random-feature check: points, dimension, features (odd: the random-phase one too), fits
+_RF_N, _RF_D, _RF_RANK, _RF_FITS = 30, 32, 255, 64
+#: the bias a random-feature map may keep, as a fraction of ‖K‖_F (see _unbiased)
+_RF_BIAS = 0.2
+
+
+def _spectral_kernel(spec: str, X: np.ndarray):
+    """The check's kernel fitted on X; a data-driven σ (median, cv) becomes half its value,
+    far from the median heuristic and from 1 (the median distance is ≈ √(2d) = 8 here)."""
+    kernel = create(spec, "kernel").fit(X)
+    if not isinstance(kernel.get_params().get("sigma"), str):
+        return kernel
+    parsed = Spec.parse(spec, "kernel")
+    sigma = kernel.resolved_params()["sigma"] / 2
+    return create(Spec.of("kernel", parsed.name, {**parsed.params, "sigma": sigma})).fit(X)
+
+
+def _unbiased(p: _Problem) -> None:
+    """Random features: M, the mean of ZZᵀ over S = 64 seeded fits, is K (entries i < j).
+
+    For an unbiased map E‖M − K‖²_F = Σ Var(M_ij) = τ², estimated by τ² = Σ v_ij / S from
+    the sample variances v_ij of the entries over the S fits: the Monte-Carlo error,
+    measured, so it follows each map's own variance. M is nearly gaussian at S = 64, so
+    ‖M − K‖²_F/τ² is a weighted sum of χ²₁ with weights summing to 1, and exceeds 16 with
+    probability below P(χ²₁ > 16) ≈ 6e-5 however the variance is spread (Székely & Bakirov
+    2003, for thresholds above 1.54); the margin also covers the error of τ itself, and
+    the fits are seeded, so the outcome is fixed. On top,
+    a bias of 0.2‖K‖_F is allowed: sorf's frequencies all have norm √d/σ, a bias of about
+    0.10‖K‖_F at d = 32 (O(1/d), the README's note). Measured ‖M − K‖_F/‖K‖_F (τ/‖K‖_F):
+    rff 0.047 (0.047), orf 0.040 (0.039), fastfood 0.051 (0.056), sorf 0.110 (0.039), so
+    tolerances of 0.35–0.42; frequencies drawn for σ = 1 give 1.00, for 1.25σ 0.84, for
+    the median σ 2.8 (a σ off by 10% is not caught: 0.33).
+    """
+    X = np.random.default_rng(0).standard_normal((_RF_N, _RF_D))
+    kernel = _spectral_kernel(p.kernel_spec, X)
+    i, j = np.triu_indices(_RF_N, 1)
+    products = np.array([(Z := p.make().fit(X, kernel, rank=_RF_RANK, lam=p.lam, seed=seed).transform(X)) @ Z.T
+                         for seed in range(_RF_FITS)])[:, i, j]
+    K = kernel(X)[i, j]
+    scale = np.linalg.norm(K)
+    assert scale > 0, f"{kernel.spec()} is 0 between all the check's points: pass a wider kernel"
+    error = np.linalg.norm(products.mean(axis=0) - K) / scale
+    tau = np.sqrt(products.var(axis=0, ddof=1).sum() / _RF_FITS) / scale
+    assert error <= 4 * tau + _RF_BIAS, (
+        f"E[ZZᵀ] is not K: the mean of ZZᵀ over {_RF_FITS} seeds is {error:.3f}·‖K‖_F off, beyond 4× its "
+        f"Monte-Carlo error ({tau:.3f}) plus a bias of {_RF_BIAS}; is the map drawn for the kernel's "
+        f"parameters ({kernel.spec()})?")
+
+
+def _rank_above_n(p: _Problem) -> None:
+    approx = p.fit(p.n + 50)
+    if approx.nystrom_type:
+        assert approx.rank <= p.n, f"rank {approx.rank} > n = {p.n}"
+        assert any("exceeds n" in w for w in approx.info.get("warnings", [])), \
+            "rank > n was not recorded as a warning in info['warnings']"
+
+
+def _bad_input(p: _Problem) -> None:
+    bad = p.X.copy()
+    bad[0, 0] = np.nan
+    expect_value_errors({
+        "NaN in X": lambda: p.fit(data=bad),
+        "1-D X": lambda: p.fit(data=p.X[:, 0]),
+        "rank 0": lambda: p.fit(rank=0),
+        "lam <= 0": lambda: p.make().fit(p.X, p.kernel, rank=5, lam=-1.0),
+        "wrong number of columns": lambda: p.fit().transform(p.X[:, :2]),
+    })
+
+
+#: the sampler contract checks, by name
+CHECKS: list[tuple[str, Callable[[_Problem], None]]] = [
+    ("shapes and rank bounds", _shapes), ("determinism", _determinism),
+    ("PSD order 0 ≼ L ≼ K, or E[ZZᵀ] ≈ K for random features", _kernel_agreement),
+    ("rank > n", _rank_above_n), ("bad input", _bad_input)]
+
+
+def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3, timeout: float | None = 60.0,
+                  kernel: str = "gaussian:sigma=median", **params) -> list[str]:
+    """Run the contract checks on a sampler: a spec (``"squeak:qbar=20"``), a Sampler
+    subclass or an instance; ``params`` are its parameters (with a spec or a class).
+
+    ``lam`` is the ridge λ the fits get, ``timeout`` the seconds each check may take (None:
+    no limit), ``kernel`` the spec of the kernel the checks use (a sampler made for one
+    kernel family, say polynomial sketches, is checked with one of its own). Returns the
+    names of the checks that passed; raises AssertionError naming the ones that failed.
+    """
+    make, label = plugin_factory("sampler", sampler, params)
+    return run_checks(label, CHECKS, _Problem(make, *small_problem(kernel), lam, kernel), timeout)

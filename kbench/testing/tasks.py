@@ -1,0 +1,182 @@
+"""The task conformance kit: declarations, rows and columns, the headline metric,
+determinism (with and without ``prepare``), data left unchanged, bad input."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kbench.datasets import load_dataset
+from kbench.datasets.base import TASK_TYPES, Dataset
+from kbench.lowrank.maps import LowRank
+from kbench.registry import create, make_sampler
+from kbench.spec import Spec
+from kbench.sweep.plan import Cell
+from kbench.sweep.store import PACKAGE_COLUMNS
+from kbench.sweep.worker import ROW_COLUMNS
+from kbench.tasks.base import FAMILIES, Headline, Task
+from kbench.testing._kit import expect_value_errors, plugin_factory, run_checks, same_values
+
+#: a small seeded dataset of each task type (unlabeled: the multiclass one without target)
+_TASK_DATA = {"regression": "synthetic:bach-periodic", "binary": "synthetic:gaussian-blobs:n_classes=2",
+              "multiclass": "synthetic:gaussian-blobs:n_classes=3"}
+#: the sampler that makes the feature map of each family, its rank, and the λ path
+_FAMILY_SAMPLERS, _TASK_RANK, _LAMS = {"nystrom": "uniform", "random-features": "rff"}, 10, [1e-3, 1e-1]
+
+
+@dataclass
+class _TaskProblem:
+    """The task under check and, by task type and family, a seeded dataset, kernel and map."""
+
+    make: Callable[[], Task]
+    kernel: str
+    _cache: dict = field(default_factory=dict)
+
+    def settings(self, task: Task) -> list[tuple[str, str]]:
+        return [(kind, family) for kind in task.accepts for family in task.families]
+
+    def setting(self, kind: str, family: str, extra_column: bool = False) -> tuple[Dataset, Any, LowRank]:
+        """A fresh copy of the data (an empty cache), the fitted kernel and the feature map
+        (fitted on one column more with ``extra_column``)."""
+        key = (kind, family, extra_column)
+        if key not in self._cache:
+            data = load_dataset(_TASK_DATA.get(kind, _TASK_DATA["multiclass"]), n=120, seed=0)
+            if kind == "unlabeled":
+                data = replace(data, y_train=None, y_test=None, task_type=kind)
+            kernel = create(self.kernel, "kernel").fit(data.X_train, data.y_train)
+            X = np.hstack([data.X_train, data.X_train[:, :1]]) if extra_column else data.X_train
+            self._cache[key] = data, kernel, make_sampler(_FAMILY_SAMPLERS[family]).fit(X, kernel, _TASK_RANK)
+        data, kernel, approx = self._cache[key]
+        return replace(data, cache={}), kernel, approx
+
+    def rows(self, kind: str, family: str) -> list[dict]:
+        """The rows of a fresh task on a fresh copy of the data, computed once (the checks
+        that read them share them)."""
+        if ("rows", kind, family) not in self._cache:
+            data, kernel, approx = self.setting(kind, family)
+            self._cache["rows", kind, family] = self.make().evaluate(data, approx, kernel, lams=_LAMS)
+        return self._cache["rows", kind, family]
+
+
+def _kbench_columns() -> set[str]:
+    """The columns kbench writes in every result row: a task's rows set none but lam and components."""
+    specs = {kind: Spec.of(kind, "-") for kind in ("dataset", "kernel", "sampler", "task")}
+    cell = Cell(**specs, rank=1, repetition=0, base_seed=0, inputs="", uses_lams=True, path=Path())
+    return (set(cell.identity()) | set(PACKAGE_COLUMNS) | set(ROW_COLUMNS)) - {"lam", "components"}
+
+
+def _declarations(p: _TaskProblem) -> None:
+    task = p.make()
+    assert isinstance(task, Task), f"{type(task).__name__} does not subclass kbench.Task"
+    assert isinstance(task.name, str) and task.name, "name must be a non-empty string"
+    assert task.headline is None or isinstance(task.headline, Headline), "headline must be a kbench.Headline or None"
+    assert all(isinstance(m, Headline) for m in task.metrics), "metrics must be a tuple of kbench.Headline"
+    assert task.accepts and set(task.accepts) <= set(TASK_TYPES), f"accepts {task.accepts!r} is not among {TASK_TYPES}"
+    assert task.families and set(task.families) <= set(FAMILIES), f"families {task.families!r} not among {FAMILIES}"
+    assert isinstance(task.uses_lams, bool) and isinstance(task.needs_exact, bool), \
+        "uses_lams and needs_exact must be booleans"
+
+
+def _rows(p: _TaskProblem) -> None:
+    task, reserved = p.make(), _kbench_columns()
+    for kind, family in p.settings(task):
+        rows = p.rows(kind, family)
+        where = f"on {kind} data with a {family} map"
+        assert isinstance(rows, list) and rows and all(isinstance(row, dict) for row in rows), \
+            f"evaluate {where} returned {type(rows).__name__}, not a non-empty list of dicts"
+        for row in rows:
+            bad = sorted(str(k) for k, v in row.items() if not isinstance(k, str) or not (v is None or np.isscalar(v)))
+            assert not bad, f"{where}: columns {bad} are not named by a string or hold no scalar"
+            assert not set(row) & reserved, f"{where}: columns {sorted(set(row) & reserved)} are kbench's own"
+            assert "lam" in row, f"{where}: a row without 'lam'"
+        lams = [row["lam"] for row in rows]
+        if task.uses_lams:
+            assert sorted(set(lams)) == _LAMS, f"{where}: uses_lams, but the rows' λ are {lams}, the path {_LAMS}"
+        else:
+            assert all(isinstance(lam, float) and np.isnan(lam) for lam in lams), \
+                f"{where}: a λ-free task (uses_lams = False) has lam NaN, got {lams}"
+
+
+def _headline(p: _TaskProblem) -> None:
+    task = p.make()
+    if task.headline is None:
+        return
+    metric = task.headline.metric
+    for kind, family in p.settings(task):
+        rows = p.rows(kind, family)
+        kept = task.headline_rows(pd.DataFrame(rows).assign(rank=_TASK_RANK))
+        where = f"on {kind} data with a {family} map"
+        assert len(kept) and metric in kept, f"{where}: headline_rows kept no row with the headline {metric!r}"
+        values = pd.to_numeric(kept[metric], errors="coerce").to_numpy(dtype=float)
+        assert np.all(np.isfinite(values)), f"{where}: the headline {metric!r} is not finite: {kept[metric].tolist()}"
+
+
+def _without_timings(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([{k: v for k, v in row.items() if not k.startswith("time_")} for row in rows])
+
+
+def _task_determinism(p: _TaskProblem) -> None:
+    kind = p.make().accepts[0]
+    for family in p.make().families:
+        first = p.rows(kind, family)
+        data, kernel, approx = p.setting(kind, family)
+        p.make().prepare(data, kernel)
+        for label in ("after prepare", "evaluated twice"):
+            rows = p.make().evaluate(data, approx, kernel, lams=_LAMS)
+            assert _without_timings(rows).equals(_without_timings(first)), \
+                f"with a {family} map, the rows {label} differ from a first evaluation (time_* columns aside)"
+
+
+_ARRAYS = ("X_train", "y_train", "X_test", "y_test", "f_train", "f_test")
+
+
+def _data_unchanged(p: _TaskProblem) -> None:
+    task = p.make()
+    for family in task.families:
+        data, kernel, approx = p.setting(task.accepts[0], family)
+        before = {name: None if getattr(data, name) is None else getattr(data, name).copy() for name in _ARRAYS}
+        task.prepare(data, kernel)
+        task.evaluate(data, approx, kernel, lams=_LAMS)
+        changed = [name for name, value in before.items() if not same_values(value, getattr(data, name))]
+        assert not changed, f"prepare or evaluate changed the data's {changed} (keep results in data.cache)"
+
+
+def _task_bad_input(p: _TaskProblem) -> None:
+    task = p.make()
+    kind, family = task.accepts[0], task.families[0]
+    data, kernel, approx = p.setting(kind, family)
+    cases = {"a feature map of another dimension":
+             lambda: task.evaluate(data, p.setting(kind, family, extra_column=True)[2], kernel, lams=_LAMS)}
+    for other in (t for t in TASK_TYPES if t not in task.accepts):
+        other_data, other_kernel, other_map = p.setting(other, family)
+        cases[f"{other} data (not in accepts)"] = lambda d=other_data, k=other_kernel, m=other_map: task.evaluate(
+            d, m, k, lams=_LAMS)
+    if task.uses_lams:
+        cases["a λ ≤ 0"] = lambda: task.evaluate(data, approx, kernel, lams=[-1e-3])
+        cases["an empty λ path"] = lambda: task.evaluate(data, approx, kernel, lams=[])
+    expect_value_errors(cases)
+
+
+#: the task contract checks, by name
+TASK_CHECKS: list[tuple[str, Callable[[_TaskProblem], None]]] = [
+    ("declarations", _declarations), ("rows and columns", _rows), ("headline metric", _headline),
+    ("determinism", _task_determinism), ("data left unchanged", _data_unchanged), ("bad input", _task_bad_input)]
+
+
+def check_task(task: str | Spec | type | Task, timeout: float | None = 60.0,
+               kernel: str = "gaussian:sigma=median", **params) -> list[str]:
+    """Run the contract checks on a task: a spec (``"kpca:components=1;2"``), a Task
+    subclass or an instance; ``params`` are its parameters (with a spec or a class).
+
+    The task evaluates a Nyström and a random-feature map (its ``families``) on small
+    seeded data of each type it ``accepts``. ``timeout`` and ``kernel`` as for
+    :func:`check_sampler`. Returns the names of the checks that passed; raises
+    AssertionError naming the ones that failed.
+    """
+    make, label = plugin_factory("task", task, params)
+    return run_checks(label, TASK_CHECKS, _TaskProblem(make, kernel), timeout)
