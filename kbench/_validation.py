@@ -13,11 +13,15 @@ import math
 import numbers
 import types
 import typing
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from kbench.spec import format_value
+from kbench.spec import format_value, parse_number
+
+#: the integers a result column, a seed or a NumPy index can hold (int64)
+INT64_MAX = 2**63 - 1
 
 
 def suggest(name: str, known) -> str:
@@ -62,6 +66,21 @@ def check_features(X, name: str = "X", n_features: int | None = None) -> np.ndar
             f"{cols[:5].tolist()}{'...' if len(cols) > 5 else ''}); drop or impute them first."
         )
     return np.ascontiguousarray(arr)
+
+
+def check_landmarks(landmarks, n: int) -> np.ndarray:
+    """Landmark indices: a non-empty 1-D array of distinct integers in [0, n) (no negative
+    index counting from the end, no float that happens to be whole), as an int64 array."""
+    array = np.asarray(landmarks)
+    if array.ndim != 1 or array.size == 0 or array.dtype.kind not in "iu":
+        raise ValueError(f"landmarks must be a non-empty 1-D array of integer row indices, got "
+                         f"{array.dtype} of shape {array.shape}.")
+    if array.min() < 0 or array.max() >= n:
+        raise ValueError(f"landmarks must index rows 0..{n - 1} of X, got indices from {array.min()} to "
+                         f"{array.max()}.")
+    if len(np.unique(array)) != array.size:
+        raise ValueError("landmarks repeat an index; pass each row once (K_mm would be singular).")
+    return array.astype(np.int64)
 
 
 def check_rank(rank) -> int:
@@ -111,7 +130,7 @@ def check_lam_path(lams) -> np.ndarray:
     """A non-empty list of finite λ > 0 (per-sample ridge, docs/conventions.md)."""
     try:
         values = np.atleast_1d(np.asarray(lams, dtype=float))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"lams must be a list of numbers > 0, got {lams!r}.") from None
     if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
         raise ValueError(
@@ -120,37 +139,67 @@ def check_lam_path(lams) -> np.ndarray:
     return values
 
 
-def check_ranks(ranks) -> list[int]:
-    """A sweep's ranks: integers >= 1, sorted, without repeats."""
-    values = []
-    for r in ([ranks] if np.isscalar(ranks) else list(ranks)):
-        try:
-            value = int(r)
-        except (TypeError, ValueError, OverflowError):
-            value = None
-        if value is None or value != float(r) or value < 1:
-            raise ValueError(f"ranks must be integers >= 1, got {r!r} in {ranks!r}.")
-        values.append(value)
-    if not values:
-        raise ValueError("ranks is empty: pass at least one rank, e.g. --ranks 10,50,100.")
-    return sorted(set(values))
+@dataclass(frozen=True)
+class Bound:
+    """The type and range of one numeric parameter, declared once and read by every edge
+    that takes it (scikit-learn's ``Interval``): the Python API, the command line and the
+    workflow's config check parse and check it here, with one message shape.
 
+    ``integer`` values are ASCII decimal integers (``5``, not ``5.0`` or ``５``); floats are
+    finite. ``low_open`` excludes ``low``; ``why`` says where a limit comes from.
+    """
 
-def check_lams(lams) -> list[float]:
-    """A sweep's λ path: sorted, without repeats."""
-    return sorted(set(check_lam_path(lams).tolist()))
+    name: str
+    integer: bool
+    low: float
+    high: float
+    low_open: bool = False
+    why: str = ""
 
+    @property
+    def allowed(self) -> str:
+        """'an integer in [1, 1000]', 'a finite number in (0, 1e+08]'."""
+        what = "an integer" if self.integer else "a finite number"
+        low, high = (f"{v:d}" if self.integer else f"{v:g}" for v in (self.low, self.high))
+        return f"{what} in {'(' if self.low_open else '['}{low}, {high}]" + (f" ({self.why})" if self.why else "")
 
-def check_repetitions(repetitions) -> list[int]:
-    """A count R (repetitions 0..R−1) or a list of repetition indices."""
-    if isinstance(repetitions, int) and not isinstance(repetitions, bool):
-        if repetitions < 1:
-            raise ValueError(f"repetitions must be an integer >= 1, got {repetitions!r}.")
-        return list(range(repetitions))
-    values = list(repetitions) if repetitions is not None else []
-    if not values or any(not isinstance(r, int) or isinstance(r, bool) or r < 0 for r in values):
-        raise ValueError(f"repetition indices must be integers >= 0, got {repetitions!r}.")
-    return values
+    def check(self, value, name: str | None = None) -> int | float:
+        """``value`` as an int or a float, or a ValueError naming the parameter and its range."""
+        kind = numbers.Integral if self.integer else numbers.Real
+        inside = (not isinstance(value, bool) and isinstance(value, kind) and math.isfinite(value)
+                  and (self.low < value if self.low_open else self.low <= value) and value <= self.high)
+        if not inside:
+            raise ValueError(f"{name or self.name} must be {self.allowed}, got {value!r}.")
+        return int(value) if self.integer else float(value)
+
+    def parse(self, text: str, name: str | None = None) -> int | float:
+        """Read ``text`` (a command-line value) strictly, then :meth:`check` it."""
+        value = parse_number(str(text).strip())
+        if value is None or (self.integer and not isinstance(value, int)):
+            raise ValueError(f"{name or self.name} must be {self.allowed}, got {str(text)!r}.")
+        return self.check(value, name)
+
+    def parse_list(self, text: str, name: str | None = None) -> list[int | float]:
+        """A comma list of values (``10,50,100``): no empty item, no repeat, each checked."""
+        name = name or self.name
+        items = [item.strip() for item in str(text).split(",")]
+        if not all(items):
+            raise ValueError(f"{name} {text!r} has an empty item; pass values separated by single commas, "
+                             f"e.g. {'10,50,100' if self.integer else '1e-4,1e-3'}.")
+        return self.check_list([self.parse(item, name) for item in items], name)
+
+    def check_list(self, values, name: str | None = None) -> list[int | float]:
+        """A non-empty list of values without repeats, each :meth:`check`-ed."""
+        name = name or self.name
+        values = [values] if np.isscalar(values) else list(values)
+        if not values:
+            raise ValueError(f"{name} is empty: pass at least one value, {self.allowed}.")
+        checked = [self.check(v, name) for v in values]
+        repeated = sorted({v for v in checked if checked.count(v) > 1})
+        if repeated:
+            raise ValueError(f"{name} lists {', '.join(map(format_value, repeated))} more than once; "
+                             "pass each value once.")
+        return checked
 
 
 # ---------------------------------------------------------------------------------------
@@ -210,6 +259,8 @@ def coerce_params(params: dict[str, Any], declared: dict[str, tuple[type, ...] |
 def _coerce(value, allowed, name: str, owner: str):
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{owner}: {name} must be finite, got {value!r}.")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT64_MAX:
+        raise ValueError(f"{owner}: {name} must be an integer within ±{INT64_MAX} (64 bits), got {value!r}.")
     if isinstance(value, list | tuple):
         for item in value:
             _coerce(item, None, name, owner)

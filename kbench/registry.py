@@ -23,6 +23,9 @@ from kbench.errors import PluginError, UnknownPluginError
 from kbench.spec import Spec
 
 KINDS = tuple(hookspecs.HOOKS)
+#: the distribution of the built-in plugins: loaded first, and kept when another package
+#: registers one of their names (the name is then refused as ambiguous)
+BUILTIN = "kbench"
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ class Registry:
         self.broken: list[BrokenPlugin] = []
         self._conflicts: dict[tuple[str, str], str] = {}
         entry_points = importlib.metadata.entry_points(group=group)
-        for ep in sorted(entry_points, key=lambda e: (_dist_name(e) != "kbench", _dist_name(e), e.name)):
+        for ep in sorted(entry_points, key=lambda e: (_dist_name(e) != BUILTIN, _dist_name(e), e.name)):
             self._load(ep)
 
     # -- loading -------------------------------------------------------------------
@@ -141,11 +144,13 @@ class Registry:
             self._conflicts[key] += f", '{source}' ({label})"
             return
         if name in self.plugins[kind]:
-            first = self.plugins[kind].pop(name)
+            first = self.plugins[kind][name]
             message = (
                 f"{kind} {name!r} is registered by both '{first.source}' ({first.entry_point}) "
                 f"and '{source}' ({label}); uninstall one of the two packages or rename its {kind}"
             )
+            if first.source != BUILTIN:  # a built-in stays listed; the name is ambiguous all the same
+                del self.plugins[kind][name]
             self._conflicts[key] = message
             self.broken.append(BrokenPlugin(label, source, message))
             return
@@ -155,17 +160,26 @@ class Registry:
 
     # -- lookup --------------------------------------------------------------------
     def get(self, kind: str, name: str) -> PluginInfo:
+        """The plugin ``name`` of ``kind``; a name two packages register is a PluginError
+        naming both, an unknown one an UnknownPluginError naming the closest and the
+        plugins that failed to load (one of them may have held it)."""
         kind = check_kind(kind)
+        if (kind, name) in self._conflicts:
+            raise PluginError(self._conflicts[(kind, name)] + ".")
         known = self.plugins[kind]
         if name in known:
             return known[name]
-        if (kind, name) in self._conflicts:
-            raise PluginError(self._conflicts[(kind, name)] + ".")
-        broken = f" ({len(self.broken)} plugin(s) failed to load: run 'kbench list')" if self.broken else ""
         raise UnknownPluginError(
             f"unknown {kind} {name!r}{suggest(name, known)}. Known {kind}s: "
-            f"{', '.join(sorted(known)) or 'none'}{broken}.{_stale_hint(self.group)}"
+            f"{', '.join(sorted(known)) or 'none'}.{self.broken_hint()}{_stale_hint(self.group)}"
         )
+
+    def broken_hint(self) -> str:
+        """' N plugin(s) failed to load: …' with each one's entry point and error, or ''."""
+        if not self.broken:
+            return ""
+        listed = "; ".join(f"{b.entry_point} from '{b.source}': {_shorten(b.error)}" for b in self.broken)
+        return f" {len(self.broken)} plugin(s) failed to load (kbench list shows them): {listed}."
 
     def create(self, kind: str, name: str, **params) -> Any:
         """Instantiate plugin ``name`` with ``params``; unknown parameters, and values that do
@@ -182,6 +196,11 @@ class Registry:
                 f"its parameters are: {', '.join(allowed) or 'none'}."
             )
         return info.obj(**coerce_params(params, declared_types(info.obj), f"{kind} {name!r}"))
+
+
+def _shorten(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _where(exc: BaseException) -> str:
@@ -247,19 +266,35 @@ def list_plugins(kind: str) -> dict[str, PluginInfo]:
     return dict(sorted(get_registry().plugins[check_kind(kind)].items()))
 
 
-def make_sampler(name: str, **params):
-    """Create the sampler registered as ``name``, e.g. ``make_sampler("squeak", qbar=20)``."""
-    return get_registry().create("sampler", name, **params)
+def _make(kind: str, spec: Spec | str, params: dict) -> Any:
+    """The plugin of a spec (``squeak:qbar=20``), its parameters merged with ``params``; a key
+    given both ways is a ValueError naming it."""
+    spec = Spec.parse(spec, kind)
+    if spec.kind != kind:
+        raise ValueError(f"{spec.label!r} is a {spec.kind} spec, not a {kind} spec.")
+    twice = sorted(set(spec.params) & set(params))
+    if twice:
+        raise ValueError(f"{kind} parameter(s) {', '.join(map(repr, twice))} given both in the spec "
+                         f"{spec.label!r} and as keyword arguments; give each once.")
+    return get_registry().create(kind, spec.name, **spec.params, **params)
 
 
-def make_task(name: str, **params):
-    """Create the task registered as ``name``, e.g. ``make_task("kpca", components=[1, 5])``."""
-    return get_registry().create("task", name, **params)
+def make_sampler(spec: Spec | str, **params) -> Any:
+    """Create the sampler a spec names, e.g. ``make_sampler("squeak:qbar=20")`` or
+    ``make_sampler("squeak", qbar=20)`` (parameters from both are merged)."""
+    return _make("sampler", spec, params)
 
 
-def make_kernel(name: str, **params):
-    """Create the kernel registered as ``name``, e.g. ``make_kernel("gaussian", sigma=1.0)``."""
-    return get_registry().create("kernel", name, **params)
+def make_task(spec: Spec | str, **params) -> Any:
+    """Create the task a spec names, e.g. ``make_task("kpca:components=1;5")`` or
+    ``make_task("kpca", components=[1, 5])``."""
+    return _make("task", spec, params)
+
+
+def make_kernel(spec: Spec | str, **params) -> Any:
+    """Create the kernel a spec names, e.g. ``make_kernel("gaussian:sigma=1.0")`` or
+    ``make_kernel("gaussian", sigma=1.0)``."""
+    return _make("kernel", spec, params)
 
 
 def create(spec: Spec | str, kind: str | None = None) -> Any:

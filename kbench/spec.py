@@ -3,9 +3,13 @@ label and one collision-free file slug.
 
 A spec names a plugin and its parameters, ``name:key=value,key=value`` (a dataset spec
 keeps its provider in the name: ``synthetic:two-balls:n=2000``). Values are parsed as
-numbers, booleans, ``none`` or ``;``-separated lists. The canonical label sorts the
-parameters and writes every value in one form, so ``squeak:eps=0.50,qbar=10`` and
-``squeak:qbar=10,eps=0.5`` are one configuration. Every module that needs a label, a file
+ASCII decimal numbers, booleans, ``none`` or ``;``-separated lists (no empty items; a
+trailing ``;`` makes a one-item list); anything else is text. A name or a text value
+writes the characters the grammar reserves as percent escapes (``%2C`` for ``,``, ``%3A``
+for ``:``, ``%3B``, ``%3D``, ``%25``), so ``file:/data/a%2Cb.csv`` names ``/data/a,b.csv``.
+The canonical label sorts the parameters and writes every value in one form, so
+``squeak:eps=0.50,qbar=10`` and ``squeak:qbar=10,eps=0.5`` are one configuration, and
+``Spec.parse(spec.label, kind) == spec`` for every spec. Every module that needs a label, a file
 name or a seed part takes it from here.
 """
 
@@ -15,25 +19,65 @@ import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 KINDS = ("dataset", "kernel", "sampler", "task")
 
+#: numbers as the grammar reads them: ASCII decimal digits only ('５', '1_000' and '0x10' are text)
+INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z|[+-]?(?:inf|infinity|nan)\Z",
+                   re.IGNORECASE)
+#: parameter names: identifiers, as the plugins' keyword arguments
+KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: characters that separate specs, parameters, keys and list items, escaped in names and text
+RESERVED = "%,:;="
+#: words that read as a boolean or None
+WORDS = ("true", "false", "none", "null")
+
+
+def escape(text: str, reserved: str = RESERVED) -> str:
+    """``text`` as the grammar writes it: its reserved characters as percent escapes (``,`` →
+    ``%2C``), and so its leading and trailing blanks, and its first character when the text
+    would read as a number, a boolean or ``none`` (text ``'5'`` is ``%355``)."""
+    chars = [_percent(c) if c in reserved else c for c in text]
+    for end in (0, -1) if chars else ():
+        if chars[end].isspace():
+            chars[end] = _percent(chars[end])
+    joined = "".join(chars)
+    if joined and (parse_number(joined) is not None or joined.lower() in WORDS):
+        joined = _percent(joined[0]) + joined[1:]
+    return joined
+
+
+def _percent(char: str) -> str:
+    return "".join(f"%{byte:02X}" for byte in char.encode())
+
+
+def parse_number(text: str) -> int | float | None:
+    """An ASCII decimal integer or float (``inf`` and ``nan`` included), else None."""
+    if INTEGER.match(text):
+        return int(text)
+    if FLOAT.match(text):
+        return float(text)
+    return None
+
 
 def parse_value(text: str):
-    """'3' → 3, '0.5' → 0.5, 'true' → True, 'none' → None, '1;2;3' → [1, 2, 3], else the text."""
+    """'3' → 3, '0.5' → 0.5, 'true' → True, 'none' → None, '1;2;3' → [1, 2, 3], '5;' → [5],
+    else the text, percent escapes decoded. A list with an empty item ('1;;5') is a ValueError."""
     lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
+    if lowered in WORDS:
+        return None if lowered in ("none", "null") else lowered == "true"
     if ";" in text:
-        return [parse_value(part) for part in text.split(";") if part]
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+        parts = text.split(";")
+        if parts[-1] == "" and len(parts) > 1:
+            parts.pop()  # '5;' is the one-item list [5]
+        if any(not part.strip() for part in parts):
+            raise ValueError(f"the list {text!r} has an empty item; write items separated by ';', "
+                             "e.g. 1;5;10 (a one-item list is 5;).")
+        return [parse_value(part.strip()) for part in parts]
+    number = parse_number(text)
+    return number if number is not None else unquote(text)
 
 
 def format_value(value) -> str:
@@ -47,6 +91,8 @@ def format_value(value) -> str:
         return text + ";" if len(value) == 1 else text
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, str):
+        return escape(value)
     return str(value)
 
 
@@ -54,11 +100,17 @@ def _parse_params(text: str, spec: str) -> dict[str, Any]:
     params: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, eq, value = item.partition("=")
-        if not eq or not key.strip():
+        key = key.strip()
+        if not eq or not key:
             raise ValueError(f"parameter {item!r} in {spec!r} must be key=value.")
-        if key.strip() in params:
-            raise ValueError(f"parameter {key.strip()!r} is given twice in {spec!r}.")
-        params[key.strip()] = parse_value(value.strip())
+        if not KEY.match(key):
+            raise ValueError(f"parameter name {key!r} in {spec!r} must be an identifier (letters, digits, _).")
+        if key in params:
+            raise ValueError(f"parameter {key!r} is given twice in {spec!r}.")
+        try:
+            params[key] = parse_value(value.strip())
+        except ValueError as exc:
+            raise ValueError(f"parameter {key!r} in {spec!r}: {exc}") from None
     return params
 
 
@@ -94,11 +146,13 @@ class Spec:
             provider, rest = text.split(":", 1)
             head, sep, tail = rest.rpartition(":")
             name, params = (head, tail) if sep and "=" in tail else (rest, "")
-            return cls(kind, f"{provider}:{name}", tuple(_parse_params(params, text).items()))
+            if not provider.strip() or not name.strip():
+                raise ValueError(f"dataset spec {text!r} has no {'provider' if not provider.strip() else 'name'}.")
+            return cls(kind, f"{provider.strip()}:{unquote(name.strip())}", tuple(_parse_params(params, text).items()))
         name, _, params = text.partition(":")
         if not name.strip():
             raise ValueError(f"{kind} spec {text!r} has no name.")
-        return cls(kind, name.strip(), tuple(_parse_params(params, text).items()))
+        return cls(kind, unquote(name.strip()), tuple(_parse_params(params, text).items()))
 
     @classmethod
     def of(cls, kind: str, name: str, params: dict | None = None) -> Spec:
@@ -113,7 +167,8 @@ class Spec:
     def label(self) -> str:
         """Canonical text: name, then the parameters sorted by key, values in one form."""
         params = ",".join(f"{k}={format_value(v)}" for k, v in self.items)
-        return f"{self.name}:{params}" if params else self.name
+        name = escape(self.name, RESERVED.replace(":", "") if self.kind == "dataset" else RESERVED)
+        return f"{name}:{params}" if params else name
 
     @property
     def slug(self) -> str:
@@ -132,13 +187,16 @@ def slug_of(text: str) -> str:
     return f"{readable}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
-def split_specs(text: str) -> list[str]:
+def split_specs(text: str, name: str = "the list") -> list[str]:
     """Split a comma list of specs; a piece with '=' but no ':' continues the previous spec
-    (so ``squeak:qbar=20,eps=0.3,uniform`` is two samplers)."""
+    (so ``squeak:qbar=20,eps=0.3,uniform`` is two samplers). An empty item (``a,,b``) is a
+    ValueError naming ``name``; a path with a comma writes it ``%2C``."""
     items: list[str] = []
-    for piece in (p.strip() for p in str(text).split(",")):
-        if not piece:
-            continue
+    pieces = [p.strip() for p in str(text).split(",")]
+    if len(pieces) > 1 and not all(pieces):
+        raise ValueError(f"{name} {text!r} has an empty item; separate the items by single commas "
+                         "(a comma inside a name or value is written %2C).")
+    for piece in filter(None, pieces):
         if items and "=" in piece and ":" not in piece and ":" in items[-1]:
             items[-1] += "," + piece
         else:
@@ -146,4 +204,4 @@ def split_specs(text: str) -> list[str]:
     return items
 
 
-__all__ = ["Spec", "format_value", "parse_value", "slug_of", "split_specs"]
+__all__ = ["Spec", "escape", "format_value", "parse_number", "parse_value", "slug_of", "split_specs"]

@@ -1,8 +1,10 @@
 """Helpers of the Snakemake workflow (Snakefile, workflows/rules/*.smk): config checks
 against the plugin registry and the list of jobs and their files.
 
-The JSON schema (workflows/schemas/config.schema.yaml) checks types and ranges; this
-module checks what only kbench knows: plugin names, their parameters, dataset names.
+The JSON schema (workflows/schemas/config.schema.yaml) checks the config's structure and
+types; this module checks its values with the parsers of the command line and the Python
+API: numbers against their one declaration (kbench.sweep.config.BOUNDS), specs with the one
+spec grammar, plugin names and parameters against the registry, output folders.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from pathlib import Path
 import pandas as pd
 
 from kbench._provenance import KBENCH_VERSION
+from kbench._validation import Bound
 from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec, known_task_type
-from kbench.errors import ConfigError, Status
+from kbench.errors import ConfigError, PluginError, Status
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
 from kbench.lowrank.features import DEFAULT_BUDGET_MB
@@ -26,7 +29,7 @@ from kbench.registry import create, package_of, plugin_class
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
-from kbench.sweep.config import DEFAULT_BLAS_THREADS
+from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
 from kbench.sweep.plan import not_planned, task_refuses
 from kbench.sweep.store import CELL_KEYS
@@ -37,6 +40,12 @@ DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
 #: the config's runtime is meant for jobs on up to this many rows (and for exact baselines
 #: up to DEFAULT_EXACT_MAX_N training rows); larger datasets ask for more (Sweep.runtime_min)
 RUNTIME_REFERENCE_N = 100_000
+#: the ranges of the config's ``resources``
+RESOURCE_BOUNDS = {bound.name: bound for bound in (
+    Bound("mem_mb", True, int(BOUNDS["memory_limit_mb"].low), int(BOUNDS["memory_limit_mb"].high), why="MB"),
+    Bound("runtime", True, 1, 10**7, why="minutes"),
+    Bound("cpus_per_task", True, BOUNDS["jobs"].low, BOUNDS["jobs"].high),
+)}
 
 
 def job_environment() -> dict[str, str]:
@@ -49,15 +58,15 @@ def job_environment() -> dict[str, str]:
 
 
 def check_config(config: dict) -> None:
-    """Everything the schema cannot say: ranks are integers (5, not 5.0: they name files), λ
-    finite, every name a registered plugin with valid parameters, every dataset available
-    (a ``file:`` exists) and the paper known. Runs before any job; the error names the key."""
-    for index, rank in enumerate(config["ranks"]):
-        if isinstance(rank, bool) or not isinstance(rank, int):
-            raise ConfigError(f"config key 'ranks[{index}]': ranks are integers, got {rank!r}.")
-    for index, lam in enumerate(config["lams"]):
-        if not math.isfinite(lam):
-            raise ConfigError(f"config key 'lams[{index}]': λ must be a finite number > 0, got {lam!r}.")
+    """Everything the schema does not say, with the checks of ``kbench run``: numbers in their
+    declared ranges (ranks are integers, 5 and not 5.0, each once; λ finite), output folders
+    that can be folders, every name a registered plugin with valid parameters, every dataset
+    spec readable and available (a ``file:`` exists) and the paper known. Runs before any
+    job; the error names the key."""
+    _check_numbers(config)
+    for key in ("out", "paper_out"):
+        if key in config:
+            _check_folder(config[key], key)
     if "paper" in config and config["paper"] not in PAPERS:
         raise ConfigError(f"config key 'paper': unknown paper {config['paper']!r}; papers are: "
                           f"{', '.join(sorted(PAPERS))}.")
@@ -72,8 +81,10 @@ def check_config(config: dict) -> None:
     for key, specs, kind in checks:
         for index, spec in enumerate(specs):
             try:
-                create(spec, kind)
-            except ValueError as exc:
+                plugin = create(spec, kind)
+                if kind == "task":
+                    plugin.check_ranks(config["ranks"])
+            except (ValueError, PluginError) as exc:
                 where = key if key.startswith(("kernel", "dataset_kernels")) else f"{key}[{index}]"
                 raise ConfigError(f"config key '{where}': {exc}") from None
     for index, spec in enumerate(config["datasets"]):
@@ -81,6 +92,36 @@ def check_config(config: dict) -> None:
             check_dataset_spec(spec)
         except ValueError as exc:
             raise ConfigError(f"config key 'datasets[{index}]': {exc}") from None
+
+
+def _check_numbers(config: dict) -> None:
+    """The config's numbers against their declarations (:data:`kbench.sweep.config.BOUNDS`)."""
+    def check(key: str, method, *args) -> None:
+        try:
+            method(*args)
+        except ValueError as exc:
+            raise ConfigError(f"config key '{key}': {exc}") from None
+
+    for key in ("ranks", "lams"):
+        for index, value in enumerate(config[key]):
+            check(f"{key}[{index}]", BOUNDS[key].check, value, key)
+        check(key, BOUNDS[key].check_list, config[key])
+    for key in ("seed", "repetitions", "cell_timeout", "memory_limit_mb"):
+        if config.get(key) is not None:
+            check(key, BOUNDS[key].check, config[key])
+    for key, value in config.get("resources", {}).items():
+        check(f"resources.{key}", RESOURCE_BOUNDS[key].check, value)
+
+
+def _check_folder(path, key: str) -> None:
+    """An output folder the workflow can create: not empty, not a file, not under a file."""
+    if str(path).strip() == "":
+        raise ConfigError(f"config key '{key}' is empty: name a results folder, e.g. {key}: results.")
+    for folder in (Path(path), *Path(path).parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise ConfigError(f"config key '{key}': {folder} is a file, not a folder; name a folder.")
+            return
 
 
 def _as_list(specs) -> list[str]:
@@ -189,7 +230,8 @@ class Sweep:
         """``kbench run --memory-limit`` (MiB per worker) in a job granted ``mem_mb`` MB: 80% of
         it shared by the ``workers``, or the config's ``memory_limit_mb`` if lower. A fit past
         it is recorded as oom by kbench before the scheduler kills the job."""
-        return max(int(min(0.8 * mem_mb / workers, self.config.get("memory_limit_mb", float("inf")))), 1)
+        share = min(0.8 * mem_mb / workers, self.config.get("memory_limit_mb", float("inf")))
+        return max(int(share), math.ceil(BOUNDS["memory_limit_mb"].low))
 
     def runtime_min(self, dataset: str, attempt: int = 1, exact: bool = False, repetitions: int = 1) -> int:
         """The runtime (minutes) of a job on ``dataset`` covering ``repetitions`` repetitions

@@ -10,6 +10,7 @@ with ``--hypothesis-seed=random`` to search further.
 from __future__ import annotations
 
 import errno
+import importlib
 
 import numpy as np
 import pandas as pd
@@ -20,10 +21,12 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import kbench
+from kbench import registry
 from kbench._validation import declared_types
 from kbench.cli import main
 from kbench.registry import get_registry
-from kbench.testing import _time_limit
+from kbench.testing._kit import time_limit
+from tests.conftest import TOY_SAMPLER, add_plugin
 
 SPECIAL_VALUES = ["no", "yes", "off", "true", "false", "1", "0", "-1", "2.5", "1e400", "-1e400",
                   "inf", "-inf", "nan", "none", "abc", "1;2;3", ";", "0x10", "1_000", " ", "é"]
@@ -134,7 +137,7 @@ def test_no_sampler_hangs_on_non_finite_kernel_values(sampler, case):
         X = X * 1e155
     else:
         kernel = NaNKernel(sigma=1.0)
-    with _time_limit(60):
+    with time_limit(60):
         try:
             approx = get_registry().create("sampler", sampler).fit(X, kernel, rank=10, lam=1e-3, seed=0)
         except kbench.Refused as exc:  # a sampler made for another kernel family declines this one
@@ -157,6 +160,17 @@ def test_a_stray_string_in_a_numeric_target_is_refused(tmp_path):
     frame.to_csv(tmp_path / "stray.csv", index=False)
     with pytest.raises(ValueError, match="mixes numbers and text.*'oops'"):
         kbench.load_dataset(f"file:{tmp_path / 'stray.csv'}")
+
+
+def test_a_file_whose_path_holds_a_comma_is_named_with_an_escape(tmp_path):
+    path = tmp_path / "prices, 2024.csv"
+    pd.DataFrame({"a": np.arange(60.0), "y": np.sin(np.arange(60.0))}).to_csv(path, index=False)
+    spec = f"file:{kbench.Spec.of('dataset', f'file:{path}').label.removeprefix('file:')}:target=y"
+    assert "%2C" in spec
+    data = kbench.load_dataset(spec)
+    assert data.n_train + len(data.X_test) == 60
+    result = CliRunner().invoke(main, [*_with(RUN, datasets=spec), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0 and "1 ok" in result.output, result.output
 
 
 def test_complex_data_in_a_file_is_refused(tmp_path):
@@ -209,6 +223,8 @@ def test_synthetic_parameters_give_data_or_a_value_error(generator, n, value, wh
 # -- the command line: every refusal is exit code 2 with a message --------------------------
 RUN = ["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform", "--tasks", "krr",
        "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--quiet"]
+#: the same sweep for kbench.run
+RUN_ARGS = (["sklearn:diabetes"], ["uniform"], ["krr"], [5], [1e-3], 1)
 
 
 def _with(args: list[str], **changes: str) -> list[str]:
@@ -219,8 +235,8 @@ def _with(args: list[str], **changes: str) -> list[str]:
 
 
 @pytest.mark.parametrize("args, message", [
-    (_with(RUN, ranks="inf"), "ranks must be integers >= 1, got inf"),
-    (_with(RUN, ranks="5.5"), "ranks must be integers"),
+    (_with(RUN, ranks="inf"), "--ranks must be an integer in [1, 10000000]"),
+    (_with(RUN, ranks="5.5"), "--ranks must be an integer"),
     (_with(RUN, lams="inf"), "finite"),
     (_with(RUN, lams="nan"), "finite"),
     (_with(RUN, datasets=""), "datasets"),
@@ -233,7 +249,24 @@ def _with(args: list[str], **changes: str) -> list[str]:
     (_with(RUN, datasets="synthetic:two-balls:n=abc"), "n must be an integer"),
     (_with(RUN, datasets="sklearn:california_housing:data_home=/tmp"), "unknown parameter"),
     (_with(RUN, datasets="file:no-such.csv"), "no such file"),
-    (["check-plugin", "nope"], "unknown sampler 'nope'"),
+    # numbers outside what the machine can hold, lists the docs call usage errors (issue 30)
+    (RUN + ["--seed", str(2**63)], "--seed must be an integer in [0, 9223372036854775807]"),
+    (_with(RUN, ranks=str(2**63)), "--ranks must be an integer in [1, 10000000]"),
+    (RUN + ["--memory-limit", "nan"], "--memory-limit must be a finite number in [32,"),
+    (RUN + ["--memory-limit", "inf"], "--memory-limit must be a finite number in [32,"),
+    (RUN + ["--memory-limit", "1"], "below 32 a worker cannot write its cell"),
+    (_with(RUN, repetitions="1000000000"), "--repetitions must be an integer in [1, 1000]"),
+    (_with(RUN, ranks="5.0"), "--ranks must be an integer"),
+    (_with(RUN, ranks="5,,10"), "has an empty item"),
+    (_with(RUN, ranks="５"), "--ranks must be an integer"),
+    (_with(RUN, ranks="5,5"), "--ranks lists 5 more than once"),
+    (_with(RUN, lams="1e-3,1e-3"), "--lams lists 0.001 more than once"),
+    (_with(RUN, tasks="kpca:components=1000"), "kpca: components 1000 exceed the sweep's largest rank 5"),
+    (_with(RUN, tasks="kpca:components=1;;5"), "has an empty item"),
+    (_with(RUN, tasks="kpca:components=2;2"), "components lists a number twice"),
+    (_with(RUN, samplers="rp-cholesky:block_size=" + "9" * 30), "64 bits"),
+    (RUN + ["--only-repetition", "1"], "repetition index 1 is not below --repetitions 1"),
+    (["check-plugin", "nope"], "unknown"),
     (["check-plugin", "uniform", "--kernel", "polynomial:degree=-1"], "degree"),
     (["papers", "nowhere", "--paper", "yang2012"], "not a results directory"),
 ])
@@ -241,7 +274,15 @@ def test_cli_refusals_are_usage_errors(tmp_path, args, message):
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out")]
                                 if args[0] == "run" else args)
     assert result.exit_code == 2, result.output
-    assert message in result.output, result.output
+    assert message in " ".join(result.output.split()), result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_an_empty_out_is_refused_and_a_relative_one_made_absolute(tmp_path, monkeypatch):
+    result = CliRunner().invoke(main, [*RUN, "--out", ""])
+    assert result.exit_code == 2 and "out is empty" in result.output
+    monkeypatch.chdir(tmp_path)
+    assert kbench.run(*RUN_ARGS, out="r", return_summary=True)[1].cells[0].startswith(str(tmp_path / "r"))
 
 
 def test_output_paths_that_cannot_be_written_are_usage_errors(tmp_path):
@@ -302,3 +343,102 @@ def test_check_plugin_stops_a_check_that_does_not_finish():
     with pytest.raises(AssertionError) as failure:
         check_sampler(Forever, timeout=0.5)
     assert str(failure.value).count("did not finish within 0.5 s") == 5  # every check fits
+
+
+# -- plugin faults keep their cause (issue 30) ----------------------------------------------
+FAULTY_PLUGINS = {
+    "clash-plugin": TOY_SAMPLER.format(cls="Clash", doc="Claims a built-in name.", name="uniform",
+                                       hook="kbench_register_samplers"),
+    "wanderer-plugin": """
+        import os
+        import kbench
+        from kbench.samplers.uniform import UniformSampler
+
+        class Wanderer(UniformSampler):
+            '''Changes the working directory while it fits.'''
+            name = "wanderer"
+
+            def _fit(self, X, kernel, rank, lam, rng):
+                os.chdir("/")
+                return super()._fit(X, kernel, rank, lam, rng)
+
+        @kbench.hookimpl
+        def kbench_register_samplers():
+            return [Wanderer]
+        """,
+    "badtask-plugin": """
+        import kbench
+
+        class BadTask(kbench.Task):
+            '''Returns one dict instead of a list of rows.'''
+            name = "badtask"
+            accepts = ("regression",)
+            headline = kbench.Headline("score", smaller_is_better=True)
+
+            def evaluate(self, data, approx, kernel, lams=(1e-3,)):
+                return {"score": 1.0}
+
+        @kbench.hookimpl
+        def kbench_register_tasks():
+            return [BadTask]
+        """,
+    "broken-plugin": "raise ImportError('no module named missing_dep')\n",
+}
+
+
+def _install(tmp_path, monkeypatch, dists) -> None:
+    """Install the FAULTY_PLUGINS ``dists`` (on sys.path, into a fresh registry), in ``tmp_path``."""
+    (tmp_path / "site").mkdir()
+    for dist in dists:
+        add_plugin(tmp_path / "site", dist, FAULTY_PLUGINS[dist])
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    importlib.invalidate_caches()
+    monkeypatch.setattr(registry, "_registry", registry.Registry())
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def faulty_plugins(tmp_path, monkeypatch):
+    _install(tmp_path, monkeypatch, [dist for dist in FAULTY_PLUGINS if dist != "clash-plugin"])
+    return tmp_path
+
+
+def test_a_plugin_claiming_a_builtin_name_is_one_line_exit_2_and_the_builtin_is_kept(tmp_path, monkeypatch):
+    _install(tmp_path, monkeypatch, ["clash-plugin"])
+    result = CliRunner().invoke(main, [*RUN, "--out", "r"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "sampler 'uniform' is registered by both 'kbench'" in result.output and "'clash-plugin'" in result.output
+    assert kbench.list_plugins("sampler")["uniform"].source == "kbench"
+
+
+def test_a_plugin_that_changes_the_working_directory_writes_its_cell_in_the_output_folder(faulty_plugins):
+    result = CliRunner().invoke(main, [*_with(RUN, samplers="wanderer"), "--out", "r"])
+    assert result.exit_code == 0, result.output
+    cells = list((faulty_plugins / "r").rglob("*.parquet"))
+    assert len(cells) == 1 and pd.read_parquet(cells[0]).status.tolist() == ["ok"]
+
+
+def test_a_task_returning_the_wrong_type_is_a_cell_error_with_its_message(faulty_plugins):
+    result = CliRunner().invoke(main, [*_with(RUN, tasks="badtask"), "--out", "r"])
+    assert result.exit_code == 1, result.output
+    row = pd.read_parquet(next((faulty_plugins / "r").rglob("*.parquet"))).iloc[0]
+    assert (row.status, row.failed_in) == ("error", "task")
+    assert "task 'badtask' returned a dict, not a non-empty list of dict rows" in row.error
+
+
+def test_plugins_that_failed_to_load_are_named_by_kbench_run(faulty_plugins):
+    result = CliRunner().invoke(main, [*_with(RUN, samplers="missing-sampler"), "--out", "r"])
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert "is not loaded: import failed: ImportError: no module named missing_dep" in text
+    assert "unknown sampler 'missing-sampler'" in text and "from 'broken-plugin'" in text.split("unknown sampler")[1]
+
+
+@pytest.mark.parametrize("landmarks, message", [
+    ([0, -1], "must index rows 0..59"), ([0.0, 1.0], "integer row indices"), ([3, 3], "repeat an index"),
+    ([], "non-empty"), ([60], "must index rows 0..59"),
+])
+def test_nystrom_refuses_landmarks_that_are_not_row_indices(landmarks, message):
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    with pytest.raises(ValueError, match=message):
+        kbench.nystrom(X, kbench.make_kernel("gaussian", sigma=1.0).fit(X), landmarks)

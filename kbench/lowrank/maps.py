@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import scipy.linalg
 
-from kbench._validation import check_features
+from kbench._validation import check_features, check_landmarks
 from kbench.kernels.base import Kernel
 from kbench.lowrank.linalg import inverse_sqrt_psd
 
@@ -205,7 +205,7 @@ def nystrom(X: np.ndarray, kernel: Kernel, landmarks: np.ndarray, info: dict | N
 
     ``K_mm`` may be passed when the sampler already holds it (no kernel entry is evaluated twice).
     """
-    landmarks = np.asarray(landmarks, dtype=np.int64)
+    landmarks = check_landmarks(landmarks, len(X))
     X_landmarks = np.ascontiguousarray(X[landmarks])
     if K_mm is None:
         K_mm = kernel(X_landmarks)

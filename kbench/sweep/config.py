@@ -6,37 +6,65 @@ keyword arguments through each other.
 
 from __future__ import annotations
 
-import math
-import numbers
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbench._validation import check_lams, check_ranks, check_repetitions
+from kbench._validation import INT64_MAX, Bound
 from kbench.spec import split_specs
 
 #: BLAS/OpenMP threads per process of a sweep, launched from the CLI or the workflow alike
 DEFAULT_BLAS_THREADS = 1
+#: a worker's memory limit leaves it room, past a MemoryError, to write its cell's rows
+MIN_MEMORY_LIMIT_MB = 32
+
+#: every number a sweep takes, declared once: SweepConfig, ``kbench run``'s options and the
+#: workflow's config check all parse and check it here (docs/robustness.md lists them)
+BOUNDS = {bound.name: bound for bound in (
+    Bound("ranks", True, 1, 10**7, why="a rank-p map stores p×p and n×p blocks"),
+    Bound("lams", False, 0, 1e10, low_open=True, why="the per-sample ridge λ"),
+    Bound("repetitions", True, 1, 1000, why="each repetition refits every sampler"),
+    Bound("only_repetition", True, 0, 999, why="a repetition index below --repetitions"),
+    Bound("seed", True, 0, INT64_MAX, why="stored as a 64-bit integer"),
+    Bound("jobs", True, 1, 4096),
+    Bound("blas_threads", True, 1, 4096),
+    Bound("cell_timeout", False, 0, 1e8, low_open=True, why="seconds"),
+    Bound("time_limit", False, 0, 1e8, low_open=True, why="seconds"),
+    Bound("memory_limit_mb", False, MIN_MEMORY_LIMIT_MB, 1e9,
+          why=f"MiB; below {MIN_MEMORY_LIMIT_MB} a worker cannot write its cell after a MemoryError"),
+)}
+
+
+def check_ranks(ranks) -> list[int]:
+    """A sweep's ranks: integers in their declared range, each once; sorted."""
+    return sorted(BOUNDS["ranks"].check_list(ranks))
+
+
+def check_lams(lams) -> list[float]:
+    """A sweep's λ path: finite per-sample ridges > 0, each once; sorted."""
+    return sorted(BOUNDS["lams"].check_list(lams))
+
+
+def check_repetitions(repetitions) -> list[int]:
+    """A count R (repetitions 0..R−1) or a list of repetition indices, each once."""
+    if isinstance(repetitions, int) and not isinstance(repetitions, bool):
+        return list(range(BOUNDS["repetitions"].check(repetitions)))
+    return BOUNDS["only_repetition"].check_list(repetitions, "repetition indices")
 
 
 def _specs(value, name: str) -> tuple[str, ...]:
-    specs = tuple(split_specs(value) if isinstance(value, str) else (str(v) for v in value))
+    specs = tuple(split_specs(value, name) if isinstance(value, str) else (str(v) for v in value))
     if not specs:
         raise ValueError(f"no {name} given: pass at least one.")
     return specs
 
 
-def _positive_or_none(value, name: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
-    return float(value)
-
-
-def _count(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
-    return value
+def _absolute(path, name: str) -> Path:
+    """``path`` made absolute now, so that no later step depends on the working directory
+    (a plugin may change it in a worker)."""
+    if str(path).strip() == "":
+        raise ValueError(f"{name} is empty: pass a directory, e.g. {name}='results'.")
+    return Path(os.path.abspath(os.path.expanduser(str(path))))
 
 
 @dataclass(frozen=True)
@@ -45,7 +73,8 @@ class SweepConfig:
 
     ``repetitions`` is a count R (repetitions 0..R−1) or a list of repetition indices;
     ``cell_timeout`` and ``time_limit`` are seconds; ``memory_limit_mb`` caps each worker;
-    ``data_cache`` is a folder of prepared splits (``kbench prepare``).
+    ``data_cache`` is a folder of prepared splits (``kbench prepare``). Numbers are checked
+    against :data:`BOUNDS`; ``out`` and ``data_cache`` are made absolute.
     """
 
     datasets: tuple[str, ...]
@@ -72,14 +101,10 @@ class SweepConfig:
         fix("ranks", tuple(check_ranks(self.ranks)))
         fix("lams", tuple(check_lams(self.lams)))
         fix("repetitions", tuple(check_repetitions(self.repetitions)))
-        fix("jobs", _count(self.jobs, "jobs"))
-        fix("blas_threads", _count(self.blas_threads, "blas_threads"))
+        for name in ("jobs", "blas_threads", "seed"):
+            fix(name, BOUNDS[name].check(getattr(self, name)))
         for name in ("cell_timeout", "memory_limit_mb", "time_limit"):
-            fix(name, _positive_or_none(getattr(self, name), name))
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
-            raise ValueError(f"seed must be an integer, got {self.seed!r}.")
-        fix("seed", int(self.seed))
-        if str(self.out).strip() == "":
-            raise ValueError("out is empty: pass the results directory, e.g. out='results'.")
-        fix("out", Path(self.out))
-        fix("data_cache", None if self.data_cache is None else Path(self.data_cache))
+            if getattr(self, name) is not None:
+                fix(name, BOUNDS[name].check(getattr(self, name)))
+        fix("out", _absolute(self.out, "out"))
+        fix("data_cache", None if self.data_cache is None else _absolute(self.data_cache, "data_cache"))

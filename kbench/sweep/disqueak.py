@@ -22,12 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from kbench._files import read_keyed_npz, write_absent, write_keyed_npz
-from kbench._validation import check_features, check_lams, check_ranks
+from kbench._validation import check_features
 from kbench.errors import describe
 from kbench.registry import create
 from kbench.samplers.squeak import Dictionary, Node, SqueakSampler, children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
+from kbench.sweep.config import check_lams, check_ranks
 from kbench.sweep.plan import Job, fit_seed, sampler_lam
 from kbench.sweep.worker import JobContext, load_split_cached, split_checksum
 

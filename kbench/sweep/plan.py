@@ -158,8 +158,10 @@ def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
         check_dataset_spec(spec.label)
     sampler_specs = [Spec.parse(s, "sampler") for s in config.samplers]
     task_specs = [Spec.parse(t, "task") for t in config.tasks]
-    for spec in (*sampler_specs, *task_specs):
+    for spec in sampler_specs:
         create(spec)
+    for spec in task_specs:
+        create(spec).check_ranks(config.ranks)
     lams, seed = list(config.lams), config.seed
     sweep = sweep_id(seed, lams)
     if excluded is None:

@@ -19,7 +19,7 @@ import signal
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
 
 import pandas as pd
 from threadpoolctl import threadpool_limits
@@ -110,10 +110,10 @@ def execute(config: SweepConfig, progress: bool = True) -> tuple[list[Job], Summ
     :class:`Summary` (:func:`run` without reading the rows back, as ``kbench run`` needs)."""
     started = time.perf_counter()
     with threadpool_limits(limits=config.blas_threads):
-        check_output_dir(config.out)
         kernels = {Spec.parse(d, "dataset").label: [config.kernel] for d in config.datasets}
         excluded = not_planned(config.datasets, kernels, config.samplers, config.tasks)
-        planned = plan(config, excluded)
+        planned = plan(config, excluded)  # every name and value checked before anything is written
+        check_output_dir(config.out)
         queue, done = pending(planned, config.retry_failed)
         counts = Scheduler(config, planned, progress).run(batches(queue, config.jobs))
     counts["already done"] = done
@@ -156,9 +156,19 @@ def collect(planned: list[Job]) -> pd.DataFrame:
 
 @dataclass
 class _Running:
+    """A worker's batch, the pipe on which it reports each cell it writes, and its limits:
+    ``cell_end``, ``cell_timeout`` after its start or its last cell, and ``share_end``, its
+    share of the sweep's ``time_limit`` (:func:`_share`)."""
+
     batch: list[Job]
-    deadline: float | None
-    reason: str
+    progress: Connection
+    cell_end: float | None
+    share_end: float | None
+    share_reason: str
+
+    @property
+    def deadline(self) -> float | None:
+        return min((end for end in (self.cell_end, self.share_end) if end is not None), default=None)
 
 
 @dataclass
@@ -220,22 +230,31 @@ class Scheduler:
         context = self._context(batch[0])
         if isinstance(context, str):
             return self._finish(batch, Failure(Status.ERROR, context, "dataset"))
+        progress, report = mp.get_context("fork").Pipe(duplex=False)
         process = mp.get_context("fork").Process(
-            target=_work, args=(batch, context, list(self.config.lams), self.config.memory_limit_mb))
+            target=_work, args=(batch, context, list(self.config.lams), self.config.memory_limit_mb, report))
+        timeout = self.config.cell_timeout
         with held():  # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
             process.start()
-            self.running[process] = _Running(batch, *_deadline(batch, self.config.cell_timeout, self.end, rounds))
+            self.running[process] = _Running(batch, progress, None if timeout is None else time.monotonic() + timeout,
+                                             *_share(self.end, rounds))
+        report.close()  # the worker's end: the parent only reads
 
     def _wait(self) -> None:
-        """Until a worker exits or the first deadline passes: an event, not a polling loop."""
+        """Until a worker writes a cell or exits, or the first deadline passes: an event, not
+        a polling loop."""
         deadlines = [state.deadline for state in self.running.values() if state.deadline is not None]
         timeout = max(min(deadlines) - time.monotonic(), 0.0) if deadlines else None
         if self.running:
-            wait([process.sentinel for process in self.running], timeout)
+            wait([process.sentinel for process in self.running]
+                 + [state.progress for state in self.running.values()], timeout)
 
     def _reap(self) -> None:
-        """Count finished workers' cells; kill the ones past their deadline."""
+        """Count finished workers' cells; restart the cell timer of a worker that wrote a cell;
+        kill the ones past their deadline."""
         for process, state in list(self.running.items()):
+            if _drain(state.progress) and self.config.cell_timeout is not None:
+                state.cell_end = time.monotonic() + self.config.cell_timeout
             if not process.is_alive():
                 process.join()
                 code = process.exitcode
@@ -246,10 +265,13 @@ class Scheduler:
             elif state.deadline is not None and time.monotonic() > state.deadline:
                 process.kill()
                 process.join()
-                failure = Failure(Status.TIMEOUT, f"no result within {state.reason}; the worker was killed")
+                reason = (f"--cell-timeout {self.config.cell_timeout:g} s per cell" if state.deadline == state.cell_end
+                          else state.share_reason)
+                failure = Failure(Status.TIMEOUT, f"no result within {reason}; the worker was killed")
             else:
                 continue
             del self.running[process]
+            state.progress.close()
             self._finish(state.batch, failure)
 
     def _finish(self, batch: list[Job], failure: Failure) -> None:
@@ -271,26 +293,33 @@ class Scheduler:
             self.contexts.pop(key, None)
 
 
-def _deadline(batch: list[Job], cell_timeout: float | None, end: float | None,
-              rounds: int) -> tuple[float | None, str]:
-    """When a worker starting now on ``batch`` is killed, and why: ``cell_timeout`` per cell
-    of its jobs, or its share of the sweep's time left (that time over the ``rounds`` of
-    batches still to start, this one's included), whichever comes first."""
+def _share(end: float | None, rounds: int) -> tuple[float | None, str]:
+    """When a worker starting now must stop to leave the sweep's ``time_limit`` (ending at
+    ``end``) to the ``rounds`` of batches still to start, this one's included, and why."""
+    if end is None:
+        return None, ""
     now = time.monotonic()
-    limits = []
-    if cell_timeout is not None:
-        cells = sum(len(job.cells) for job in batch)
-        limits.append((now + cell_timeout * cells, f"--cell-timeout {cell_timeout:g} s per cell"))
-    if end is not None:
-        share = max(end - now, 0.0) / rounds
-        limits.append((now + share, f"its share ({share:.0f} s) of the sweep's --time-limit"))
-    return min(limits, default=(None, ""), key=lambda limit: limit[0])
+    share = max(end - now, 0.0) / rounds
+    return now + share, f"its share ({share:.0f} s) of the sweep's --time-limit"
 
 
-def _work(batch: list[Job], context: JobContext, lams, memory_limit_mb) -> None:
+def _drain(progress: Connection) -> bool:
+    """Read every message waiting on a worker's pipe; whether there was one."""
+    got = False
+    try:
+        while progress.poll():
+            progress.recv()
+            got = True
+    except EOFError:  # the worker is gone: its sentinel says so
+        pass
+    return got
+
+
+def _work(batch: list[Job], context: JobContext, lams, memory_limit_mb, report: Connection) -> None:
     """A worker: SIGTERM kills it at once (the parent's handler is inherited by fork); its
-    address space is capped once, then it runs the batch's fits in order. Work other
-    processes did for a fit (DISQUEAK's merge-tree roots) is handed to the sampler."""
+    address space is capped once, then it runs the batch's fits in order, reporting each
+    cell it writes on ``report``. Work other processes did for a fit (DISQUEAK's merge-tree
+    roots) is handed to the sampler."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     release()
     if memory_limit_mb:
@@ -300,7 +329,7 @@ def _work(batch: list[Job], context: JobContext, lams, memory_limit_mb) -> None:
             prebuilt = merge_tree_roots(job, context)
         except Exception:  # noqa: BLE001 - an unreadable node file: the fit builds its tree itself
             prebuilt = {}
-        run_job(job, context, lams, memory_limit_mb, prebuilt)
+        run_job(job, context, lams, memory_limit_mb, prebuilt, written=lambda: report.send(None))
 
 
 def _progress(total: int):

@@ -14,6 +14,7 @@ import os
 import platform
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import version
@@ -35,6 +36,7 @@ from kbench.spec import Spec
 from kbench.sweep.layout import exact_path, split_path
 from kbench.sweep.plan import Cell, Job, split_seed
 from kbench.sweep.store import write_cell
+from kbench.tasks.base import check_rows
 
 #: columns every row gets besides identity, shared context and task metrics
 ROW_COLUMNS = ("lam", "components", "status", "error", "failed_in", "timestamp", "peak_rss_mb", "schema_version")
@@ -175,11 +177,11 @@ def write_failure(cell: Cell, job: Job, lams, failure: Failure, context=None, en
 
 
 def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: float | None = None,
-            prebuilt: dict | None = None) -> None:
+            prebuilt: dict | None = None, written: Callable[[], None] = lambda: None) -> None:
     """Fit the job's sampler once, check the contract, evaluate each of its cells' tasks,
-    write one file per cell. ``memory_limit_mb`` is the worker's (:func:`limit_memory`), of
-    which the feature blocks take a share; ``prebuilt`` is work other processes did for the
-    fit, handed to the sampler's ``use_prebuilt`` hook."""
+    write one file per cell, calling ``written`` after each. ``memory_limit_mb`` is the
+    worker's (:func:`limit_memory`), of which the feature blocks take a share; ``prebuilt``
+    is work other processes did for the fit, handed to the sampler's ``use_prebuilt`` hook."""
     data, kernel = context.data, context.kernel
     todo = job.todo
     try:
@@ -204,20 +206,22 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
             raise
         for cell in todo:
             write_failure(cell, job, lams, Failure.of(exc, "sampler"), context)
+            written()
         return
     for cell in todo:
         try:
-            rows = create(cell.task).evaluate(data, approx, kernel, lams=lams)
+            rows = check_rows(create(cell.task).evaluate(data, approx, kernel, lams=lams), cell.task.name)
         except BaseException as exc:  # noqa: BLE001
             if isinstance(exc, KeyboardInterrupt):
                 raise
             write_failure(cell, job, lams, Failure.of(exc, "task"), context)
-            continue
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        stamp = datetime.now(timezone.utc).isoformat()
-        write_cell(cell.path, [{**cell.identity(), **common, **context.columns(), **row,
-                                "peak_rss_mb": peak, "status": Status.OK.value, "error": "", "timestamp": stamp}
-                               for row in rows])
+        else:
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            stamp = datetime.now(timezone.utc).isoformat()
+            write_cell(cell.path, [{**cell.identity(), **common, **context.columns(), **row,
+                                    "peak_rss_mb": peak, "status": Status.OK.value, "error": "", "timestamp": stamp}
+                                   for row in rows])
+        written()
 
 
 def feature_budget_mb(memory_limit_mb: float | None) -> float:

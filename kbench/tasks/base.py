@@ -10,6 +10,7 @@ the registry, so a plugin task reaches a leaderboard like a built-in one.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from kbench._validation import check_positive
 from kbench.datasets.base import LABELED
-from kbench.errors import Refused
+from kbench.errors import ContractViolation, Refused
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, exact_baseline
 
 #: sampler families (``Sampler.family``)
@@ -84,6 +85,11 @@ class Task:
         computed once, before the jobs fork (or in the workflow's exact job), and saved with
         the baseline. Nothing by default; never called for the dense baseline."""
 
+    def check_ranks(self, ranks) -> None:
+        """Raise a ValueError when the task's parameters cannot be scored at any of a sweep's
+        ``ranks`` (KPCA: more components than the largest rank): a usage error before any
+        work. Nothing by default."""
+
     def headline_rows(self, rows):
         """The rows (a DataFrame of this task's ok rows) that carry the headline metric; a
         task with several rows per λ (KPCA: one per number of components) keeps one kind."""
@@ -133,6 +139,28 @@ class RidgePath:
         fitted = np.einsum("lrc,rc->lc", coefficients, projected)
         energy = np.einsum("r,lrc->lc", self.s, coefficients * coefficients)
         return np.asarray(target_squares)[None, :] - 2.0 * fitted + energy
+
+
+def check_rows(rows, task: str) -> list[dict]:
+    """A task's result: a non-empty list of dicts from column names (text) to scalars (numbers,
+    text, booleans, None), or a :class:`kbench.ContractViolation` saying what came instead."""
+    if not isinstance(rows, list | tuple) or not rows:
+        raise ContractViolation(f"task {task!r} returned {_kind(rows)}, not a non-empty list of dict rows.")
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise ContractViolation(f"task {task!r}: row {index} is {_kind(row)}, not a dict of columns.")
+        for key, value in row.items():
+            if not isinstance(key, str):
+                raise ContractViolation(f"task {task!r}: row {index} has a column named {key!r}, not text.")
+            if value is not None and not isinstance(value, numbers.Number | str | np.generic):
+                raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is {_kind(value)}, "
+                                        "not a number, text, a boolean or None.")
+    return list(rows)
+
+
+def _kind(value) -> str:
+    shape = getattr(value, "shape", None)
+    return f"a {type(value).__name__}" + (f" of shape {shape}" if shape is not None else "")
 
 
 def relative_excess(value: float, exact: float | None) -> float:

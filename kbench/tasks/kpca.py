@@ -46,16 +46,30 @@ class KPCATask(Task):
                Headline("rel_excess_kpca_error_in", smaller_is_better=True))
     uses_lams = False
 
-    def __init__(self, components: int | list[int] = DEFAULT_COMPONENTS, centered: bool = False, max_n: int = 3000,
+    def __init__(self, components: int | list[int] | None = None, centered: bool = False, max_n: int = 3000,
                  exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
         super().__init__(exact_max_n)
+        #: whether the components were chosen (then each must fit the sweep's ranks), not the default
+        self.components_given = components is not None
+        components = DEFAULT_COMPONENTS if components is None else components
         components = [components] if np.isscalar(components) else list(components)
         if not components or any(isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1
                                  for c in components):
             raise ValueError(f"kpca: components must be integers >= 1, got {components!r}.")
-        self.components = sorted({int(c) for c in components})
+        if len(set(components)) < len(components):
+            raise ValueError(f"kpca: components lists a number twice: {components!r}; pass each once.")
+        self.components = sorted(int(c) for c in components)
         self.centered = bool(centered)
         self.max_n = check_positive(max_n, "max_n", "kpca", integer=True)
+
+    def check_ranks(self, ranks) -> None:
+        """Every number of components chosen fits the sweep's largest rank (a map of rank p
+        has at most p components; a smaller rank scores its smaller counts). The default
+        counts go up to 50 whatever the ranks."""
+        beyond = [c for c in self.components if c > max(ranks)] if self.components_given else []
+        if beyond:
+            raise ValueError(f"kpca: components {', '.join(map(str, beyond))} exceed the sweep's largest rank "
+                             f"{max(ranks)}; pass components <= {max(ranks)} or a larger rank.")
 
     def headline_component(self, rank: int) -> int:
         """The ℓ a leaderboard compares at rank p, one for every sampler: the largest number

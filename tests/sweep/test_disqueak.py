@@ -111,7 +111,7 @@ def test_a_failing_node_says_why_and_its_parent_too(tmp_path):
     (["--sampler", "squeak:shards=4", "--node", "1-3"], "'1-3' is not a node of the merge tree over 4 shards"),
     (["--sampler", "squeak:shards=4", "--node", "0-4;rm"], "its nodes are 0-1, 1-2, 0-2, 2-3, 3-4, 2-4, 0-4"),
     (["--sampler", "uniform", "--node", "0-1"], "'uniform' has no merge tree"),
-    (["--sampler", "squeak:shards=2", "--node", "0-1", "--ranks", "ten"], "--ranks must be a comma list"),
+    (["--sampler", "squeak:shards=2", "--node", "0-1", "--ranks", "ten"], "--ranks must be an integer in [1, 10000000]"),
 ])
 def test_the_cli_refuses_what_is_not_a_tree_node(tmp_path, args, message):
     base = {"--dataset": DATA, "--kernel": KERNEL, "--ranks": "10", "--lams": "1e-4", "--only-repetition": "0",
