@@ -56,9 +56,16 @@ class Slow(UniformSampler):
         time.sleep(0.15)
         return super()._fit(X, kernel, rank, lam, rng)
 
+class Lingerer(UniformSampler):
+    name = "lingerer"
+    def _fit(self, X, kernel, rank, lam, rng):
+        if rank == 10:
+            time.sleep(5)  # past a 3 s cell timeout, within 3 s times the batch's 4 cells
+        return super()._fit(X, kernel, rank, lam, rng)
+
 @kbench.hookimpl
 def kbench_register_samplers():
-    return [Raiser, Sleeper, Hog, Slow, Quitter]
+    return [Raiser, Sleeper, Hog, Slow, Quitter, Lingerer]
 """
 
 
@@ -98,6 +105,19 @@ def test_sweep_writes_one_file_per_cell_and_reruns_nothing(tmp_path):
     assert ok.loc[ok.task == "krr", "d_eff"].notna().all()
     second = kbench_cli(["run", *SWEEP, "--out", str(out)])
     assert second.returncode == 0 and "54 already done" in second.stdout
+
+
+def test_the_cell_timeout_is_per_cell_not_shared_by_a_workers_cells(tmp_path, plugin_path):
+    """One worker runs ranks 1, 2, 3 and 10 in order: the cell at rank 10 takes 5 s, past
+    --cell-timeout 3 although the four cells' 12 s are not spent; the ones before it stay."""
+    out = tmp_path / "results"
+    result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "lingerer", "--tasks", "krr",
+                         "--ranks", "1,2,3,10", "--lams", "1e-3", "--repetitions", "1", "--cell-timeout", "3",
+                         "--quiet", "--out", str(out)], plugin_path, timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr
+    frame = read_results(out)
+    assert frame.set_index("rank").status.to_dict() == {1: "ok", 2: "ok", 3: "ok", 10: "timeout"}
+    assert "no result within --cell-timeout 3 s per cell" in frame.set_index("rank").error[10]
 
 
 def test_paired_samplers_share_their_splits(tmp_path):
