@@ -98,6 +98,16 @@ def _bounded(name: str, many: bool = False) -> Bounded:
     return Bounded(BOUNDS[name], many)
 
 
+def _repetitions(repetitions: int, only_repetition: int | None) -> list[int]:
+    """The repetition indices to run: all of them, or ``--only-repetition``, which must be one."""
+    if only_repetition is None:
+        return list(range(repetitions))
+    if only_repetition >= repetitions:
+        raise click.BadParameter(f"repetition index {only_repetition} is not below --repetitions {repetitions} "
+                                 f"(indices 0..{repetitions - 1}).", param_hint="'--only-repetition'")
+    return [only_repetition]
+
+
 @main.command("run")
 @click.option("--datasets", required=True, help="Comma list, e.g. synthetic:two-balls:n=2000,sklearn:diabetes")
 @click.option("--samplers", required=True, help="Comma list, e.g. uniform,squeak:qbar=20,rp-cholesky")
@@ -139,15 +149,13 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
     from kbench.sweep.config import SweepConfig
     from kbench.sweep.scheduler import execute
 
-    if only_repetition is not None and only_repetition >= repetitions:
-        raise click.BadParameter(f"repetition index {only_repetition} is not below --repetitions {repetitions} "
-                                 f"(indices 0..{repetitions - 1}).", param_hint="'--only-repetition'")
+    indices = _repetitions(repetitions, only_repetition)
     for broken in registry.get_registry().broken:
-        click.echo(f"kbench: plugin {broken.entry_point} from '{broken.source}' is not loaded: {' '.join(broken.error.split())}",
-                   err=True)
+        error = " ".join(broken.error.split())
+        click.echo(f"kbench: plugin {broken.entry_point} from '{broken.source}' is not loaded: {error}", err=True)
     _, summary = _usage(lambda: execute(SweepConfig(
         split_specs(datasets, "--datasets"), split_specs(samplers, "--samplers"), split_specs(tasks, "--tasks"),
-        ranks, lams, repetitions=repetitions if only_repetition is None else [only_repetition],
+        ranks, lams, repetitions=indices,
         kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
         memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed,
         data_cache=data_cache, blas_threads=blas_threads, time_limit=time_limit), progress=not quiet))
@@ -180,9 +188,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     from kbench.sweep.layout import split_path
     from kbench.sweep.worker import load_split_cached, prepare_exact
 
-    if only_repetition is not None and only_repetition >= repetitions:
-        raise click.BadParameter(f"repetition index {only_repetition} is not below --repetitions {repetitions}.",
-                                 param_hint="'--only-repetition'")
+    indices = _repetitions(repetitions, only_repetition)
     specs = _usage(lambda: split_specs(datasets, "--datasets"))
     for spec in specs:
         _usage(lambda spec=spec: check_dataset_spec(spec))
@@ -194,7 +200,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
                                              for t in _usage(lambda: split_specs(tasks, "--tasks"))]
     lam_values = sorted(lams or [])
     for spec in specs:
-        for repetition in range(repetitions) if only_repetition is None else [only_repetition]:
+        for repetition in indices:
             data = _usage(lambda spec=spec, r=repetition: load_split_cached(spec, r, seed, data_cache))
             path = split_path(data_cache, spec, repetition, seed)
             click.echo(f"{path}  ({data.n_train} train, {len(data.X_test)} test, {data.task_type})")
@@ -219,7 +225,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
 @click.option("--node", required=True, help="Tree node FIRST-STOP, the shards it covers: 0-1 is a leaf, "
                                             "0-4 the root of 4 shards.")
 @click.option("--data-cache", required=True, type=click.Path(resolve_path=True), help="Folder of the splits and nodes.")
-@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=click.IntRange(min=1),
+@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=_bounded("blas_threads"),
               help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
 def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, node, data_cache,
                      blas_threads) -> None:

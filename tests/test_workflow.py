@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from kbench import __version__ as kbench_version
-from kbench.reporting.figures import figure_file
 from kbench.errors import ConfigError
+from kbench.reporting.figures import figure_file
 from kbench.spec import slug_of
 from kbench.workflow import check_config
 from tests.conftest import ROOT, add_plugin

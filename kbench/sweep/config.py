@@ -6,6 +6,7 @@ keyword arguments through each other.
 
 from __future__ import annotations
 
+import numbers
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,14 +18,16 @@ from kbench.spec import split_specs
 DEFAULT_BLAS_THREADS = 1
 #: a worker's memory limit leaves it room, past a MemoryError, to write its cell's rows
 MIN_MEMORY_LIMIT_MB = 32
+#: more repetitions than this is a mistake, not a sweep: each one refits every sampler
+MAX_REPETITIONS = 1000
 
 #: every number a sweep takes, declared once: SweepConfig, ``kbench run``'s options and the
 #: workflow's config check all parse and check it here (docs/robustness.md lists them)
 BOUNDS = {bound.name: bound for bound in (
     Bound("ranks", True, 1, 10**7, why="a rank-p map stores p×p and n×p blocks"),
     Bound("lams", False, 0, 1e10, low_open=True, why="the per-sample ridge λ"),
-    Bound("repetitions", True, 1, 1000, why="each repetition refits every sampler"),
-    Bound("only_repetition", True, 0, 999, why="a repetition index below --repetitions"),
+    Bound("repetitions", True, 1, MAX_REPETITIONS, why="each repetition refits every sampler"),
+    Bound("only_repetition", True, 0, MAX_REPETITIONS - 1, why="a repetition index below --repetitions"),
     Bound("seed", True, 0, INT64_MAX, why="stored as a 64-bit integer"),
     Bound("jobs", True, 1, 4096),
     Bound("blas_threads", True, 1, 4096),
@@ -47,7 +50,7 @@ def check_lams(lams) -> list[float]:
 
 def check_repetitions(repetitions) -> list[int]:
     """A count R (repetitions 0..R−1) or a list of repetition indices, each once."""
-    if isinstance(repetitions, int) and not isinstance(repetitions, bool):
+    if isinstance(repetitions, numbers.Integral) and not isinstance(repetitions, bool):
         return list(range(BOUNDS["repetitions"].check(repetitions)))
     return BOUNDS["only_repetition"].check_list(repetitions, "repetition indices")
 

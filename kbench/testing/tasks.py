@@ -13,13 +13,14 @@ import pandas as pd
 
 from kbench.datasets import load_dataset
 from kbench.datasets.base import TASK_TYPES, Dataset
+from kbench.errors import ContractViolation
 from kbench.lowrank.maps import LowRank
 from kbench.registry import create, make_sampler
 from kbench.spec import Spec
 from kbench.sweep.plan import Cell
 from kbench.sweep.store import PACKAGE_COLUMNS
 from kbench.sweep.worker import ROW_COLUMNS
-from kbench.tasks.base import FAMILIES, Headline, Task
+from kbench.tasks.base import FAMILIES, Headline, Task, check_rows
 from kbench.testing._kit import expect_value_errors, plugin_factory, run_checks, same_values
 
 #: a small seeded dataset of each task type (unlabeled: the multiclass one without target)
@@ -85,13 +86,12 @@ def _declarations(p: _TaskProblem) -> None:
 def _rows(p: _TaskProblem) -> None:
     task, reserved = p.make(), _kbench_columns()
     for kind, family in p.settings(task):
-        rows = p.rows(kind, family)
         where = f"on {kind} data with a {family} map"
-        assert isinstance(rows, list) and rows and all(isinstance(row, dict) for row in rows), \
-            f"evaluate {where} returned {type(rows).__name__}, not a non-empty list of dicts"
+        try:
+            rows = check_rows(p.rows(kind, family), task.name)  # the check every sweep makes
+        except ContractViolation as exc:
+            raise AssertionError(f"{where}: {exc}") from None
         for row in rows:
-            bad = sorted(str(k) for k, v in row.items() if not isinstance(k, str) or not (v is None or np.isscalar(v)))
-            assert not bad, f"{where}: columns {bad} are not named by a string or hold no scalar"
             assert not set(row) & reserved, f"{where}: columns {sorted(set(row) & reserved)} are kbench's own"
             assert "lam" in row, f"{where}: a row without 'lam'"
         lams = [row["lam"] for row in rows]
