@@ -126,19 +126,6 @@ def check_nonnegative(value, name: str, owner: str, integer: bool = False) -> fl
     return int(value) if integer else float(value)
 
 
-def check_lam_path(lams) -> np.ndarray:
-    """A non-empty list of finite λ > 0 (per-sample ridge, docs/conventions.md)."""
-    try:
-        values = np.atleast_1d(np.asarray(lams, dtype=float))
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"lams must be a list of numbers > 0, got {lams!r}.") from None
-    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(
-            f"lams must be a non-empty list of finite numbers > 0 (per-sample ridge λ), got {lams!r}."
-        )
-    return values
-
-
 @dataclass(frozen=True)
 class Bound:
     """The type and range of one numeric parameter, declared once and read by every edge
@@ -152,31 +139,40 @@ class Bound:
     name: str
     integer: bool
     low: float
-    high: float
+    high: float | None = None
     low_open: bool = False
     why: str = ""
 
     @property
     def allowed(self) -> str:
-        """'an integer in [1, 1000]', 'a finite number in (0, 1e+08]'."""
+        """'an integer in [1, 1000]', 'a finite number in (0, 1e+08]', 'a finite number > 0'."""
         what = "an integer" if self.integer else "a finite number"
-        low, high = (f"{v:d}" if self.integer else f"{v:g}" for v in (self.low, self.high))
-        return f"{what} in {'(' if self.low_open else '['}{low}, {high}]" + (f" ({self.why})" if self.why else "")
+        low, high = (f"{v:d}" if self.integer else f"{v:g}" for v in (self.low, self.high or 0))
+        span = (f"{'>' if self.low_open else '>='} {low}" if self.high is None else
+                f"in {'(' if self.low_open else '['}{low}, {high}]")
+        return f"{what} {span}" + (f" ({self.why})" if self.why else "")
 
     def check(self, value, name: str | None = None) -> int | float:
         """``value`` as an int or a float, or a ValueError naming the parameter and its range."""
         kind = numbers.Integral if self.integer else numbers.Real
-        inside = (not isinstance(value, bool) and isinstance(value, kind) and math.isfinite(value)
-                  and (self.low < value if self.low_open else self.low <= value) and value <= self.high)
+        number = None
+        if isinstance(value, kind) and not isinstance(value, bool):
+            try:
+                number = int(value) if self.integer else float(value)
+            except OverflowError:  # an integer past float64
+                pass
+        inside = (number is not None and (self.integer or math.isfinite(number))
+                  and (self.low < number if self.low_open else self.low <= number)
+                  and (self.high is None or number <= self.high))
         if not inside:
-            raise ValueError(f"{name or self.name} must be {self.allowed}, got {value!r}.")
-        return int(value) if self.integer else float(value)
+            raise ValueError(f"{name or self.name} must be {self.allowed}, got {_shown(value)}.")
+        return number
 
     def parse(self, text: str, name: str | None = None) -> int | float:
         """Read ``text`` (a command-line value) strictly, then :meth:`check` it."""
         value = parse_number(str(text).strip())
         if value is None or (self.integer and not isinstance(value, int)):
-            raise ValueError(f"{name or self.name} must be {self.allowed}, got {str(text)!r}.")
+            raise ValueError(f"{name or self.name} must be {self.allowed}, got {_shown(str(text))}.")
         return self.check(value, name)
 
     def parse_list(self, text: str, name: str | None = None) -> list[int | float]:
@@ -200,6 +196,26 @@ class Bound:
             raise ValueError(f"{name} lists {', '.join(map(format_value, repeated))} more than once; "
                              "pass each value once.")
         return checked
+
+
+def _shown(value, limit: int = 40) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a 400-digit number is not echoed whole)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+#: λ, the per-sample ridge (docs/conventions.md): of a sweep, and of every task's λ path
+LAMS = Bound("lams", False, 0, low_open=True, why="the per-sample ridge λ")
+
+
+def check_lam_path(lams) -> np.ndarray:
+    """A non-empty list of finite λ > 0 without repeats (:data:`LAMS`), as an array."""
+    values = [lams] if np.isscalar(lams) else np.asarray(lams, dtype=object).ravel().tolist() \
+        if isinstance(lams, np.ndarray) else lams
+    try:
+        return np.asarray(LAMS.check_list(values), dtype=float)
+    except TypeError:  # not a list
+        raise ValueError(f"lams must be {LAMS.allowed}, or a list of them, got {lams!r}.") from None
 
 
 # ---------------------------------------------------------------------------------------

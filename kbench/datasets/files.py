@@ -153,12 +153,13 @@ def check_overflow(frame, path: Path, sep: str, source: str) -> None:
                 and np.isinf(frame.iloc[:, j].to_numpy(dtype=float, na_value=np.nan)).any()]
     if not infinite:
         return
-    text = pd.read_csv(path, sep=sep, usecols=infinite, dtype=str, keep_default_na=False)
-    for j, name in zip(infinite, text.columns):
-        _, overflow = parse_numbers(text[name])
+    text = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)  # as read before: the same columns
+    for j in infinite:
+        column = text[frame.columns[j]]
+        _, overflow = parse_numbers(column)
         if overflow.any():
             row = int(np.argmax(overflow))
-            raise overflow_error(source, str(frame.columns[j]), row, text[name].iloc[row])
+            raise overflow_error(source, str(frame.columns[j]), row, column.iloc[row])
 
 
 def _check_width(columns: int, source: str, at_least: bool = False) -> None:

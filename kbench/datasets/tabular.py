@@ -181,7 +181,8 @@ def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | N
         raise ValueError(
             f"{source}: column {name!r} holds numbers, but row {int(rows[stray])} holds {_shown(text.iloc[stray])} "
             f"({count} of its {numbers.size} values {'is not a number' if count == 1 else 'are not numbers'}); "
-            f"fix the value, or declare the column categorical with categorical={name}.")
+            f"fix the value (a missing value is an empty field or NA), or declare the column categorical with "
+            f"categorical={name}.")
 
 
 def parse_numbers(text: pd.Series) -> tuple[pd.Series, np.ndarray]:

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbench._validation import INT64_MAX, Bound
+from kbench._validation import INT64_MAX, LAMS, Bound
 from kbench.spec import split_specs
 
 #: BLAS/OpenMP threads per process of a sweep, launched from the CLI or the workflow alike
@@ -25,7 +25,7 @@ MAX_REPETITIONS = 1000
 #: workflow's config check all parse and check it here (docs/robustness.md lists them)
 BOUNDS = {bound.name: bound for bound in (
     Bound("ranks", True, 1, 10**7, why="a rank-p map stores p×p and n×p blocks"),
-    Bound("lams", False, 0, 1e10, low_open=True, why="the per-sample ridge λ"),
+    LAMS,
     Bound("repetitions", True, 1, MAX_REPETITIONS, why="each repetition refits every sampler"),
     Bound("only_repetition", True, 0, MAX_REPETITIONS - 1, why="a repetition index below --repetitions"),
     Bound("seed", True, 0, INT64_MAX, why="stored as a 64-bit integer"),
@@ -35,6 +35,7 @@ BOUNDS = {bound.name: bound for bound in (
     Bound("time_limit", False, 0, 1e8, low_open=True, why="seconds"),
     Bound("memory_limit_mb", False, MIN_MEMORY_LIMIT_MB, 1e9,
           why=f"MiB; below {MIN_MEMORY_LIMIT_MB} a worker cannot write its cell after a MemoryError"),
+    Bound("exact_max_n", True, 1, INT64_MAX, why="training rows"),
 )}
 
 
@@ -45,7 +46,7 @@ def check_ranks(ranks) -> list[int]:
 
 def check_lams(lams) -> list[float]:
     """A sweep's λ path: finite per-sample ridges > 0, each once; sorted."""
-    return sorted(BOUNDS["lams"].check_list(lams))
+    return sorted(LAMS.check_list(lams))
 
 
 def check_repetitions(repetitions) -> list[int]:

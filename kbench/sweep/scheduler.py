@@ -205,9 +205,10 @@ class Scheduler:
                     self._wait()
                     self._reap()
             finally:
-                for process in self.running:
+                for process, state in self.running.items():
                     process.kill()
                     process.join()
+                    state.progress.close()
                 if self.bar:
                     self.bar[0].stop()
         return self.counts
@@ -234,11 +235,16 @@ class Scheduler:
         process = mp.get_context("fork").Process(
             target=_work, args=(batch, context, list(self.config.lams), self.config.memory_limit_mb, report))
         timeout = self.config.cell_timeout
-        with held():  # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
-            process.start()
-            self.running[process] = _Running(batch, progress, None if timeout is None else time.monotonic() + timeout,
-                                             *_share(self.end, rounds))
-        report.close()  # the worker's end: the parent only reads
+        try:
+            with held():  # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
+                process.start()
+                self.running[process] = _Running(batch, progress, None if timeout is None else
+                                                 time.monotonic() + timeout, *_share(self.end, rounds))
+        except BaseException:
+            progress.close()
+            raise
+        finally:
+            report.close()  # the worker's end: the parent only reads
 
     def _wait(self) -> None:
         """Until a worker writes a cell or exits, or the first deadline passes: an event, not

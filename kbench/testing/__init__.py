@@ -53,7 +53,7 @@ def find_kind(spec: str | Spec, kind: str | None = None) -> str:
     if kind is None and name in list_plugins("kernel"):
         raise ValueError(f"{name!r} is a kernel: check it through a sampler, "
                          f"check_sampler('rff', kernel={str(spec)!r}) (kbench check-plugin rff --kernel {spec}).")
-    raise UnknownPluginError("\n".join(unknown))
+    raise UnknownPluginError(" ".join(unknown))  # one line: each kind's did-you-mean
 
 
 __all__ = ["CHECKS", "KITS", "PROVIDER_CHECKS", "TASK_CHECKS", "check_dataset_provider", "check_sampler",

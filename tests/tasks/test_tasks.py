@@ -191,7 +191,7 @@ def test_bad_task_input(regression):
     data, kernel = regression
     approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, rank=10, seed=0)
     for lams in ([], [0.0], [-1e-3], [float("nan")], "abc"):
-        with pytest.raises(ValueError, match="lams must be"):
+        with pytest.raises(ValueError, match="lams (must be|is empty)"):
             kbench.make_task("krr").evaluate(data, approx, kernel, lams=lams)
     with pytest.raises(ValueError, match="needs a binary or multiclass dataset.*use the 'krr' task"):
         kbench.make_task("classification").evaluate(data, approx, kernel, lams=[1e-3])
