@@ -309,7 +309,9 @@ def papers_command(results, paper, out, sweep) -> None:
 def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: str) -> None:
     """Run kbench's contract checks (kbench.testing) on the sampler, task or dataset provider
     SPEC, with its parameters: squeak:qbar=20, 'kpca:components=1;2', synthetic,
-    synthetic:moons. Exit code 1 when a check fails."""
+    synthetic:moons. A provider is checked on the first 10 datasets it lists, or on the one
+    SPEC names (sklearn:iris: one that downloads needs the network). Exit code 1 when a
+    check fails."""
     from kbench.testing import KITS, find_kind
 
     _usage(lambda: registry.create(kernel, "kernel"))
