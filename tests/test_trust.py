@@ -151,6 +151,11 @@ def test_the_contract_catches_scaled_features_and_statuses_follow_the_exception(
     doubled = kbench.NystromMap(kernel, approx.X_landmarks, approx.landmarks, 2 * approx.projection)
     with pytest.raises(ContractViolation, match=r"ZZᵀ ≼ K.*training rows"):
         check_fit(doubled, 20, data, kernel)
+    for factor, message in ((np.nan, r"training rows has \d+ NaN or infinite values"),
+                            (1e200, "beyond 1e154 in magnitude")):  # finite, but squares overflow
+        broken = kbench.NystromMap(kernel, approx.X_landmarks, approx.landmarks, factor * approx.projection)
+        with pytest.raises(ContractViolation, match=message):
+            check_fit(broken, 20, data, kernel)
     assert Failure.of(Refused("no")).status == "skipped"
     assert Failure.of(np.linalg.LinAlgError("not positive definite")).status == "error"
     assert Failure.of(ValueError("bad")).status == "error" and Failure.of(MemoryError()).status == "oom"

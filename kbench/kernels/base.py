@@ -1,11 +1,15 @@
 """The kernel base class: blockwise evaluation, diagonal, evaluation counting, spectral samplers.
 
 ``kernel(X, Y)`` evaluates in row blocks of a fixed shape (rows chosen from the number of
-columns only, the last block zero-padded), so memory stays bounded and every call makes
-the same BLAS calls whatever its number of rows. Entries agree across splits of ``X`` up
-to the rounding of their inner products (some BLAS kernels, OpenBLAS's AVX-512 ones, round
-a row differently by its position in the block), and bit for bit with the same inputs,
-call shapes and thread count. ``kernel.evals`` counts the entries
+columns, the last block zero-padded; a call on fewer rows than a block pads them to the
+next power of two), so memory stays bounded and calls make the same BLAS calls whatever
+their number of rows beyond one block. A call of many blocks spreads them over as many
+threads as BLAS has, each block's GEMM on one BLAS thread (kbench._parallel): the
+elementwise work (exp, the clamp) runs on every core, and a block's values do not depend on
+which thread computed it. Entries agree across splits of ``X`` up to the rounding of their
+inner products (BLAS kernels may round a row differently by the block's shape or the row's
+position in it), and bit for bit with the same inputs and call shapes.
+``kernel.evals`` counts the entries
 evaluated (diagonal entries included). Stationary kernels with a spectral density expose
 ``sample_frequencies`` for random Fourier features; isotropic ones also expose the law of
 the frequency norms (``sample_frequency_norms``) for orthogonal random features.
@@ -17,19 +21,28 @@ from typing import ClassVar
 
 import numpy as np
 
+from kbench._parallel import for_each_block
 from kbench._validation import check_features
 from kbench.errors import Refused
 from kbench.spec import Spec
 
-#: entries of one row block (2 MiB of float64, cache-sized); rows per block are a power of
-#: two in [64, 2048], so a call on few rows pads at most to one block
+#: entries of one row block (2 MiB of float64, cache-sized: at 50 000 rows, 1 to 1 000
+#: columns run fastest so); rows per block are a power of two in [64, 4096]
 _BLOCK_ENTRIES = 1 << 18
+_MAX_BLOCK_ROWS = 1 << 12
+#: a call on fewer entries runs its blocks in turn: handing blocks to threads and back costs
+#: more than it saves on a kernel column (greedy pivoted Cholesky evaluates one per pivot)
+_MIN_THREADED_ENTRIES = 1 << 20
 
 
-def block_rows(n_columns: int) -> int:
-    """Rows of one evaluation block for a kernel block with ``n_columns`` columns."""
+def block_rows(n_columns: int, n_rows: int | None = None) -> int:
+    """Rows of one evaluation block for a kernel block with ``n_columns`` columns (and
+    ``n_rows`` rows: a call on fewer rows than a block pads them to a power of two only)."""
     rows = max(1, _BLOCK_ENTRIES // max(n_columns, 1))
-    return int(min(2048, max(64, 1 << (rows.bit_length() - 1))))
+    rows = min(_MAX_BLOCK_ROWS, max(64, 1 << (rows.bit_length() - 1)))
+    if n_rows is not None:
+        rows = min(rows, max(64, 1 << max(n_rows - 1, 0).bit_length()))
+    return int(rows)
 
 
 class Kernel:
@@ -79,28 +92,36 @@ class Kernel:
         Y = X if Y is None else self._check(Y, "Y", X.shape[1])
         return self._evaluate(X, Y)
 
-    def _evaluate(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        """``__call__`` without input checks, for callers that hold checked float64 arrays."""
+    def _evaluate(self, X: np.ndarray, Y: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``__call__`` without input checks, for callers that hold checked float64 arrays;
+        ``out``, if given, is a C-contiguous (len(X), len(Y)) array to write into."""
         n, m = X.shape[0], Y.shape[0]
-        out = np.empty((n, m))
+        out = np.empty((n, m)) if out is None else out
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values raise below
             prepared = self._prepare(Y)
-            rows = block_rows(m)
-            padded = scratch = None
-            for start in range(0, n, rows):
-                stop = min(start + rows, n)
-                if stop - start == rows:
-                    self._block(X[start:stop], prepared, out[start:stop])
-                else:
-                    if padded is None:
-                        padded, scratch = np.zeros((rows, X.shape[1])), np.empty((rows, m))
-                    padded[: stop - start] = X[start:stop]
-                    padded[stop - start :] = 0.0
-                    self._block(padded, prepared, scratch)
-                    out[start:stop] = scratch[: stop - start]
-                self._check_values(out[start:stop], X[start:stop])
+            rows = block_rows(m, n)
+            starts = range(0, n, rows)
+            if n * m >= _MIN_THREADED_ENTRIES:
+                for_each_block(lambda start: self._rows(X, prepared, out, start, rows), starts)
+            else:
+                for start in starts:
+                    self._rows(X, prepared, out, start, rows)
         self.evals += n * m
         return out
+
+    def _rows(self, X: np.ndarray, prepared, out: np.ndarray, start: int, rows: int) -> None:
+        """Rows start … start + rows of the kernel block, in a block of exactly ``rows`` rows
+        (the last one zero-padded), checked for non-finite values."""
+        stop = min(start + rows, X.shape[0])
+        if stop - start == rows:
+            self._block(X[start:stop], prepared, out[start:stop])
+        else:
+            padded = np.zeros((rows, X.shape[1]))
+            padded[: stop - start] = X[start:stop]
+            scratch = np.empty((rows, out.shape[1]))
+            self._block(padded, prepared, scratch)
+            out[start:stop] = scratch[: stop - start]
+        self._check_values(out[start:stop], X[start:stop])
 
     def _check_values(self, values: np.ndarray, X: np.ndarray) -> None:
         """Kernel values must be finite: inputs near the float64 range overflow silently."""

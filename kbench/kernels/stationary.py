@@ -84,21 +84,45 @@ class _LengthScaleKernel(Kernel):
 
 
 class _EuclideanKernel(_LengthScaleKernel):
-    """Kernels of the squared Euclidean distance, evaluated with one GEMM per block."""
+    """Kernels of the squared Euclidean distance, evaluated with one GEMM per block. The
+    kernel's factor c (``_sq_factor``) is folded into Y: for a block of many columns,
+    x̃ = [x, ‖x‖², 1] and ỹ = c·[−2y, 1, ‖y‖²] give x̃ᵀỹ = c‖x − y‖² in the GEMM alone;
+    for a few columns copying x̃ costs more than it saves, and c‖x‖², c‖y‖² are added to
+    the GEMM's −2c·xᵀy. One elementwise pass remains besides the clamp."""
+
+    #: fewer columns than this take the second form
+    _MIN_AUGMENTED_COLUMNS = 64
+
+    def _sq_factor(self) -> float:
+        """The factor c the block holds the squared distances multiplied by."""
+        return 1.0
 
     def _prepare(self, Y):
-        return Y, np.einsum("ij,ij->i", Y, Y)
+        c = self._sq_factor()
+        prepared = np.empty((Y.shape[0], Y.shape[1] + 2))
+        np.multiply(Y, -2.0 * c, out=prepared[:, :-2])
+        prepared[:, -2] = c
+        prepared[:, -1] = c * np.einsum("ij,ij->i", Y, Y)
+        return prepared
 
     def _block(self, Xb, prepared, out):
-        Y, yy = prepared
-        np.matmul(Xb, Y.T, out=out)
-        out *= -2.0
-        out += np.einsum("ij,ij->i", Xb, Xb)[:, None]
-        out += yy[None, :]
-        np.maximum(out, 0.0, out=out)
+        c = self._sq_factor()
+        if prepared.shape[0] >= self._MIN_AUGMENTED_COLUMNS:
+            augmented = np.empty((Xb.shape[0], Xb.shape[1] + 2))
+            augmented[:, :-2] = Xb
+            augmented[:, -2] = np.einsum("ij,ij->i", Xb, Xb)
+            augmented[:, -1] = 1.0
+            np.matmul(augmented, prepared.T, out=out)
+        else:
+            np.matmul(Xb, prepared[:, :-2].T, out=out)
+            out += (c * np.einsum("ij,ij->i", Xb, Xb))[:, None]
+            out += prepared[:, -1][None, :]
+        # c‖x − y‖² has the sign of c; round-off may give it the other one
+        (np.minimum if c < 0 else np.maximum)(out, 0.0, out=out)
         self._from_sq_distance(out)
 
     def _from_sq_distance(self, sq: np.ndarray) -> None:
+        """Turn the block of c‖x − y‖² into kernel values, in place."""
         raise NotImplementedError
 
 
@@ -108,8 +132,10 @@ class GaussianKernel(_EuclideanKernel):
     name = "gaussian"
     isotropic = True
 
+    def _sq_factor(self):
+        return -0.5 / self.sigma_**2
+
     def _from_sq_distance(self, sq):
-        sq *= -1.0 / (2.0 * self.sigma_**2)
         np.exp(sq, out=sq)
 
     def sample_frequencies(self, rng, n_frequencies, d):

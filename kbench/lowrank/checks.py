@@ -29,23 +29,35 @@ def check_lowrank(approx, requested_rank: int) -> None:
             f"contract: rank must lie in [1, {requested_rank}] (the requested rank), got {approx.rank}")
 
 
-def check_features(approx: LowRank, features: np.ndarray, n_rows: int, where: str) -> None:
-    """transform gave an (n_rows, rank) array of finite values."""
+def check_features(approx: LowRank, features: np.ndarray, n_rows: int, where: str,
+                   row_norms: np.ndarray | None = None) -> np.ndarray:
+    """transform gave an (n_rows, rank) array of finite values. Returns the squared row norms
+    ‖z(x)‖² (``row_norms`` if the caller has them): a row norm is finite exactly when its
+    row is, so one pass serves this check and :func:`check_below_kernel`."""
     if not isinstance(features, np.ndarray) or features.shape != (n_rows, approx.rank):
         shape = getattr(features, "shape", type(features).__name__)
         raise ContractViolation(
             f"contract: transform of the {where} rows must have shape ({n_rows}, {approx.rank}) "
             f"(rows, rank), got {shape}")
-    if not np.all(np.isfinite(features)):
+    if row_norms is None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            row_norms = np.einsum("ij,ij->i", features, features)
+    if not np.all(np.isfinite(row_norms)):
         bad = int(np.sum(~np.isfinite(features)))
-        raise ContractViolation(f"contract: transform of the {where} rows has {bad} NaN or infinite values")
+        if bad:
+            raise ContractViolation(f"contract: transform of the {where} rows has {bad} NaN or infinite values")
+        # finite features whose squares overflow: far above any kernel diagonal
+        raise ContractViolation(f"contract: transform of the {where} rows has features beyond 1e154 in "
+                                "magnitude (their squared norms overflow)")
+    return row_norms
 
 
-def check_below_kernel(features: np.ndarray, kernel_diagonal: np.ndarray, where: str,
+def check_below_kernel(row_norms: np.ndarray, kernel_diagonal: np.ndarray, where: str,
                        first_row: int = 0) -> None:
-    """Nyström-type maps: k(x, x) − ‖z(x)‖² ≥ −tol·max k(x, x) for every row (diag(K − ZZᵀ) ≥ 0);
-    ``features`` may be a block of rows starting at row ``first_row``."""
-    excess = np.einsum("ij,ij->i", features, features) - kernel_diagonal
+    """Nyström-type maps: k(x, x) − ‖z(x)‖² ≥ −tol·max k(x, x) for every row (diag(K − ZZᵀ) ≥ 0),
+    from the squared row norms ``row_norms`` (:func:`check_features`) of a block of rows
+    starting at row ``first_row``."""
+    excess = row_norms - kernel_diagonal
     tolerance = DIAGONAL_TOLERANCE * float(np.max(np.abs(kernel_diagonal)))
     worst = int(np.argmax(excess))
     if excess[worst] > tolerance:

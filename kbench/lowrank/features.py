@@ -94,9 +94,9 @@ class FeatureRows:
             pass
 
     def _check(self, block: np.ndarray, X: np.ndarray, first_row: int) -> None:
-        check_features(self.approx, block, len(X), self.where)
+        row_norms = check_features(self.approx, block, len(X), self.where)
         if self.approx.nystrom_type:
-            check_below_kernel(block, self.kernel.diag(X), self.where, first_row)
+            check_below_kernel(row_norms, self.kernel.diag(X), self.where, first_row)
 
 
 @dataclass
@@ -150,7 +150,7 @@ class Features:
             widths = np.cumsum([0] + [targets[name].shape[1] for name in names])
             T = np.hstack([targets[name] for name in names])
             p = self.train.rank
-            gram, cross, sum_squares, seconds = np.zeros((p, p)), np.zeros((p, T.shape[1])), 0.0, 0.0
+            gram, cross, seconds = np.zeros((p, p)), np.zeros((p, T.shape[1])), 0.0
             for start, block in self.train.blocks():
                 began = time.perf_counter()
                 if start == 0 and len(block) == self.train.n:  # one block: no accumulation
@@ -158,8 +158,8 @@ class Features:
                 else:
                     gram += block.T @ block
                 cross += block.T @ T[start : start + len(block)]
-                sum_squares += float(np.einsum("ij,ij->", block, block))
                 seconds += time.perf_counter() - began
+            sum_squares = float(np.trace(gram))  # Σ‖z(x)‖² = tr ΦᵀΦ
             self._moments = Moments(self.train.n, gram,
                                     {name: cross[:, widths[i] : widths[i + 1]] for i, name in enumerate(names)},
                                     sum_squares, seconds)

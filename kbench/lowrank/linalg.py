@@ -11,11 +11,12 @@ def inverse_sqrt_psd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Eigenvalues ≤ max(eig)·m·eps are dropped (docs/conventions.md), so the number of columns of W
     is the numerical rank of A. Columns come in decreasing eigenvalue order; returns
-    (W, kept eigenvalues). LAPACK's divide-and-conquer driver (syevd): on a 500×500
-    gaussian kernel matrix it is faster than the default (syevr), and its eigenvectors are
-    orthogonal to 3e-15 rather than 3e-13.
+    (W, kept eigenvalues). LAPACK's divide-and-conquer driver (syevd, NumPy's eigh): on a
+    500×500 gaussian kernel matrix it is faster than SciPy's default (syevr), and its
+    eigenvectors are orthogonal to 3e-15 rather than 3e-13; NumPy's LAPACK is the library of
+    the products around it (kbench._parallel.lapack_section says why that matters).
     """
-    s, U = scipy.linalg.eigh(A, overwrite_a=False, check_finite=False, driver="evd")
+    s, U = np.linalg.eigh(A)
     s, U = s[::-1], U[:, ::-1]
     cutoff = max(s[0], 0.0) * A.shape[0] * np.finfo(float).eps
     keep = s > cutoff
@@ -32,15 +33,17 @@ def leverage_scores_from_eigh(s: np.ndarray, U: np.ndarray, ridge: float) -> np.
     return (U * U) @ (s / (s + ridge))
 
 
-def ridge_scores_cholesky(M: np.ndarray, ridge: float) -> np.ndarray:
+def ridge_scores_cholesky(M: np.ndarray, ridge: float, overwrite: bool = False) -> np.ndarray:
     """diag(M(M + ridge·I)⁻¹) = 1 − ridge·diag((M + ridge·I)⁻¹) for a PSD M, by Cholesky.
 
     Two O(m³/3) factorisations (Cholesky, triangular inverse), 4× cheaper than an
     eigendecomposition. The subtraction costs relative accuracy on scores far below 1: the
     absolute error is about eps·(‖M‖ + ridge)/ridge, which is far below the resolution at
     which SQUEAK samples. Exact leverage scores (rls) use the eigh form instead.
+    ``overwrite=True`` lets it factorise M in place (M is then garbage).
     """
-    A = np.array(M, order="F")  # LAPACK works in place on this copy
+    # LAPACK works in place, in Fortran order: Mᵀ is M (symmetric) in that order, uncopied
+    A = M.T if overwrite and M.flags.c_contiguous else np.array(M, order="F")
     A[np.diag_indices_from(A)] += ridge
     L, info = scipy.linalg.lapack.dpotrf(A, lower=1, clean=1, overwrite_a=1)
     if info == 0:

@@ -20,12 +20,13 @@ from functools import lru_cache
 import numpy as np
 import scipy.linalg
 
+from kbench._parallel import for_each_block
 from kbench._validation import check_features, check_landmarks
 from kbench.kernels.base import Kernel
 from kbench.lowrank.linalg import inverse_sqrt_psd
 
-#: rows transformed at once (bounded memory: one chunk of the kernel block at a time)
-_CHUNK_ROWS = 8192
+#: rows transformed at once (bounded memory: a chunk of the kernel block per thread)
+_CHUNK_ROWS = 2048
 
 
 class LowRank:
@@ -44,6 +45,9 @@ class LowRank:
     """
 
     nystrom_type: bool = True
+    #: True when ``_transform_chunk`` may run on several chunks at once, in threads (the
+    #: built-in maps: kbench._parallel); a subclass that keeps the default runs them in turn
+    parallel_chunks: bool = False
 
     def __init__(self, n_features_in: int, rank: int, landmarks: np.ndarray | None = None,
                  info: dict | None = None, train_features: np.ndarray | None = None) -> None:
@@ -60,8 +64,14 @@ class LowRank:
         """Features of the rows of ``X``: an array of shape (len(X), rank)."""
         X = check_features(X, "X", self.n_features_in)
         out = np.empty((X.shape[0], self.rank))
-        for start in range(0, X.shape[0], _CHUNK_ROWS):
-            self._transform_chunk(X[start : start + _CHUNK_ROWS], out[start : start + _CHUNK_ROWS])
+        starts = range(0, X.shape[0], _CHUNK_ROWS)
+        chunk = lambda start: self._transform_chunk(X[start : start + _CHUNK_ROWS],  # noqa: E731
+                                                    out[start : start + _CHUNK_ROWS])
+        if self.parallel_chunks:
+            for_each_block(chunk, starts)
+        else:
+            for start in starts:
+                chunk(start)
         return out
 
     def _transform_chunk(self, X: np.ndarray, out: np.ndarray) -> None:
@@ -74,6 +84,8 @@ class LowRank:
 class NystromMap(LowRank):
     """z(x) = Wᵀ k(X_I, x) with W Wᵀ = K_mm⁺."""
 
+    parallel_chunks = True
+
     def __init__(self, kernel: Kernel, X_landmarks: np.ndarray, landmarks: np.ndarray,
                  projection: np.ndarray, info: dict | None = None) -> None:
         super().__init__(X_landmarks.shape[1], projection.shape[1], landmarks, info)
@@ -82,11 +94,13 @@ class NystromMap(LowRank):
         self.projection = projection
 
     def _transform_chunk(self, X, out):
-        np.matmul(self.kernel(X, self.X_landmarks), self.projection, out=out)
+        np.matmul(self.kernel._evaluate(X, self.X_landmarks), self.projection, out=out)
 
 
 class CholeskyMap(LowRank):
     """z(x) = G_I⁻¹ k(X_I, x) with G_I the (lower-triangular) pivot rows of a Cholesky factor."""
+
+    parallel_chunks = True
 
     def __init__(self, kernel: Kernel, X_landmarks: np.ndarray, landmarks: np.ndarray,
                  factor: np.ndarray, info: dict | None = None,
@@ -97,7 +111,7 @@ class CholeskyMap(LowRank):
         self.factor = factor
 
     def _transform_chunk(self, X, out):
-        K_chunk = self.kernel(X, self.X_landmarks)
+        K_chunk = self.kernel._evaluate(X, self.X_landmarks)
         out[...] = scipy.linalg.solve_triangular(
             self.factor, K_chunk.T, lower=True, check_finite=False
         ).T
@@ -111,6 +125,7 @@ class FourierMap(LowRank):
     """
 
     nystrom_type = False
+    parallel_chunks = True
 
     def __init__(self, frequencies: np.ndarray, n_pairs: int, phase: float | None,
                  scale: float, info: dict | None = None) -> None:
@@ -172,21 +187,30 @@ class HadamardFourierMap(FourierMap):
 
     ``steps`` lists, first applied first, ("diag", B×d' array), ("perm", B×d' indices) or
     ("hadamard", None), the B blocks side by side; ``factor`` multiplies the result (``scale``
-    is k(0), as for FourierMap). The explicit frequencies (``frequencies``) are computed only
-    when asked for."""
+    is k(0), as for FourierMap). With d' ≤ 32 (one Hadamard factor) the map keeps the
+    explicit frequencies, at most 32 floats per frequency, and projects with one GEMM: the
+    structured steps cost more passes than that product saves; their O(d' log d') pays from
+    d' = 64 on."""
 
     def __init__(self, n_features_in: int, steps: list, factor: float, n_frequencies: int,
                  n_pairs: int, phase: float | None, scale: float, info: dict | None = None) -> None:
         self._setup(n_features_in, n_pairs, phase, scale, info)
         self.steps, self.factor, self.n_frequencies = steps, factor, n_frequencies
         self.padded = steps[0][1].shape[1]
+        self._explicit = self.frequencies if self.padded <= _HADAMARD_RADIX else None
 
     @property
     def frequencies(self) -> np.ndarray:
-        """Ω (n_frequencies × d), explicitly: the map applied to the unit vectors."""
-        return self._project(np.eye(self.n_features_in)).T
+        """Ω (n_frequencies × d), explicitly: the structured map applied to the unit vectors."""
+        return self.structured_projection(np.eye(self.n_features_in)).T
 
     def _project(self, X):
+        if self._explicit is not None:
+            return X @ self._explicit.T
+        return self.structured_projection(X)
+
+    def structured_projection(self, X: np.ndarray) -> np.ndarray:
+        """Ωx for the rows of X by the diagonal, permutation and Walsh–Hadamard steps."""
         Y = np.zeros((X.shape[0], 1, self.padded))
         Y[:, 0, : X.shape[1]] = X
         for kind, value in self.steps:

@@ -110,7 +110,8 @@ class BlessSampler(Sampler):
             return diag[candidates] / ridge
         A = K_JJ + np.diag(ridge * prob)
         factor = scipy.linalg.cholesky(A, lower=True, check_finite=False)
-        V = scipy.linalg.solve_triangular(factor, kernel(X[atoms], X[candidates]), lower=True,
+        # K(candidates, atoms)ᵀ is K_J,candidates in the Fortran order LAPACK solves in, uncopied
+        V = scipy.linalg.solve_triangular(factor, kernel(X[candidates], X[atoms]).T, lower=True,
                                           check_finite=False)
         return np.clip(diag[candidates] - np.einsum("ij,ij->j", V, V), 0.0, None) / ridge
 

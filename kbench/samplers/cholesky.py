@@ -11,7 +11,6 @@ or every accepted block of pivots (rp-cholesky), clamped at 0 against round-off,
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from kbench._validation import check_positive
 from kbench.hookspecs import hookimpl
@@ -63,7 +62,8 @@ class PivotedCholeskySampler(Sampler):
             # candidates: largest residuals, ties by index as argmax breaks them
             candidates = np.argsort(-d, kind="stable")[: 2 * self.panel]
             slot = {int(c): t for t, c in enumerate(candidates)}
-            earlier = Gt[:start].T @ Gt[:start, candidates] if start else None  # n×2·panel
+            # the candidates' columns corrected for all earlier pivots, one row each (2·panel×n)
+            earlier = Gt[:start, candidates].T @ Gt[:start] if start else None
             for j in range(start, min(start + self.panel, rank)):
                 i = int(np.argmax(d))
                 if d[i] <= floor:
@@ -76,7 +76,7 @@ class PivotedCholeskySampler(Sampler):
                         misses += 1
                         column -= Gt[:start].T @ Gt[:start, i]
                     else:
-                        column -= earlier[:, t]
+                        column -= earlier[t]
                 if j > start:
                     column -= Gt[start:j].T @ Gt[start:j, i]
                 column /= np.sqrt(d[i])
@@ -136,11 +136,14 @@ class RPCholeskySampler(Sampler):
             if not accepted:
                 continue
             new = candidates[accepted]
-            R = scipy.linalg.cholesky(residual[np.ix_(accepted, accepted)], lower=True)
-            H = kernel._evaluate(X, X[new]) - Gt[:k].T @ Gt[:k, new]  # residual columns, n×t
-            F_new = scipy.linalg.solve_triangular(R, H.T, lower=True, check_finite=False)
+            R = np.linalg.cholesky(residual[np.ix_(accepted, accepted)])
+            H = kernel._evaluate(X, X[new])
+            H -= Gt[:k].T @ Gt[:k, new]  # residual columns, n×t
+            # R⁻¹Hᵀ by the t×t inverse and one GEMM, written straight into its rows of Gᵀ: NumPy's
+            # BLAS only (no second library's threads, kbench._parallel.lapack_section)
+            F_new = Gt[k : k + len(new)]
+            np.matmul(np.linalg.inv(R), H.T, out=F_new)
             F_new[:, new] = R.T  # the pivot rows of H R^{-T} are R, exactly triangular
-            Gt[k : k + len(new)] = F_new
             d -= np.einsum("ij,ij->j", F_new, F_new)
             np.maximum(d, 0.0, out=d)
             d[new] = 0.0

@@ -25,6 +25,7 @@ import math
 import numpy as np
 import scipy.linalg
 
+from kbench._parallel import lapack_section
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.linalg import sample_without_replacement
 from kbench.lowrank.maps import nystrom
@@ -52,24 +53,29 @@ class RecursiveRLSSampler(Sampler):
             sizes.append(math.ceil(sizes[-1] / 2))
         order = rng.permutation(n)
         sample, weights = np.arange(sizes[-1]), np.ones(sizes[-1])  # positions in ``order``
-        ridges = []
-        for level in range(levels - 1, -1, -1):
-            current = order[: sizes[level]]
-            K_cs = kernel(X[current], X[order[sample]])
-            ridge = self._ridge(K_cs[sample], weights, k, float(diag.max()))
-            ridges.append(ridge)
-            top = level == 0
-            scores = self._scores(K_cs, K_cs[sample], weights, diag[current], ridge, 1.0 if top else oversample)
-            if top:
-                sample = sample_without_replacement(rng, scores, rank)
-                break
-            sample = np.flatnonzero(rng.random(current.size) < scores)
-            if sample.size == 0:  # improbable: fall back to a uniform sample, as the paper's code
-                sample = rng.choice(current.size, size=min(rank, current.size), replace=False)
-                scores = np.full(current.size, sample.size / current.size)
-            weights = 1.0 / np.sqrt(scores[sample])
+        ridges, sample_sizes, level_sizes = [], [], []
+        with lapack_section():  # factorisations and solves alternate with kernel blocks
+            for level in range(levels - 1, -1, -1):
+                current = order[: sizes[level]]
+                K_cs = kernel(X[current], X[order[sample]])
+                ridge = self._ridge(K_cs[sample], weights, k, float(diag.max()))
+                ridges.append(ridge)
+                sample_sizes.append(int(sample.size))
+                level_sizes.append(int(current.size))
+                top = level == 0
+                scores = self._scores(K_cs, K_cs[sample], weights, diag[current], ridge, 1.0 if top else oversample)
+                if top:
+                    sample = sample_without_replacement(rng, scores, rank)
+                    break
+                sample = np.flatnonzero(rng.random(current.size) < scores)
+                if sample.size == 0:  # improbable: fall back to a uniform sample, as the paper's code
+                    sample = rng.choice(current.size, size=min(rank, current.size), replace=False)
+                    scores = np.full(current.size, sample.size / current.size)
+                weights = 1.0 / np.sqrt(scores[sample])
         landmarks = order[sample]
-        info = {"warnings": [], "ridges": ridges, "levels": levels}
+        # per level, top last: the weighted sample S that scores the level's |current| rows
+        info = {"warnings": [], "ridges": ridges, "levels": levels, "sample_sizes": sample_sizes,
+                "level_sizes": level_sizes}
         if landmarks.size < rank:
             info["warnings"].append(f"only {landmarks.size} points have a positive score; rank_realized < {rank}")
         return nystrom(X, kernel, landmarks, info)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kbench._parallel import lapack_section
 from kbench._validation import check_in_open_unit_interval, check_positive
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.linalg import ridge_scores_cholesky, sample_without_replacement
@@ -193,7 +194,8 @@ class SqueakSampler(Sampler):
             made = self._stream(X, kernel, self.shard_rows(X.shape[0], node[0]), gamma, rng)
             below = []
         else:
-            made = self._shrink(_union(X, kernel, *parts), gamma, rng, [])
+            with lapack_section():
+                made = self._shrink(_union(X, kernel, *parts), gamma, rng, [])
             below = parts
         own = time.perf_counter() - start
         made.history = [step for part in below for step in part.history] + made.history
@@ -211,14 +213,16 @@ class SqueakSampler(Sampler):
 
     # -- SQUEAK ---------------------------------------------------------------------------
     def _stream(self, X, kernel, rows, gamma, rng) -> Dictionary:
-        """One pass over ``rows`` in order, merging a block at a time (Alg. 1)."""
+        """One pass over ``rows`` in order, merging a block at a time (Alg. 1); the
+        factorisations dominate, so NumPy's BLAS yields the cores to LAPACK's."""
         dictionary, history = Dictionary.empty(), []
         start = 0
-        while start < rows.size:
-            block = self.block_size or max(64, dictionary.atoms.size // 2)
-            fresh = Dictionary.fresh(X, kernel, rows[start : start + block], self.qbar)
-            dictionary = self._shrink(_union(X, kernel, dictionary, fresh), gamma, rng, history)
-            start += block
+        with lapack_section():
+            while start < rows.size:
+                block = self.block_size or max(64, dictionary.atoms.size // 2)
+                fresh = Dictionary.fresh(X, kernel, rows[start : start + block], self.qbar)
+                dictionary = self._shrink(_union(X, kernel, dictionary, fresh), gamma, rng, history)
+                start += block
         dictionary.history = history
         return dictionary
 
@@ -229,8 +233,9 @@ class SqueakSampler(Sampler):
             return Dictionary.empty()
         w = D.copies / (self.qbar * D.prob)
         root = np.sqrt(w)
-        M = root[:, None] * D.K * root[None, :]
-        tau = (1.0 - self.eps) * ridge_scores_cholesky(M, gamma) / w
+        M = np.multiply(D.K, root[:, None])
+        M *= root[None, :]
+        tau = (1.0 - self.eps) * ridge_scores_cholesky(M, gamma, overwrite=True) / w
         prob = np.minimum(tau, D.prob)
         if self.halving_floor:
             prob = np.maximum(prob, D.prob / 2.0)

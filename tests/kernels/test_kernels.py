@@ -15,6 +15,7 @@ from sklearn.metrics.pairwise import (
     polynomial_kernel,
     rbf_kernel,
 )
+from threadpoolctl import threadpool_limits
 
 import kbench
 from kbench.kernels import block_rows
@@ -45,6 +46,8 @@ def test_agrees_with_scikit_learn(name, params, reference):
     expected = reference(X, Y)
     scale = max(1.0, np.abs(expected).max())
     np.testing.assert_allclose(kernel(X, Y), expected, rtol=0, atol=1e-12 * scale)
+    # a few columns take the Euclidean kernels' other form (norms added to the GEMM's result)
+    np.testing.assert_allclose(kernel(X, Y[:5]), expected[:, :5], rtol=0, atol=1e-12 * scale)
     np.testing.assert_allclose(kernel.diag(X), np.diag(reference(X, X)), rtol=0, atol=1e-12 * scale)
 
 
@@ -103,13 +106,13 @@ def test_blockwise_equals_one_shot_to_rounding(name, params, m, d):
     terms is off by at most d·ε·‖a‖‖b‖ (Higham, Accuracy and Stability, Thm 3.5), and each
     kernel here changes by at most (1 + ‖a‖‖b‖)²-fold that (the cubic polynomial's slope)."""
     gen = np.random.default_rng(m + d)
-    A, B = gen.standard_normal((4500, d)), gen.standard_normal((m, d))
+    n = 2 * block_rows(m) + 404  # the one-shot call itself runs several blocks, the last one padded
+    A, B = gen.standard_normal((n, d)), gen.standard_normal((m, d))
     kernel = kbench.make_kernel(name, **params)
-    assert 2 * block_rows(m) < 4500  # the one-shot call itself runs several blocks
     full = kernel(A, B)
     products = np.linalg.norm(A, axis=1)[:, None] * np.linalg.norm(B, axis=1)[None, :]
     tolerance = 4 * d * np.finfo(float).eps * (1 + products) ** 3
-    for step in (37, 300, block_rows(m) + 1, 4499):
+    for step in (37, 300, block_rows(m) + 1, n - 1):
         pieces = np.vstack([kernel(A[s : s + step], B) for s in range(0, len(A), step)])
         assert (np.abs(pieces - full) <= tolerance).all(), f"rows in slices of {step} differ"
     for i in gen.choice(len(A), size=20, replace=False):  # single rows, anywhere in a block
@@ -245,3 +248,21 @@ def test_a_validated_bandwidth_beats_the_median_on_unseen_points():
     assert kbench.make_kernel("gaussian", sigma="cv").fit(X[train], y[train]).sigma_ < \
         kbench.make_kernel("gaussian", sigma="median").fit(X[train]).sigma_ / 2
     assert errors["cv"] < 0.05 < errors["median"], errors
+
+
+def test_blocks_spread_over_threads_give_the_values_of_one_thread():
+    """A call of many blocks runs them in as many threads as BLAS has, each block's GEMM on
+    one BLAS thread: the values are those of the same blocks run in turn on one BLAS thread
+    (the same BLAS calls, so equal bit for bit), and a block's failure reaches the caller."""
+    gen = np.random.default_rng(5)
+    A, B = gen.standard_normal((5000, 6)), gen.standard_normal((1000, 6))
+    kernel = kbench.make_kernel("gaussian", sigma=2.0)
+    assert A.shape[0] * B.shape[0] >= kbench.kernels.base._MIN_THREADED_ENTRIES
+    with threadpool_limits(limits=2):
+        threaded = kernel(A, B)
+    with threadpool_limits(limits=1):
+        in_turn = kernel(A, B)
+    np.testing.assert_array_equal(threaded, in_turn)
+    A[4000, 0] = 1e200  # (γxᵀy + c)³ overflows in a block handled by a worker thread
+    with threadpool_limits(limits=2), pytest.raises(FloatingPointError, match="non-finite"):
+        kbench.make_kernel("polynomial")(A, B)

@@ -535,6 +535,14 @@ def test_structured_features_are_their_explicit_frequencies(name):
     explicit = FourierMap(approx.frequencies, approx.n_pairs, approx.phase, kernel.diag_value)
     assert approx.frequencies.shape == (12, 5)
     assert np.allclose(approx.transform(X), explicit.transform(X), rtol=0, atol=1e-12)
+    # d' = 8 keeps Ω explicit; the structured steps give the same projections
+    assert np.allclose(approx.structured_projection(X), X @ approx.frequencies.T, rtol=0, atol=1e-12)
+    X = np.random.default_rng(3).standard_normal((50, 40))  # d' = 64: the structured path
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+    approx = kbench.make_sampler(name).fit(X, kernel, rank=150, seed=0)
+    explicit = FourierMap(approx.frequencies, approx.n_pairs, approx.phase, kernel.diag_value)
+    assert approx.padded == 64
+    assert np.allclose(approx.transform(X), explicit.transform(X), rtol=0, atol=1e-12)
 
 
 def test_sorf_blocks_are_scaled_orthogonal_matrices():

@@ -1,0 +1,534 @@
+"""Every sampler and task against its BLAS floor, in one table (issue 31).
+
+    python benchmarks/floor.py [--write]          # n = 50 000, p ∈ {200, 1000}, then n = 750 000
+    python benchmarks/floor.py --skip-streaming   # without the 750 000-row krr path
+
+The floor of a computation is the work its algorithm cannot avoid, the kernel evaluations
+and the BLAS-3 products, run the fastest way this machine runs them: each primitive (a
+Gaussian kernel block, a GEMM, ΦᵀΦ, an eigendecomposition, cos and sin of a projection) is
+first timed at several block sizes and thread layouts, and the fastest is kept. Then every
+kbench call is timed interleaved with its floor, in this process and BLAS (the fastest of
+``--repeats`` alternations), so a slower moment of the machine slows both.
+
+The floor models (n rows, d = 20, rank p, n_test test rows, L λ values, K(a, b) an a×b
+kernel block, GEMM(a, b, c) an (a×b)(b×c) product, ΦᵀΦ over a rows of p features):
+
+- uniform: K(p, p) + eigh(p) + K(n, p) + GEMM(n, p, p) (the features Φ = K_nm W);
+- rls-fast: its first pass, K(n, p) + GEMM(n, p, p) + ΦᵀΦ + Cholesky(p) + the triangular
+  solve for the n scores, then uniform's floor on the chosen landmarks;
+- rp-cholesky, pivoted-cholesky: K(n, p) (the pivot columns) + the n·p² flops of the
+  factor's updates, GEMM(n, p, p/2); the factor is the features;
+- squeak, bless, recursive-rls: the kernel entries the fit evaluates (``kernel_evals``),
+  as blocks of p columns, + the dense factorisations of their dictionaries at the sizes the
+  fit reports (SQUEAK: a Cholesky factorisation and triangular inverse per DICT-UPDATE;
+  BLESS and recursive RLS: a Cholesky factorisation and a triangular solve for the scored
+  rows per level) + uniform's floor;
+- rff, orf, sorf, fastfood: the n×p/2 projection, GEMM(n, d, p/2), + cos and sin of it;
+- krr, classification: uniform's floor + ΦᵀΦ and Φᵀ[targets] over the n training rows +
+  eigh(p) + the test features (K(n_test, p) + GEMM(n_test, p, p)) + their predictions,
+  GEMM(n_test, p, L·targets);
+- kpca: the same, the predictions replaced by the test rows' projection GEMM(n_test, p, p);
+- approximation: uniform's floor + ΦᵀΦ + the compared rows' Φ_SΦ_Sᵀ, GEMM(s, p, s), and
+  the eigenvalues of the s×s error (s = 3000 points; their kernel matrix is the task's
+  ``prepare``, outside the timing as in a sweep).
+
+Why not K(n, p) + one GEMM for the krr path: ΦᵀΦ = W(K_nmᵀK_nm)W skips the features but
+forms the normal matrix of K_nm, which squares K_mm's condition number; on a 2-d dataset
+(cond K_mm ≈ 10¹³) it changed the test MSE at λ = 10⁻⁷ by a factor 100. kbench forms
+Φ = K_nm W, then ΦᵀΦ (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+
+import numpy as np
+import scipy.linalg
+from sklearn.kernel_approximation import Nystroem
+from threadpoolctl import ThreadpoolController
+
+import kbench
+from _common import env_line, environment, write_results
+from kbench.datasets.base import Dataset
+
+SAMPLERS = ["uniform", "rls-fast", "rp-cholesky", "pivoted-cholesky", "squeak", "bless", "recursive-rls",
+            "rff", "orf", "sorf", "fastfood"]
+TASKS = ["krr", "classification", "kpca", "approximation"]
+LAMS = np.logspace(-7, -2, 20)
+#: targets: every row within 1.5× its floor, the streamed krr path within 1.3× and ≤ 3 GiB
+TARGET, STREAMED_TARGET, STREAMED_PEAK_GIB = 1.5, 1.3, 3.0
+#: uniform fit + features against scikit-learn's Nystroem in the same run
+SKLEARN_TARGET = 0.8
+BLAS = ThreadpoolController().select(user_api="blas")
+
+
+def blas_threads() -> int:
+    return max(lib.num_threads for lib in BLAS.lib_controllers)
+
+
+def fastest(candidates: dict[str, Callable[[], object]], repeats: int = 3) -> tuple[str, float]:
+    """The label and time of the fastest candidate (each the fastest of ``repeats`` runs)."""
+    best = None
+    for label, fn in candidates.items():
+        seconds = min(_time(fn) for _ in range(repeats))
+        if best is None or seconds < best[1]:
+            best = (label, seconds)
+    return best
+
+
+def _time(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+@lru_cache(maxsize=None)
+def _pool(threads: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(threads)
+
+
+class Primitives:
+    """The unavoidable pieces, each run in the layout that is fastest here (``calibrate``):
+    a layout is a number of rows per block and of threads (blocks spread over threads run
+    BLAS on one thread each; one thread runs BLAS on all of them)."""
+
+    def __init__(self, sigma: float) -> None:
+        self.gamma = 0.5 / sigma**2
+        self.layout = {"kernel": (1024, 1), "features": (None, 1), "cos, sin": (None, 1)}
+
+    def _rows(self, work, n, what) -> None:
+        """``work(start, stop)`` over the rows 0..n in the layout of ``what``."""
+        rows, threads = self.layout[what]
+        rows = n if rows is None else rows
+        starts = range(0, n, max(rows, 1))
+        if threads <= 1 or len(starts) < 2:
+            for start in starts:
+                work(start, min(start + rows, n))
+            return
+        with BLAS.limit(limits=1):
+            list(_pool(threads).map(lambda start: work(start, min(start + rows, n)), starts))
+
+    # -- a Gaussian kernel block: one GEMM of [x, ‖x‖², 1]·γ[2y, −1, −‖y‖²] and an exp ----------
+    def _kernel_into(self, A, right, out) -> None:
+        left = np.hstack([A, np.einsum("ij,ij->i", A, A)[:, None], np.ones((len(A), 1))])
+        np.matmul(left, right, out=out)
+        np.minimum(out, 0.0, out=out)
+        np.exp(out, out=out)
+
+    def _right(self, B):
+        g = self.gamma
+        return np.hstack([2 * g * B, -g * np.ones((len(B), 1)), -g * np.einsum("ij,ij->i", B, B)[:, None]]).T
+
+    def kernel(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        right, out = self._right(B), np.empty((len(A), len(B)))
+        self._rows(lambda i, j: self._kernel_into(A[i:j], right, out[i:j]), len(A), "kernel")
+        return out
+
+    def features(self, A: np.ndarray, B: np.ndarray, W: np.ndarray) -> np.ndarray:
+        """K(A, B) W: the kernel block and one GEMM, block by block or whole."""
+        right, out = self._right(B), np.empty((len(A), W.shape[1]))
+
+        def work(i, j):
+            block = np.empty((j - i, len(B)))
+            self._kernel_into(A[i:j], right, block)
+            np.matmul(block, W, out=out[i:j])
+        self._rows(work, len(A), "features")
+        return out
+
+    @staticmethod
+    def gemm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        return A @ B
+
+    @staticmethod
+    def gram(A: np.ndarray) -> np.ndarray:
+        return A.T @ A  # numpy calls SYRK for a product with its own transpose
+
+    @staticmethod
+    def eigh(S: np.ndarray):
+        return np.linalg.eigh(S)
+
+    @staticmethod
+    def eigvalsh(S: np.ndarray):
+        return np.linalg.eigvalsh(S)
+
+    def cos_sin(self, X: np.ndarray, Omega: np.ndarray) -> np.ndarray:
+        """[cos XΩ, sin XΩ]: the projection and two elementwise passes, by blocks or whole."""
+        k = Omega.shape[1]
+        out = np.empty((len(X), 2 * k))
+
+        def work(i, j):
+            P = X[i:j] @ Omega
+            np.cos(P, out=out[i:j, :k])
+            np.sin(P, out=out[i:j, k:])
+        self._rows(work, len(X), "cos, sin")
+        return out
+
+    def calibrate(self, X: np.ndarray, p: int) -> None:
+        """The fastest layout of each primitive on these rows at rank p."""
+        L, W = X[:p], random((p, p))
+        Omega = random((X.shape[1], p // 2)) * np.sqrt(2 * self.gamma)
+        trials = {"kernel": lambda: self.kernel(X, L), "features": lambda: self.features(X, L, W),
+                  "cos, sin": lambda: self.cos_sin(X, Omega)}
+        layouts = [(rows, threads) for rows in (None, 256, 1024, 4096)
+                   for threads in sorted({1, blas_threads()})]
+        for what, trial in trials.items():
+            times = {}
+            for layout in layouts:
+                self.layout[what] = layout
+                times[layout] = min(_time(trial) for _ in range(2))
+            self.layout[what] = min(times, key=times.get)
+
+    def describe(self) -> dict[str, str]:
+        return {what: ("all rows at once" if rows is None else f"{rows}-row blocks") + f", {threads} thread(s)"
+                for what, (rows, threads) in self.layout.items()}
+
+
+# ---------------------------------------------------------------------------------------
+# Floor models
+# ---------------------------------------------------------------------------------------
+def random(shape, seed=2) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def uniform_floor(f: Primitives, X: np.ndarray, p: int) -> Callable[[], np.ndarray]:
+    L = X[:p]
+    W = random((p, p))
+
+    def run():
+        f.eigh(f.kernel(L, L))
+        return f.features(X, L, W)
+    return run
+
+
+def rls_fast_floor(f, X, p):
+    final = uniform_floor(f, X, p)
+    spd = np.eye(p) * p
+
+    def run():
+        B = final()
+        f.gram(B)
+        R = scipy.linalg.cholesky(spd, lower=True, check_finite=False)
+        scipy.linalg.solve_triangular(R, B.T, lower=True, check_finite=False)
+        return final()
+    return run
+
+
+def cholesky_floor(f, X, p):
+    L = X[:p]
+    half = random((p, p // 2))
+
+    def run():
+        return f.features(X, L, half)
+    return run
+
+
+def factorizations(name: str, info: dict) -> list[tuple[str, int, int]]:
+    """The dense factorisations a dictionary sampler's fit made, read from its ``info``:
+    ("chol+inv", s, 0) a Cholesky factorisation and triangular inverse of size s (SQUEAK's
+    DICT-UPDATE), ("chol+solve", s, c) a Cholesky factorisation of size s and a triangular
+    solve with c right-hand sides (BLESS's and recursive RLS's score estimates)."""
+    if name == "squeak":
+        return [("chol+inv", merged, 0) for merged, _, _ in info["history"] if merged]
+    if name == "bless":
+        sizes = [(candidates, atoms) for _, candidates, atoms in info["history"]]
+        return [("chol+solve", sizes[h - 1][1], sizes[h][0]) for h in range(1, len(sizes))
+                if sizes[h - 1][1] and sizes[h][0]]
+    if name == "recursive-rls":
+        return [("chol+solve", s, c) for s, c in zip(info["sample_sizes"], info["level_sizes"], strict=True)]
+    return []
+
+
+def dictionary_floor(f, X, p, approx, name):
+    """The fit's kernel entries, as blocks of p columns, its dense factorisations
+    (:func:`factorizations`), then uniform's floor (which evaluates K(n, p) + K(p, p))."""
+    final = uniform_floor(f, X, p)
+    rows = max(0, (approx.info["kernel_evals"] - (len(X) + p) * p) // p)
+    L = X[:p]
+    steps = factorizations(name, approx.info)
+    largest = max([s for _, s, _ in steps] + [1])
+    spd = random((largest, largest)) / largest
+    spd = spd @ spd.T + np.eye(largest)
+    rhs = random((largest, max([c for _, _, c in steps] + [1])), seed=3)
+
+    def run():
+        for start in range(0, rows, len(X)):
+            f.kernel(X[: min(len(X), rows - start)], L)
+        for kind, s, c in steps:
+            A = np.array(spd[:s, :s], order="F")
+            factor, _ = scipy.linalg.lapack.dpotrf(A, lower=1, overwrite_a=1)
+            if kind == "chol+inv":
+                scipy.linalg.lapack.dtrtri(factor, lower=1, overwrite_c=1)
+            else:
+                scipy.linalg.lapack.dtrtrs(factor, np.asfortranarray(rhs[:s, :c]),
+                                           lower=1, overwrite_b=1)
+        return final()
+    return run
+
+
+def fourier_floor(f, X, p):
+    Omega = random((X.shape[1], p // 2)) * np.sqrt(2 * f.gamma)  # gaussian frequencies, N(0, σ⁻²)
+
+    def run():
+        return f.cos_sin(X, Omega)
+    return run
+
+
+def task_floor(f, data: Dataset, p: int, task: str):
+    X, X_test = data.X_train, data.X_test
+    features = uniform_floor(f, X, p)
+    L = X[:p]
+    W = random((p, p))
+    targets = np.ones((len(X), 3))
+    predictions = random((p, len(LAMS) * 2))
+    s = min(3000, len(X))
+
+    def run():
+        Phi = features()
+        G = f.gram(Phi)
+        Phi.T @ targets
+        f.eigh(G)
+        Phi_test = f.features(X_test, L, W)
+        if task in ("krr", "classification"):
+            Phi_test @ predictions
+        elif task == "kpca":
+            f.gemm(Phi_test, W)
+        else:
+            Phi_S = Phi[:s]
+            f.eigvalsh(Phi_S @ Phi_S.T)
+    return run
+
+
+# ---------------------------------------------------------------------------------------
+# kbench calls
+# ---------------------------------------------------------------------------------------
+def make_data(n: int, n_test: int, d: int, task_type: str = "regression") -> Dataset:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n + n_test, d))
+    y = np.sin(X[:, :3].sum(axis=1)) + 0.1 * rng.standard_normal(n + n_test)
+    if task_type == "binary":
+        y = np.where(y > 0, "a", "b")
+    return Dataset("benchmark", X[:n], y[:n], X[n:], y[n:], task_type, [f"x{j}" for j in range(d)], {})
+
+
+def sampler_call(name, X, kernel, p, lam):
+    sampler = kbench.make_sampler(name)
+
+    def run():
+        approx = sampler.fit(X, kernel, rank=p, lam=lam, seed=0)
+        return approx if approx.train_features is not None else approx.transform(X)
+    return run
+
+
+def sklearn_call(X, kernel, p):
+    nystroem = Nystroem(gamma=0.5 / kernel.sigma_**2, n_components=p, random_state=0)
+    return lambda: nystroem.fit_transform(X)
+
+
+def task_call(task_name, data, kernel, p):
+    task = kbench.make_task(task_name) if task_name == "approximation" else \
+        kbench.make_task(task_name, exact_max_n=1)
+    task.prepare(data, kernel)
+    sampler = kbench.make_sampler("uniform")
+    lams = LAMS if task.uses_lams else None
+
+    def run():
+        approx = sampler.fit(data.X_train, kernel, rank=p, seed=0)
+        return task.evaluate(data, approx, kernel, lams=lams)
+    return run
+
+
+def interleaved(ours, floor, repeats: int) -> tuple[float, float]:
+    """The fastest of ``repeats`` alternations of kbench's call and its floor."""
+    times_ours, times_floor = [], []
+    for _ in range(repeats):
+        times_floor.append(_time(floor))
+        times_ours.append(_time(ours))
+    return min(times_ours), min(times_floor)
+
+
+def table_rows(args, env) -> dict:
+    data = make_data(args.n, args.n_test, args.d)
+    binary = make_data(args.n, args.n_test, args.d, "binary")
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
+    f = Primitives(kernel.sigma_)
+    rows, layouts = [], {}
+    for p in args.ps:
+        f.calibrate(data.X_train, p)
+        layouts[p] = f.describe()
+        print(f"fastest layouts at p = {p}:", layouts[p], flush=True)
+        ours, theirs = interleaved(sampler_call("uniform", data.X_train, kernel, p, args.lam),
+                                   sklearn_call(data.X_train, kernel, p), args.repeats)
+        rows.append({"what": "uniform vs scikit-learn Nystroem", "p": p, "seconds": ours, "floor": theirs,
+                     "ratio": ours / theirs, "target": SKLEARN_TARGET, "against": "scikit-learn"})
+        print(rows[-1], flush=True)
+        for name in SAMPLERS:
+            call = sampler_call(name, data.X_train, kernel, p, args.lam)
+            if name == "uniform":
+                floor = uniform_floor(f, data.X_train, p)
+            elif name == "rls-fast":
+                floor = rls_fast_floor(f, data.X_train, p)
+            elif name in ("rp-cholesky", "pivoted-cholesky"):
+                floor = cholesky_floor(f, data.X_train, p)
+            elif name in ("rff", "orf", "sorf", "fastfood"):
+                floor = fourier_floor(f, data.X_train, p)
+            else:
+                approx = kbench.make_sampler(name).fit(data.X_train, kernel, rank=p, lam=args.lam, seed=0)
+                floor = dictionary_floor(f, data.X_train, p, approx, name)
+            ours, low = interleaved(call, floor, args.repeats)
+            rows.append({"what": f"sampler {name}", "p": p, "seconds": ours, "floor": low, "ratio": ours / low,
+                         "target": TARGET, "against": "floor"})
+            print(rows[-1], flush=True)
+        for name in TASKS:
+            dataset = binary if name == "classification" else data
+            ours, low = interleaved(task_call(name, dataset, kernel, p), task_floor(f, dataset, p, name),
+                                    args.repeats)
+            rows.append({"what": f"uniform + {name}", "p": p, "seconds": ours, "floor": low, "ratio": ours / low,
+                         "target": TARGET, "against": "floor"})
+            print(rows[-1], flush=True)
+    return {"rows": rows, "layouts": layouts, "sigma": kernel.sigma_}
+
+
+# ---------------------------------------------------------------------------------------
+# The streamed krr path
+# ---------------------------------------------------------------------------------------
+def streaming_child(which: str, args) -> None:
+    """One process: kbench's streamed uniform + krr, or its blocked floor, or both
+    interleaved (``timing``); prints seconds and peak RSS as JSON."""
+    data = make_data(args.n, args.n_test, args.d)
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
+    p = max(args.ps)
+    task = kbench.make_task("krr", exact_max_n=1)
+    sampler = kbench.make_sampler("uniform")
+    f = Primitives(kernel.sigma_)
+    if which == "timing":  # the memory run measures kbench alone
+        f.calibrate(data.X_train[:50_000], p)
+    L, W = data.X_train[:p], random((p, p))
+    predictions = random((p, len(LAMS)))
+
+    def ours():
+        approx = sampler.fit(data.X_train, kernel, rank=p, seed=0)
+        return task.evaluate(data, approx, kernel, lams=LAMS)
+
+    def floor():
+        f.eigh(f.kernel(L, L))
+        G, c = np.zeros((p, p)), np.zeros(p)
+        step = 50_000
+        for start in range(0, len(data.X_train), step):
+            Phi = f.features(data.X_train[start : start + step], L, W)
+            G += f.gram(Phi)
+            c += Phi.T @ data.y_train[start : start + step]
+        f.eigh(G)
+        f.features(data.X_test, L, W) @ predictions
+
+    result = {}
+    if which == "timing":
+        result["seconds"], result["floor"] = interleaved(ours, floor, args.repeats)
+        result["layouts"] = f.describe()
+    else:
+        result["seconds"] = _time(ours)
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+def streaming(args) -> dict:
+    results = {}
+    for which in ("memory", "timing"):
+        command = [sys.executable, __file__, "--streaming-child", which, "--n", str(args.streaming_n),
+                   "--n-test", str(args.n_test), "--d", str(args.d), "--ps", str(max(args.ps)),
+                   "--repeats", str(args.streaming_repeats)]
+        out = subprocess.run(command, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit(f"streamed krr ({which}) failed:\n{out.stderr[-2000:]}")
+        results[which] = json.loads(out.stdout.strip().splitlines()[-1])
+        print(which, results[which], flush=True)
+    seconds, low = results["timing"]["seconds"], results["timing"]["floor"]
+    return {"seconds": seconds, "floor": low, "ratio": seconds / low, "peak_rss_mb": results["memory"]["peak_rss_mb"],
+            "layouts": results["timing"]["layouts"]}
+
+
+# ---------------------------------------------------------------------------------------
+def markdown(result: dict, args, env: dict) -> str:
+    met = lambda ok: "yes" if ok else "**no**"  # noqa: E731
+    lines = [
+        "# kbench against its floor",
+        "",
+        "Written by `python benchmarks/floor.py --write` (the floor models: its docstring). "
+        f"n = {args.n} training rows (d = {args.d}, standard normal), {args.n_test} test rows, gaussian "
+        f"kernel (σ = median = {result['sigma']:.3f}), λ = {args.lam:g} for the samplers that use it, "
+        f"{len(LAMS)} λ in [1e-7, 1e-2] for krr and classification; each time the fastest of "
+        f"{args.repeats} runs interleaved with its floor. {env_line(env)}; BLAS kernels: "
+        f"{', '.join(sorted(env['blas_kernels']))}.",
+        "",
+        "Fastest layouts of the floor's primitives here (rows per block, threads): "
+        + "; ".join(f"p = {p}: " + ", ".join(f"{what} {layout}" for what, layout in layouts.items())
+                    for p, layouts in result["layouts"].items()) + ".",
+        "",
+        "| computation | p | kbench (s) | floor (s) | ratio | target | met |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in result["rows"]:
+        floor_label = "scikit-learn" if row["against"] == "scikit-learn" else ""
+        lines.append(f"| {row['what']} | {row['p']} | {row['seconds']:.3f} | {row['floor']:.3f}"
+                     f"{' (' + floor_label + ')' if floor_label else ''} | {row['ratio']:.2f} | "
+                     f"≤ {row['target']:g} | {met(row['ratio'] <= row['target'])} |")
+    streamed = result.get("streaming")
+    if streamed:
+        peak = streamed["peak_rss_mb"] / 1024
+        lines += [
+            "",
+            f"Streamed krr path: n = {args.streaming_n} training rows, {args.n_test} test rows, p = {max(args.ps)}, "
+            f"features in row blocks (1 GiB budget); floor in 50 000-row blocks (kernel block, Φ, ΦᵀΦ, Φᵀy), "
+            f"fastest of {args.streaming_repeats} interleaved runs; peak RSS of kbench's run alone, in its own process.",
+            "",
+            "| computation | kbench (s) | floor (s) | ratio | target | met | peak RSS | ≤ 3 GiB |",
+            "|---|---:|---:|---:|---:|---|---:|---|",
+            f"| uniform + krr, streamed | {streamed['seconds']:.1f} | {streamed['floor']:.1f} | "
+            f"{streamed['ratio']:.2f} | ≤ {STREAMED_TARGET:g} | {met(streamed['ratio'] <= STREAMED_TARGET)} | "
+            f"{peak:.2f} GiB | {met(peak <= STREAMED_PEAK_GIB)} |",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=50_000)
+    parser.add_argument("--n-test", type=int, default=10_000)
+    parser.add_argument("--d", type=int, default=20)
+    parser.add_argument("--ps", type=lambda s: [int(v) for v in s.split(",")], default=[200, 1000])
+    parser.add_argument("--lam", type=float, default=1e-4)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--streaming-n", type=int, default=750_000)
+    parser.add_argument("--streaming-repeats", type=int, default=2)
+    parser.add_argument("--skip-streaming", action="store_true")
+    parser.add_argument("--write", action="store_true", help="write benchmarks/floor.md")
+    parser.add_argument("--streaming-child", choices=("memory", "timing"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.streaming_child:
+        return streaming_child(args.streaming_child, args)
+    env = environment()
+    env["blas_kernels"] = sorted({f"{lib.internal_api} {lib.version}: {getattr(lib, 'architecture', '?')}, {lib.num_threads} threads"
+                                  for lib in BLAS.lib_controllers})
+    result = table_rows(args, env)
+    if not args.skip_streaming:
+        result["streaming"] = streaming(args)
+    write_results("floor", {"environment": env, "setting": vars(args), **result})
+    text = markdown(result, args, env)
+    print(text)
+    if args.write:
+        path = __file__.replace("floor.py", "floor.md")
+        with open(path + ".tmp", "w") as out:
+            out.write(text)
+        os.replace(path + ".tmp", path)
+
+
+if __name__ == "__main__":
+    main()
