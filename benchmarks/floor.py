@@ -48,8 +48,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 
 import numpy as np
 import scipy.linalg
@@ -58,6 +56,7 @@ from threadpoolctl import ThreadpoolController
 
 import kbench
 from _common import env_line, environment, write_results
+from kbench._parallel import blas_threads, for_each_block
 from kbench.datasets.base import Dataset
 
 SAMPLERS = ["uniform", "rls-fast", "rp-cholesky", "pivoted-cholesky", "squeak", "bless", "recursive-rls",
@@ -69,10 +68,6 @@ TARGET, STREAMED_TARGET, STREAMED_PEAK_GIB = 1.5, 1.3, 3.0
 #: uniform fit + features against scikit-learn's Nystroem in the same run
 SKLEARN_TARGET = 0.8
 BLAS = ThreadpoolController().select(user_api="blas")
-
-
-def blas_threads() -> int:
-    return max(lib.num_threads for lib in BLAS.lib_controllers)
 
 
 def fastest(candidates: dict[str, Callable[[], object]], repeats: int = 3) -> tuple[str, float]:
@@ -91,11 +86,6 @@ def _time(fn) -> float:
     return time.perf_counter() - start
 
 
-@lru_cache(maxsize=None)
-def _pool(threads: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(threads)
-
-
 class Primitives:
     """The unavoidable pieces, each run in the layout that is fastest here (``calibrate``):
     a layout is a number of rows per block and of threads (blocks spread over threads run
@@ -110,12 +100,12 @@ class Primitives:
         rows, threads = self.layout[what]
         rows = n if rows is None else rows
         starts = range(0, n, max(rows, 1))
-        if threads <= 1 or len(starts) < 2:
+        if threads <= 1:  # one Python thread, BLAS on all of its threads
             for start in starts:
                 work(start, min(start + rows, n))
             return
-        with BLAS.limit(limits=1):
-            list(_pool(threads).map(lambda start: work(start, min(start + rows, n)), starts))
+        with BLAS.limit(limits=threads):  # kbench's helper: that many threads, BLAS on one each
+            for_each_block(lambda start: work(start, min(start + rows, n)), starts, min_per_thread=1)
 
     # -- a Gaussian kernel block: one GEMM of [x, ‖x‖², 1]·γ[2y, −1, −‖y‖²] and an exp ----------
     def _kernel_into(self, A, right, out) -> None:
