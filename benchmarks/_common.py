@@ -6,7 +6,9 @@ import json
 import os
 import platform
 import re
+import resource
 import statistics
+import sys
 import time
 from importlib.metadata import version
 from pathlib import Path
@@ -28,6 +30,22 @@ def environment() -> dict:
         **{pkg: version(pkg) for pkg in ("kbench", "numpy", "scipy", "scikit-learn")},
         "date": time.strftime("%Y-%m-%d"),
     }
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MB: VmHWM, the high-water mark of its own address
+    space. ``getrusage``'s ru_maxrss will not do in a benchmark's child process: Linux carries
+    the parent's resident size across exec into it (the child of a 4 GiB parent reported
+    4 GiB while its own peak was 0.9)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    kilobytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 if sys.platform == "darwin" else 1)
+    return kilobytes / 1024
 
 
 def run_times(fn, repeats: int) -> list[float]:

@@ -16,8 +16,13 @@ kernel block, GEMM(a, b, c) an (a×b)(b×c) product, ΦᵀΦ over a rows of p fe
 - uniform: K(p, p) + eigh(p) + K(n, p) + GEMM(n, p, p) (the features Φ = K_nm W);
 - rls-fast: its first pass, K(n, p) + GEMM(n, p, p) + ΦᵀΦ + Cholesky(p) + the triangular
   solve for the n scores, then uniform's floor on the chosen landmarks;
-- rp-cholesky, pivoted-cholesky: K(n, p) (the pivot columns) + the n·p² flops of the
-  factor's updates, GEMM(n, p, p/2); the factor is the features;
+- rp-cholesky, pivoted-cholesky: K(n, p) (the pivot columns) + the factor's updates in the
+  blocks the fit made (its ``info["block_sizes"]``): t pivots after k update the n×t block by
+  the k earlier columns and its own t×t triangle, GEMM(t, k + t, n). An rp-cholesky round
+  accepts t ≈ 77 of its 100 candidates, and a greedy panel as many pivots as its candidates
+  can tell apart; n×k×t products with t that small run well below a square GEMM's speed here,
+  so the table also gives each ratio against K(n, p) + GEMM(n, p, p/2), the same flops as
+  one square-ish product;
 - squeak, bless, recursive-rls: the kernel entries the fit evaluates (``kernel_evals``),
   as blocks of p columns, + the dense factorisations of their dictionaries at the sizes the
   fit reports (SQUEAK: a Cholesky factorisation and triangular inverse per DICT-UPDATE;
@@ -43,7 +48,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -55,7 +59,7 @@ from sklearn.kernel_approximation import Nystroem
 from threadpoolctl import ThreadpoolController
 
 import kbench
-from _common import env_line, environment, write_results
+from _common import env_line, environment, peak_rss_mb, write_results
 from kbench._parallel import blas_threads, for_each_block
 from kbench.datasets.base import Dataset
 
@@ -93,7 +97,7 @@ class Primitives:
 
     def __init__(self, sigma: float) -> None:
         self.gamma = 0.5 / sigma**2
-        self.layout = {"kernel": (1024, 1), "features": (None, 1), "cos, sin": (None, 1)}
+        self.layout = {"kernel": (1024, 1), "features": (None, 1), "cos, sin": (None, 1), "update": (None, 1)}
 
     def _rows(self, work, n, what) -> None:
         """``work(start, stop)`` over the rows 0..n in the layout of ``what``."""
@@ -134,6 +138,15 @@ class Primitives:
         self._rows(work, len(A), "features")
         return out
 
+    def update(self, left: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """left @ rows for a short ``left`` (t×m) and wide ``rows`` (m×n), by column blocks or whole."""
+        out = np.empty((left.shape[0], rows.shape[1]))
+
+        def work(i, j):
+            np.matmul(left, rows[:, i:j], out=out[:, i:j])
+        self._rows(work, rows.shape[1], "update")
+        return out
+
     @staticmethod
     def gemm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return A @ B
@@ -166,8 +179,9 @@ class Primitives:
         """The fastest layout of each primitive on these rows at rank p."""
         L, W = X[:p], random((p, p))
         Omega = random((X.shape[1], p // 2)) * np.sqrt(2 * self.gamma)
+        rows, left = random((p, len(X))), random((77, p))  # an rp-cholesky round halfway
         trials = {"kernel": lambda: self.kernel(X, L), "features": lambda: self.features(X, L, W),
-                  "cos, sin": lambda: self.cos_sin(X, Omega)}
+                  "cos, sin": lambda: self.cos_sin(X, Omega), "update": lambda: self.update(left, rows)}
         layouts = [(rows, threads) for rows in (None, 256, 1024, 4096)
                    for threads in sorted({1, blas_threads()})]
         for what, trial in trials.items():
@@ -212,7 +226,22 @@ def rls_fast_floor(f, X, p):
     return run
 
 
-def cholesky_floor(f, X, p):
+def cholesky_floor(f, X, p, approx):
+    L = X[:p]
+    sizes = approx.info["block_sizes"]
+    rows, left = random((p, len(X))), random((max(sizes), p))
+
+    def run():
+        f.kernel(X, L)
+        k = 0
+        for t in sizes:
+            f.update(left[:t, : k + t], rows[: k + t])
+            k += t
+    return run
+
+
+def square_floor(f, X, p):
+    """K(n, p) + GEMM(n, p, p/2): a Cholesky factor's flops as one product."""
     L = X[:p]
     half = random((p, p // 2))
 
@@ -360,14 +389,15 @@ def table_rows(args, env) -> dict:
         rows.append({"what": "uniform vs scikit-learn Nystroem", "p": p, "seconds": ours, "floor": theirs,
                      "ratio": ours / theirs, "target": SKLEARN_TARGET, "against": "scikit-learn"})
         print(rows[-1], flush=True)
-        for name in SAMPLERS:
+        for name in args.samplers:
             call = sampler_call(name, data.X_train, kernel, p, args.lam)
             if name == "uniform":
                 floor = uniform_floor(f, data.X_train, p)
             elif name == "rls-fast":
                 floor = rls_fast_floor(f, data.X_train, p)
             elif name in ("rp-cholesky", "pivoted-cholesky"):
-                floor = cholesky_floor(f, data.X_train, p)
+                approx = kbench.make_sampler(name).fit(data.X_train, kernel, rank=p, lam=args.lam, seed=0)
+                floor = cholesky_floor(f, data.X_train, p, approx)
             elif name in ("rff", "orf", "sorf", "fastfood"):
                 floor = fourier_floor(f, data.X_train, p)
             else:
@@ -376,8 +406,12 @@ def table_rows(args, env) -> dict:
             ours, low = interleaved(call, floor, args.repeats)
             rows.append({"what": f"sampler {name}", "p": p, "seconds": ours, "floor": low, "ratio": ours / low,
                          "target": TARGET, "against": "floor"})
+            if name in ("rp-cholesky", "pivoted-cholesky"):
+                again, square = interleaved(call, square_floor(f, data.X_train, p), args.repeats)
+                rows[-1]["square_floor"] = square
+                rows[-1]["square_ratio"] = again / square
             print(rows[-1], flush=True)
-        for name in TASKS:
+        for name in args.tasks:
             dataset = binary if name == "classification" else data
             ours, low = interleaved(task_call(name, dataset, kernel, p), task_floor(f, dataset, p, name),
                                     args.repeats)
@@ -425,7 +459,7 @@ def streaming_child(which: str, args) -> None:
         result["layouts"] = f.describe()
     else:
         result["seconds"] = _time(ours)
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["peak_rss_mb"] = peak_rss_mb()
     print(json.dumps(result))
 
 
@@ -470,6 +504,11 @@ def markdown(result: dict, args, env: dict) -> str:
         lines.append(f"| {row['what']} | {row['p']} | {row['seconds']:.3f} | {row['floor']:.3f}"
                      f"{' (' + floor_label + ')' if floor_label else ''} | {row['ratio']:.2f} | "
                      f"≤ {row['target']:g} | {met(row['ratio'] <= row['target'])} |")
+    squares = [row for row in result["rows"] if "square_ratio" in row]
+    if squares:
+        lines += ["", "Against K(n, p) + GEMM(n, p, p/2), the updates' flops as one product (timed again, "
+                  "interleaved): " + "; ".join(f"{row['what'].removeprefix('sampler ')} at p = {row['p']}: "
+                                               f"{row['square_ratio']:.2f}×" for row in squares) + "."]
     streamed = result.get("streaming")
     if streamed:
         peak = streamed["peak_rss_mb"] / 1024
@@ -498,8 +537,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--streaming-n", type=int, default=750_000)
     parser.add_argument("--streaming-repeats", type=int, default=2)
+    parser.add_argument("--samplers", type=lambda s: s.split(","), default=SAMPLERS,
+                        help="comma-separated samplers to time (default: all)")
+    parser.add_argument("--tasks", type=lambda s: s.split(",") if s else [], default=TASKS,
+                        help="comma-separated tasks to time ('' for none; default: all)")
     parser.add_argument("--skip-streaming", action="store_true")
-    parser.add_argument("--write", action="store_true", help="write benchmarks/floor.md")
+    parser.add_argument("--write", action="store_true",
+                        help="write benchmarks/floor.md and benchmarks/results/floor.json")
     parser.add_argument("--streaming-child", choices=("memory", "timing"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.streaming_child:
@@ -510,10 +554,10 @@ def main() -> None:
     result = table_rows(args, env)
     if not args.skip_streaming:
         result["streaming"] = streaming(args)
-    write_results("floor", {"environment": env, "setting": vars(args), **result})
     text = markdown(result, args, env)
     print(text)
     if args.write:
+        write_results("floor", {"environment": env, "setting": vars(args), **result})
         path = __file__.replace("floor.py", "floor.md")
         with open(path + ".tmp", "w") as out:
             out.write(text)

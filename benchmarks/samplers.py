@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 
@@ -22,7 +21,7 @@ import numpy as np
 from sklearn.kernel_approximation import Nystroem
 
 import kbench
-from _common import env_line, environment, median_time, update_readme, write_results
+from _common import env_line, environment, median_time, peak_rss_mb, update_readme, write_results
 
 #: target ratio of each sampler's time to uniform's (issue 2); uniform's is to scikit-learn's
 TARGETS = {"uniform": 1.0, "rls-fast": 3.0, "rp-cholesky": 2.0, "pivoted-cholesky": 3.0, "squeak": 10.0}
@@ -91,7 +90,7 @@ def child(args) -> None:
         status = f"ok, features {features.shape[0]}×{features.shape[1]}"
     except ValueError as exc:
         status = f"refused: {exc}"
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = peak_rss_mb()
     print(json.dumps({"sampler": args.child, "peak_rss_mb": peak_mb, "status": status}))
 
 

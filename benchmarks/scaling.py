@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -31,7 +30,7 @@ import time
 import numpy as np
 from samplers import make_data, training_features
 
-from _common import env_line, environment, min_time, update_readme, write_results
+from _common import env_line, environment, min_time, peak_rss_mb, update_readme, write_results
 
 SAMPLERS = ["uniform", "rls-fast", "squeak", "bless", "recursive-rls", "pivoted-cholesky", "rp-cholesky",
             "rff", "orf", "sorf", "fastfood"]
@@ -54,7 +53,7 @@ def child(name: str, n: int, d: int, p: int, lam: float, repeats: int) -> None:
     warmup = time.perf_counter() - start
     repeats = max(repeats, min(MAX_REPEATS, int(REPEAT_SECONDS / warmup)))
     seconds = min_time(lambda: training_features(name, X, kernel, p, lam), repeats)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     print(json.dumps({"seconds": seconds, "runs": repeats, "peak_rss_mb": peak, "rank": approx.rank}))
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ from sklearn.kernel_approximation import Nystroem
 from sklearn.linear_model import Ridge
 
 import kbench
-from _common import env_line, environment, median_time, update_readme, write_results
+from _common import env_line, environment, median_time, peak_rss_mb, update_readme, write_results
 from kbench.datasets.base import Dataset
 
 
@@ -59,7 +58,7 @@ def streaming_child(which: str, n: int, n_test: int, d: int, p: int) -> None:
             kernel._evaluate(data.X_train[first : first + step], landmarks) @ square
         best = float("nan")
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     print(json.dumps({"seconds": seconds, "peak_rss_mb": peak, "best_test_mse": best}))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -36,8 +37,16 @@ def _pool(pid: int, threads: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(threads, thread_name_prefix="kbench-rows")
 
 
+#: the threads a :func:`blocks_only` section holds for its row blocks, per Python thread
+_held = threading.local()
+
+
 def blas_threads() -> int:
-    """The threads BLAS uses now (a sweep's ``blas_threads``)."""
+    """The threads BLAS uses now (a sweep's ``blas_threads``), or in a :func:`blocks_only`
+    section the threads it took from BLAS for the row blocks."""
+    held = getattr(_held, "threads", None)
+    if held is not None:
+        return held
     return max((lib.num_threads for lib in _blas().lib_controllers), default=1)
 
 
@@ -81,4 +90,22 @@ def lapack_section() -> Iterator[None]:
         yield
 
 
-__all__ = ["blas_threads", "for_each_block", "lapack_section"]
+@contextlib.contextmanager
+def blocks_only() -> Iterator[None]:
+    """Hold every BLAS at one thread through a loop whose heavy work runs in row blocks
+    (:func:`for_each_block`, which keeps BLAS's threads for them). An OpenBLAS call on several
+    threads leaves them spinning for a while after it returns, taking cores from the row
+    blocks that follow: a kernel block after a large GEMM took 60 ms instead of 35."""
+    threads, previous = blas_threads(), getattr(_held, "threads", None)
+    if threads <= 1:
+        yield
+        return
+    with _blas().limit(limits=1):
+        _held.threads = threads
+        try:
+            yield
+        finally:
+            _held.threads = previous
+
+
+__all__ = ["blas_threads", "blocks_only", "for_each_block", "lapack_section"]

@@ -9,7 +9,7 @@ import pytest
 import scipy.linalg  # noqa: F401  (SciPy's OpenBLAS, loaded as in every kbench process)
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from kbench._parallel import _numpy_blas, blas_threads, for_each_block, lapack_section
+from kbench._parallel import _numpy_blas, blas_threads, blocks_only, for_each_block, lapack_section
 
 
 def test_every_block_runs_once_in_as_many_threads_as_blas_has_with_blas_on_one():
@@ -27,6 +27,22 @@ def test_every_block_runs_once_in_as_many_threads_as_blas_has_with_blas_on_one()
         assert blas_threads() == 2  # restored afterwards
     assert sorted(seen) == list(range(0, 1000, 10))
     assert inner == {1} and 1 <= len(threads) <= 2
+
+
+def test_a_blocks_only_section_holds_blas_at_one_thread_and_keeps_its_threads_for_the_blocks():
+    def libraries():
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    inner = set()
+    with threadpool_limits(limits=2):
+        with blocks_only():
+            assert libraries() == {1} and blas_threads() == 2
+            with blocks_only():  # nested: the same threads, and still held after it
+                assert blas_threads() == 2
+            assert libraries() == {1} and blas_threads() == 2
+            for_each_block(lambda start: inner.add(blas_threads()), range(0, 100, 10))
+        assert libraries() == {2} and blas_threads() == 2
+    assert inner == {1}  # a block's own calls run in turn
 
 
 def test_with_one_blas_thread_blocks_run_in_turn_and_failures_reach_the_caller():

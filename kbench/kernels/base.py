@@ -10,13 +10,14 @@ which thread computed it. Entries agree across splits of ``X`` up to the roundin
 inner products (BLAS kernels may round a row differently by the block's shape or the row's
 position in it), and bit for bit with the same inputs and call shapes.
 ``kernel.evals`` counts the entries
-evaluated (diagonal entries included). Stationary kernels with a spectral density expose
+evaluated (diagonal entries included), also when calls come from several threads. Stationary kernels with a spectral density expose
 ``sample_frequencies`` for random Fourier features; isotropic ones also expose the law of
 the frequency norms (``sample_frequency_norms``) for orthogonal random features.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import ClassVar
 
 import numpy as np
@@ -33,6 +34,8 @@ _MAX_BLOCK_ROWS = 1 << 12
 #: a call on fewer entries runs its blocks in turn: handing blocks to threads and back costs
 #: more than it saves on a kernel column (greedy pivoted Cholesky evaluates one per pivot)
 _MIN_THREADED_ENTRIES = 1 << 20
+#: guards ``evals`` against calls from several threads (a sampler's row blocks)
+_COUNTING = threading.Lock()
 
 
 def block_rows(n_columns: int, n_rows: int | None = None) -> int:
@@ -106,7 +109,8 @@ class Kernel:
             else:
                 for start in starts:
                     self._rows(X, prepared, out, start, rows)
-        self.evals += n * m
+        with _COUNTING:
+            self.evals += n * m
         return out
 
     def _rows(self, X: np.ndarray, prepared, out: np.ndarray, start: int, rows: int) -> None:
@@ -135,7 +139,8 @@ class Kernel:
     def diag(self, X) -> np.ndarray:
         """k(x, x) for every row of X, without forming a kernel matrix."""
         X = self._check(X, "X")
-        self.evals += X.shape[0]
+        with _COUNTING:
+            self.evals += X.shape[0]
         with np.errstate(over="ignore", invalid="ignore"):
             values = self._diag(X)
         self._check_values(values, X)

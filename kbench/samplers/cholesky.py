@@ -4,18 +4,26 @@
 
 Both build the factor G (n×k) with GGᵀ = K_nI K_II⁻¹ K_In on the pivot set I and return
 it as ``train_features``; new points get g(x) = G_I⁻¹ k_I(x) by a triangular solve.
-The residual diagonal d = diag(K − GGᵀ) is updated after every pivot (greedy)
-or every accepted block of pivots (rp-cholesky), clamped at 0 against round-off, so Σd = tr(K − L) online.
+Pivots are chosen on a few candidates and then eliminated together (a greedy panel, an
+rp-cholesky round): their n×t columns in one BLAS-3 product, after which the residual
+diagonal d = diag(K − GGᵀ) is updated, clamped at 0 against round-off, so Σd = tr(K − L).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 
+from kbench._parallel import blocks_only, for_each_block
 from kbench._validation import check_positive
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.maps import CholeskyMap
 from kbench.samplers.base import Sampler
+
+#: columns of Gᵀ per block of an elimination (each block's GEMM on one thread)
+_ELIMINATION_COLUMNS = 4096
 
 
 def _cholesky_map(X, kernel, pivots, factor_rows, info):
@@ -27,6 +35,58 @@ def _cholesky_map(X, kernel, pivots, factor_rows, info):
     return CholeskyMap(kernel, np.ascontiguousarray(X[pivots]), pivots, L, info, train_features=G)
 
 
+def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int], np.ndarray]) -> None:
+    """Append the t pivots ``new`` to the factor after its k earlier columns, in place.
+
+    Rows k … k + t of Gᵀ become L⁻¹(K(new, ·) − G_new G_{:k}ᵀ), with L (t×t, lower) the
+    factor's block on the new pivots: one GEMM of inner size k + t per column block,
+    [−L⁻¹G_new | L⁻¹]·[G_{:k}ᵀ; K(new, ·)], the blocks spread over threads, each with its
+    kernel entries ``kernel_rows(start, stop)`` = K(X[start:stop], X[new]). The residual
+    diagonal d loses the new columns' squares."""
+    t, n = len(new), Gt.shape[1]
+    L_inv = np.linalg.inv(L)
+    combined = np.empty((t, k + t))
+    combined[:, k:] = L_inv
+    np.matmul(L_inv, Gt[:k, new].T, out=combined[:, :k])
+    np.negative(combined[:, :k], out=combined[:, :k])
+
+    def block(start):
+        stop = min(start + _ELIMINATION_COLUMNS, n)
+        Gt[k : k + t, start:stop] = kernel_rows(start, stop).T
+        columns = combined @ Gt[: k + t, start:stop]
+        Gt[k : k + t, start:stop] = columns
+        d[start:stop] -= np.einsum("ij,ij->j", columns, columns)
+
+    for_each_block(block, range(0, n, _ELIMINATION_COLUMNS))
+    Gt[k : k + t, new] = L.T  # the pivot rows of the factor are L, exactly triangular
+    np.maximum(d, 0.0, out=d)
+    d[new] = 0.0
+
+
+def _panel_rows(kernel, X, X_new, candidates, K_candidates, start, stop) -> np.ndarray:
+    """K(X[start:stop], X_new), its entries on the (sorted) candidates taken from the panel's
+    columns K_candidates (t×len(candidates)), the others evaluated."""
+    low, high = np.searchsorted(candidates, [start, stop])
+    rows = np.empty((stop - start, len(X_new)))
+    others = np.ones(stop - start, dtype=bool)
+    others[candidates[low:high] - start] = False
+    rows[others] = kernel._evaluate(X[start:stop][others], X_new)
+    rows[~others] = K_candidates[:, low:high].T
+    return rows
+
+
+def _largest(d: np.ndarray, count: int) -> tuple[np.ndarray, float]:
+    """The indices of the ``count`` largest entries of d in increasing order (ties at the
+    cut taken by index, as ``argmax`` takes them) and the largest value left out."""
+    n = len(d)
+    if count >= n:
+        return np.arange(n), -np.inf
+    cut = np.partition(d, n - count - 1)[n - count - 1]
+    above = np.flatnonzero(d > cut)
+    tied = np.flatnonzero(d == cut)[: count - len(above)]
+    return np.sort(np.concatenate([above, tied])), float(cut)
+
+
 def _stopped_early(info, k, rank, tol):
     if k < rank:
         info["warnings"].append(
@@ -35,69 +95,87 @@ def _stopped_early(info, k, rank, tol):
         )
 
 
-class PivotedCholeskySampler(Sampler):
+class _CholeskySampler(Sampler):
+    """The pivot loop runs with BLAS on one thread: its large products run in column blocks
+    spread over the cores (``_eliminate``), and threaded BLAS calls between them would leave
+    BLAS's threads spinning against those blocks."""
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        with blocks_only():
+            return self._factor(X, kernel, rank, rng)
+
+
+class PivotedCholeskySampler(_CholeskySampler):
     """Greedy pivoted Cholesky: each pivot is the point of largest residual diagonal.
 
-    The pivots are exactly the greedy ones; for speed, each panel of ``panel`` pivots
-    first corrects the columns of the 2·panel points of largest residual for all earlier
-    columns in one BLAS-3 product, so a pivot among them (the usual case) needs only a
-    short GEMV over the current panel instead of one over all earlier columns.
+    The pivots are exactly the greedy ones, chosen panel by panel. A panel takes the
+    4·``panel`` points of largest residual as candidates and follows their residuals alone:
+    no other point's residual exceeds the largest one left out, so while a candidate's
+    exceeds it, that candidate is the greedy pivot, and its column is needed on the
+    candidates only. After at most ``panel`` pivots, or when the candidates can no longer
+    tell, the rest of the panel's columns is evaluated as one kernel block and eliminated
+    on all n points in one BLAS-3 product; every entry of K is evaluated once, as in the
+    one-pivot loop.
     """
 
     name = "pivoted-cholesky"
+    _per_pivot = 8
 
     def __init__(self, tol: float = 1e-10, panel: int = 64) -> None:
         self.tol = check_positive(tol, "tol", "pivoted-cholesky")
         self.panel = check_positive(panel, "panel", "pivoted-cholesky", integer=True)
 
-    def _fit(self, X, kernel, rank, lam, rng):
+    def _factor(self, X, kernel, rank, rng):
         n = X.shape[0]
         d = kernel.diag(X)
         floor = self.tol * d.max()
-        Gt = np.zeros((rank, n))  # row j holds column j of G, contiguous for the GEMV
+        Gt = np.zeros((rank, n))  # row j holds column j of G
         pivots: list[int] = []
-        done, misses = False, 0
+        sizes: list[int] = []  # pivots per panel
+        done = False
         while len(pivots) < rank and not done:
-            start = len(pivots)
-            # candidates: largest residuals, ties by index as argmax breaks them
-            candidates = np.argsort(-d, kind="stable")[: 2 * self.panel]
-            slot = {int(c): t for t, c in enumerate(candidates)}
-            # the candidates' columns corrected for all earlier pivots, one row each (2·panel×n)
-            earlier = Gt[:start, candidates].T @ Gt[:start] if start else None
-            for j in range(start, min(start + self.panel, rank)):
-                i = int(np.argmax(d))
-                if d[i] <= floor:
+            k = len(pivots)
+            candidates, bound = _largest(d, self._per_pivot * self.panel)
+            X_candidates, residual, earlier = X[candidates], d[candidates], Gt[:k, candidates]
+            size = min(self.panel, rank - k)
+            # the panel's kernel columns and factor columns, on the candidates
+            K_panel, G_panel = np.empty((size, len(candidates))), np.empty((size, len(candidates)))
+            slots: list[int] = []
+            for m in range(size):
+                a = int(np.argmax(residual))
+                if m and residual[a] <= bound:  # another point may have the largest residual
+                    break
+                if residual[a] <= floor:
                     done = True
                     break
-                column = kernel._evaluate(X, X[i : i + 1])[:, 0]
-                if start:
-                    t = slot.get(i)
-                    if t is None:
-                        misses += 1
-                        column -= Gt[:start].T @ Gt[:start, i]
-                    else:
-                        column -= earlier[t]
-                if j > start:
-                    column -= Gt[start:j].T @ Gt[start:j, i]
-                column /= np.sqrt(d[i])
-                Gt[j] = column
-                d -= column * column
-                np.maximum(d, 0.0, out=d)
-                d[i] = 0.0
-                pivots.append(i)
-        # candidate_misses: pivots outside the panel's precomputed candidates (slow path)
-        info = {"warnings": [], "_trace_residual": float(d.sum()), "candidate_misses": misses}
+                K_panel[m] = kernel._evaluate(X_candidates, X_candidates[a : a + 1])[:, 0]
+                column = K_panel[m] - earlier.T @ earlier[:, a] - G_panel[:m].T @ G_panel[:m, a]
+                column /= np.sqrt(residual[a])
+                G_panel[m] = column
+                residual -= column * column
+                np.maximum(residual, 0.0, out=residual)
+                residual[a] = 0.0
+                slots.append(a)
+            if not slots:
+                break
+            t, new = len(slots), candidates[slots]
+            rows = partial(_panel_rows, kernel, X, X[new], candidates, K_panel[:t])
+            _eliminate(Gt, d, k, new, np.tril(G_panel[:t, slots].T), rows)
+            pivots.extend(new.tolist())
+            sizes.append(t)
+        info = {"warnings": [], "_trace_residual": float(d.sum()), "panels": len(sizes), "block_sizes": sizes}
         _stopped_early(info, len(pivots), rank, self.tol)
         return _cholesky_map(X, kernel, pivots, Gt, info)
 
 
-class RPCholeskySampler(Sampler):
+class RPCholeskySampler(_CholeskySampler):
     """Randomly pivoted Cholesky, pivots ∝ residual diagonal; accelerated block variant.
 
     Each round draws ``block_size`` candidates iid ∝ d, evaluates their residual block G,
     and accepts candidate sᵢ with probability G'ᵢᵢ/d(sᵢ), where G' is the residual after
     eliminating the candidates accepted before it in the round. The accepted pivots have
-    the distribution of the one-pivot loop; the n×t column update is one BLAS-3 product.
+    the distribution of the one-pivot loop; their n×t columns are eliminated in one
+    BLAS-3 product.
     """
 
     name = "rp-cholesky"
@@ -109,12 +187,13 @@ class RPCholeskySampler(Sampler):
         self.block_size = check_positive(block_size, "block_size", "rp-cholesky", integer=True)
         self.tol = check_positive(tol, "tol", "rp-cholesky")
 
-    def _fit(self, X, kernel, rank, lam, rng):
+    def _factor(self, X, kernel, rank, rng):
         n = X.shape[0]
         d = kernel.diag(X)
         floor = self.tol * d.max()
         Gt = np.zeros((rank, n))
         pivots: list[int] = []
+        sizes: list[int] = []  # pivots accepted per round that accepted any
         rounds = idle = 0
         while len(pivots) < rank:
             k = len(pivots)
@@ -137,18 +216,10 @@ class RPCholeskySampler(Sampler):
                 continue
             new = candidates[accepted]
             R = np.linalg.cholesky(residual[np.ix_(accepted, accepted)])
-            H = kernel._evaluate(X, X[new])
-            H -= Gt[:k].T @ Gt[:k, new]  # residual columns, n×t
-            # R⁻¹Hᵀ by the t×t inverse and one GEMM, written straight into its rows of Gᵀ: NumPy's
-            # BLAS only (no second library's threads, kbench._parallel.lapack_section)
-            F_new = Gt[k : k + len(new)]
-            np.matmul(np.linalg.inv(R), H.T, out=F_new)
-            F_new[:, new] = R.T  # the pivot rows of H R^{-T} are R, exactly triangular
-            d -= np.einsum("ij,ij->j", F_new, F_new)
-            np.maximum(d, 0.0, out=d)
-            d[new] = 0.0
+            _eliminate(Gt, d, k, new, R, lambda start, stop, Y=X[new]: kernel._evaluate(X[start:stop], Y))
             pivots.extend(new.tolist())
-        info = {"warnings": [], "_trace_residual": float(d.sum()), "rounds": rounds}
+            sizes.append(len(new))
+        info = {"warnings": [], "_trace_residual": float(d.sum()), "rounds": rounds, "block_sizes": sizes}
         _stopped_early(info, len(pivots), rank, self.tol)
         return _cholesky_map(X, kernel, pivots, Gt, info)
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.kernel_approximation import Nystroem
+from threadpoolctl import threadpool_limits
 
 import kbench
 from kbench.datasets.synthetic import smile, spiral_with_outliers
@@ -101,13 +102,15 @@ def test_pivoted_cholesky_matches_a_dense_greedy_loop_and_its_trace_error_decrea
         G[:, j] = (K[:, i] - G[:, :j] @ G[i, :j]) / np.sqrt(d[i])
         d -= G[:, j] ** 2
         pivots.append(i)
-    misses = {}
-    for panel in (1, 3, 64):
+    panels = {}
+    for panel in (1, 3, 16, 100):
         approx = kbench.make_sampler("pivoted-cholesky", panel=panel).fit(X, kernel, rank=80)
         assert approx.landmarks.tolist() == pivots
         np.testing.assert_allclose(approx.train_features, G, atol=1e-10)
-        misses[panel] = approx.info["candidate_misses"]
-    assert misses[1] == 0 and misses[3] > 0  # both paths of the panel update are exercised
+        panels[panel] = approx.info["panels"]
+    # every way a panel ends is exercised: after one pivot, when its candidates can no longer
+    # tell the largest residual (more panels than 80/3), and with every point a candidate
+    assert panels[1] == 80 and panels[3] > 27 and panels[16] > 5 and panels[100] == 1, panels
     errors = []
     for rank in range(5, 81, 5):
         a = kbench.make_sampler("pivoted-cholesky").fit(X, kernel, rank=rank)
@@ -115,6 +118,21 @@ def test_pivoted_cholesky_matches_a_dense_greedy_loop_and_its_trace_error_decrea
         errors.append(np.trace(K - Z @ Z.T) / np.trace(K))
         assert a.info["trace_residual"] == pytest.approx(np.trace(K - Z @ Z.T), abs=1e-9)
     assert all(b <= a + 1e-12 for a, b in zip(errors, errors[1:])), errors
+
+
+def test_cholesky_samplers_evaluate_each_pivot_column_once_from_threads():
+    """Both factorisations evaluate the diagonal and each pivot's kernel column once (rp-cholesky
+    also each round's candidate block), from the column blocks of their eliminations, which
+    run in threads here (20 000 points: several 4096-column blocks per thread)."""
+    gen = np.random.default_rng(3)
+    X = gen.standard_normal((20_000, 3))
+    kernel = kbench.make_kernel("gaussian", sigma=1.0)
+    with threadpool_limits(limits=2):
+        greedy = kbench.make_sampler("pivoted-cholesky").fit(X, kernel, rank=150)
+        rp = kbench.make_sampler("rp-cholesky").fit(X, kernel, rank=150, seed=0)
+    assert sum(greedy.info["block_sizes"]) == sum(rp.info["block_sizes"]) == 150
+    assert greedy.info["kernel_evals"] == 20_000 * (1 + 150)
+    assert rp.info["kernel_evals"] == 20_000 * (1 + 150) + rp.info["rounds"] * 100**2
 
 
 def test_uniform_reproduces_scikit_learn_nystroem(data300):
