@@ -109,17 +109,17 @@ class PivotedCholeskySampler(_CholeskySampler):
     """Greedy pivoted Cholesky: each pivot is the point of largest residual diagonal.
 
     The pivots are exactly the greedy ones, chosen panel by panel. A panel takes the
-    4·``panel`` points of largest residual as candidates and follows their residuals alone:
+    8·``panel`` points of largest residual as candidates and follows their residuals alone:
     no other point's residual exceeds the largest one left out, so while a candidate's
     exceeds it, that candidate is the greedy pivot, and its column is needed on the
     candidates only. After at most ``panel`` pivots, or when the candidates can no longer
-    tell, the rest of the panel's columns is evaluated as one kernel block and eliminated
-    on all n points in one BLAS-3 product; every entry of K is evaluated once, as in the
-    one-pivot loop.
+    tell, the rest of the panel's columns is evaluated and eliminated on all n points in
+    one BLAS-3 product; every entry of K is evaluated once, as in the one-pivot loop.
     """
 
     name = "pivoted-cholesky"
-    _per_pivot = 8
+    #: candidates per pivot of a panel (at n = 50 000, d = 20: a panel makes ~25 pivots)
+    candidates_per_pivot = 8
 
     def __init__(self, tol: float = 1e-10, panel: int = 64) -> None:
         self.tol = check_positive(tol, "tol", "pivoted-cholesky")
@@ -135,7 +135,7 @@ class PivotedCholeskySampler(_CholeskySampler):
         done = False
         while len(pivots) < rank and not done:
             k = len(pivots)
-            candidates, bound = _largest(d, self._per_pivot * self.panel)
+            candidates, bound = _largest(d, self.candidates_per_pivot * self.panel)
             X_candidates, residual, earlier = X[candidates], d[candidates], Gt[:k, candidates]
             size = min(self.panel, rank - k)
             # the panel's kernel columns and factor columns, on the candidates
