@@ -179,9 +179,9 @@ class Primitives:
         """The fastest layout of each primitive on these rows at rank p."""
         L, W = X[:p], random((p, p))
         Omega = random((X.shape[1], p // 2)) * np.sqrt(2 * self.gamma)
-        rows, left = random((p, len(X))), random((77, p))  # an rp-cholesky round halfway
+        factor, left = random((p, len(X))), random((77, p))  # an rp-cholesky round halfway
         trials = {"kernel": lambda: self.kernel(X, L), "features": lambda: self.features(X, L, W),
-                  "cos, sin": lambda: self.cos_sin(X, Omega), "update": lambda: self.update(left, rows)}
+                  "cos, sin": lambda: self.cos_sin(X, Omega), "update": lambda: self.update(left, factor)}
         layouts = [(rows, threads) for rows in (None, 256, 1024, 4096)
                    for threads in sorted({1, blas_threads()})]
         for what, trial in trials.items():
@@ -229,13 +229,13 @@ def rls_fast_floor(f, X, p):
 def cholesky_floor(f, X, p, approx):
     L = X[:p]
     sizes = approx.info["block_sizes"]
-    rows, left = random((p, len(X))), random((max(sizes), p))
+    factor, left = random((p, len(X))), random((max(sizes), p))
 
     def run():
         f.kernel(X, L)
         k = 0
         for t in sizes:
-            f.update(left[:t, : k + t], rows[: k + t])
+            f.update(left[:t, : k + t], factor[: k + t])
             k += t
     return run
 

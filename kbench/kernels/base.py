@@ -9,8 +9,8 @@ elementwise work (exp, the clamp) runs on every core, and a block's values do no
 which thread computed it. Entries agree across splits of ``X`` up to the rounding of their
 inner products (BLAS kernels may round a row differently by the block's shape or the row's
 position in it), and bit for bit with the same inputs and call shapes.
-``kernel.evals`` counts the entries
-evaluated (diagonal entries included), also when calls come from several threads. Stationary kernels with a spectral density expose
+``kernel.evals`` counts the entries evaluated (diagonal entries included), also when calls
+come from several threads. Stationary kernels with a spectral density expose
 ``sample_frequencies`` for random Fourier features; isotropic ones also expose the law of
 the frequency norms (``sample_frequency_norms``) for orthogonal random features.
 """
