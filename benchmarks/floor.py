@@ -23,8 +23,9 @@ kernel block, GEMM(a, b, c) an (a×b)(b×c) product, ΦᵀΦ over a rows of p fe
   can tell apart; n×k×t products with t that small run well below a square GEMM's speed here,
   so the table also gives each ratio against K(n, p) + GEMM(n, p, p/2), the same flops as
   one square-ish product;
-- squeak, bless, recursive-rls: the kernel entries the fit evaluates (``kernel_evals``),
-  as blocks of p columns, + the dense factorisations of their dictionaries at the sizes the
+- squeak, bless, recursive-rls: the kernel entries the fit evaluates (``kernel_evals``, less
+  the n diagonal entries and the landmarks' K(p, p), which uniform's floor has), as blocks of
+  p columns, + the dense factorisations of their dictionaries at the sizes the
   fit reports (SQUEAK: a Cholesky factorisation and triangular inverse per DICT-UPDATE;
   BLESS and recursive RLS: a Cholesky factorisation and a triangular solve for the scored
   rows per level) + uniform's floor;
@@ -268,9 +269,10 @@ def factorizations(name: str, info: dict) -> list[tuple[str, int, int]]:
 
 def dictionary_floor(f, X, p, approx, name):
     """The fit's kernel entries, as blocks of p columns, its dense factorisations
-    (:func:`factorizations`), then uniform's floor (which evaluates K(n, p) + K(p, p))."""
+    (:func:`factorizations`), then uniform's floor: K(p, p), which the fit counted, and the
+    transform's K(n, p), which it did not."""
     final = uniform_floor(f, X, p)
-    rows = max(0, (approx.info["kernel_evals"] - (len(X) + p) * p) // p)
+    rows = max(0, (approx.info["kernel_evals"] - len(X) - p * p) // p)
     L = X[:p]
     steps = factorizations(name, approx.info)
     largest = max([s for _, s, _ in steps] + [1])

@@ -9,7 +9,15 @@ import pytest
 import scipy.linalg  # noqa: F401  (SciPy's OpenBLAS, loaded as in every kbench process)
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from kbench._parallel import _numpy_blas, blas_threads, blocks_only, for_each_block, lapack_section
+from kbench._parallel import (
+    _MAX_KEPT_ENTRIES,
+    _numpy_blas,
+    blas_threads,
+    blocks_only,
+    for_each_block,
+    lapack_section,
+    scratch,
+)
 
 
 def test_every_block_runs_once_in_as_many_threads_as_blas_has_with_blas_on_one():
@@ -75,3 +83,28 @@ def test_a_lapack_section_holds_numpy_blas_at_one_thread_and_restores_it():
     a = np.arange(4.0).reshape(2, 2)
     with threadpool_limits(limits=1), lapack_section():  # one thread already: nothing changes
         assert blas_threads() == 1 and (a @ a).shape == (2, 2)
+
+
+def test_a_scratch_array_is_kept_per_thread_and_name_and_a_nested_use_gets_its_own():
+    with scratch("t", (3, 4)) as first:
+        first[...] = 1.0
+        with scratch("t", (2, 2)) as nested:  # the first is still in use
+            assert not np.shares_memory(first, nested)
+        with scratch("other", (3, 4)) as other:
+            assert not np.shares_memory(first, other)
+    with scratch("t", (2, 5)) as again:  # smaller: the kept array, C-contiguous in the new shape
+        assert again.shape == (2, 5) and again.flags.c_contiguous and np.shares_memory(again, first)
+    seen = []
+
+    def use():
+        with scratch("t", (3, 4)) as mine:
+            seen.append(mine)
+
+    thread = threading.Thread(target=use)
+    thread.start()
+    thread.join()
+    assert not np.shares_memory(seen[0], first)  # another thread's own
+    with scratch("big", (_MAX_KEPT_ENTRIES + 1,)) as big:
+        pass
+    with scratch("big", (10,)) as small:  # too large to keep
+        assert not np.shares_memory(small, big)

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from kbench._parallel import for_each_block
+from kbench._parallel import for_each_block, scratch
 from kbench._validation import check_features
 from kbench.errors import Refused
 from kbench.spec import Spec
@@ -120,11 +120,12 @@ class Kernel:
         if stop - start == rows:
             self._block(X[start:stop], prepared, out[start:stop])
         else:
-            padded = np.zeros((rows, X.shape[1]))
-            padded[: stop - start] = X[start:stop]
-            scratch = np.empty((rows, out.shape[1]))
-            self._block(padded, prepared, scratch)
-            out[start:stop] = scratch[: stop - start]
+            with scratch("padded rows", (rows, X.shape[1])) as padded, \
+                    scratch("padded block", (rows, out.shape[1])) as block:
+                padded[: stop - start] = X[start:stop]
+                padded[stop - start :] = 0.0
+                self._block(padded, prepared, block)
+                out[start:stop] = block[: stop - start]
         self._check_values(out[start:stop], X[start:stop])
 
     def _check_values(self, values: np.ndarray, X: np.ndarray) -> None:

@@ -16,7 +16,7 @@ from functools import partial
 
 import numpy as np
 
-from kbench._parallel import blocks_only, for_each_block
+from kbench._parallel import blocks_only, for_each_block, scratch
 from kbench._validation import check_positive
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.maps import CholeskyMap
@@ -35,14 +35,14 @@ def _cholesky_map(X, kernel, pivots, factor_rows, info):
     return CholeskyMap(kernel, np.ascontiguousarray(X[pivots]), pivots, L, info, train_features=G)
 
 
-def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int], np.ndarray]) -> None:
+def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int, np.ndarray], None]) -> None:
     """Append the t pivots ``new`` to the factor after its k earlier columns, in place.
 
     Rows k … k + t of Gᵀ become L⁻¹(K(new, ·) − G_new G_{:k}ᵀ), with L (t×t, lower) the
     factor's block on the new pivots: one GEMM of inner size k + t per column block,
     [−L⁻¹G_new | L⁻¹]·[G_{:k}ᵀ; K(new, ·)], the blocks spread over threads, each with its
-    kernel entries ``kernel_rows(start, stop)`` = K(X[start:stop], X[new]). The residual
-    diagonal d loses the new columns' squares."""
+    kernel entries: ``kernel_rows(start, stop, target)`` writes K(X[new], X[start:stop]) into
+    target, rows k … k + t of the block. The residual diagonal d loses the new columns' squares."""
     t, n = len(new), Gt.shape[1]
     L_inv = np.linalg.inv(L)
     combined = np.empty((t, k + t))
@@ -52,10 +52,11 @@ def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int], np.ndarray]) 
 
     def block(start):
         stop = min(start + _ELIMINATION_COLUMNS, n)
-        Gt[k : k + t, start:stop] = kernel_rows(start, stop).T
-        columns = combined @ Gt[: k + t, start:stop]
-        Gt[k : k + t, start:stop] = columns
-        d[start:stop] -= np.einsum("ij,ij->j", columns, columns)
+        kernel_rows(start, stop, Gt[k : k + t, start:stop])
+        with scratch("factor rows", (t, stop - start)) as columns:
+            np.matmul(combined, Gt[: k + t, start:stop], out=columns)
+            Gt[k : k + t, start:stop] = columns
+            d[start:stop] -= np.einsum("ij,ij->j", columns, columns)
 
     for_each_block(block, range(0, n, _ELIMINATION_COLUMNS))
     Gt[k : k + t, new] = L.T  # the pivot rows of the factor are L, exactly triangular
@@ -63,16 +64,25 @@ def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int], np.ndarray]) 
     d[new] = 0.0
 
 
-def _panel_rows(kernel, X, X_new, candidates, K_candidates, start, stop) -> np.ndarray:
-    """K(X[start:stop], X_new), its entries on the (sorted) candidates taken from the panel's
-    columns K_candidates (t×len(candidates)), the others evaluated."""
+def _kernel_rows(kernel, X, X_new, start, stop, target) -> None:
+    """K(X_new, X[start:stop]) into target."""
+    with scratch("kernel rows", (stop - start, len(X_new))) as values:
+        target[...] = kernel._evaluate(X[start:stop], X_new, out=values).T
+
+
+def _panel_rows(kernel, X, X_new, candidates, K_candidates, start, stop, target) -> None:
+    """K(X_new, X[start:stop]) into target, its entries on the (sorted) candidates taken from
+    the panel's columns K_candidates (t×len(candidates)), the others evaluated."""
     low, high = np.searchsorted(candidates, [start, stop])
-    rows = np.empty((stop - start, len(X_new)))
+    inside = candidates[low:high] - start
     others = np.ones(stop - start, dtype=bool)
-    others[candidates[low:high] - start] = False
-    rows[others] = kernel._evaluate(X[start:stop][others], X_new)
-    rows[~others] = K_candidates[:, low:high].T
-    return rows
+    others[inside] = False
+    others = np.flatnonzero(others)
+    with scratch("panel rows", (len(others), X.shape[1])) as rows, \
+            scratch("kernel rows", (len(others), len(X_new))) as values:
+        np.take(X[start:stop], others, axis=0, out=rows)
+        target[:, others] = kernel._evaluate(rows, X_new, out=values).T
+    target[:, inside] = K_candidates[:, low:high]
 
 
 def _largest(d: np.ndarray, count: int) -> tuple[np.ndarray, float]:
@@ -136,10 +146,11 @@ class PivotedCholeskySampler(_CholeskySampler):
         while len(pivots) < rank and not done:
             k = len(pivots)
             candidates, bound = _largest(d, self.candidates_per_pivot * self.panel)
-            X_candidates, residual, earlier = X[candidates], d[candidates], Gt[:k, candidates]
+            X_candidates, residual = X[candidates], d[candidates]
             size = min(self.panel, rank - k)
-            # the panel's kernel columns and factor columns, on the candidates
-            K_panel, G_panel = np.empty((size, len(candidates))), np.empty((size, len(candidates)))
+            # the panel's kernel columns, and the factor's rows on the candidates (k earlier columns, then the panel's)
+            K_panel, factor = np.empty((size, len(candidates))), np.empty((len(candidates), k + size))
+            factor[:, :k] = Gt[:k, candidates].T
             slots: list[int] = []
             for m in range(size):
                 a = int(np.argmax(residual))
@@ -149,9 +160,9 @@ class PivotedCholeskySampler(_CholeskySampler):
                     done = True
                     break
                 K_panel[m] = kernel._evaluate(X_candidates, X_candidates[a : a + 1])[:, 0]
-                column = K_panel[m] - earlier.T @ earlier[:, a] - G_panel[:m].T @ G_panel[:m, a]
+                column = K_panel[m] - factor[:, : k + m] @ factor[a, : k + m]
                 column /= np.sqrt(residual[a])
-                G_panel[m] = column
+                factor[:, k + m] = column
                 residual -= column * column
                 np.maximum(residual, 0.0, out=residual)
                 residual[a] = 0.0
@@ -160,7 +171,7 @@ class PivotedCholeskySampler(_CholeskySampler):
                 break
             t, new = len(slots), candidates[slots]
             rows = partial(_panel_rows, kernel, X, X[new], candidates, K_panel[:t])
-            _eliminate(Gt, d, k, new, np.tril(G_panel[:t, slots].T), rows)
+            _eliminate(Gt, d, k, new, np.tril(factor[slots, k : k + t]), rows)
             pivots.extend(new.tolist())
             sizes.append(t)
         info = {"warnings": [], "_trace_residual": float(d.sum()), "panels": len(sizes), "block_sizes": sizes}
@@ -216,7 +227,7 @@ class RPCholeskySampler(_CholeskySampler):
                 continue
             new = candidates[accepted]
             R = np.linalg.cholesky(residual[np.ix_(accepted, accepted)])
-            _eliminate(Gt, d, k, new, R, lambda start, stop, Y=X[new]: kernel._evaluate(X[start:stop], Y))
+            _eliminate(Gt, d, k, new, R, partial(_kernel_rows, kernel, X, X[new]))
             pivots.extend(new.tolist())
             sizes.append(len(new))
         info = {"warnings": [], "_trace_residual": float(d.sum()), "rounds": rounds, "block_sizes": sizes}
