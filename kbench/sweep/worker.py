@@ -183,7 +183,7 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
     worker's (:func:`limit_memory`), of which the feature blocks take a share; ``prebuilt``
     is work other processes did for the fit, handed to the sampler's ``use_prebuilt`` hook."""
     data, kernel = context.data, context.kernel
-    todo = job.todo
+    todo, approx = job.todo, None
     try:
         sampler = create(job.sampler)
         if prebuilt:
@@ -204,10 +204,29 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
     except BaseException as exc:  # noqa: BLE001 - every failure becomes data
         if isinstance(exc, KeyboardInterrupt):
             raise
+        _release(approx)
         for cell in todo:
             write_failure(cell, job, lams, Failure.of(exc, "sampler"), context)
             written()
         return
+    try:
+        _evaluate_cells(todo, job, context, lams, approx, common, written)
+    finally:
+        _release(approx)
+
+
+def _release(approx) -> None:
+    """Drop the fit's features, which refer back to it (``approx.cache``): without that cycle
+    the fit, a pivoted Cholesky factor of n × rank floats, say, is freed when its job returns,
+    not when the garbage collector next runs, while the worker's next job fits."""
+    if approx is not None:
+        approx.cache.clear()
+
+
+def _evaluate_cells(todo, job: Job, context: JobContext, lams, approx, common: dict,
+                    written: Callable[[], None]) -> None:
+    """Each cell's task on the fit, one file per cell."""
+    data, kernel = context.data, context.kernel
     for cell in todo:
         try:
             rows = check_rows(create(cell.task).evaluate(data, approx, kernel, lams=lams), cell.task.name)

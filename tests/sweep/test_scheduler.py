@@ -3,12 +3,14 @@ failures recorded as data, clear usage errors."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,9 @@ import pandas as pd
 import pytest
 
 import kbench
+from kbench.sweep import worker
+from kbench.sweep.config import SweepConfig
+from kbench.sweep.plan import plan
 from kbench.sweep.store import SCHEMA_VERSION, read_results, write_cell
 from tests.conftest import add_plugin
 
@@ -415,3 +420,26 @@ def test_a_failing_exact_baseline_is_recorded_by_the_cells_that_need_it(tmp_path
     assert frame.groupby("task").status.unique().map(tuple).to_dict() == {"krr": ("error",),
                                                                           "approximation": ("error",)}
     assert frame.error.str.contains("overflow").all()
+
+
+def test_a_job_frees_its_fit_when_it_returns(tmp_path, monkeypatch):
+    """A worker runs its jobs one after another: each fit (a pivoted Cholesky factor holds
+    n × rank floats) is freed when its job returns, not left to the garbage collector while
+    the next job fits (10⁶-row jobs ran out of memory so)."""
+    data, kernel, lams = "synthetic:friedman1:n=300", "gaussian:sigma=median", [1e-3]
+    job = plan(SweepConfig([data], ["rp-cholesky"], ["krr", "kpca"], [10], lams, [0], kernel, tmp_path))[0]
+    context = worker.prepare_context(job.dataset, job.kernel, 0, 0, [], worker.environment())
+    fits, check_fit = [], worker.check_fit
+
+    def recording(approx, *args, **kwargs):
+        fits.append(weakref.ref(approx))
+        return check_fit(approx, *args, **kwargs)
+
+    monkeypatch.setattr(worker, "check_fit", recording)
+    gc.disable()
+    try:
+        worker.run_job(job, context, lams)
+        assert len(fits) == 1 and fits[0]() is None
+    finally:
+        gc.enable()
+    assert sorted(p.name for p in tmp_path.rglob("*.parquet"))  # its cells were written
