@@ -75,9 +75,7 @@ def _panel_rows(kernel, X, X_new, candidates, K_candidates, start, stop, target)
     the panel's columns K_candidates (t×len(candidates)), the others evaluated."""
     low, high = np.searchsorted(candidates, [start, stop])
     inside = candidates[low:high] - start
-    others = np.ones(stop - start, dtype=bool)
-    others[inside] = False
-    others = np.flatnonzero(others)
+    others = np.delete(np.arange(stop - start), inside)
     with scratch("panel rows", (len(others), X.shape[1])) as rows, \
             scratch("kernel rows", (len(others), len(X_new))) as values:
         np.take(X[start:stop], others, axis=0, out=rows)
