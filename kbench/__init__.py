@@ -9,6 +9,7 @@ docs/plugins.md, docs/architecture.md). Everything else is internal and may chan
 """
 
 from kbench._provenance import KBENCH_VERSION
+from kbench.advisor import Advice, advise
 from kbench.datasets import load_dataset
 from kbench.datasets.base import Dataset, DatasetProvider, RawData
 from kbench.errors import (
@@ -44,6 +45,7 @@ from kbench.tasks.base import Headline, RidgePath, Task
 __version__ = KBENCH_VERSION
 
 __all__ = [
+    "Advice",
     "CholeskyMap",
     "ConfigError",
     "ContractViolation",
@@ -74,6 +76,7 @@ __all__ = [
     "Task",
     "UnknownPluginError",
     "__version__",
+    "advise",
     "create",
     "exact_baseline",
     "features_of",

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from kbench import registry
 from kbench._validation import Bound
+from kbench.advisor import ADVISE_KERNEL, advise, detail
 from kbench.datasets import load_dataset
 from kbench.errors import PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
@@ -359,6 +360,30 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
             value = ", ".join(map(str, value)) or "none"
         table.add_row(key, str(value))
     Console(width=max(120, Console().width)).print(table)
+
+
+@main.command("advise")
+@click.argument("dataset")
+@click.option("--task", default="krr", show_default=True, help="A λ-path task: krr or classification.")
+@click.option("--kernel", default=ADVISE_KERNEL, show_default=True,
+              help="Kernel spec; the published real-data evidence uses gaussian:sigma=cv.")
+@click.option("--rank", type=_bounded("ranks"), default=None,
+              help="Advise at this rank (default: the smallest expected within --within of exact).")
+@click.option("--within", type=float, default=0.02, show_default=True,
+              help="Relative distance to the exact kernel's headline the advice aims for.")
+@click.option("--probe", is_flag=True, help="Confirm on a short sweep of a subsample of DATASET (a few minutes).")
+@click.option("--seed", type=_bounded("seed"), default=0, show_default=True, help="Seed of the split and estimates.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def advise_command(dataset, task, kernel, rank, within, probe, seed, as_json) -> None:
+    """Which low-rank approximation, at what rank, for DATASET (any dataset spec): its
+    regime (n, d_eff, coherence), the nearest published evidence, and with --probe a
+    short sweep on a subsample of it. One line first, then the detail (docs/advise.md)."""
+    advice = _usage(lambda: advise(dataset, task=task, kernel=kernel, rank=rank, within=within, probe=probe,
+                                   seed=seed))
+    if as_json:
+        click.echo(json.dumps(advice.as_dict(), indent=2, default=str))
+        return
+    click.echo(detail(advice))
 
 
 @main.command("info")

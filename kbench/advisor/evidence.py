@@ -1,0 +1,84 @@
+"""The published evidence: every scored cell of the published sweeps' λ-path tasks, with
+the regime of its dataset, in one table shipped with kbench (``evidence.parquet``).
+
+Regenerate it when the published results change::
+
+    python -m kbench.advisor.collect results/all.parquet results/real/all.parquet results/large/all.parquet
+
+A cell's value is its task's headline at the best λ of its path, as on the leaderboards
+(kbench.reporting.scores); the regime is the leaderboard's (kbench.reporting.advice):
+n_train, n_features and, at the exact kernel's best λ of the sweep's path (``path``), d_eff,
+d_mof and their coherence.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pandas as pd
+
+from kbench.reporting.advice import regimes
+from kbench.reporting.scores import dataset_keys, sections
+from kbench.spec import Spec
+
+#: the table shipped with the package
+PUBLISHED = "evidence.parquet"
+CELL_COLUMNS = ["dataset", "sampler", "rank", "repetition", "metric", "exact", "status", "error", "failed_in",
+                "seconds"]
+REGIME_COLUMNS = {"n_train": "n_train", "n_features": "n_features", "oracle λ": "lam", "d_eff": "d_eff",
+                  "d_mof": "d_mof", "estimated": "estimated"}
+
+
+def collect(frame: pd.DataFrame) -> pd.DataFrame:
+    """The evidence of one sweep's results: the cells of its λ-path sections that compare
+    with the exact kernel, and the regime of each dataset (datasets without one left out)."""
+    found, _ = sections(frame)
+    table = regimes(frame, found)
+    if table.empty or "d_eff" not in table:
+        return pd.DataFrame()
+    table = table[list(REGIME_COLUMNS)].rename(columns=REGIME_COLUMNS).dropna(subset=["d_eff", "d_mof"])
+    kernels = frame.groupby(dataset_keys(frame))["kernel"].first()
+    sweep = str(frame["sweep"].iloc[0])
+    parts, path = [], lam_path(frame)
+    for section in found:
+        headline = section.task.headline
+        if not section.task.uses_lams or headline.exact is None:
+            continue
+        cells = section.cells[section.cells["dataset"].isin(table.index)].reindex(columns=CELL_COLUMNS)
+        parts.append(cells.assign(task=section.label, sweep=sweep, path=path, kernel=cells["dataset"].map(kernels))
+                     .join(table, on="dataset"))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def lam_path(frame: pd.DataFrame) -> str:
+    """The sweep's λ path, as text ("1e-06,1e-05,…"): a regime is read at the best λ of it."""
+    return ",".join(repr(float(v)) for v in sorted(frame["lam"].dropna().unique()))
+
+
+def path_of(text: str) -> list[float]:
+    return [float(v) for v in text.split(",")]
+
+
+def collect_all(frames) -> pd.DataFrame:
+    """The evidence of several sweeps, in one table (a dataset is named by its sweep and key)."""
+    parts = [part for frame in frames if len(part := collect(frame))]
+    if not parts:
+        raise ValueError("no evidence: none of the results has a λ-path task scored against the exact kernel")
+    evidence = pd.concat(parts, ignore_index=True)
+    evidence["rank"] = evidence["rank"].astype("int64")
+    evidence["repetition"] = evidence["repetition"].astype("int64")
+    return evidence
+
+
+def published() -> pd.DataFrame:
+    """The evidence shipped with kbench."""
+    with resources.as_file(resources.files("kbench.advisor") / PUBLISHED) as path:
+        return pd.read_parquet(path)
+
+
+def task_name(label: str) -> str:
+    return Spec.parse(label, "task").name
+
+
+def kernel_name(spec: str) -> str:
+    return Spec.parse(spec, "kernel").name

@@ -1,0 +1,102 @@
+"""``kbench advise --probe``: a short sweep on a subsample of the user's data that confirms
+the published evidence or overturns it.
+
+The leading samplers (and the uniform baseline) run at the advised rank and half of it,
+``REPETITIONS`` times, on at most ``ROWS`` rows, where the exact kernel is the reference
+(dense up to 5 000 training rows); the same statistic as the leaderboards places them
+(kbench.reporting.standing). With the nλ convention, d_eff(λ) of a subsample estimates the
+full data's, so the ranks carry over.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+
+import pandas as pd
+
+from kbench.reporting.scores import sections
+from kbench.reporting.standing import FAILED, standing
+from kbench.spec import Spec
+from kbench.sweep.scheduler import run
+
+#: rows of the subsample (the exact kernel is dense below 5 000 training rows)
+ROWS = 4000
+REPETITIONS = 3
+
+
+@dataclass
+class Probe:
+    """The probe's sweep and what it says."""
+
+    dataset: str  # the subsample's spec
+    ranks: list[int]
+    table: pd.DataFrame  # per sampler: mean place, then the relative gap to exact at each rank
+    failed: int
+    cells: int
+    seconds: float
+
+    @property
+    def best(self) -> str | None:
+        return None if self.table.empty else str(self.table.index[0])
+
+    def verdict(self, advised: str | None) -> str:
+        """One clause: whether the probe confirms the advised sampler, and how close it came."""
+        if self.best is None:
+            return f"probe: no sampler scored ({self.failed} of {self.cells} cells failed)"
+        rank = max(self.ranks)
+        gap = self.table.loc[self.best, f"gap at rank {rank}"]
+        said = f"{self.best} first, {gap:.1%} from exact at rank {rank} on {self.dataset}"
+        if advised is None:
+            return f"probe: {said}"
+        if advised not in self.table.index:
+            return f"probe overturns it: {said} ({advised} has no place: its cells failed)"
+        if self.table.loc[advised, "mean place"] == self.table.loc[self.best, "mean place"]:
+            return f"probe confirms: {said}"
+        return f"probe overturns it: {said} ({advised}: mean place {self.table.loc[advised, 'mean place']:.2f})"
+
+    def text(self) -> str:
+        formatters = {c: "{:.2%}".format for c in self.table.columns if str(c).startswith("gap")}
+        formatters["mean place"] = "{:.2f}".format
+        return (f"probe: {self.dataset}, ranks {', '.join(map(str, self.ranks))}, {REPETITIONS} repetitions, "
+                f"{self.cells} cells ({self.failed} failed), {self.seconds:.0f} s; first: {self.best}\n"
+                + self.table.to_string(formatters=formatters))
+
+    def as_dict(self) -> dict:
+        return {"dataset": self.dataset, "ranks": self.ranks, "best": self.best, "failed": self.failed,
+                "cells": self.cells, "seconds": self.seconds,
+                "samplers": self.table.reset_index().to_dict(orient="records")}
+
+
+def subsample_spec(dataset: str, rows: int = ROWS) -> str:
+    """The dataset spec with at most ``rows`` rows kept."""
+    spec = Spec.parse(dataset, "dataset")
+    n = spec.params.get("n")
+    return Spec.of("dataset", spec.name, {**spec.params, "n": min(int(n), rows) if n else rows}).label
+
+
+def probe(dataset: str, task: str, kernel: str, samplers: list[str], rank: int, lams, n_rows: int,
+          seed: int = 0, rows: int = ROWS) -> Probe:
+    """Sweep ``samplers`` at ``rank`` and ``rank // 2`` on at most ``rows`` of the ``n_rows``
+    rows of ``dataset``."""
+    start = time.perf_counter()
+    spec = subsample_spec(dataset, min(rows, n_rows))
+    ceiling = max(2, rows // 4)
+    ranks = sorted({max(1, min(rank // 2, ceiling)), max(1, min(rank, ceiling))})
+    with tempfile.TemporaryDirectory(prefix="kbench-probe-") as out:
+        frame = run([spec], samplers, [task], ranks, list(lams), REPETITIONS, kernel=kernel, out=out,
+                    progress=False, seed=seed)
+    found, _ = sections(frame)
+    section = next(s for s in found if s.task.headline is not None)
+    result = standing(section)
+    ok = section.cells[~section.cells["status"].isin(FAILED)]
+    means = ok.groupby(["sampler", "rank"])[["metric", "exact"]].mean()
+    gap = means["metric"] / means["exact"] - 1.0 if section.smaller else 1.0 - means["metric"] / means["exact"]
+    columns = ["mean place", *(f"gap at rank {r}" for r in ranks)]
+    table = result.places.mean().rename("mean place").to_frame()
+    if len(gap):
+        table = table.join(gap.unstack("rank").rename(columns=lambda r: f"gap at rank {r}"))
+    table = table.reindex(columns=columns).sort_values("mean place", kind="stable").rename_axis("sampler")
+    failed = int(section.cells["status"].isin(FAILED).sum())
+    return Probe(spec, ranks, table, failed, len(section.cells), time.perf_counter() - start)

