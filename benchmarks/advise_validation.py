@@ -81,6 +81,16 @@ def validate(spec: str, task: str, advise_only: bool) -> dict:
     return row
 
 
+def _prediction(cases: pd.DataFrame) -> str:
+    """How far the predicted gaps to exact were from the measured ones."""
+    if cases.empty:
+        return "no case"
+    off = (cases["measured gap"] - cases["predicted gap"]).abs()
+    under = int((cases["measured gap"] > cases["predicted gap"]).sum())
+    return (f"median absolute difference {off.median():.2%} (largest {off.max():.2%}); the measured gap was "
+            f"larger in {under} of {len(cases)} cases")
+
+
 def markdown(rows: list[dict], env: dict) -> str:
     table = pd.DataFrame(rows)
     cases = table[table["close"] & table.get("hit", pd.Series(dtype=bool)).notna()] if "hit" in table else table.iloc[:0]
@@ -91,7 +101,8 @@ def markdown(rows: list[dict], env: dict) -> str:
              f"{REPETITIONS} repetitions, against the exact kernel. A hit: the advised sampler's mean headline within "
              f"{HIT:.0%} of the best sampler's. {env_line(env)}", "",
              f"**{hits} hits in {len(cases)} cases** ({hits / max(len(cases), 1):.0%}); "
-             f"{int((~table['close']).sum())} dataset(s) declined with \"no close evidence\".", "",
+             f"{int((~table['close']).sum())} dataset(s) declined with \"no close evidence\". Predicted against "
+             f"measured gap to exact: {_prediction(cases)}.", "",
              "| dataset | task | n_train | d_eff | coherence | nearest | rank | advised | best | behind best | hit "
              "| predicted gap | measured gap |",
              "|---|---|---:|---:|---:|---:|---:|---|---|---:|---|---:|---:|"]
