@@ -77,13 +77,13 @@ def write_results(name: str, payload: dict) -> Path:
     return path
 
 
-def update_readme(section: str, markdown: str) -> None:
-    """Replace the text between ``<!-- section -->`` and ``<!-- /section -->`` in README.md."""
-    readme = HERE / "README.md"
+def update_readme(section: str, markdown: str, readme: Path = HERE / "README.md") -> None:
+    """Replace the text between ``<!-- section -->`` and ``<!-- /section -->`` in ``readme``
+    (benchmarks/README.md by default)."""
     text = readme.read_text()
     pattern = re.compile(rf"(<!-- {section} -->\n).*?(<!-- /{section} -->)", re.S)
     if not pattern.search(text):
-        raise SystemExit(f"benchmarks/README.md has no '<!-- {section} -->' markers")
+        raise SystemExit(f"{readme} has no '<!-- {section} -->' markers")
     readme.write_text(pattern.sub(lambda m: m.group(1) + markdown + m.group(2), text))
 
 

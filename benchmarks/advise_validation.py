@@ -1,7 +1,7 @@
 """The advisor's own leaderboard: ``kbench advise`` on datasets kept out of the published
 sweeps, each then swept in full at the advised rank (issue 32).
 
-    python benchmarks/advise_validation.py            # advise, sweep, write the table
+    python benchmarks/advise_validation.py            # advise, sweep, write the table (and docs/advise.md's)
     python benchmarks/advise_validation.py --advise-only
 
 For each dataset: the advice (no probe: only the published evidence speaks), then every
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 import kbench
-from _common import env_line, environment, write_results
+from _common import env_line, environment, update_readme, write_results
 from kbench._files import write_text
 from kbench.advisor.answer import ADVISE_KERNEL
 
@@ -133,6 +133,7 @@ def main() -> None:
     print(text)
     write_results("advise_validation", {"rows": rows, "environment": env})
     write_text(HERE / "advise_validation.md", text)
+    update_readme("validation", text.split("\n", 2)[2], HERE.parent / "docs" / "advise.md")
 
 
 if __name__ == "__main__":

@@ -122,7 +122,7 @@ def relative_gap(metric: pd.Series, exact: pd.Series, smaller: bool) -> pd.Serie
 def nearest(cells: pd.DataFrame, regime: Regime) -> pd.DataFrame:
     """The published datasets of ``cells`` with their regime, the user's data's regime at the
     best λ of the same path (``ours λ``, ``ours d_eff``) and the distance, nearest first."""
-    datasets = cells.groupby(["sweep", "dataset"])[["n_train", "n_features", "lam", "d_eff", "d_mof", "path"]].first()
+    datasets = cells.groupby(["source", "dataset"])[["n_train", "n_features", "lam", "d_eff", "d_mof", "path"]].first()
     datasets["coherence"] = datasets["d_mof"] / datasets["d_eff"]
     ours = [regime.at(published_evidence.path_of(path)) for path in datasets["path"]]
     datasets["ours λ"] = [point["lam"] for point in ours]
@@ -162,8 +162,8 @@ def expected_seconds(own: pd.DataFrame, rank: int, n_train: int) -> pd.Series:
 def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: int, task) -> Recommendation | None:
     """The samplers' standing at ``rank`` of the user's data, on the close datasets' blocks."""
     picked, blocks, paths, seconds = [], [], [], []
-    for (sweep, dataset), row in close.iterrows():
-        own = cells[(cells["sweep"] == sweep) & (cells["dataset"] == dataset)]
+    for (source, dataset), row in close.iterrows():
+        own = cells[(cells["source"] == source) & (cells["dataset"] == dataset)]
         swept = np.sort(own["rank"].unique())
         theirs = comparable_rank(swept, rank, row["ours d_eff"], row["d_eff"])
         if theirs is None:
@@ -171,7 +171,7 @@ def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: in
         blocks.append((dataset, theirs))
         paths.append(published_evidence.path_of(own["path"].iloc[0]))
         seconds.append(expected_seconds(own, rank, regime.n_train))
-        picked.append(own[own["rank"] == theirs].assign(dataset=f"{dataset} ({sweep})"))
+        picked.append(own[own["rank"] == theirs].assign(dataset=f"{dataset} ({source})"))
     if not picked:
         return None
     block_cells = pd.concat(picked, ignore_index=True)

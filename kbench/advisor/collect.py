@@ -19,10 +19,10 @@ def main(argv=None) -> None:
     parser.add_argument("results", nargs="+", type=Path, help="all.parquet files of published sweeps")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name(PUBLISHED))
     args = parser.parse_args(argv)
-    evidence = collect_all(pd.read_parquet(path) for path in args.results)
+    evidence = collect_all({str(path.parent): pd.read_parquet(path) for path in args.results})
     with atomic_path(args.out) as partial:
         evidence.to_parquet(partial, index=False)
-    datasets = evidence[["sweep", "dataset"]].drop_duplicates()
+    datasets = evidence[["source", "dataset"]].drop_duplicates()
     print(f"{args.out}: {len(evidence)} cells, {len(datasets)} datasets, tasks {sorted(evidence['task'].unique())}")
 
 

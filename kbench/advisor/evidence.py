@@ -29,23 +29,23 @@ REGIME_COLUMNS = {"n_train": "n_train", "n_features": "n_features", "oracle λ":
                   "d_mof": "d_mof", "estimated": "estimated"}
 
 
-def collect(frame: pd.DataFrame) -> pd.DataFrame:
-    """The evidence of one sweep's results: the cells of its λ-path sections that compare
-    with the exact kernel, and the regime of each dataset (datasets without one left out)."""
+def collect(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The evidence of one sweep's results (published at ``source``, e.g. "results/real"):
+    the cells of its λ-path sections that compare with the exact kernel, and the regime of
+    each dataset (datasets without one left out)."""
     found, _ = sections(frame)
     table = regimes(frame, found)
     if table.empty or "d_eff" not in table:
         return pd.DataFrame()
     table = table[list(REGIME_COLUMNS)].rename(columns=REGIME_COLUMNS).dropna(subset=["d_eff", "d_mof"])
     kernels = frame.groupby(dataset_keys(frame))["kernel"].first()
-    sweep = str(frame["sweep"].iloc[0])
     parts, path = [], lam_path(frame)
     for section in found:
         headline = section.task.headline
         if not section.task.uses_lams or headline.exact is None:
             continue
         cells = section.cells[section.cells["dataset"].isin(table.index)].reindex(columns=CELL_COLUMNS)
-        parts.append(cells.assign(task=section.label, sweep=sweep, path=path, kernel=cells["dataset"].map(kernels))
+        parts.append(cells.assign(task=section.label, source=source, path=path, kernel=cells["dataset"].map(kernels))
                      .join(table, on="dataset"))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
@@ -59,9 +59,10 @@ def path_of(text: str) -> list[float]:
     return [float(v) for v in text.split(",")]
 
 
-def collect_all(frames) -> pd.DataFrame:
-    """The evidence of several sweeps, in one table (a dataset is named by its sweep and key)."""
-    parts = [part for frame in frames if len(part := collect(frame))]
+def collect_all(results: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The evidence of several published sweeps ({source: rows}) in one table, a dataset
+    named by its source and key."""
+    parts = [part for source, frame in results.items() if len(part := collect(frame, source))]
     if not parts:
         raise ValueError("no evidence: none of the results has a λ-path task scored against the exact kernel")
     evidence = pd.concat(parts, ignore_index=True)

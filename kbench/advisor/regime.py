@@ -94,6 +94,7 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
         approx = RPCholeskySampler().fit(data.X_train, kernel, rank, seed=seed)
         F = np.asarray(approx.train_features)
         rows = task.evaluate(data, approx, kernel, lams=lams)
+        approx.release()  # its features: the next, doubled rank's fit needs the memory
         scores = np.array([row[task.headline.metric] for row in rows], dtype=float)
         found = factor_diagnostics(F, lams)
         d_eff, d_mof = found["d_eff"], found["d_mof"]

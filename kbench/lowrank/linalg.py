@@ -33,20 +33,23 @@ def leverage_scores_from_eigh(s: np.ndarray, U: np.ndarray, ridge: float) -> np.
     return (U * U) @ (s / (s + ridge))
 
 
-def factor_diagnostics(F: np.ndarray, lams) -> dict[str, np.ndarray]:
+def factor_diagnostics(F: np.ndarray, lams, block_rows: int = 8192) -> dict[str, np.ndarray]:
     """d_eff, d_mof and d_ave of L = FFᵀ (F n×r) at each λ of ``lams``, ridge nλ: with
     FᵀF = Q diag(e) Qᵀ, ℓᵢ(λ) = Σⱼ (FQ)ᵢⱼ²/(eⱼ + nλ), d_eff = Σⱼ eⱼ/(eⱼ + nλ) = Σᵢ ℓᵢ,
     d_mof = n·maxᵢ ℓᵢ and d_ave = Σⱼ (eⱼ/(eⱼ + nλ))². For L ≼ K each ℓᵢ(L) ≤ ℓᵢ(K) (A ↦ A(A + c)⁻¹
-    is operator monotone), so d_eff and d_mof of L are lower bounds of K's."""
+    is operator monotone), so d_eff and d_mof of L are lower bounds of K's. The scores are
+    formed ``block_rows`` rows at a time: memory O(block_rows·r) beyond F."""
     n = F.shape[0]
     e, Q = np.linalg.eigh(F.T @ F)
     e = np.clip(e, 0.0, None)
-    FQ = F @ Q
     lams = np.atleast_1d(np.asarray(lams, dtype=float))
     inverse = 1.0 / (e[:, None] + n * lams[None, :])  # r×L
     ratio = e[:, None] * inverse
-    scores = (FQ * FQ) @ inverse  # n×L
-    return {"d_eff": ratio.sum(axis=0), "d_mof": n * scores.max(axis=0), "d_ave": (ratio * ratio).sum(axis=0)}
+    largest = np.zeros(len(lams))
+    for start in range(0, n, block_rows):
+        FQ = F[start : start + block_rows] @ Q
+        np.maximum(largest, ((FQ * FQ) @ inverse).max(axis=0), out=largest)
+    return {"d_eff": ratio.sum(axis=0), "d_mof": n * largest, "d_ave": (ratio * ratio).sum(axis=0)}
 
 
 def ridge_scores_cholesky(M: np.ndarray, ridge: float, overwrite: bool = False) -> np.ndarray:

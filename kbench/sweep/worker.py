@@ -220,7 +220,7 @@ def _release(approx) -> None:
     the fit, a pivoted Cholesky factor of n × rank floats, say, is freed when its job returns,
     not when the garbage collector next runs, while the worker's next job fits."""
     if approx is not None:
-        approx.cache.clear()
+        approx.release()
 
 
 def _evaluate_cells(todo, job: Job, context: JobContext, lams, approx, common: dict,

@@ -64,7 +64,7 @@ def test_the_regime_interval_holds_the_exact_effective_dimension():
 
 
 def test_the_shipped_evidence_is_collected_from_the_published_results():
-    collected = evidence.collect_all(pd.read_parquet(path) for path in PUBLISHED)
+    collected = evidence.collect_all({str(path.parent.relative_to(ROOT)): pd.read_parquet(path) for path in PUBLISHED})
     pd.testing.assert_frame_equal(collected, evidence.published(), check_dtype=False)
 
 
@@ -166,3 +166,10 @@ def test_a_time_budget_keeps_the_samplers_expected_within_it():
     assert none.recommendation is None and "expected within 1e-06 s" in none.line
     with pytest.raises(ValueError, match="not both"):
         kbench.advise(diamonds, rank=100, seconds=1.0)
+
+
+def test_factor_diagnostics_do_not_depend_on_the_row_blocks():
+    F = np.random.default_rng(1).standard_normal((1000, 30))
+    whole, blocked = factor_diagnostics(F, [1e-3, 1e-1], block_rows=1000), factor_diagnostics(F, [1e-3, 1e-1], 77)
+    for key in whole:  # the same products on row blocks of other shapes: round-off only
+        np.testing.assert_allclose(blocked[key], whole[key], rtol=1e-12)
