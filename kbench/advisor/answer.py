@@ -29,7 +29,7 @@ from kbench._validation import Bound
 from kbench.advisor import evidence as published_evidence
 from kbench.advisor.probe import Probe
 from kbench.advisor.probe import probe as run_probe
-from kbench.advisor.regime import Regime, distance, estimate_regime
+from kbench.advisor.regime import Regime, coordinates, distance, estimate_regime
 from kbench.datasets import load_dataset
 from kbench.registry import make_kernel, make_task
 from kbench.reporting.scores import Section, task_of
@@ -53,6 +53,8 @@ PROBE_DEFAULT_SAMPLERS = ("uniform", "rp-cholesky", "rls-fast", "rff")
 PROBE_RANK = 100
 SECONDS = Bound("seconds", False, 0, 1e8, low_open=True, why="a time budget per fit and evaluation")
 WITHIN = Bound("within", False, 0, 1, low_open=True, why="the relative distance to exact the advice aims for")
+#: the columns of :func:`nearest`
+NEAREST_COLUMNS = ["n_train", "n_features", "lam", "d_eff", "d_mof", "coherence", "ours λ", "ours d_eff", "distance"]
 #: how the samplers' table prints
 FORMATTERS = {"mean place": "{:.2f}".format, "expected gap": "{:.2%}".format,
               "expected seconds": "{:.3g}".format, "failure rate": "{:.0%}".format}
@@ -66,15 +68,18 @@ class Recommendation:
 
     rank: int
     blocks: list[tuple[str, int]]  # (evidence dataset, its swept rank)
-    table: pd.DataFrame  # per sampler: mean place, expected gap to exact, failure rate, cells
-    lams: list[float]  # the λ path of the nearest evidence dataset: the gaps are on it
+    used: pd.DataFrame  # the evidence datasets of the blocks (rows of :func:`nearest`)
+    table: pd.DataFrame  # per sampler: mean place, expected gap to exact and seconds, failure rate, cells
+    paths: list[list[float]]  # each block's λ path: its gaps are at the best λ of it
 
     @property
     def best(self) -> str | None:
         return None if self.table.empty else str(self.table.index[0])
 
     def gap(self, sampler: str) -> float:
-        return float(self.table.loc[sampler, "expected gap"]) if sampler in self.table.index else math.inf
+        """The expected gap to exact, +inf when unknown (not in the table, no scored cell)."""
+        gap = self.table["expected gap"].get(sampler, math.inf)
+        return math.inf if pd.isna(gap) else float(gap)
 
 
 @dataclass
@@ -99,24 +104,31 @@ class Advice:
         return detail(self)
 
     def as_dict(self) -> dict:
+        """Everything, as plain data (NaN as None, so that it is valid JSON)."""
         rec = self.recommendation
-        return {
+        answer = {
             "dataset": self.dataset, "task": self.task, "kernel": self.kernel, "answer": self.line,
             "regime": self.regime.as_dict(), "close_evidence": self.close, "within": self.within,
             "evidence": self.evidence.reset_index().to_dict(orient="records"),
             "recommendation": None if rec is None else {
-                "rank": rec.rank, "sampler": rec.best, "blocks": [list(b) for b in rec.blocks], "lams": rec.lams,
+                "rank": rec.rank, "sampler": rec.best, "blocks": [list(b) for b in rec.blocks], "lams": rec.paths,
                 "samplers": rec.table.reset_index().to_dict(orient="records")},
             "uniform_rank": self.baseline_rank,
             "probe": None if self.probe is None else self.probe.as_dict(),
             "notes": self.notes,
         }
+        return _finite(answer)
 
 
-def relative_gap(metric: pd.Series, exact: pd.Series, smaller: bool) -> pd.Series:
-    """How far a headline is from the exact kernel's, relative to it (≥ 0 when worse)."""
-    gap = metric / exact - 1.0 if smaller else 1.0 - metric / exact
-    return gap.where(exact.abs() > 0)
+def _finite(value):
+    """``value`` with every float NaN (at any depth of dicts and lists) replaced by None."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
 
 
 def nearest(cells: pd.DataFrame, regime: Regime) -> pd.DataFrame:
@@ -127,9 +139,8 @@ def nearest(cells: pd.DataFrame, regime: Regime) -> pd.DataFrame:
     ours = [regime.at(published_evidence.path_of(path)) for path in datasets["path"]]
     datasets["ours λ"] = [point["lam"] for point in ours]
     datasets["ours d_eff"] = [point["d_eff"] for point in ours]
-    datasets["distance"] = [
-        distance(regime.coordinates(published_evidence.path_of(row.path)),
-                 np.log10([row.n_train, row.d_eff, row.coherence])) for row in datasets.itertuples()]
+    datasets["distance"] = [distance(coordinates(regime.n_train, point), coordinates(row.n_train, row._asdict()))
+                            for point, row in zip(ours, datasets.itertuples(), strict=True)]
     return datasets.drop(columns="path").sort_values("distance", kind="stable")
 
 
@@ -161,7 +172,7 @@ def expected_seconds(own: pd.DataFrame, rank: int, n_train: int) -> pd.Series:
 
 def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: int, task) -> Recommendation | None:
     """The samplers' standing at ``rank`` of the user's data, on the close datasets' blocks."""
-    picked, blocks, paths, seconds = [], [], [], []
+    picked, blocks, keys, paths, seconds = [], [], [], [], []
     for (source, dataset), row in close.iterrows():
         own = cells[(cells["source"] == source) & (cells["dataset"] == dataset)]
         swept = np.sort(own["rank"].unique())
@@ -169,6 +180,7 @@ def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: in
         if theirs is None:
             continue
         blocks.append((dataset, theirs))
+        keys.append((source, dataset))
         paths.append(published_evidence.path_of(own["path"].iloc[0]))
         seconds.append(expected_seconds(own, rank, regime.n_train))
         picked.append(own[own["rank"] == theirs].assign(dataset=f"{dataset} ({source})"))
@@ -183,13 +195,15 @@ def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: in
     smaller = task.headline.smaller_is_better
     ok = block_cells[~block_cells["status"].isin(FAILED)]
     means = ok.groupby(["dataset", "sampler"])[["metric", "exact"]].mean()
-    gaps = relative_gap(means["metric"], means["exact"], smaller).groupby(level="sampler").median()
+    gaps = published_evidence.relative_gap(means["metric"], means["exact"], smaller).groupby(level="sampler").median()
+    if gaps.isna().all():  # no sampler scored in these blocks: nothing to advise
+        return None
     failed = block_cells.assign(failed=block_cells["status"].isin(FAILED)).groupby("sampler")["failed"]
     table = pd.DataFrame({"mean place": result.places.mean(), "expected gap": gaps,
                           "expected seconds": pd.concat(seconds, axis=1).median(axis=1),
                           "failure rate": failed.mean(), "cells": failed.size()}).dropna(subset=["mean place"])
     table = table.sort_values(["mean place", "expected gap"], kind="stable").rename_axis("sampler")
-    return Recommendation(rank, blocks, table, paths[0])
+    return Recommendation(rank, blocks, close.loc[keys], table, paths)
 
 
 def advisable_task(label: str):
@@ -207,50 +221,65 @@ def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str, cell
     evidence by default): at ``rank``; or within ``seconds`` per fit and evaluation, the
     sampler and rank expected closest to exact; or the smallest rank expected ``within``."""
     task = advisable_task(task_label)
-    cells = published_evidence.published() if cells is None else cells
-    name, kernel_name = published_evidence.task_name(task_label), published_evidence.kernel_name(kernel)
-    cells = cells[(cells["task"].map(published_evidence.task_name) == name)
-                  & (cells["kernel"].map(published_evidence.kernel_name) == kernel_name)]
-    notes = []
+    cells = published_evidence.of_task_and_kernel(published_evidence.published() if cells is None else cells,
+                                                  task_label, kernel)
+    notes = [f"d_eff's interval at your best λ is wide ({regime.at()['d_eff']:.3g} to "
+             f"{regime.at()['d_eff_upper']:.3g}): the distances and rank scaling use its lower end."
+             ] if regime.uncertain else []
+
+    def declined(line: str, table: pd.DataFrame, close: bool) -> Advice:
+        return Advice(dataset, task_label, kernel, regime, table, close, None, None, within, line, notes=notes)
+
     if cells.empty:
-        table = pd.DataFrame(columns=["n_train", "n_features", "lam", "d_eff", "d_mof", "coherence", "ours λ",
-                                      "ours d_eff", "distance"])
-        line = (f"no close evidence: no published sweep ran the {name} task with a {kernel_name} kernel; "
-                "run with --probe, or sweep your data (kbench run).")
-        return Advice(dataset, task_label, kernel, regime, table, False, None, None, within, line, notes=notes)
+        return declined(f"no close evidence: no published sweep ran the {task.name} task with a "
+                        f"{published_evidence.kernel_name(kernel)} kernel; run with --probe, or sweep your data "
+                        "(kbench run).", pd.DataFrame(columns=NEAREST_COLUMNS), False)
     table = nearest(cells, regime)
     close = table[table["distance"] <= CLOSE].head(NEAREST)
     if close.empty:
         first = table.iloc[0]
-        line = (f"no close evidence: the nearest published dataset ({table.index[0][1]}, n {first['n_train']:.0f}, "
-                f"d_eff {first['d_eff']:.3g}, coherence {first['coherence']:.3g}) is {first['distance']:.2f} from "
-                f"your data (n {regime.n_train}, d_eff {first['ours d_eff']:.3g} at λ {first['ours λ']:g}; "
-                f"close is ≤ {CLOSE} in log₁₀ units); run with --probe, or sweep your data (kbench run).")
-        return Advice(dataset, task_label, kernel, regime, table, False, None, None, within, line, notes=notes)
-    candidates = [rank] if rank is not None else [r for r in RANKS if r <= regime.n_train]
-    found = {r: rec for r in candidates if (rec := recommend(cells, close, regime, r, task)) is not None}
-    if seconds is not None:  # only the samplers expected within the budget
-        found = {r: replace(rec, table=rec.table[rec.table["expected seconds"] <= seconds]) for r, rec in found.items()}
-        found = {r: rec for r, rec in found.items() if not rec.table.empty}
-    if not found:
-        line = (f"no close evidence at rank {rank}: the close datasets were swept at ranks too far from it "
-                f"(beyond a factor {RANK_FACTOR:g} after scaling by d_eff); run with --probe." if seconds is None else
-                f"no sampler of the close evidence is expected within {seconds:g} s on your data; "
-                "allow more time, or run with --probe.")
-        return Advice(dataset, task_label, kernel, regime, table, True, None, None, within, line, notes=notes)
-    if rank is not None:
-        chosen = found[rank]
-    elif seconds is not None:  # the closest to exact within the budget, the smaller rank on a tie
-        chosen = min(found.values(), key=lambda rec: (rec.gap(rec.best), rec.rank))
-    else:
-        reached = [r for r, rec in found.items() if rec.gap(rec.best) <= within]
-        chosen = found[reached[0] if reached else max(found)]
-        if not reached:
-            notes.append(f"no rank with evidence is expected within {within:.0%} of exact; the largest is shown.")
+        return declined(
+            f"no close evidence: the nearest published dataset ({table.index[0][1]}, n {first['n_train']:.0f}, "
+            f"d_eff {first['d_eff']:.3g}, coherence {first['coherence']:.3g}) is {first['distance']:.2f} from your "
+            f"data (n {regime.n_train}, d_eff {first['ours d_eff']:.3g} at λ {first['ours λ']:g}; close is ≤ {CLOSE} "
+            "in log₁₀ units); run with --probe, or sweep your data (kbench run).", table, False)
+    ranks = [r for r in RANKS if r <= regime.n_train] or [regime.n_train]
+    found = {r: rec for r in sorted({*ranks, *([rank] if rank else [])})
+             if (rec := recommend(cells, close, regime, r, task)) is not None}
     reached_by_uniform = [r for r, rec in found.items() if rec.gap(BASELINE) <= within]
+    chosen, why = choose(found, rank, seconds, within)
+    if chosen is None:
+        return declined(why, table, True)
+    notes += [why] if why else []
     baseline_rank = reached_by_uniform[0] if reached_by_uniform else None
-    line = _line(task, chosen, close, baseline_rank, within)
+    line = _line(task, chosen, baseline_rank, within, max(found))
     return Advice(dataset, task_label, kernel, regime, table, True, chosen, baseline_rank, within, line, notes=notes)
+
+
+def choose(found: dict[int, Recommendation], rank: int | None, seconds: float | None, within: float
+           ) -> tuple[Recommendation | None, str]:
+    """The recommendation to give among those ``found`` per rank (see :func:`advise_from`),
+    and a note; or None and the line saying why there is none."""
+    if rank is not None:
+        if rank not in found:
+            return None, (f"no close evidence at rank {rank}: the close datasets were swept at ranks too far "
+                          f"from it (beyond a factor {RANK_FACTOR:g} after scaling by d_eff); run with --probe.")
+        return found[rank], ""
+    if not found:
+        return None, ("no close evidence at any rank: the close datasets were swept at ranks too far from yours "
+                      f"(beyond a factor {RANK_FACTOR:g} after scaling by d_eff); run with --probe.")
+    if seconds is not None:  # only the samplers expected within the budget
+        within_budget = {r: replace(rec, table=rec.table[rec.table["expected seconds"] <= seconds])
+                         for r, rec in found.items()}
+        within_budget = {r: rec for r, rec in within_budget.items() if not rec.table.empty}
+        if not within_budget:
+            return None, (f"no sampler of the close evidence is expected within {seconds:g} s on your data; "
+                          "allow more time, or run with --probe.")
+        return min(within_budget.values(), key=lambda rec: (rec.gap(rec.best), rec.rank)), ""
+    reached = [r for r, rec in found.items() if rec.gap(rec.best) <= within]
+    if reached:
+        return found[reached[0]], ""
+    return found[max(found)], f"no rank with evidence is expected within {within:.0%} of exact; the largest is shown."
 
 
 def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: int | None = None,
@@ -267,15 +296,15 @@ def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: i
     """
     if rank is not None and seconds is not None:
         raise ValueError("give a rank or a time budget (seconds), not both.")
-    if rank is not None:
-        rank = BOUNDS["ranks"].check(rank, "rank")
-    if seconds is not None:
-        seconds = SECONDS.check(seconds)
-    within = WITHIN.check(within)
-    seed = BOUNDS["seed"].check(seed)
+    rank = None if rank is None else BOUNDS["ranks"].check(rank, "rank")
+    seconds = None if seconds is None else SECONDS.check(seconds)
+    within, seed = WITHIN.check(within), BOUNDS["seed"].check(seed)
     advisable_task(task)
+    unfitted = make_kernel(kernel)  # a bad spec fails before the data is read
     data = load_dataset(dataset, seed=seed)
-    fitted = make_kernel(kernel).fit(data.X_train, data.y_train)
+    if rank is not None and rank > data.n_train:
+        raise ValueError(f"rank {rank} is above the {data.n_train} training rows of {dataset}.")
+    fitted = unfitted.fit(data.X_train, data.y_train)
     regime = estimate_regime(data, fitted, make_task(task, exact_max_n=1), lams, seed=seed)
     advice = advise_from(regime, dataset, task, kernel, cells=cells, rank=rank, within=within, seconds=seconds)
     if probe:
@@ -283,25 +312,27 @@ def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: i
         leading = [] if rec is None else list(rec.table.index[:PROBE_SAMPLERS])
         samplers = list(dict.fromkeys([*leading, *PROBE_DEFAULT_SAMPLERS]))[: PROBE_SAMPLERS + 1]
         advice.probe = run_probe(dataset, task, kernel, samplers, rank or (rec.rank if rec else PROBE_RANK),
-                                 rec.lams if rec else lams, len(data.X_train) + len(data.X_test), seed=seed)
+                                 rec.paths[0] if rec else lams, len(data.X_train) + len(data.X_test), seed=seed)
         advice.line += "; " + advice.probe.verdict(rec.best if rec else None)
     return advice
 
 
-def _line(task, rec: Recommendation, close: pd.DataFrame, baseline_rank: int | None, within: float) -> str:
+def _line(task, rec: Recommendation, baseline_rank: int | None, within: float, largest: int) -> str:
     best = rec.best
     gap = rec.gap(best)
     headline = task.headline
     places = rec.table["mean place"]
     tied = [s for s in rec.table.index[1:] if places[s] == places[best]]
+    paths = {tuple(path) for path in rec.paths}
+    on = f"the best λ of {_path_text(rec.paths[0])}" if len(paths) == 1 else "the best λ of each dataset's path"
     said = (f"use {best}{f' (tied with {_names(tied)})' if tied else ''} at rank {rec.rank}: expected "
-            f"{_gap_text(gap)} exact {task.name}'s {headline.metric} at the best λ of {_path_text(rec.lams)} "
+            f"{_gap_text(gap)} exact {task.name}'s {headline.metric} at {on} "
             f"(median over {len(rec.blocks)} published dataset(s)), about "
             f"{rec.table.loc[best, 'expected seconds']:.2g} s")
     if best != BASELINE:
         said += (f"; uniform needs rank {baseline_rank}" if baseline_rank is not None
-                 else f"; uniform is not expected within {within:.0%} at any rank with evidence")
-    used = close.loc[[key for key in close.index if key[1] in {d for d, _ in rec.blocks}]]
+                 else f"; uniform is not expected within {within:.0%} up to rank {largest}")
+    used = rec.used
     said += (f"; evidence: {len(used)} dataset(s) with n {_span(used['n_train'], '.0f')}, d_eff "
              f"{_span(used['d_eff'])}, coherence {_span(used['coherence'])}: "
              + ", ".join(f"{d} (rank {r})" for d, r in rec.blocks))

@@ -1,4 +1,5 @@
-"""Regenerate the advisor's published evidence from the published results::
+"""Regenerate the advisor's published evidence from the published results, from the
+repository's root (a dataset's source is its results folder, relative)::
 
     python -m kbench.advisor.collect results/all.parquet results/{real,large,evidence}/all.parquet
 """
@@ -6,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +21,8 @@ def main(argv=None) -> None:
     parser.add_argument("results", nargs="+", type=Path, help="all.parquet files of published sweeps")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name(PUBLISHED))
     args = parser.parse_args(argv)
-    evidence = collect_all({str(path.parent): pd.read_parquet(path) for path in args.results})
+    # a dataset's source is its results folder relative to the repository (run from its root)
+    evidence = collect_all({os.path.relpath(path.parent): pd.read_parquet(path) for path in args.results})
     with atomic_path(args.out) as partial:
         evidence.to_parquet(partial, index=False)
     datasets = evidence[["source", "dataset"]].drop_duplicates()

@@ -83,3 +83,17 @@ def task_name(label: str) -> str:
 
 def kernel_name(spec: str) -> str:
     return Spec.parse(spec, "kernel").name
+
+
+def of_task_and_kernel(cells: pd.DataFrame, task: str, kernel: str) -> pd.DataFrame:
+    """The cells of the task named like ``task`` under a kernel of the family of ``kernel``."""
+    tasks = {label: task_name(label) for label in cells["task"].unique()}
+    kernels = {spec: kernel_name(spec) for spec in cells["kernel"].unique()}
+    return cells[(cells["task"].map(tasks) == task_name(task)) & (cells["kernel"].map(kernels) == kernel_name(kernel))]
+
+
+def relative_gap(metric, exact, smaller: bool):
+    """How far a headline is from the exact kernel's, relative to it (> 0: worse); NaN where
+    the exact value is 0."""
+    gap = metric / exact - 1.0 if smaller else 1.0 - metric / exact
+    return gap.where(exact.abs() > 0)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from kbench.advisor.evidence import relative_gap
 from kbench.reporting.scores import sections
 from kbench.reporting.standing import FAILED, standing
 from kbench.spec import Spec
@@ -51,7 +52,7 @@ class Probe:
         if advised is None:
             return f"probe: {said}"
         if advised not in self.table.index:
-            return f"probe overturns it: {said} ({advised} has no place: its cells failed)"
+            return f"probe overturns it: {said} ({advised}: no cell scored)"
         if self.table.loc[advised, "mean place"] == self.table.loc[self.best, "mean place"]:
             return f"probe confirms: {said}"
         return f"probe overturns it: {said} ({advised}: mean place {self.table.loc[advised, 'mean place']:.2f})"
@@ -92,11 +93,13 @@ def probe(dataset: str, task: str, kernel: str, samplers: list[str], rank: int, 
     result = standing(section)
     ok = section.cells[~section.cells["status"].isin(FAILED)]
     means = ok.groupby(["sampler", "rank"])[["metric", "exact"]].mean()
-    gap = means["metric"] / means["exact"] - 1.0 if section.smaller else 1.0 - means["metric"] / means["exact"]
+    gap = relative_gap(means["metric"], means["exact"], section.smaller)
     columns = ["mean place", *(f"gap at rank {r}" for r in ranks)]
     table = result.places.mean().rename("mean place").to_frame()
     if len(gap):
         table = table.join(gap.unstack("rank").rename(columns=lambda r: f"gap at rank {r}"))
+    # a sampler none of whose cells scored has no place to compare (all failures tie)
+    table = table[table.index.isin(ok["sampler"])]
     table = table.reindex(columns=columns).sort_values("mean place", kind="stable").rename_axis("sampler")
     failed = int(section.cells["status"].isin(FAILED).sum())
     return Probe(spec, ranks, table, failed, len(section.cells), time.perf_counter() - start)

@@ -61,7 +61,9 @@ class Regime:
             lams[:, None], np.asarray(path, dtype=float)[None, :], rtol=1e-9, atol=0).any(axis=1)
         scores = np.where(allowed & np.isfinite(self.scores), self.scores, np.nan)
         if np.isnan(scores).all():
-            raise ValueError(f"no λ of the path {list(path)} was scored on this data (scored: {list(self.lams)})")
+            asked = "the path" if path is None else f"the path {list(path)}"
+            raise ValueError(f"no λ of {asked} has a finite {self.metric} on this data (λ tried: {list(self.lams)}); "
+                             "the approximation's fits failed numerically.")
         return int(np.nanargmin(scores) if self.smaller_is_better else np.nanargmax(scores))
 
     def at(self, path=None) -> dict[str, float]:
@@ -72,8 +74,14 @@ class Regime:
 
     def coordinates(self, path=None) -> np.ndarray:
         """log₁₀ of (n, d_eff, d_mof/d_eff) at :meth:`best`: where datasets are compared."""
-        point = self.at(path)
-        return np.log10([self.n_train, point["d_eff"], point["coherence"]])
+        return coordinates(self.n_train, self.at(path))
+
+    @property
+    def uncertain(self) -> bool:
+        """Whether d_eff's interval at the best λ stayed wider than ``INTERVAL`` (the rank
+        could not be doubled further within ``MAX_WORK``)."""
+        at = self.at()
+        return at["d_eff_upper"] > INTERVAL * at["d_eff"]
 
     def as_dict(self) -> dict:
         return {**asdict(self), "at_best": self.at()}
@@ -94,7 +102,7 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
         approx = RPCholeskySampler().fit(data.X_train, kernel, rank, seed=seed)
         F = np.asarray(approx.train_features)
         rows = task.evaluate(data, approx, kernel, lams=lams)
-        approx.release()  # its features: the next, doubled rank's fit needs the memory
+        approx.release()  # its cached features refer back to it
         scores = np.array([row[task.headline.metric] for row in rows], dtype=float)
         found = factor_diagnostics(F, lams)
         d_eff, d_mof = found["d_eff"], found["d_mof"]
@@ -106,7 +114,13 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
         doubled = min(2 * rank, n)
         if at["d_eff_upper"] <= INTERVAL * at["d_eff"] or doubled == rank or n * doubled**2 > max_work:
             return replace(regime, seconds=time.perf_counter() - start)
+        del approx, F, rows  # the n×r factor, before the doubled rank's fit
         rank = doubled
+
+
+def coordinates(n_train: float, point) -> np.ndarray:
+    """log₁₀ of (n, d_eff, d_mof/d_eff) of a regime ``point`` (a mapping with d_eff, coherence)."""
+    return np.log10([n_train, point["d_eff"], point["coherence"]])
 
 
 def distance(a: np.ndarray, b: np.ndarray) -> float:

@@ -4,6 +4,7 @@ against the published results it is collected from, and the answer's rules."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -88,7 +89,13 @@ def test_advice_names_its_evidence_and_its_rank_is_scaled_by_d_eff():
     table = advice.recommendation.table
     assert table["mean place"].is_monotonic_increasing and advice.recommendation.best == table.index[0]
     assert f"use {table.index[0]} at rank 100" in advice.line and diamonds in advice.line
-    assert json.loads(json.dumps(advice.as_dict(), default=str))["recommendation"]["rank"] == 100
+    assert json.loads(json.dumps(advice.as_dict(), default=str, allow_nan=False))["recommendation"]["rank"] == 100
+    # the uniform baseline's rank is read over every rank with evidence, whatever rank is asked
+    default = advise_from(regime_like(40455, 41.3 * 1.2, 194.0), diamonds, "krr", "gaussian:sigma=cv", cells)
+    assert advice.baseline_rank == default.baseline_rank
+    # 25·41.3/49.6 ≈ 21 is 2.4× below the smallest swept rank (50): no evidence at that rank
+    far = advise_from(regime_like(40455, 41.3 * 1.2, 194.0), diamonds, "krr", "gaussian:sigma=cv", cells, rank=25)
+    assert far.recommendation is None and far.line.startswith("no close evidence at rank 25")
 
 
 def test_a_regime_far_from_every_published_one_gets_no_close_evidence():
@@ -109,7 +116,10 @@ def test_comparable_rank_is_the_nearest_swept_rank_within_a_factor_two():
 @pytest.mark.parametrize("kwargs, message", [
     ({"task": "kpca"}, "λ-path tasks"),
     ({"rank": 0}, "rank"),
+    ({"rank": 400}, "above the 331 training rows"),
     ({"within": 0}, "within"),
+    ({"seconds": -1.0}, "seconds"),
+    ({"kernel": "gaussian:sigma=-1"}, "sigma"),
 ])
 def test_bad_advice_requests_are_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -143,6 +153,8 @@ def test_the_probe_places_samplers_and_measures_their_gap_to_exact():
     assert found.table.loc["rff", "gap at rank 331"] > 1e-3  # 331 random features are not exact
     assert found.verdict("uniform").startswith("probe confirms: uniform first")
     assert found.verdict("rff").startswith("probe overturns it: uniform first")
+    nothing = replace(found, table=found.table.iloc[:0], failed=12)  # every cell failed
+    assert nothing.best is None and nothing.verdict("uniform") == "probe: no sampler scored (12 of 12 cells failed)"
 
 
 def test_expected_seconds_interpolate_in_rank_and_scale_with_n():
