@@ -5,7 +5,8 @@ sweeps, each then swept in full at the advised rank (issue 32).
     python benchmarks/advise_validation.py --advise-only
 
 For each dataset: the advice (no probe: only the published evidence speaks), then every
-sampler of the advice's evidence table at the advised rank on the advice's λ path,
+sampler of the advice's evidence table at the advised rank on the λ path of its nearest
+evidence dataset,
 ``REPETITIONS`` times, against the exact kernel. A case counts as a hit when the advised
 sampler's mean headline is within ``HIT`` (relative) of the best sampler's mean; the
 predicted distance to exact is set against the measured one. Datasets the advisor
@@ -60,7 +61,7 @@ def validate(spec: str, task: str, advise_only: bool) -> dict:
     if rec is None or advise_only:
         return row
     samplers = list(rec.table.index)
-    frame = kbench.run([spec], samplers, [task], [rec.rank], rec.lams, REPETITIONS, kernel=ADVISE_KERNEL,
+    frame = kbench.run([spec], samplers, [task], [rec.rank], rec.paths[0], REPETITIONS, kernel=ADVISE_KERNEL,
                        out=OUT / "cells", progress=False)
     task_object = kbench.make_task(task)
     headline = task_object.headline
