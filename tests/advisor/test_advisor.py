@@ -66,7 +66,13 @@ def test_the_regime_interval_holds_the_exact_effective_dimension():
 
 def test_the_shipped_evidence_is_collected_from_the_published_results():
     collected = evidence.collect_all({str(path.parent.relative_to(ROOT)): pd.read_parquet(path) for path in PUBLISHED})
-    pd.testing.assert_frame_equal(collected, evidence.published(), check_dtype=False)
+    shipped = evidence.published()
+    # the README's first command reruns the default sweep: its timings change, and its values by
+    # round-off (5e-9 relative between reruns, more across BLAS kernels), never its cells
+    numbers = ["metric", "exact", "lam", "d_eff", "d_mof"]
+    exact_columns = [c for c in shipped.columns if c not in numbers and c != "seconds"]
+    pd.testing.assert_frame_equal(collected[exact_columns], shipped[exact_columns], check_dtype=False)
+    pd.testing.assert_frame_equal(collected[numbers], shipped[numbers], check_dtype=False, rtol=1e-6, atol=1e-12)
 
 
 def regime_like(n: int, d_eff: float, coherence: float, lam: float = 1e-4) -> Regime:
