@@ -191,3 +191,14 @@ def test_factor_diagnostics_do_not_depend_on_the_row_blocks():
     whole, blocked = factor_diagnostics(F, [1e-3, 1e-1], block_rows=1000), factor_diagnostics(F, [1e-3, 1e-1], 77)
     for key in whole:  # the same products on row blocks of other shapes: round-off only
         np.testing.assert_allclose(blocked[key], whole[key], rtol=1e-12)
+
+
+def test_a_local_file_is_advised_like_any_dataset(tmp_path):
+    data = kbench.load_dataset("sklearn:diabetes", standardize=False)
+    frame = pd.DataFrame(np.vstack([data.X_train, data.X_test]), columns=data.feature_names)
+    frame["y"] = np.concatenate([data.y_train, data.y_test])
+    path = tmp_path / "mine.csv"
+    frame.to_csv(path, index=False)
+    advice = kbench.advise(f"file:{path}:target=y", kernel="gaussian:sigma=median")
+    assert advice.regime.n_train == 331 and advice.dataset == f"file:{path}:target=y"
+    assert advice.line.startswith(("use ", "no close evidence"))
