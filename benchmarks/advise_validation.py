@@ -26,6 +26,9 @@ import kbench
 from _common import env_line, environment, update_readme, write_results
 from kbench._files import write_text
 from kbench.advisor.answer import ADVISE_KERNEL
+from kbench.advisor.evidence import relative_gap
+from kbench.reporting.scores import sections
+from kbench.reporting.standing import FAILED
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "advise_validation"
@@ -63,19 +66,16 @@ def validate(spec: str, task: str, advise_only: bool) -> dict:
     samplers = list(rec.table.index)
     frame = kbench.run([spec], samplers, [task], [rec.rank], rec.paths[0], REPETITIONS, kernel=ADVISE_KERNEL,
                        out=OUT / "cells", progress=False)
-    task_object = kbench.make_task(task)
-    headline = task_object.headline
-    ok = frame[(frame["status"] == "ok") & frame[headline.metric].notna()]
-    pick = ok.groupby(["sampler_label", "repetition"])[headline.metric]
-    best_rows = ok.loc[(pick.idxmin() if headline.smaller_is_better else pick.idxmax()).values]
-    exact = ok.groupby("repetition")[headline.exact].agg("min" if headline.smaller_is_better else "max").mean()
-    means = best_rows.groupby("sampler_label")[headline.metric].mean()
-    best = means.idxmin() if headline.smaller_is_better else means.idxmax()
+    section = sections(frame)[0][0]  # each cell's headline at its best λ, as the leaderboards score it
+    scored = section.scored
+    means = scored.groupby("sampler")["metric"].mean()
+    best = means.idxmin() if section.smaller else means.idxmax()
+    exact = scored.groupby("repetition")["exact"].first().mean()
     advised = rec.best
-    sign = 1 if headline.smaller_is_better else -1
-    behind = sign * (means[advised] / means[best] - 1) if advised in means else np.inf
-    measured = sign * (means[advised] / exact - 1) if advised in means else np.nan
-    failed = int((frame.drop_duplicates(["sampler_label", "repetition"])["status"] != "ok").sum())
+    against = lambda value: pd.Series(value, index=means.index)  # noqa: E731
+    behind = relative_gap(means, against(means[best]), section.smaller).get(advised, np.inf)
+    measured = relative_gap(means, against(exact), section.smaller).get(advised, np.nan)
+    failed = int(section.cells["status"].isin(FAILED).sum())
     row.update({"rank": rec.rank, "advised": advised, "best": best, "behind best": float(behind),
                 "hit": bool(behind <= HIT), "predicted gap": rec.gap(advised), "measured gap": float(measured),
                 "samplers": len(samplers), "failed cells": failed})

@@ -223,9 +223,9 @@ def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str, cell
     task = advisable_task(task_label)
     cells = published_evidence.of_task_and_kernel(published_evidence.published() if cells is None else cells,
                                                   task_label, kernel)
-    notes = [f"d_eff's interval at your best λ is wide ({regime.at()['d_eff']:.3g} to "
-             f"{regime.at()['d_eff_upper']:.3g}): the distances and rank scaling use its lower end."
-             ] if regime.uncertain else []
+    at = regime.at()
+    notes = [f"d_eff's interval at your best λ is wide ({at['d_eff']:.3g} to {at['d_eff_upper']:.3g}): "
+             "the distances and rank scaling use its lower end."] if regime.uncertain else []
 
     def declined(line: str, table: pd.DataFrame, close: bool) -> Advice:
         return Advice(dataset, task_label, kernel, regime, table, close, None, None, within, line, notes=notes)

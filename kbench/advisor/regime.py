@@ -95,7 +95,6 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
     while d_eff's interval at the best λ is wider than ``INTERVAL`` and n·r² ≤ ``max_work``."""
     start = time.perf_counter()
     n = data.X_train.shape[0]
-    trace = float(kernel.diag(data.X_train).sum())
     lams = np.asarray(sorted(lams), dtype=float)
     rank = min(rank, n)
     while True:
@@ -106,7 +105,7 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
         scores = np.array([row[task.headline.metric] for row in rows], dtype=float)
         found = factor_diagnostics(F, lams)
         d_eff, d_mof = found["d_eff"], found["d_mof"]
-        upper = d_eff + max(trace - float(np.einsum("ij,ij->", F, F)), 0.0) / (n * lams)
+        upper = d_eff + approx.info["trace_residual"] / (n * lams)  # tr(K − L), from the factorisation
         regime = Regime(n, data.X_train.shape[1], task.headline.metric, task.headline.smaller_is_better,
                         tuple(lams.tolist()), tuple(scores.tolist()), tuple(d_eff.tolist()), tuple(upper.tolist()),
                         tuple(d_mof.tolist()), f"estimate: rank-{F.shape[1]} Nyström (rp-cholesky)", 0.0)

@@ -216,9 +216,8 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
 
 
 def _release(approx) -> None:
-    """Drop the fit's features, which refer back to it (``approx.cache``): without that cycle
-    the fit, a pivoted Cholesky factor of n × rank floats, say, is freed when its job returns,
-    not when the garbage collector next runs, while the worker's next job fits."""
+    """Free the fit when its job returns, not at the garbage collector's next run, while the
+    worker's next job fits (:meth:`kbench.LowRank.release`)."""
     if approx is not None:
         approx.release()
 
