@@ -47,8 +47,9 @@ def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int, np.ndarray], N
     L_inv = np.linalg.inv(L)
     combined = np.empty((t, k + t))
     combined[:, k:] = L_inv
-    np.matmul(L_inv, Gt[:k, new].T, out=combined[:, :k])
-    np.negative(combined[:, :k], out=combined[:, :k])
+    # negated before the product: numpy 2.1–2.4's np.negative on x86-64 (AVX2) reads an input
+    # of stride 64 bytes as contiguous, and combined[:, :1] has that stride when k + t = 8
+    np.matmul(np.negative(L_inv), Gt[:k, new].T, out=combined[:, :k])
 
     def block(start):
         stop = min(start + _ELIMINATION_COLUMNS, n)
