@@ -94,7 +94,7 @@ def _prediction(cases: pd.DataFrame) -> str:
 
 def markdown(rows: list[dict], env: dict) -> str:
     table = pd.DataFrame(rows)
-    cases = table[table["close"] & table.get("hit", pd.Series(dtype=bool)).notna()] if "hit" in table else table.iloc[:0]
+    cases = table[table["close"] & table["hit"].notna()] if "hit" in table else table.iloc[:0]
     hits = int(cases["hit"].sum()) if len(cases) else 0
     lines = ["# kbench advise on unseen data", "",
              f"Written by `python benchmarks/advise_validation.py`. {len(table)} datasets kept out of the published "
@@ -108,14 +108,12 @@ def markdown(rows: list[dict], env: dict) -> str:
              "| predicted gap | measured gap |",
              "|---|---|---:|---:|---:|---:|---:|---|---|---:|---|---:|---:|"]
     for row in rows:
-        if row.get("advised") is None:
-            lines.append(f"| {row['dataset']} | {row['task']} | {row['n_train']} | {row['d_eff']:.3g} | "
-                         f"{row['coherence']:.3g} | {row['nearest']:.2f} | — | no close evidence | | | | | |")
-            continue
-        lines.append(f"| {row['dataset']} | {row['task']} | {row['n_train']} | {row['d_eff']:.3g} | "
-                     f"{row['coherence']:.3g} | {row['nearest']:.2f} | {row['rank']} | {row['advised']} | "
-                     f"{row['best']} | {row['behind best']:.2%} | {'yes' if row['hit'] else '**no**'} | "
-                     f"{row['predicted gap']:.2%} | {row['measured gap']:.2%} |")
+        regime = (f"| {row['dataset']} | {row['task']} | {row['n_train']} | {row['d_eff']:.3g} | "
+                  f"{row['coherence']:.3g} | {row['nearest']:.2f} |")
+        lines.append(regime + (" — | no close evidence | | | | | |" if row.get("advised") is None else
+                               f" {row['rank']} | {row['advised']} | {row['best']} | {row['behind best']:.2%} | "
+                               f"{'yes' if row['hit'] else '**no**'} | {row['predicted gap']:.2%} | "
+                               f"{row['measured gap']:.2%} |"))
     lines += ["", "Nearest: the distance to the nearest published dataset in log₁₀ (n, d_eff, d_mof/d_eff); "
               "evidence is close within 0.5. Gaps: relative distance of the advised sampler's headline to the "
               "exact kernel's (positive: worse)."]

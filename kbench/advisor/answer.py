@@ -192,10 +192,8 @@ def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: in
     result = standing(Section(task.name, task, block_cells, {}))
     if result.places.empty:
         return None
-    smaller = task.headline.smaller_is_better
-    ok = block_cells[~block_cells["status"].isin(FAILED)]
-    means = ok.groupby(["dataset", "sampler"])[["metric", "exact"]].mean()
-    gaps = published_evidence.relative_gap(means["metric"], means["exact"], smaller).groupby(level="sampler").median()
+    gaps = published_evidence.mean_gaps(block_cells, ["dataset", "sampler"], task.headline.smaller_is_better)
+    gaps = gaps.groupby(level="sampler").median()
     if gaps.isna().all():  # no sampler scored in these blocks: nothing to advise
         return None
     failed = block_cells.assign(failed=block_cells["status"].isin(FAILED)).groupby("sampler")["failed"]

@@ -19,6 +19,7 @@ import pandas as pd
 
 from kbench.reporting.advice import regimes
 from kbench.reporting.scores import dataset_keys, sections
+from kbench.reporting.standing import FAILED
 from kbench.spec import Spec
 
 #: the table shipped with the package
@@ -97,3 +98,10 @@ def relative_gap(metric, exact, smaller: bool):
     the exact value is 0."""
     gap = metric / exact - 1.0 if smaller else 1.0 - metric / exact
     return gap.where(exact.abs() > 0)
+
+
+def mean_gaps(cells: pd.DataFrame, by: list[str], smaller: bool) -> pd.Series:
+    """The relative gap to exact of the mean headline of each group ``by`` of the cells that
+    did not fail (:func:`relative_gap` of the group means of ``metric`` and ``exact``)."""
+    means = cells[~cells["status"].isin(FAILED)].groupby(by)[["metric", "exact"]].mean()
+    return relative_gap(means["metric"], means["exact"], smaller)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kbench.advisor.evidence import relative_gap
+from kbench.advisor.evidence import mean_gaps
 from kbench.reporting.scores import sections
 from kbench.reporting.standing import FAILED, standing
 from kbench.spec import Spec
@@ -92,8 +92,7 @@ def probe(dataset: str, task: str, kernel: str, samplers: list[str], rank: int, 
     section = next(s for s in found if s.task.headline is not None)
     result = standing(section)
     ok = section.cells[~section.cells["status"].isin(FAILED)]
-    means = ok.groupby(["sampler", "rank"])[["metric", "exact"]].mean()
-    gap = relative_gap(means["metric"], means["exact"], section.smaller)
+    gap = mean_gaps(section.cells, ["sampler", "rank"], section.smaller)
     columns = ["mean place", *(f"gap at rank {r}" for r in ranks)]
     table = result.places.mean().rename("mean place").to_frame()
     if len(gap):
