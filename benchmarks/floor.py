@@ -8,7 +8,8 @@ and the BLAS-3 products, run the fastest way this machine runs them: each primit
 Gaussian kernel block, a GEMM, ΦᵀΦ, an eigendecomposition, cos and sin of a projection) is
 first timed at several block sizes and thread layouts, and the fastest is kept. Then every
 kbench call is timed interleaved with its floor, in this process and BLAS (the fastest of
-``--repeats`` alternations), so a slower moment of the machine slows both.
+at least ``--repeats`` alternations, more while a comparison has run under 3 s), so a slower
+moment of the machine slows both.
 
 The floor models (n rows, d = 20, rank p, n_test test rows, L λ values, K(a, b) an a×b
 kernel block, GEMM(a, b, c) an (a×b)(b×c) product, ΦᵀΦ over a rows of p features):
@@ -16,13 +17,17 @@ kernel block, GEMM(a, b, c) an (a×b)(b×c) product, ΦᵀΦ over a rows of p fe
 - uniform: K(p, p) + eigh(p) + K(n, p) + GEMM(n, p, p) (the features Φ = K_nm W);
 - rls-fast: its first pass, K(n, p) + GEMM(n, p, p) + ΦᵀΦ + Cholesky(p) + the triangular
   solve for the n scores, then uniform's floor on the chosen landmarks;
-- rp-cholesky, pivoted-cholesky: K(n, p) (the pivot columns) + the factor's updates in the
-  blocks the fit made (its ``info["block_sizes"]``): t pivots after k update the n×t block by
-  the k earlier columns and its own t×t triangle, GEMM(t, k + t, n). An rp-cholesky round
-  accepts t ≈ 77 of its 100 candidates, and a greedy panel as many pivots as its candidates
-  can tell apart; n×k×t products with t that small run well below a square GEMM's speed here,
-  so the table also gives each ratio against K(n, p) + GEMM(n, p, p/2), the same flops as
-  one square-ish product;
+- rp-cholesky, pivoted-cholesky: for each block of pivots the fit made (its
+  ``info["block_sizes"]``: t pivots after k), their kernel columns K(n, t), in the layout
+  fastest for t columns, and the factor's update, GEMM(t, k + t, n): the n×t block by the k
+  earlier columns and its own t×t triangle. A block's pivots are known only once the blocks
+  before it are eliminated on all n points (an rp-cholesky round draws them ∝ the residual
+  diagonal; a greedy panel's candidates are the points of largest residual), so its columns
+  cannot be evaluated with another block's. A round accepts t ≈ 77 of its 100 candidates; a
+  greedy panel as many pivots as its candidates can tell apart (1, 3, 11, … at first on
+  standard normal data). Blocks that narrow run well below the speed of one wide block, so
+  the table also gives each ratio against K(n, p) + GEMM(n, p, p/2), the same kernel entries
+  and flops in one block each: what the fit's passes over the n points cost;
 - squeak, bless, recursive-rls: the kernel entries the fit evaluates (``kernel_evals``, less
   the n diagonal entries and the landmarks' K(p, p), which uniform's floor has), as blocks of
   p columns, + the dense factorisations of their dictionaries at the sizes the
@@ -96,13 +101,19 @@ class Primitives:
     a layout is a number of rows per block and of threads (blocks spread over threads run
     BLAS on one thread each; one thread runs BLAS on all of them)."""
 
+    #: the layouts tried: rows per block (None: all at once) and threads
+    LAYOUTS = [(rows, threads) for rows in (None, 256, 1024, 4096, 16384) for threads in sorted({1, blas_threads()})]
+
     def __init__(self, sigma: float) -> None:
         self.gamma = 0.5 / sigma**2
         self.layout = {"kernel": (1024, 1), "features": (None, 1), "cos, sin": (None, 1), "update": (None, 1)}
+        #: the kernel's fastest layout for a Cholesky block's t columns, by t (calibrate_columns)
+        self.column_layouts: dict[int, tuple] = {}
 
     def _rows(self, work, n, what) -> None:
-        """``work(start, stop)`` over the rows 0..n in the layout of ``what``."""
-        rows, threads = self.layout[what]
+        """``work(start, stop)`` over the rows 0..n in the layout of ``what`` (a primitive's
+        name, or a layout)."""
+        rows, threads = self.layout[what] if isinstance(what, str) else what
         rows = n if rows is None else rows
         starts = range(0, n, max(rows, 1))
         if threads <= 1:  # one Python thread, BLAS on all of its threads
@@ -123,10 +134,21 @@ class Primitives:
         g = self.gamma
         return np.hstack([2 * g * B, -g * np.ones((len(B), 1)), -g * np.einsum("ij,ij->i", B, B)[:, None]]).T
 
-    def kernel(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    def kernel(self, A: np.ndarray, B: np.ndarray, layout="kernel") -> np.ndarray:
         right, out = self._right(B), np.empty((len(A), len(B)))
-        self._rows(lambda i, j: self._kernel_into(A[i:j], right, out[i:j]), len(A), "kernel")
+        self._rows(lambda i, j: self._kernel_into(A[i:j], right, out[i:j]), len(A), layout)
         return out
+
+    def kernel_columns(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """K(A, B) for a Cholesky block's few columns B, in the layout fastest for that many."""
+        return self.kernel(A, B, self.column_layouts[len(B)])
+
+    def calibrate_columns(self, X: np.ndarray, widths) -> None:
+        """The kernel's fastest layout for each block width t (columns) not yet calibrated."""
+        for t in sorted(set(widths) - set(self.column_layouts)):
+            times = {layout: min(_time(lambda: self.kernel(X, X[:t], layout)) for _ in range(2))  # noqa: B023
+                     for layout in self.LAYOUTS}
+            self.column_layouts[t] = min(times, key=times.get)
 
     def features(self, A: np.ndarray, B: np.ndarray, W: np.ndarray) -> np.ndarray:
         """K(A, B) W: the kernel block and one GEMM, block by block or whole."""
@@ -183,18 +205,23 @@ class Primitives:
         factor, left = random((p, len(X))), random((77, p))  # an rp-cholesky round halfway
         trials = {"kernel": lambda: self.kernel(X, L), "features": lambda: self.features(X, L, W),
                   "cos, sin": lambda: self.cos_sin(X, Omega), "update": lambda: self.update(left, factor)}
-        layouts = [(rows, threads) for rows in (None, 256, 1024, 4096)
-                   for threads in sorted({1, blas_threads()})]
         for what, trial in trials.items():
             times = {}
-            for layout in layouts:
+            for layout in self.LAYOUTS:
                 self.layout[what] = layout
                 times[layout] = min(_time(trial) for _ in range(2))
             self.layout[what] = min(times, key=times.get)
 
     def describe(self) -> dict[str, str]:
-        return {what: ("all rows at once" if rows is None else f"{rows}-row blocks") + f", {threads} thread(s)"
-                for what, (rows, threads) in self.layout.items()}
+        return {what: _layout_text(layout) for what, layout in self.layout.items()}
+
+    def describe_columns(self) -> dict[int, str]:
+        return {t: _layout_text(layout) for t, layout in sorted(self.column_layouts.items())}
+
+
+def _layout_text(layout) -> str:
+    rows, threads = layout
+    return ("all rows at once" if rows is None else f"{rows}-row blocks") + f", {threads} thread(s)"
 
 
 # ---------------------------------------------------------------------------------------
@@ -228,14 +255,14 @@ def rls_fast_floor(f, X, p):
 
 
 def cholesky_floor(f, X, p, approx):
-    L = X[:p]
     sizes = approx.info["block_sizes"]
+    f.calibrate_columns(X, sizes)
     factor, left = random((p, len(X))), random((max(sizes), p))
 
     def run():
-        f.kernel(X, L)
         k = 0
         for t in sizes:
+            f.kernel_columns(X, X[k : k + t])
             f.update(left[:t, : k + t], factor[: k + t])
             k += t
     return run
@@ -367,10 +394,17 @@ def task_call(task_name, data, kernel, p):
     return run
 
 
-def interleaved(ours, floor, repeats: int) -> tuple[float, float]:
-    """The fastest of ``repeats`` alternations of kbench's call and its floor."""
+#: a comparison alternates its two calls for at least this many seconds (``--repeats`` at least):
+#: the fastest of one run each is noisy on a shared machine, and a fast call costs little to repeat
+MIN_SECONDS = 3.0
+
+
+def interleaved(ours, floor, repeats: int, seconds: float = MIN_SECONDS) -> tuple[float, float]:
+    """The fastest of at least ``repeats`` alternations of kbench's call and its floor, more
+    until ``seconds`` have passed (at most 100)."""
     times_ours, times_floor = [], []
-    for _ in range(repeats):
+    start = time.perf_counter()
+    while len(times_ours) < repeats or (time.perf_counter() - start < seconds and len(times_ours) < 100):
         times_floor.append(_time(floor))
         times_ours.append(_time(ours))
     return min(times_ours), min(times_floor)
@@ -410,8 +444,9 @@ def table_rows(args, env) -> dict:
                          "target": TARGET, "against": "floor"})
             if name in ("rp-cholesky", "pivoted-cholesky"):
                 again, square = interleaved(call, square_floor(f, data.X_train, p), args.repeats)
-                rows[-1]["square_floor"] = square
-                rows[-1]["square_ratio"] = again / square
+                sizes = approx.info["block_sizes"]
+                rows[-1].update(square_floor=square, square_ratio=again / square, block_sizes=sizes,
+                                column_layouts={t: f.describe_columns()[t] for t in sorted(set(sizes))})
             print(rows[-1], flush=True)
         for name in args.tasks:
             dataset = binary if name == "classification" else data
@@ -491,7 +526,7 @@ def markdown(result: dict, args, env: dict) -> str:
         f"n = {args.n} training rows (d = {args.d}, standard normal), {args.n_test} test rows, gaussian "
         f"kernel (σ = median = {result['sigma']:.3f}), λ = {args.lam:g} for the samplers that use it, "
         f"{len(LAMS)} λ in [1e-7, 1e-2] for krr and classification; each time the fastest of "
-        f"{args.repeats} runs interleaved with its floor. {env_line(env)}; BLAS kernels: "
+        f"{args.repeats} or more runs interleaved with its floor (as many as {MIN_SECONDS:g} s allow, up to 100). {env_line(env)}; BLAS kernels: "
         f"{', '.join(sorted(env['blas_kernels']))}.",
         "",
         "Fastest layouts of the floor's primitives here (rows per block, threads): "
@@ -508,9 +543,13 @@ def markdown(result: dict, args, env: dict) -> str:
                      f"≤ {row['target']:g} | {met(row['ratio'] <= row['target'])} |")
     squares = [row for row in result["rows"] if "square_ratio" in row]
     if squares:
-        lines += ["", "Against K(n, p) + GEMM(n, p, p/2), the updates' flops as one product (timed again, "
-                  "interleaved): " + "; ".join(f"{row['what'].removeprefix('sampler ')} at p = {row['p']}: "
-                                               f"{row['square_ratio']:.2f}×" for row in squares) + "."]
+        lines += ["", "Against K(n, p) + GEMM(n, p, p/2), the Cholesky fits' kernel entries and update flops "
+                  "in one block each, what their passes over the n points cost (timed again, interleaved): "
+                  + "; ".join(f"{row['what'].removeprefix('sampler ')} at p = {row['p']}, {len(row['block_sizes'])} "
+                              f"blocks ({', '.join(map(str, row['block_sizes'][:4]))}{', …' if len(row['block_sizes']) > 4 else ''}): "
+                              f"{row['square_ratio']:.2f}×"
+                              for row in squares)
+                  + ". The kernel columns' fastest layout for each block width is in benchmarks/results/floor.json."]
     streamed = result.get("streaming")
     if streamed:
         peak = streamed["peak_rss_mb"] / 1024

@@ -113,6 +113,32 @@ class Kernel:
             self.evals += n * m
         return out
 
+    def _rows_into(self, X: np.ndarray, Y: np.ndarray, out: np.ndarray,
+                   padding: np.ndarray | None = None, prepared=None) -> None:
+        """K(X, Y) for a few rows X into ``out`` (a C-contiguous (len(X), len(Y)) array), in one
+        block on this thread, for a caller that spreads its own column blocks over threads (a
+        pivoted Cholesky panel). The rows ``padding`` of Y are evaluated as zero rows, as in a
+        padded block, and not counted: the caller holds those columns already; they are set
+        to 0 here, for the caller to overwrite. ``prepared``: ``_prepare(Y)``, when the caller
+        evaluates many rows against the same Y (then without padding)."""
+        padding = np.empty(0, dtype=np.intp) if padding is None else padding
+        with np.errstate(over="ignore", invalid="ignore"):
+            if prepared is None:
+                prepared = self._prepare_padded(Y, padding)
+            self._block(X, prepared, out)
+        if len(padding):
+            out[:, padding] = 0.0
+        self._check_values(out, X)
+        with _COUNTING:
+            self.evals += X.shape[0] * (Y.shape[0] - len(padding))
+
+    def _prepare_padded(self, Y: np.ndarray, padding: np.ndarray):
+        """``_prepare(Y)`` with the rows ``padding`` of Y replaced by zeros."""
+        if len(padding):
+            Y = Y.copy()
+            Y[padding] = 0.0
+        return self._prepare(Y)
+
     def _rows(self, X: np.ndarray, prepared, out: np.ndarray, start: int, rows: int) -> None:
         """Rows start … start + rows of the kernel block, in a block of exactly ``rows`` rows
         (the last one zero-padded), checked for non-finite values."""

@@ -105,6 +105,12 @@ class _EuclideanKernel(_LengthScaleKernel):
         prepared[:, -1] = c * np.einsum("ij,ij->i", Y, Y)
         return prepared
 
+    def _prepare_padded(self, Y, padding):
+        prepared = self._prepare(Y)  # row by row: the zero rows prepared in place
+        if len(padding):
+            prepared[padding] = self._prepare(np.zeros((1, Y.shape[1])))
+        return prepared
+
     def _block(self, Xb, prepared, out):
         c = self._sq_factor()
         if prepared.shape[0] >= self._MIN_AUGMENTED_COLUMNS:

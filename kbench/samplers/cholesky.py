@@ -16,14 +16,17 @@ from functools import partial
 
 import numpy as np
 
-from kbench._parallel import blocks_only, for_each_block, scratch
+from kbench._parallel import blas_threads, blocks_only, for_each_block, scratch
 from kbench._validation import check_positive
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.maps import CholeskyMap
 from kbench.samplers.base import Sampler
 
-#: columns of Gᵀ per block of an elimination (each block's GEMM on one thread)
+#: an elimination's column blocks of Gᵀ (each block's kernel rows and GEMM on one thread):
+#: at least this many columns, and for a panel of few pivots about _ELIMINATION_ENTRIES
+#: entries of kernel rows and of the block's rows of X
 _ELIMINATION_COLUMNS = 4096
+_ELIMINATION_ENTRIES = 1 << 18
 
 
 def _cholesky_map(X, kernel, pivots, factor_rows, info):
@@ -35,7 +38,7 @@ def _cholesky_map(X, kernel, pivots, factor_rows, info):
     return CholeskyMap(kernel, np.ascontiguousarray(X[pivots]), pivots, L, info, train_features=G)
 
 
-def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int, np.ndarray], None]) -> None:
+def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int, np.ndarray], None], n_features: int) -> None:
     """Append the t pivots ``new`` to the factor after its k earlier columns, in place.
 
     Rows k … k + t of Gᵀ become L⁻¹(K(new, ·) − G_new G_{:k}ᵀ), with L (t×t, lower) the
@@ -51,37 +54,49 @@ def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int, np.ndarray], N
     # of stride 64 bytes as contiguous, and combined[:, :1] has that stride when k + t = 8
     np.matmul(np.negative(L_inv), Gt[:k, new].T, out=combined[:, :k])
 
+    bounds = _column_blocks(n, t, n_features)
+    stops = dict(zip(bounds[:-1], bounds[1:], strict=True))
+
     def block(start):
-        stop = min(start + _ELIMINATION_COLUMNS, n)
+        stop = stops[start]
         kernel_rows(start, stop, Gt[k : k + t, start:stop])
         with scratch("factor rows", (t, stop - start)) as columns:
             np.matmul(combined, Gt[: k + t, start:stop], out=columns)
             Gt[k : k + t, start:stop] = columns
             d[start:stop] -= np.einsum("ij,ij->j", columns, columns)
 
-    for_each_block(block, range(0, n, _ELIMINATION_COLUMNS))
+    for_each_block(block, bounds[:-1], min_per_thread=1)
     Gt[k : k + t, new] = L.T  # the pivot rows of the factor are L, exactly triangular
     np.maximum(d, 0.0, out=d)
     d[new] = 0.0
 
 
-def _kernel_rows(kernel, X, X_new, start, stop, target) -> None:
-    """K(X_new, X[start:stop]) into target."""
-    with scratch("kernel rows", (stop - start, len(X_new))) as values:
-        target[...] = kernel._evaluate(X[start:stop], X_new, out=values).T
+def _column_blocks(n: int, t: int, n_features: int) -> list[int]:
+    """Bounds of an elimination's column blocks for t pivots on points of n_features: equal
+    blocks of at least _ELIMINATION_COLUMNS columns (fewer only when n is smaller), as many
+    for each thread, so that a panel of few pivots pays few blocks' fixed costs."""
+    threads = blas_threads()
+    count = max(-(-n // max(_ELIMINATION_COLUMNS, _ELIMINATION_ENTRIES // (t + n_features))),
+                min(threads, n // _ELIMINATION_COLUMNS), 1)
+    if count > 1:
+        count = threads * -(-count // threads)
+    return [n * i // count for i in range(count + 1)]
 
 
-def _panel_rows(kernel, X, X_new, candidates, K_candidates, start, stop, target) -> None:
-    """K(X_new, X[start:stop]) into target, its entries on the (sorted) candidates taken from
-    the panel's columns K_candidates (t×len(candidates)), the others evaluated."""
-    low, high = np.searchsorted(candidates, [start, stop])
-    inside = candidates[low:high] - start
-    others = np.delete(np.arange(stop - start), inside)
-    with scratch("panel rows", (len(others), X.shape[1])) as rows, \
-            scratch("kernel rows", (len(others), len(X_new))) as values:
-        np.take(X[start:stop], others, axis=0, out=rows)
-        target[:, others] = kernel._evaluate(rows, X_new, out=values).T
-    target[:, inside] = K_candidates[:, low:high]
+def _kernel_rows(kernel, X, X_new, start, stop, target, known=None) -> None:
+    """K(X_new, X[start:stop]) into target (t rows of Gᵀ). ``known`` = (columns, values): the
+    entries on these sorted columns are already evaluated (a greedy panel's candidates), in
+    the t×len(columns) values; the kernel skips them."""
+    inside = values = None
+    if known is not None:
+        columns, values = known
+        low, high = np.searchsorted(columns, [start, stop])
+        inside, values = columns[low:high] - start, values[:, low:high]
+    with scratch("kernel rows", target.shape) as rows:
+        kernel._rows_into(X_new, X[start:stop], rows, padding=inside)
+        if known is not None:
+            rows[:, inside] = values
+        target[...] = rows
 
 
 def _largest(d: np.ndarray, count: int) -> tuple[np.ndarray, float]:
@@ -146,6 +161,8 @@ class PivotedCholeskySampler(_CholeskySampler):
             k = len(pivots)
             candidates, bound = _largest(d, self.candidates_per_pivot * self.panel)
             X_candidates, residual = X[candidates], d[candidates]
+            with np.errstate(over="ignore", invalid="ignore"):  # non-finite values raise in _rows_into
+                prepared = kernel._prepare(X_candidates)  # for each pivot's kernel row on them
             size = min(self.panel, rank - k)
             # the panel's kernel columns, and the factor's rows on the candidates (k earlier columns, then the panel's)
             K_panel, factor = np.empty((size, len(candidates))), np.empty((len(candidates), k + size))
@@ -158,7 +175,7 @@ class PivotedCholeskySampler(_CholeskySampler):
                 if residual[a] <= floor:
                     done = True
                     break
-                K_panel[m] = kernel._evaluate(X_candidates, X_candidates[a : a + 1])[:, 0]
+                kernel._rows_into(X_candidates[a : a + 1], X_candidates, K_panel[m : m + 1], prepared=prepared)
                 column = K_panel[m] - factor[:, : k + m] @ factor[a, : k + m]
                 column /= np.sqrt(residual[a])
                 factor[:, k + m] = column
@@ -169,8 +186,8 @@ class PivotedCholeskySampler(_CholeskySampler):
             if not slots:
                 break
             t, new = len(slots), candidates[slots]
-            rows = partial(_panel_rows, kernel, X, X[new], candidates, K_panel[:t])
-            _eliminate(Gt, d, k, new, np.tril(factor[slots, k : k + t]), rows)
+            rows = partial(_kernel_rows, kernel, X, X[new], known=(candidates, K_panel[:t]))
+            _eliminate(Gt, d, k, new, np.tril(factor[slots, k : k + t]), rows, X.shape[1])
             pivots.extend(new.tolist())
             sizes.append(t)
         info = {"warnings": [], "_trace_residual": float(d.sum()), "panels": len(sizes), "block_sizes": sizes}
@@ -226,7 +243,7 @@ class RPCholeskySampler(_CholeskySampler):
                 continue
             new = candidates[accepted]
             R = np.linalg.cholesky(residual[np.ix_(accepted, accepted)])
-            _eliminate(Gt, d, k, new, R, partial(_kernel_rows, kernel, X, X[new]))
+            _eliminate(Gt, d, k, new, R, partial(_kernel_rows, kernel, X, X[new]), X.shape[1])
             pivots.extend(new.tolist())
             sizes.append(len(new))
         info = {"warnings": [], "_trace_residual": float(d.sum()), "rounds": rounds, "block_sizes": sizes}

@@ -131,6 +131,31 @@ def test_diag_and_evaluation_counter(name, params):
     assert kernel.evals == 40 * 40 + 40 + 15
 
 
+@pytest.mark.parametrize("name, params", KERNELS + [("periodic-sobolev", {"beta": 2})])
+@pytest.mark.parametrize("m", [5, 200])  # Euclidean kernels: a few columns, then the one-GEMM form
+def test_rows_of_a_pivot_panel_skip_the_padding_columns(name, params, m):
+    """``_rows_into`` (a Cholesky panel's rows against a block of columns) gives the kernel's
+    values up to the rounding of its inner products (the tolerance of the test above), zeros
+    on the padding columns, and counts only the others."""
+    d = 1 if name.startswith("periodic") else 3
+    gen = np.random.default_rng(m)
+    A, B = gen.uniform(size=(7, d)), gen.uniform(size=(m, d))
+    kernel = kbench.make_kernel(name, **params)
+    full = kernel(A, B)
+    products = np.linalg.norm(A, axis=1)[:, None] * np.linalg.norm(B, axis=1)[None, :]
+    tolerance = 4 * d * np.finfo(float).eps * (1 + products) ** 3
+    padding = np.array([0, 3, m - 1])
+    before, out = kernel.evals, np.full((7, m), np.nan)
+    kernel._rows_into(A, B, out, padding=padding)
+    assert kernel.evals - before == 7 * (m - 3)
+    others = np.delete(np.arange(m), padding)
+    assert (np.abs(out[:, others] - full[:, others]) <= tolerance[:, others]).all()
+    assert (out[:, padding] == 0.0).all()
+    kernel._rows_into(A, B, out)
+    assert kernel.evals - before == 7 * (m - 3) + 7 * m
+    assert (np.abs(out - full) <= tolerance).all()
+
+
 def test_median_bandwidth_is_resolved_by_fit():
     kernel = kbench.make_kernel("gaussian", sigma="median")
     with pytest.raises(ValueError, match=r"kernel.fit\(X_train\)"):
