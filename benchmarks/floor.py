@@ -146,11 +146,9 @@ class Primitives:
     def calibrate_columns(self, X: np.ndarray, widths) -> None:
         """The kernel's fastest layout for each block width t (columns) not yet calibrated."""
         for t in sorted(set(widths) - set(self.column_layouts)):
-            times = {layout: min(_time(lambda: self.kernel(X, X[:t], layout)) for _ in range(2))  # noqa: B023
-                     for layout in self.LAYOUTS}
-            self.column_layouts[t] = min(times, key=times.get)
+            self.column_layouts[t] = self._fastest_layout(lambda layout: self.kernel(X, X[:t], layout))  # noqa: B023
 
-    def features(self, A: np.ndarray, B: np.ndarray, W: np.ndarray) -> np.ndarray:
+    def features(self, A: np.ndarray, B: np.ndarray, W: np.ndarray, layout="features") -> np.ndarray:
         """K(A, B) W: the kernel block and one GEMM, block by block or whole."""
         right, out = self._right(B), np.empty((len(A), W.shape[1]))
 
@@ -158,16 +156,16 @@ class Primitives:
             block = np.empty((j - i, len(B)))
             self._kernel_into(A[i:j], right, block)
             np.matmul(block, W, out=out[i:j])
-        self._rows(work, len(A), "features")
+        self._rows(work, len(A), layout)
         return out
 
-    def update(self, left: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def update(self, left: np.ndarray, rows: np.ndarray, layout="update") -> np.ndarray:
         """left @ rows for a short ``left`` (t×m) and wide ``rows`` (m×n), by column blocks or whole."""
         out = np.empty((left.shape[0], rows.shape[1]))
 
         def work(i, j):
             np.matmul(left, rows[:, i:j], out=out[:, i:j])
-        self._rows(work, rows.shape[1], "update")
+        self._rows(work, rows.shape[1], layout)
         return out
 
     @staticmethod
@@ -186,7 +184,7 @@ class Primitives:
     def eigvalsh(S: np.ndarray):
         return np.linalg.eigvalsh(S)
 
-    def cos_sin(self, X: np.ndarray, Omega: np.ndarray) -> np.ndarray:
+    def cos_sin(self, X: np.ndarray, Omega: np.ndarray, layout="cos, sin") -> np.ndarray:
         """[cos XΩ, sin XΩ]: the projection and two elementwise passes, by blocks or whole."""
         k = Omega.shape[1]
         out = np.empty((len(X), 2 * k))
@@ -195,7 +193,7 @@ class Primitives:
             P = X[i:j] @ Omega
             np.cos(P, out=out[i:j, :k])
             np.sin(P, out=out[i:j, k:])
-        self._rows(work, len(X), "cos, sin")
+        self._rows(work, len(X), layout)
         return out
 
     def calibrate(self, X: np.ndarray, p: int) -> None:
@@ -203,14 +201,17 @@ class Primitives:
         L, W = X[:p], random((p, p))
         Omega = random((X.shape[1], p // 2)) * np.sqrt(2 * self.gamma)
         factor, left = random((p, len(X))), random((77, p))  # an rp-cholesky round halfway
-        trials = {"kernel": lambda: self.kernel(X, L), "features": lambda: self.features(X, L, W),
-                  "cos, sin": lambda: self.cos_sin(X, Omega), "update": lambda: self.update(left, factor)}
+        trials = {"kernel": lambda layout: self.kernel(X, L, layout),
+                  "features": lambda layout: self.features(X, L, W, layout),
+                  "cos, sin": lambda layout: self.cos_sin(X, Omega, layout),
+                  "update": lambda layout: self.update(left, factor, layout)}
         for what, trial in trials.items():
-            times = {}
-            for layout in self.LAYOUTS:
-                self.layout[what] = layout
-                times[layout] = min(_time(trial) for _ in range(2))
-            self.layout[what] = min(times, key=times.get)
+            self.layout[what] = self._fastest_layout(trial)
+
+    def _fastest_layout(self, run) -> tuple:
+        """The layout in which ``run(layout)`` is fastest (each the fastest of two runs)."""
+        times = {layout: min(_time(lambda: run(layout)) for _ in range(2)) for layout in self.LAYOUTS}  # noqa: B023
+        return min(times, key=times.get)
 
     def describe(self) -> dict[str, str]:
         return {what: _layout_text(layout) for what, layout in self.layout.items()}

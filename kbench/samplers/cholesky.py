@@ -55,17 +55,16 @@ def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int, np.ndarray], N
     np.matmul(np.negative(L_inv), Gt[:k, new].T, out=combined[:, :k])
 
     bounds = _column_blocks(n, t, n_features)
-    stops = dict(zip(bounds[:-1], bounds[1:], strict=True))
 
-    def block(start):
-        stop = stops[start]
+    def block(i):
+        start, stop = bounds[i], bounds[i + 1]
         kernel_rows(start, stop, Gt[k : k + t, start:stop])
         with scratch("factor rows", (t, stop - start)) as columns:
             np.matmul(combined, Gt[: k + t, start:stop], out=columns)
             Gt[k : k + t, start:stop] = columns
             d[start:stop] -= np.einsum("ij,ij->j", columns, columns)
 
-    for_each_block(block, bounds[:-1], min_per_thread=1)
+    for_each_block(block, range(len(bounds) - 1), min_per_thread=1)
     Gt[k : k + t, new] = L.T  # the pivot rows of the factor are L, exactly triangular
     np.maximum(d, 0.0, out=d)
     d[new] = 0.0
