@@ -40,7 +40,7 @@ from kbench.samplers.base import Sampler, landmarks_from_dictionary
 from kbench.spec import Spec
 from kbench.sweep.scheduler import run
 from kbench.sweep.store import read_results
-from kbench.tasks.base import Headline, RidgePath, Task
+from kbench.tasks.base import Headline, RidgePath, Task, Validation
 
 __version__ = KBENCH_VERSION
 
@@ -75,6 +75,7 @@ __all__ = [
     "Status",
     "Task",
     "UnknownPluginError",
+    "Validation",
     "__version__",
     "advise",
     "create",

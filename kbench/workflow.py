@@ -19,7 +19,7 @@ import pandas as pd
 
 from kbench._provenance import KBENCH_VERSION
 from kbench._validation import Bound, suggest
-from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec, known_task_type
+from kbench.datasets import check_dataset_spec, known_task_type, stated_size
 from kbench.errors import ConfigError, PluginError, Status
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
@@ -29,11 +29,12 @@ from kbench.registry import create, package_of, plugin_class
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
-from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS
+from kbench.sweep.config import AUTO, BOUNDS, DEFAULT_BLAS_THREADS, lam_path
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
-from kbench.sweep.plan import not_planned, task_refuses
+from kbench.sweep.plan import check_validation_rows, not_planned, task_refuses
 from kbench.sweep.store import CELL_KEYS
 from kbench.sweep.worker import exact_limit
+from kbench.tasks.selection import SELECTIONS, check_selection
 
 #: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
 DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
@@ -87,9 +88,13 @@ def check_config(config: dict) -> None:
             except (ValueError, PluginError) as exc:
                 where = key if key.startswith(("kernel", "dataset_kernels")) else f"{key}[{index}]"
                 raise ConfigError(f"config key '{where}': {exc}") from None
+    chooses = config.get("selection", SELECTIONS[0]) == "validation" and any(
+        create(t, "task").uses_lams for t in config["tasks"])
     for index, spec in enumerate(config["datasets"]):
         try:
             check_dataset_spec(spec)
+            if chooses:
+                check_validation_rows(spec)
         except ValueError as exc:
             raise ConfigError(f"config key 'datasets[{index}]': {exc}") from None
 
@@ -102,10 +107,16 @@ def _check_numbers(config: dict) -> None:
         except ValueError as exc:
             raise ConfigError(f"config key '{key}': {exc}") from None
 
-    for key in ("ranks", "lams"):
-        for index, value in enumerate(config[key]):
-            check(f"{key}[{index}]", BOUNDS[key].check, value, key)
-        check(key, BOUNDS[key].check_list, config[key])
+    for key in ("ranks", "lams", "lam_bounds"):
+        values = config.get(key)
+        if values is None or values == AUTO:  # the schema allows "auto" for lams only
+            continue
+        bound = BOUNDS["lams" if key == "lam_bounds" else key]
+        for index, value in enumerate(values):
+            check(f"{key}[{index}]", bound.check, value, key)
+        check(key, bound.check_list, values)
+    check("lam_bounds", lam_path, config["lams"], config.get("lam_bounds"))
+    check("selection", check_selection, config.get("selection", SELECTIONS[0]))
     for key in ("seed", "repetitions", "cell_timeout", "memory_limit_mb"):
         if config.get(key) is not None:
             check(key, BOUNDS[key].check, config[key])
@@ -129,16 +140,6 @@ def _check_folder(path, key: str) -> None:
 
 def _as_list(specs) -> list[str]:
     return [specs] if isinstance(specs, str) else list(specs)
-
-
-def _stated_size(dataset: str) -> tuple[int, int] | None:
-    """(n, n_train) of a dataset whose spec gives its size n (the spec's test_size, else
-    kbench.datasets.DEFAULT_TEST_SIZE, is held out); None when the spec does not say."""
-    params = Spec.parse(dataset, "dataset").params
-    n = params.get("n")
-    if n is None:
-        return None
-    return n, n - math.ceil(params.get("test_size", DEFAULT_TEST_SIZE) * n)
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,7 @@ class Sweep:
         n_train past ``DEFAULT_EXACT_MAX_N`` (every pass of the matrix-free solver evaluates
         all of K)."""
         base = self.resources("runtime") * repetitions
-        size = _stated_size(dataset)
+        size = stated_size(dataset)
         if size is None:
             return base * attempt
         n, n_train = size
@@ -260,7 +261,7 @@ class Sweep:
         to 10 targets), one n × max-rank array (a pivoted Cholesky factor) and the feature
         budget (tasks stream their features, kbench.lowrank.features), plus 1000 MB for Python."""
         base = self.resources("mem_mb")
-        size = _stated_size(dataset)
+        size = stated_size(dataset)
         if size is None:
             return base * attempt
         n, n_train = size
@@ -269,7 +270,7 @@ class Sweep:
         if limit is not None and n_train <= DENSE_MAX_N:
             exact = 3 * 8 * n_train**2
         elif limit is not None and n_train <= limit:  # matrix-free: blocks of K, CG vectors
-            exact = DEFAULT_BLOCK_MB * 2**20 + 8 * n_train * (6 * 10 * len(self.config["lams"]) + PRECONDITIONER_RANK)
+            exact = DEFAULT_BLOCK_MB * 2**20 + 8 * n_train * (6 * 10 * len(self.lams[0]) + PRECONDITIONER_RANK)
         factor = 8 * n * max(self.config["ranks"])
         return max(base, 1000 + DEFAULT_BUDGET_MB + (exact + factor) // 2**20) * attempt
 
@@ -330,10 +331,24 @@ class Sweep:
                             "their messages")
         return "\n".join(lines)
 
+    @cached_property
+    def lams(self) -> tuple[tuple[float, ...], tuple[float, float] | None]:
+        """The λ path the cells start from and its bounds (kbench.sweep.config.lam_path)."""
+        return lam_path(self.config["lams"], self.config.get("lam_bounds"))
+
+    def lam_params(self) -> dict[str, str]:
+        """The λ options of ``kbench run`` and ``kbench prepare`` (``--lams``, ``--lam-bounds``,
+        ``--selection``): a fixed path is its own bounds."""
+        path, bounds = self.lams
+        low, high = bounds or (path[0], path[-1])
+        return {"lams": ",".join(map(repr, path)), "lam_bounds": f"{low!r},{high!r}",
+                "selection": self.config.get("selection", SELECTIONS[0])}
+
     @property
     def sweep(self) -> str:
         """The folder of this sweep's cells below ``out/cells`` (kbench.sweep.layout.sweep_id)."""
-        return layout.sweep_id(self.config["seed"], self.config["lams"])
+        path, bounds = self.lams
+        return layout.sweep_id(self.config["seed"], path, bounds, self.config.get("selection", SELECTIONS[0]))
 
     def cell_pattern(self) -> str:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""

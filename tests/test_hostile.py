@@ -168,7 +168,7 @@ def test_a_file_whose_path_holds_a_comma_is_named_with_an_escape(tmp_path):
     spec = f"file:{kbench.Spec.of('dataset', f'file:{path}').label.removeprefix('file:')}:target=y"
     assert "%2C" in spec
     data = kbench.load_dataset(spec)
-    assert data.n_train + len(data.X_test) == 60
+    assert data.n_train + data.n_val + len(data.X_test) == 60
     result = CliRunner().invoke(main, [*_with(RUN, datasets=spec), "--out", str(tmp_path / "r")])
     assert result.exit_code == 0 and "1 ok" in result.output, result.output
 

@@ -182,8 +182,8 @@ def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path,
         assert {"uniform", "squeak", "squeak:shards=4", "rff", "doubled", "singular"} <= set(rows), rows
         assert "| 100%" in rows["doubled"] and "| 100%" in rows["singular"] and "| 0%" in rows["uniform"]
         assert list(rows)[-2:] == ["doubled", "singular"]
-    assert "critical difference" in text and "![critical difference" in text
-    assert "data:image/png;base64" in (out / "leaderboard.html").read_text()
+    # 6 samplers on 2 datasets: Friedman's statistic is at most 10 (p ≥ 0.075), so no diagram
+    assert "![critical difference" not in text and "data:image/png;base64" not in (out / "leaderboard.html").read_text()
 
 
 def test_a_samplers_scalar_info_entries_reach_its_rows(tmp_path, plugins):
@@ -291,7 +291,7 @@ def test_the_cost_section_fits_the_slope_of_time_in_n(tmp_path):
     build(frame, tmp_path / "board")
     text = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "## Sampler cost in n: synthetic:friedman1 [gaussian:sigma=median], rank 20" in text
-    assert cost_in_n(frame[frame["n_train"] < 1000]) == {}  # two sizes of the family: no section
+    assert cost_in_n(frame[frame["n_train"] < 900]) == {}  # two sizes of the family (240, 480): no section
 
 
 def test_the_adapter_uses_the_median_bandwidth_by_default():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
@@ -69,7 +70,7 @@ def test_workflow_writes_the_leaderboard(finished):
     lines = (said + (finished / "snakemake.err").read_text()).splitlines()
     assert len(lines) < 60 and max(map(len, lines)) <= 500, (len(lines), max(map(len, lines)))
     text = (out / "leaderboard.md").read_text()
-    assert "## krr: test_mse" in text and "## classification: accuracy" in text
+    assert "## krr: test_mse" in text and "## classification: balanced_accuracy" in text
     assert "win rate vs uniform" in text and "rank within 1% of exact" in text
     # the run's own command line (python -m snakemake ...) and executor
     assert "Command: `snakemake --snakefile" in text and "--configfile" in text and "BLAS threads" in text
@@ -311,10 +312,11 @@ def test_job_memory_follows_what_n_takes():
     config = yaml.safe_load((ROOT / "workflows" / "config" / "large.yaml").read_text())
     sweep = Sweep({**config, "resources": {"mem_mb": 1000}})
     mib = 2**20
-    dense = sweep.memory_mb("synthetic:friedman1:n=6000,test_size=0.2")  # n_train 4800
-    assert dense == 1000 + 1024 + (3 * 8 * 4800**2 + 8 * 6000 * 400) // mib
-    free = sweep.memory_mb("synthetic:friedman1:n=62500,test_size=0.2")  # n_train 50 000
-    assert free == 1000 + 1024 + (256 * mib + 8 * 50_000 * (6 * 10 * 4 + 200) + 8 * 62_500 * 400) // mib
+    dense = sweep.memory_mb("synthetic:friedman1:n=6000,test_size=0.2")  # n_train 3840 (validation: 960)
+    assert dense == 1000 + 1024 + (3 * 8 * 3840**2 + 8 * 6000 * 400) // mib
+    free = sweep.memory_mb("synthetic:friedman1:n=62500,test_size=0.2")  # n_train 40 000
+    lams = len(sweep.lams[0])
+    assert free == 1000 + 1024 + (256 * mib + 8 * 40_000 * (6 * 10 * lams + 200) + 8 * 62_500 * 400) // mib
     beyond = sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2")  # no exact baseline
     assert beyond == 1000 + 1024 + 8 * 1_250_000 * 400 // mib
     assert sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2", attempt=2) == 2 * beyond
@@ -332,5 +334,6 @@ def test_job_runtime_follows_what_n_costs():
     assert sweep.runtime_min("synthetic:friedman1:n=62500,test_size=0.2", exact=True) == 60
     assert sweep.runtime_min("synthetic:friedman1:n=1250000,test_size=0.2") == 60 * 12.5
     assert sweep.runtime_min("synthetic:friedman1:n=1250000,test_size=0.2", attempt=2) == 2 * 750
-    assert sweep.runtime_min("synthetic:friedman1:n=125000,test_size=0.2", exact=True) == 60 * 4
+    # n_train 80 000 (100 000 less the validation fifth): (80 000 / 50 000)² = 2.56 times the runtime
+    assert sweep.runtime_min("synthetic:friedman1:n=125000,test_size=0.2", exact=True) == math.ceil(60 * 2.56)
     assert sweep.runtime_min("sklearn:diabetes") == 60

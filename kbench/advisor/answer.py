@@ -70,7 +70,7 @@ class Recommendation:
     blocks: list[tuple[str, int]]  # (evidence dataset, its swept rank)
     used: pd.DataFrame  # the evidence datasets of the blocks (rows of :func:`nearest`)
     table: pd.DataFrame  # per sampler: mean place, expected gap to exact and seconds, failure rate, cells
-    paths: list[list[float]]  # each block's λ path: its gaps are at the best λ of it
+    paths: list[list[float]]  # each block's λ path: its gaps are at the λ chosen on validation data from it
 
     @property
     def best(self) -> str | None:
@@ -133,7 +133,7 @@ def _finite(value):
 
 def nearest(cells: pd.DataFrame, regime: Regime) -> pd.DataFrame:
     """The published datasets of ``cells`` with their regime, the user's data's regime at the
-    best λ of the same path (``ours λ``, ``ours d_eff``) and the distance, nearest first."""
+    λ its validation criterion chooses from the same path (``ours λ``, ``ours d_eff``) and the distance, nearest first."""
     datasets = cells.groupby(["source", "dataset"])[["n_train", "n_features", "lam", "d_eff", "d_mof", "path"]].first()
     datasets["coherence"] = datasets["d_mof"] / datasets["d_eff"]
     ours = [regime.at(published_evidence.path_of(path)) for path in datasets["path"]]
@@ -302,7 +302,7 @@ def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: i
     data = load_dataset(dataset, seed=seed)
     if rank is not None and rank > data.n_train:
         raise ValueError(f"rank {rank} is above the {data.n_train} training rows of {dataset}.")
-    fitted = unfitted.fit(data.X_train, data.y_train)
+    fitted = unfitted.fit(data.X_train, data.y_train, validation=(data.X_val, data.y_val))
     regime = estimate_regime(data, fitted, make_task(task, exact_max_n=1), lams, seed=seed)
     advice = advise_from(regime, dataset, task, kernel, cells=cells, rank=rank, within=within, seconds=seconds)
     if probe:
@@ -322,7 +322,8 @@ def _line(task, rec: Recommendation, baseline_rank: int | None, within: float, l
     places = rec.table["mean place"]
     tied = [s for s in rec.table.index[1:] if places[s] == places[best]]
     paths = {tuple(path) for path in rec.paths}
-    on = f"the best λ of {_path_text(rec.paths[0])}" if len(paths) == 1 else "the best λ of each dataset's path"
+    on = (f"the λ chosen on validation data from {_path_text(rec.paths[0])}" if len(paths) == 1
+          else "the λ chosen on validation data from each dataset's path")
     said = (f"use {best}{f' (tied with {_names(tied)})' if tied else ''} at rank {rec.rank}: expected "
             f"{_gap_text(gap)} exact {task.name}'s {headline.metric} at {on} "
             f"(median over {len(rec.blocks)} published dataset(s)), about "

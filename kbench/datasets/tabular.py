@@ -6,7 +6,7 @@ the target and feature columns are chosen; identifier-like columns (text with on
 value per row, or a run of consecutive integers such as R's row names), constant columns
 and categorical columns with more than ``max_levels`` levels are dropped; with ``dropna``,
 rows with a missing value in a used column are dropped and counted. After the split,
-``kbench.datasets.base.encoder`` (a scikit-learn ColumnTransformer) is fitted on the
+``kbench.datasets.split.encoder`` (a scikit-learn ColumnTransformer) is fitted on the
 training rows only: it standardizes the numeric columns and one-hot encodes the
 categorical ones (a level seen only in the test rows encodes as zeros). Every choice is
 recorded in the dataset's ``meta["preprocessing"]``.

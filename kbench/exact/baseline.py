@@ -15,6 +15,7 @@ import hashlib
 import time
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
@@ -36,20 +37,35 @@ PCG_MAX_PASSES = 200
 PRECONDITIONER_RANK = 200
 #: residual ‖Ku − θu‖/‖K‖₂ at which a matrix-free KPCA eigenpair counts as exact
 KPCA_TOL = 1e-8
+#: the version of a saved baseline's layout (part of its key: a file of another layout is stale)
+FORMAT = 2
 #: what a saved baseline holds besides its key
-_ARRAYS = ("s", "U", "K_test", "diag_test")
+_ARRAYS = ("s", "U", "K_val", "K_test", "diag_test")
 _SCALARS = ("n", "trace", "ones_K_ones", "seconds")
 #: what a matrix-free baseline keeps of each set of top eigenpairs (IterativeBaseline._top_eigenpairs)
 _EIGENPAIR_ARRAYS = ("theta", "U", "converged", "captured_test")
+#: what a matrix-free baseline keeps of the solves of one set of targets, per λ (IterativeBaseline._solution)
+_SOLUTION_ARRAYS = ("lams", "train", "validation", "test", "iterations", "residual")
+
+
+class Predictions(NamedTuple):
+    """Exact KRR predictions along a λ path on the training, validation and test rows, each
+    of shape (len(lams), rows, targets)."""
+
+    train: np.ndarray
+    validation: np.ndarray
+    test: np.ndarray
 
 
 class ExactBaseline:
-    """K_train = U diag(s) Uᵀ (s descending, clipped ≥ 0), K(test, train) and diag K(test);
-    ``seconds`` is the time this took (the cost of the exact methods, reported as
-    ``time_exact_s``)."""
+    """K_train = U diag(s) Uᵀ (s descending, clipped ≥ 0), K(validation, train),
+    K(test, train) and diag K(test); ``seconds`` is the time this took (the cost of the exact
+    methods, reported as ``time_exact_s``)."""
 
     dense = True
     method = "dense"
+    #: whether the baseline holds work its shared file does not (never: it is computed whole)
+    unsaved = False
 
     def __init__(self, data, kernel) -> None:
         start = time.perf_counter()
@@ -59,6 +75,7 @@ class ExactBaseline:
         self.trace = float(np.trace(K))
         s, U = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False, driver="evd")
         self.s, self.U = np.clip(s[::-1], 0.0, None), np.ascontiguousarray(U[:, ::-1])
+        self.K_val = kernel(data.X_val, X) if len(data.X_val) else np.zeros((0, self.n))  # val_size=0: none
         self.K_test = kernel(data.X_test, X)
         self.diag_test = kernel.diag(data.X_test)
         self.ones_K_ones = float(self.s @ (self.U.sum(axis=0) ** 2))  # 1ᵀK1, for centered KPCA
@@ -113,9 +130,9 @@ class ExactBaseline:
                 "scores_sum_ratio": float(scores.sum() / exact.sum())}
 
     # -- kernel ridge regression along a λ path ---------------------------------------------
-    def ridge_path(self, Y: np.ndarray, lams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Exact KRR fits of the columns of Y (n×c): (train predictions, test predictions),
-        each of shape (len(lams), n, c), with α(λ) = (K + nλI)⁻¹Y; two n×n by n×(L·c)
+    def ridge_path(self, Y: np.ndarray, lams: np.ndarray) -> Predictions:
+        """Exact KRR fits of the columns of Y (n×c) with α(λ) = (K + nλI)⁻¹Y: their
+        :class:`Predictions` on the training, validation and test rows; n×n by n×(L·c)
         products for the whole path."""
         lams = np.asarray(lams, dtype=float)
         L, c = len(lams), Y.shape[1]
@@ -124,12 +141,11 @@ class ExactBaseline:
         coef = (shrink[:, :, None] * projected[:, None, :]).reshape(self.n, L * c)
         alpha = self.U @ coef  # n×(L·c)
         train = self.U @ (self.s[:, None] * coef)
-        test = self.K_test @ alpha
 
         def by_lambda(block):
             return block.reshape(block.shape[0], L, c).transpose(1, 0, 2)
 
-        return by_lambda(train), by_lambda(test)
+        return Predictions(by_lambda(train), by_lambda(self.K_val @ alpha), by_lambda(self.K_test @ alpha))
 
     def solver_path(self, Y: np.ndarray, lams) -> list[dict]:
         """How each λ's exact fit was computed (one row per λ, as the iterative baseline's)."""
@@ -160,52 +176,72 @@ class IterativeBaseline:
 
     dense = False
     method = "pcg"
+    #: whether solves or eigenpairs were computed since the baseline was loaded or saved
+    unsaved = False
 
     def __init__(self, data, kernel, tol: float = PCG_TOL, preconditioner_rank: int = PRECONDITIONER_RANK,
                  seed: int = 0, max_passes: int = PCG_MAX_PASSES) -> None:
         start = time.perf_counter()
-        self.kernel, self.X, self.X_test = kernel, data.X_train, data.X_test
+        self.kernel, self.X, self.X_val, self.X_test = kernel, data.X_train, data.X_val, data.X_test
         self.n, self.tol, self.max_passes = data.X_train.shape[0], float(tol), int(max_passes)
         self.trace = float(kernel.diag(self.X).sum())
         self.diag_test = kernel.diag(self.X_test)
         rank = min(preconditioner_rank, self.n)
         self.F = np.asarray(RPCholeskySampler().fit(self.X, kernel, rank, seed=seed).train_features)
-        #: (targets digest, λ path) → the solution's arrays (see :meth:`_solution`)
-        self.solutions: dict[tuple[str, tuple[float, ...]], dict[str, np.ndarray]] = {}
+        #: targets digest → the solves of those targets, per λ solved (see :meth:`_solution`)
+        self.solutions: dict[str, dict[str, np.ndarray]] = {}
         #: number of eigenpairs → their arrays (see :meth:`_top_eigenpairs`)
         self.eigenpairs: dict[int, dict[str, np.ndarray]] = {}
         self.seconds = time.perf_counter() - start
 
     def _solution(self, Y: np.ndarray, lams) -> dict[str, np.ndarray]:
+        """The solves of the targets Y at each λ of ``lams`` (their arrays of
+        :data:`_SOLUTION_ARRAYS`, in the order of ``lams``, and ``passes``: the passes over K
+        the solves of these targets took so far). λ not solved before are solved now, in
+        one path: a λ path extended later costs only its new λ."""
         Y = np.asarray(Y, dtype=float).reshape(self.n, -1)
         lams = np.asarray(lams, dtype=float)
-        key = (_digest(Y), tuple(lams.tolist()))
-        if key not in self.solutions:
+        digest = _digest(Y)
+        held = self.solutions.get(digest)
+        known = np.zeros(0) if held is None else held["lams"]
+        missing = np.array([lam for lam in lams if not np.isclose(known, lam, rtol=1e-12, atol=0).any()])
+        if missing.size:
             start = time.perf_counter()
-            solved = solve_krr_path(self.kernel, self.X, Y, lams, tol=self.tol, factor=self.F,
+            missing = np.unique(missing)
+            solved = solve_krr_path(self.kernel, self.X, Y, missing, tol=self.tol, factor=self.F,
                                     max_passes=self.max_passes)
-            L, c = len(lams), Y.shape[1]
-            test = kernel_product(self.kernel, self.X, solved.alpha.reshape(self.n, L * c), Z=self.X_test)
-            self.solutions[key] = {
-                "train": solved.train_predictions.transpose(1, 0, 2),
-                "test": test.reshape(-1, L, c).transpose(1, 0, 2),
-                "iterations": solved.iterations, "residual": solved.residual,
-                "passes": np.array(solved.passes)}
+            L, c = len(missing), Y.shape[1]
+            alpha = solved.alpha.reshape(self.n, L * c)
+            new = {"lams": missing, "train": solved.train_predictions.transpose(1, 0, 2),
+                   "validation": kernel_product(self.kernel, self.X, alpha, Z=self.X_val).reshape(-1, L, c)
+                   .transpose(1, 0, 2),
+                   "test": kernel_product(self.kernel, self.X, alpha, Z=self.X_test).reshape(-1, L, c)
+                   .transpose(1, 0, 2),
+                   "iterations": solved.iterations, "residual": solved.residual, "passes": np.array(solved.passes)}
+            if held is not None:
+                new = {name: np.concatenate([held[name], new[name]]) for name in _SOLUTION_ARRAYS} | {
+                    "passes": held["passes"] + new["passes"]}
+            order = np.argsort(new["lams"])
+            held = {name: new[name][order] for name in _SOLUTION_ARRAYS} | {"passes": new["passes"]}
+            self.solutions[digest] = held
+            self.unsaved = True
             self.seconds += time.perf_counter() - start
-        return self.solutions[key]
+        index = [int(np.flatnonzero(np.isclose(held["lams"], lam, rtol=1e-12, atol=0))[0]) for lam in lams]
+        return {name: held[name][index] for name in _SOLUTION_ARRAYS} | {"passes": held["passes"]}
 
-    def ridge_path(self, Y: np.ndarray, lams) -> tuple[np.ndarray, np.ndarray]:
-        """Exact KRR fits of the columns of Y (n×c): (train, test) predictions of shape
-        (len(lams), n or t, c), NaN for a λ whose solve did not converge."""
+    def ridge_path(self, Y: np.ndarray, lams) -> Predictions:
+        """Exact KRR fits of the columns of Y (n×c): their :class:`Predictions`, NaN for a λ
+        whose solve did not converge."""
         solution = self._solution(Y, lams)
         failed = ~(solution["residual"] <= self.tol)
-        train, test = solution["train"].copy(), solution["test"].copy()
-        train[failed], test[failed] = np.nan, np.nan
-        return train, test
+        parts = [solution[name].copy() for name in Predictions._fields]
+        for part in parts:
+            part[failed] = np.nan
+        return Predictions(*parts)
 
     def solver_path(self, Y: np.ndarray, lams) -> list[dict]:
         """Per λ: the solver, its iterations, final relative residual, tolerance and whether
-        it converged; the passes over K of the whole path."""
+        it converged; the passes over K of every solve of these targets."""
         solution = self._solution(Y, lams)
         return [{"exact_method": self.method, "exact_iterations": int(solution["iterations"][i]),
                  "exact_residual": float(solution["residual"][i]), "exact_tol": self.tol,
@@ -235,6 +271,7 @@ class IterativeBaseline:
         top = min(max(components), self.n)
         if top not in self.eigenpairs:
             self.eigenpairs[top] = self._top_eigenpairs(top)
+            self.unsaved = True
         pairs = self.eigenpairs[top]
         theta, converged, captured = pairs["theta"], pairs["converged"], pairs["captured_test"]
         errors = {}
@@ -271,10 +308,6 @@ class IterativeBaseline:
         self.seconds += time.perf_counter() - start
         return dict(zip(_EIGENPAIR_ARRAYS, (theta, U, residual <= KPCA_TOL, captured), strict=True))
 
-    @property
-    def computed(self) -> int:
-        """How many solves and eigendecompositions the baseline holds (it grows as tasks ask)."""
-        return len(self.solutions) + len(self.eigenpairs)
 
     # -- sharing between processes ---------------------------------------------------------
     def save(self, path, key: dict) -> None:
@@ -283,13 +316,13 @@ class IterativeBaseline:
         arrays = {"method": np.array(self.method),
                   "F": self.F, "diag_test": self.diag_test, "trace": np.array(self.trace),
                   "tol": np.array(self.tol), "seconds": np.array(self.seconds)}
-        for i, ((digest, lams), solution) in enumerate(self.solutions.items()):
+        for i, (digest, solution) in enumerate(self.solutions.items()):
             arrays[f"solution{i}_digest"] = np.array(digest)
-            arrays[f"solution{i}_lams"] = np.array(lams)
             arrays.update({f"solution{i}_{name}": value for name, value in solution.items()})
         for top, pairs in self.eigenpairs.items():
             arrays.update({f"eigenpairs{top}_{name}": value for name, value in pairs.items()})
         write_keyed_npz(path, key, **arrays)
+        self.unsaved = False
 
     @classmethod
     def load(cls, path, key: dict, data, kernel) -> IterativeBaseline | None:
@@ -299,7 +332,7 @@ class IterativeBaseline:
         if not isinstance(archive, dict):
             return None
         baseline = cls.__new__(cls)
-        baseline.kernel, baseline.X, baseline.X_test = kernel, data.X_train, data.X_test
+        baseline.kernel, baseline.X, baseline.X_val, baseline.X_test = kernel, data.X_train, data.X_val, data.X_test
         baseline.n = data.X_train.shape[0]
         baseline.F, baseline.diag_test = archive["F"], archive["diag_test"]
         baseline.trace, baseline.tol = float(archive["trace"]), float(archive["tol"])
@@ -308,9 +341,8 @@ class IterativeBaseline:
         baseline.solutions, baseline.eigenpairs = {}, {}
         i = 0
         while f"solution{i}_digest" in archive:
-            lams = tuple(archive[f"solution{i}_lams"].tolist())
-            baseline.solutions[str(archive[f"solution{i}_digest"]), lams] = {
-                name: archive[f"solution{i}_{name}"] for name in ("train", "test", "iterations", "residual", "passes")}
+            baseline.solutions[str(archive[f"solution{i}_digest"])] = {
+                name: archive[f"solution{i}_{name}"] for name in (*_SOLUTION_ARRAYS, "passes")}
             i += 1
         for name in archive:
             if name.startswith("eigenpairs") and name.endswith("_theta"):
@@ -337,7 +369,7 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
         return None
     dense = n <= DENSE_MAX_N
     cached = ("exact", kernel.spec())
-    key = None if shared is None else {"split_checksum": shared[1], "kernel": kernel.spec()}
+    key = None if shared is None else {"split_checksum": shared[1], "kernel": kernel.spec(), "format": FORMAT}
     if key is not None and not dense:
         key.update(method="pcg", tol=PCG_TOL, preconditioner_rank=PRECONDITIONER_RANK)
     computed = cached not in data.cache
@@ -351,13 +383,10 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
             baseline = ExactBaseline(data, kernel) if dense else IterativeBaseline(data, kernel)
         data.cache[cached] = baseline
     baseline = data.cache[cached]
-    grown = False
     if not baseline.dense:
-        before = baseline.computed
         for task in tasks:
             if task.needs_exact and n <= task.exact_max_n:
                 task.prepare_exact(baseline, data, lams)
-        grown = baseline.computed > before
-    if shared is not None and (computed or grown):
-        baseline.save(shared[0], key)  # once, with what the tasks asked for
+    if shared is not None and (computed or baseline.unsaved):
+        baseline.save(shared[0], key)  # once, with what the tasks (and earlier callers) asked for
     return baseline

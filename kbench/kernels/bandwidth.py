@@ -3,10 +3,12 @@ choice (``sigma="cv"``).
 
 ``sigma="median"`` is the median pairwise distance of (a subsample of) the training points,
 which on one-hot and standardized columns can be far from a useful bandwidth. ``sigma="cv"``
-picks σ on the grid median·2^k, k = −3…3, by the hold-out error of exact kernel ridge
-regression (K + mλI)α = y on a seeded subsample of at most 1 000 training points (the last
-fifth held out), the best λ of 10^-6…10^0 for each σ; a classification target is regressed
-on its one-hot classes (least squares, as the ``classification`` task's default learner).
+picks σ on the grid median·2^k, k = −3…3, by the validation error of exact kernel ridge
+regression (K + mλI)α = y fitted on a seeded subsample of at most 1 000 training points,
+the best λ of 10^-6…10^0 for each σ. The error is measured on (a seeded subsample of at
+most 1 000 of) the split's validation rows when they are given, never on test rows; without
+them on the last fifth of the training subsample. A classification target is regressed on
+its one-hot classes (least squares, as the ``classification`` task's default learner).
 """
 
 from __future__ import annotations
@@ -34,41 +36,54 @@ def median_distance(X: np.ndarray, metric: str, owner: str) -> float:
     return median
 
 
-def targets(y: np.ndarray) -> np.ndarray:
-    """The columns to regress on: a float target as is, class labels one-hot."""
+def targets(y: np.ndarray, classes: np.ndarray | None = None) -> np.ndarray:
+    """The columns to regress on: a float target as is, class labels one-hot over
+    ``classes`` (the training target's)."""
     y = np.asarray(y)
-    if np.issubdtype(y.dtype, np.floating):
-        return y[:, None]
-    classes, codes = np.unique(y, return_inverse=True)
-    return (codes[:, None] == np.arange(len(classes))[None, :]).astype(float)
+    if classes is None:
+        return y[:, None].astype(float)
+    return (y[:, None] == classes[None, :]).astype(float)
 
 
-def validation_errors(kernel_at, X: np.ndarray, y: np.ndarray, sigmas: np.ndarray) -> np.ndarray:
-    """Hold-out mean squared errors of exact KRR, shape (len(sigmas), len(CV_LAMS)).
-    ``kernel_at(sigma)`` is the kernel with that length scale."""
-    idx = np.random.default_rng(0).permutation(len(X))[:SUBSAMPLE]
-    X, Y = X[idx], targets(y)[idx]
-    m = len(idx) - max(1, len(idx) // 5)
-    train, held = slice(0, m), slice(m, None)
+def validation_errors(kernel_at, X: np.ndarray, y: np.ndarray, sigmas: np.ndarray,
+                      validation: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Validation mean squared errors of exact KRR, shape (len(sigmas), len(CV_LAMS)), on the
+    ``validation`` rows (X_val, y_val) or, without them, on a held-out fifth of the training
+    subsample. ``kernel_at(sigma)`` is the kernel with that length scale."""
+    rng = np.random.default_rng(0)
+    idx = rng.permutation(len(X))[:SUBSAMPLE]
+    classes = None if np.issubdtype(np.asarray(y).dtype, np.floating) else np.unique(y)
+    X, Y = X[idx], targets(y, classes)[idx]
+    if validation is None:
+        m = len(idx) - max(1, len(idx) // 5)
+        X_fit, Y_fit, X_held, Y_held = X[:m], Y[:m], X[m:], Y[m:]
+    else:
+        X_val, y_val = validation
+        held = rng.permutation(len(X_val))[:SUBSAMPLE]
+        X_fit, Y_fit, X_held, Y_held = X, Y, X_val[held], targets(y_val, classes)[held]
+    m = len(X_fit)
     errors = np.empty((len(sigmas), len(CV_LAMS)))
     for i, sigma in enumerate(sigmas):
         kernel = kernel_at(sigma)
-        values, vectors = np.linalg.eigh(kernel(X[train]))
-        cross = kernel(X[held], X[train]) @ vectors  # h×m
-        projected = vectors.T @ Y[train]  # m×c
+        values, vectors = np.linalg.eigh(kernel(X_fit))
+        cross = kernel(X_held, X_fit) @ vectors  # h×m
+        projected = vectors.T @ Y_fit  # m×c
         for j, lam in enumerate(CV_LAMS):
             predictions = cross @ (projected / (np.maximum(values, 0.0) + m * lam)[:, None])
-            errors[i, j] = np.mean((predictions - Y[held]) ** 2)
+            errors[i, j] = np.mean((predictions - Y_held) ** 2)
     return errors
 
 
-def cv_sigma(kernel_at, X: np.ndarray, y: np.ndarray | None, metric: str, owner: str) -> float:
-    """The σ of the grid with the smallest hold-out error (module docstring)."""
+def cv_sigma(kernel_at, X: np.ndarray, y: np.ndarray | None, metric: str, owner: str,
+             validation: tuple[np.ndarray, np.ndarray] | None = None) -> float:
+    """The σ of the grid with the smallest validation error (module docstring)."""
     if y is None:
         raise ValueError(f"{owner} picks σ by the validation error of kernel ridge regression on the "
                          "target, and this data has none; pass sigma='median' or a number.")
+    if validation is not None and len(validation[0]) < 2:
+        validation = None  # a split without validation rows (val_size=0)
     sigmas = median_distance(X, metric, owner) * CV_FACTORS
-    errors = validation_errors(kernel_at, X, y, sigmas)
+    errors = validation_errors(kernel_at, X, y, sigmas, validation)
     if not np.isfinite(errors).any():
         raise FloatingPointError(f"{owner} found no finite validation error.")
     return float(sigmas[np.unravel_index(np.nanargmin(errors), errors.shape)[0]])

@@ -83,9 +83,10 @@ class Kernel:
         """False while a parameter waits to be resolved from data (``sigma="median"``)."""
         return True
 
-    def fit(self, X, y=None) -> Kernel:
+    def fit(self, X, y=None, validation=None) -> Kernel:
         """Resolve data-dependent parameters from training data (and its target ``y``, for a
-        parameter validated on it, ``sigma="cv"``); returns ``self``."""
+        parameter validated on it, ``sigma="cv"``, on the ``validation`` rows (X_val, y_val)
+        when given); returns ``self``."""
         return self
 
     # -- evaluation ----------------------------------------------------------------

@@ -57,17 +57,18 @@ class _LengthScaleKernel(Kernel):
     def fitted(self) -> bool:
         return self.sigma_ is not None
 
-    def fit(self, X, y=None) -> Kernel:
+    def fit(self, X, y=None, validation=None) -> Kernel:
         """``sigma="median"``: ``sigma_`` is the median pairwise distance of (a subsample of)
-        X; ``sigma="cv"``: the σ of a grid around it with the smallest hold-out error of
-        kernel ridge regression on ``y`` (kbench.kernels.bandwidth)."""
+        X; ``sigma="cv"``: the σ of a grid around it with the smallest error of kernel ridge
+        regression on ``y``, on the ``validation`` rows (X_val, y_val) when given, else on a
+        held-out part of X (kbench.kernels.bandwidth)."""
         if self.sigma in DATA_DRIVEN:
             X = check_features(X, "X")
             owner = f"{self.name}: sigma={self.sigma!r}"
             if self.sigma == "median":
                 self.sigma_ = median_distance(X, self.metric, owner)
             else:
-                self.sigma_ = cv_sigma(self._with_sigma, X, y, self.metric, owner)
+                self.sigma_ = cv_sigma(self._with_sigma, X, y, self.metric, owner, validation)
         return self
 
     def _with_sigma(self, sigma: float) -> Kernel:

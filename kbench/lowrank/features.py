@@ -6,7 +6,7 @@ G = ΦᵀΦ and ΦᵀY, KPCA the spectrum of G, the trace error tr G, and every 
 sum over test rows. :func:`features_of` gives one :class:`Features` per (dataset, fitted
 map), shared by every task of a job:
 
-* ``train`` and ``test`` (:class:`FeatureRows`) iterate over blocks of rows. A matrix that
+* ``train``, ``validation`` and ``test`` (:class:`FeatureRows`) iterate over blocks of rows. A matrix that
   fits in half the budget is computed once and kept (a single block); larger ones are
   recomputed block by block on each pass, so memory stays O(p² + b·p) beyond the data.
   Training features a sampler produced as a by-product (pivoted Cholesky factors) are
@@ -128,19 +128,20 @@ def training_targets(data) -> dict[str, np.ndarray]:
 
 
 class Features:
-    """The training and test features of one (dataset, fitted map), shared by its tasks."""
+    """The training, validation and test features of one (dataset, fitted map), shared by its tasks."""
 
     def __init__(self, data, approx, kernel, budget_mb: float = DEFAULT_BUDGET_MB) -> None:
         budget = int(budget_mb * 2**20)
         self.data = data
         self.train = FeatureRows(approx, data.X_train, kernel, "training", budget, approx.train_features)
+        self.validation = FeatureRows(approx, data.X_val, kernel, "validation", budget)
         self.test = FeatureRows(approx, data.X_test, kernel, "test", budget)
         self._moments: Moments | None = None
 
     @property
     def seconds(self) -> float:
-        """Time spent computing one full pass of training and test features."""
-        return (self.train.seconds or 0.0) + (self.test.seconds or 0.0)
+        """Time spent computing one full pass of training, validation and test features."""
+        return sum(rows.seconds or 0.0 for rows in (self.train, self.validation, self.test))
 
     def moments(self) -> Moments:
         """ΦᵀΦ, Φᵀ[targets] and Σ‖z(x)‖², from one pass over the training rows (cached)."""
@@ -192,11 +193,12 @@ __all__ = ["DEFAULT_BUDGET_MB", "FeatureRows", "Features", "Moments", "features_
 
 
 def check_fit(approx, requested_rank: int, data, kernel, budget_mb: float | None = None):
-    """Check a fitted LowRank on a dataset's training and test rows, in the passes the tasks
-    use anyway: the training moments and the test features (kept when they fit the budget).
+    """Check a fitted LowRank on a dataset's rows, in the passes the tasks use anyway: the
+    training moments and the validation and test features (kept when they fit the budget).
     Returns the fit's :class:`Features`."""
     check_lowrank(approx, requested_rank)
     features = features_of(data, approx, kernel, budget_mb)
     features.moments()
+    features.validation.check()
     features.test.check()
     return features

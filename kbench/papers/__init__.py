@@ -17,7 +17,7 @@ import pandas as pd
 
 from kbench.papers import alaoui2015, bach2013, squeak2016, sterge2020, yang2012
 from kbench.reporting.figures import figure, figure_file
-from kbench.reporting.scores import sections
+from kbench.reporting.scores import sections, selection_text
 from kbench.reporting.styles import styles
 from kbench.sweep.store import check_one_sweep
 
@@ -61,6 +61,9 @@ def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
              f"Regenerate: `snakemake --cores all --configfile workflows/config/papers/{paper}.yaml`. "
              f"Full size (needs the network): `workflows/config/papers/full/{paper}.yaml`, "
              f"{module.FULL_SIZE}.", "",
+             f"The paper's protocol: the figures read each cell at the λ chosen {selection_text(frame)}; "
+             "the claims read the rows as the paper did (the table's settings say at which λ). kbench's "
+             "leaderboards choose λ on validation data instead.", "",
              "| claim | setting | measured | verdict |", "|---|---|---|---|"]
     for c in claims:
         lines.append(f"| {c.claim} | {c.setting} | {c.measured} | **{c.verdict}**"

@@ -1,12 +1,15 @@
 """Which sampler for my data: one line per task answering it, each dataset's regime, and
-the winner per rank budget, all read off the sections' standings
+the first place per rank budget, all read off the sections' standings
 (kbench.reporting.standing), so every number a sentence quotes is in its table.
 
-The regime of a dataset is read at its oracle λ (the λ of the path where the exact kernel
-scores best on the λ-path task's headline): n, d, the effective dimension
-d_eff = Σᵢ ℓᵢ(λ) and d_mof = n·maxᵢ ℓᵢ(λ) (Bach 2013 §3; Alaoui & Mahoney 2015), and the
-coherence d_mof/d_eff, which is 1 when every point is as influential as every other and
-grows with outliers.
+A line names a sampler only when the tests over datasets separate it from every other;
+otherwise it names every sampler they do not separate from the first, in order of mean
+standing ("no detectable difference among ..."), with the number of datasets behind it.
+
+The regime of a dataset is read at the λ the exact kernel chose on validation data for the
+λ-path task: n, d, the effective dimension d_eff = Σᵢ ℓᵢ(λ) and d_mof = n·maxᵢ ℓᵢ(λ)
+(Bach 2013 §3; Alaoui & Mahoney 2015), and the coherence d_mof/d_eff, which is 1 when every
+point is as influential as every other and grows with outliers.
 """
 
 from __future__ import annotations
@@ -15,20 +18,23 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kbench.reporting.scores import Section, dataset_keys
-from kbench.reporting.standing import ALPHA, Standing
+from kbench.reporting.scores import Section, chosen_rows, dataset_keys
+from kbench.reporting.standing import ALPHA, PROBABILITY, Standing
 
 REGIME_TEXT = ("Each dataset: its source, the rows used (after rows with missing values were dropped, and "
                "subsampling), n_train, n_features after preprocessing, what the preprocessing of a table did, "
-               "and its documentation; and at its oracle λ "
-               "(where the exact kernel scores best on the named task; none without the exact kernel): "
-               "d_eff = Σ ℓᵢ(λ), d_mof = n·max ℓᵢ(λ) and the coherence d_mof/d_eff "
-               "(1: every point equally influential; large: a few points matter most). Estimated: from the "
-               "matrix-free baseline's Nyström approximation.")
-WINNER_TEXT = ("Per task and (dataset, rank) block: the winner, first alone over two or more paired repetitions "
-               "(\"tie: ...\" names the samplers sharing first place: within the noise floor or one standard "
-               "error; \"tie: one repetition (X ahead)\" when there is no spread to tell a win from noise), its mean, the "
-               "runner-up, the relative margin, and in how many paired repetitions the winner is ahead.")
+               "and its documentation; and at the λ the exact kernel chose on the validation rows for the named "
+               "task (the median over repetitions; none without the exact kernel): d_eff = Σ ℓᵢ(λ), "
+               "d_mof = n·max ℓᵢ(λ) and the coherence d_mof/d_eff (1: every point equally influential; large: a "
+               "few points matter most); λ at edge: the exact kernel's choice lay at an end of the λ path (a "
+               "bound stopped its extension) in that many repetitions. Estimated: from the matrix-free "
+               "baseline's Nyström approximation.")
+WINNER_TEXT = ("Per task and (dataset, rank) block: the first place and its outcome: won (first alone, outside the "
+               "task's region of practical equivalence, and a paired t-test against the runner-up over ≥ 5 "
+               "repetitions gives p < 0.05), ahead (first alone, without that), or tie (first place shared: the "
+               "samplers named are equivalent); its mean, the runner-up, the margin (in the units of the "
+               "equivalence region: relative, or points), in how many paired repetitions the first is ahead, "
+               "and the t-test's p.")
 
 
 @dataclass
@@ -42,27 +48,33 @@ class Advice:
 
 
 def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
-    """Per dataset key: n_train, n_features, the oracle λ of its λ-path task, d_eff, d_mof and
-    d_mof/d_eff there (repetition means), and how they were computed."""
+    """Per dataset key: n_train, n_features, the λ the exact kernel chose for its λ-path task
+    (mean over repetitions), d_eff, d_mof and d_mof/d_eff there (repetition means), how
+    they were computed, and in how many repetitions that λ lay at an end of the path."""
     records = {}
     for section in found:
-        headline = section.task.headline
-        if not section.task.uses_lams or headline.exact is None:
+        task = section.task
+        headline = task.headline
+        if not task.uses_lams or headline.exact is None:
             continue
         rows = frame[(frame["task_label"] == section.label) & (frame["status"] == "ok")]
         if rows.empty or "d_eff" not in rows or headline.exact not in rows:
             continue
-        rows = rows.assign(key=dataset_keys(rows)).dropna(subset=[headline.exact, "d_eff", "d_mof"])
-        for key, group in rows.groupby("key"):
+        rows = rows.assign(dataset=dataset_keys(rows), sampler=rows["sampler_label"])
+        chosen_on = task.validation.exact if task.validation is not None and "lam_selected_exact" in rows else (
+            f"{headline.exact} (oracle)")
+        rows = rows.dropna(subset=[headline.exact, "d_eff", "d_mof"])
+        at = chosen_rows(rows, "lam_selected_exact", headline.exact, headline.smaller_is_better)
+        for key, group in at.groupby("dataset"):
             if key in records:
                 continue
-            exact = group.groupby("lam")[headline.exact].mean()
-            lam = exact.idxmin() if headline.smaller_is_better else exact.idxmax()
-            at = group[group["lam"] == lam]
-            d_eff, d_mof = float(at["d_eff"].mean()), float(at["d_mof"].mean())
-            method = at["diagnostics_method"].dropna() if "diagnostics_method" in at else pd.Series(dtype=str)
+            per_rep = group.groupby("repetition").first()
+            d_eff, d_mof = float(per_rep["d_eff"].mean()), float(per_rep["d_mof"].mean())
+            method = per_rep["diagnostics_method"].dropna() if "diagnostics_method" in per_rep else pd.Series(dtype=str)
+            edge = per_rep["lam_at_edge_exact"] if "lam_at_edge_exact" in per_rep else pd.Series(dtype=bool)
             records[key] = {
-                "oracle λ": float(lam), "by": f"{section.label} {headline.exact}",
+                "λ (exact)": float(per_rep["lam"].median()), "chosen on": f"{section.label} {chosen_on}",
+                "λ at edge": f"{int(edge.fillna(False).astype(bool).sum())} of {len(per_rep)}",
                 "d_eff": d_eff, "d_mof": d_mof, "d_mof/d_eff": d_mof / d_eff,
                 "estimated": bool(len(method) and str(method.iloc[0]).startswith("estimate")),
             }
@@ -84,39 +96,56 @@ def dataset_facts(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def winners(found: list[Section], standings: dict[str, Standing]) -> pd.DataFrame:
-    """Per (dataset, task, rank) block: its winner, read off the section's standing."""
+    """Per (dataset, task, rank) block: its first place and outcome, read off the section's standing."""
     parts = [standings[section.label].won.assign(task=section.label, metric=section.metric)
              for section in found if len(standings[section.label].won)]
     if not parts:
         return pd.DataFrame()
-    columns = ["dataset", "task", "metric", "rank", "winner", "value", "runner-up", "relative margin", "ahead in"]
-    return pd.concat(parts, ignore_index=True)[columns]
+    columns = ["dataset", "task", "metric", "rank", "winner", "outcome", "value", "runner-up", "margin",
+               "ahead in", "p (paired t)"]
+    table = pd.concat(parts, ignore_index=True)[columns]
+    return table.assign(margin=table["margin"].map(percent))
+
+
+def percent(value: float) -> str:
+    """A margin or gap as a percentage with two significant digits ("0.066%", "3.2%")."""
+    if pd.isna(value):
+        return ""
+    return f"{float(f'{100 * value:.2g}'):g}%"
 
 
 def answer(section: Section, result: Standing) -> str | None:
-    """The one-line answer of a section: the sampler with the best mean rank, its evidence
-    (blocks, datasets, failure rate, budgets won) and its doubt (can the Nemenyi test tell it
-    from the runner-up?); every number is a cell of the section's table."""
-    table = result.table
-    ranked = [s for s in table.index if table.loc[s, "mean rank"] != "not ranked"]
-    if not ranked:
+    """The one-line answer of a section: a sampler only when the tests over datasets separate
+    it from every other (Holm-adjusted Wilcoxon p < 0.05 or P(better) ≥ 0.95), else every
+    sampler they do not separate from the first, in order of mean standing; with the number
+    of datasets behind it and the failure rate. Every number is a cell of the section's table."""
+    table, order = result.table, result.order
+    n = result.datasets
+    if not order:
+        if len(section.uninformative) and section.cells.empty:
+            return (f"{section.label}: every dataset is uninformative for this task (the exact kernel does not "
+                    "beat its trivial predictor), so no sampler is ranked.")
         return None
-    best, row = ranked[0], table.loc[ranked[0]]
-    if row["failure rate"] == "100%":
+    leader = order[0]
+    if table.loc[leader, "failure rate"] == "100%":
         return f"{section.label}: every cell failed, so no sampler can be recommended; its section lists the errors."
-    said = (f"{section.label} ({section.metric}): {best}, mean rank {row['mean rank']} over {result.ranked} "
-            f"(dataset, rank) blocks on {result.datasets} dataset(s), failure rate {row['failure rate']}, "
-            f"budgets won {row['budgets won']}")
-    if len(ranked) < 2:
-        return said + "; no other sampler is ranked."
-    second = ranked[1]
-    p = table.loc[second, "p vs best"]
-    versus = f"{second} (mean rank {table.loc[second, 'mean rank']})"
-    if result.pvalues is None:
-        return said + f"; against {versus} there are too few blocks or samplers for a test: read it as a tie."
-    if float(p) >= ALPHA:
-        return said + f"; a tie with {versus}: the Nemenyi test cannot separate them (p vs best {p} ≥ {ALPHA})."
-    return said + f"; ahead of {versus}, p vs best {p} < {ALPHA} (Nemenyi)."
+    on = f"over {n} dataset{'s' if n != 1 else ''}"
+    if len(order) < 2:
+        return f"{section.label} ({section.metric}): {leader} is the only sampler ranked ({on})."
+    tied = result.tied_with_leader()
+    if len(tied) == 1:
+        runner = result.comparisons[order[1]]
+        return (f"{section.label} ({section.metric}): {leader}, ahead of every other sampler {on}: against the "
+                f"runner-up {order[1]}, p = {runner.p_holm:.2g} (Wilcoxon–Holm), P(better) = "
+                f"{runner.probabilities[0]:.2f}; mean standing {table.loc[leader, 'mean standing']}, failure rate "
+                f"{table.loc[leader, 'failure rate']}, budgets won {table.loc[leader, 'budgets won']}.")
+    separated = [s for s in order if s not in tied]
+    said = (f"{section.label} ({section.metric}): no detectable difference among {', '.join(tied)} {on} "
+            f"(mean standing {' vs '.join(table.loc[s, 'mean standing'] for s in tied)}; no test separates them "
+            f"from {leader}: Wilcoxon–Holm p ≥ {ALPHA} and P(better) < {PROBABILITY})")
+    if separated:
+        said += f"; the tests separate {leader} from (put it above) {', '.join(separated)}"
+    return said + "."
 
 
 def advise(frame: pd.DataFrame, found: list[Section], standings: dict[str, Standing]) -> Advice:

@@ -14,30 +14,35 @@ from kbench.spec import slug_of
 
 
 def critical_difference(section: Section, result: Standing, path: Path, look: dict[str, Style]) -> str | None:
-    """The critical-difference diagram of a section's standing (PNG at ``path``: the table's
-    mean ranks and blocks) and its caption, or None when there is no test."""
+    """The critical-difference diagram of a section's standings over datasets (PNG at
+    ``path``; Demšar 2006: Friedman's test, then Nemenyi's, scikit-posthocs) and its
+    caption; None when Friedman's test does not reject (or cannot run): the diagram would
+    only draw noise."""
     import scikit_posthocs as sp
     from matplotlib.figure import Figure
 
-    if result.pvalues is None:
+    if result.friedman_p is None or result.friedman_p >= ALPHA:
         return None
-    ranks, pvalues, friedman_p = result.places.mean(), result.pvalues, result.friedman_p
-    blocks, left_out, total = result.ranked, result.left_out, result.blocks
+    standings = result.standings
+    ranks = standings.mean()
+    pvalues = sp.posthoc_nemenyi_friedman(standings.reset_index(drop=True))
+    n = result.datasets
     fig = Figure(figsize=(8, 0.6 + 0.3 * len(ranks)))
     ax = fig.subplots()
     sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA, label_fmt_left="{label} ({rank:.2f})",
                                    label_fmt_right="({rank:.2f}) {label}",
                                    color_palette={s: look[s].colour for s in ranks.index})
-    ax.set_title(f"{section.label}: mean rank over {blocks} (dataset, rank) blocks", fontsize=9)
+    ax.set_title(f"{section.label}: mean standing over {n} datasets", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    caption = (f"Critical difference: the table's mean ranks, Friedman test over the same {blocks} of {total} "
-               f"(dataset, rank) blocks (those where every ranked sampler has a cell), p = {friedman_p:.2g}; "
-               f"samplers joined by a bar are not significantly different (Nemenyi, α = {ALPHA}).")
-    if left_out:
+    caption = (f"Critical difference over {n} datasets: the table's mean standings (a dataset's standing is the "
+               f"sampler's mean place over its ranks); Friedman's test over the datasets p = {result.friedman_p:.2g}; "
+               f"samplers joined by a bar are not significantly different (Nemenyi over the {n} datasets, "
+               f"α = {ALPHA}).")
+    if result.left_out:
         caption += " Not ranked (cells in fewer than half of the blocks): " + ", ".join(
-            f"{sampler} ({count} of {total})" for sampler, count in sorted(left_out.items())) + "."
+            f"{sampler} ({count} of {result.blocks})" for sampler, count in sorted(result.left_out.items())) + "."
     return caption
 
 

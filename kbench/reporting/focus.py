@@ -1,6 +1,7 @@
 """The sampler-author view (``kbench leaderboard ... --focus NAME``): one sampler against
-every other on paired cells (same dataset, rank and repetition, hence the same split),
-with bootstrap 95% intervals, over all cells and per dataset and rank."""
+every other on paired cells (same dataset, rank and repetition, hence the same split): over
+all datasets (each dataset's share of paired cells won, their mean, a 95% interval
+resampling datasets), and per dataset and rank (the share over repetitions)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from kbench.reporting.scores import Section
 from kbench.reporting.standing import WinRate, pair_scores
 
 FOCUS_TEXT = ("Paired win rate of the focused sampler against every other (same dataset, rank and "
-              "repetition, hence the same split; ties, within the task's noise floor, count one half; a "
-              "failed cell loses, two failed cells tie), bootstrap 95% interval.")
+              "repetition, hence the same split; a tie, inside the task's region of practical equivalence, "
+              "counts one half; a failed cell loses, two failed cells tie): over datasets, the mean of each "
+              "dataset's rate with a 95% interval resampling datasets; per dataset and rank, the rate over its "
+              "repetitions (how many in parentheses).")
 
 
 @dataclass
@@ -22,7 +25,7 @@ class FocusTables:
     """One task configuration seen from the focused sampler."""
 
     section: Section
-    overall: pd.DataFrame  # opponent → win rate [interval], pairs
+    overall: pd.DataFrame  # opponent → win rate [interval], datasets, pairs
     per_dataset: dict[str, pd.DataFrame]  # dataset → opponent × rank win rates
 
 
@@ -39,14 +42,14 @@ def focus(found: list[Section], sampler: str, seed: int = 0) -> list[FocusTables
         scores = paired_scores(section, sampler)
         if scores.empty:
             continue
-        overall = {opponent: WinRate.of(group["score"].to_numpy(), rng)
-                   for opponent, group in scores.groupby("against")}
+        overall = {opponent: WinRate.of(group, rng) for opponent, group in scores.groupby("against")}
         table = pd.DataFrame({"win rate": {o: w.text for o, w in overall.items()},
+                              "datasets": {o: w.datasets for o, w in overall.items()},
                               "pairs": {o: w.pairs for o, w in overall.items()}}).rename_axis("against")
         order = np.argsort([-overall[o].rate for o in table.index], kind="stable")
         per_dataset = {}
         for dataset, rows in scores.groupby("dataset"):
-            cells = {(opponent, rank): WinRate.of(group["score"].to_numpy(), rng).text
+            cells = {(opponent, rank): f"{group['score'].mean():.2f} ({len(group)})"
                      for (opponent, rank), group in rows.groupby(["against", "rank"])}
             wide = pd.Series(cells).unstack()
             wide.columns = [f"rank {r}" for r in wide.columns]
@@ -57,11 +60,9 @@ def focus(found: list[Section], sampler: str, seed: int = 0) -> list[FocusTables
 
 def paired_scores(section: Section, sampler: str) -> pd.DataFrame:
     """One row per paired cell of ``sampler`` and another sampler: 1 when ``sampler`` is
-    better, 0.5 on a tie, 0 when worse."""
+    better outside the equivalence region, 0.5 on a tie, 0 when worse."""
     cells = section.cells[["dataset", "rank", "repetition", "sampler", "metric"]]
     ours = cells[cells["sampler"] == sampler].drop(columns="sampler")
     theirs = cells[cells["sampler"] != sampler].rename(columns={"sampler": "against"})
     pairs = ours.merge(theirs, on=["dataset", "rank", "repetition"], suffixes=("", "_theirs"))
-    floor = (section.task.headline.atol, section.task.headline.rtol)
-    return pairs.assign(score=pair_scores(pairs["metric"], pairs["metric_theirs"], section.smaller, floor))
-
+    return pairs.assign(score=pair_scores(pairs["metric"], pairs["metric_theirs"], section.task.headline))

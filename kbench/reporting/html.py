@@ -25,7 +25,14 @@ import pandas as pd
 
 from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
 from kbench.reporting.focus import FOCUS_TEXT
-from kbench.reporting.scores import COST_TEXT, FAILURES_TEXT, NOT_PLANNED_TEXT, Section, cell_table
+from kbench.reporting.scores import (
+    COST_TEXT,
+    FAILURES_TEXT,
+    NOT_PLANNED_TEXT,
+    UNINFORMATIVE_TEXT,
+    Section,
+    cell_table,
+)
 from kbench.reporting.standing import MISSING
 from kbench.reporting.styles import Style
 from kbench.spec import slug_of
@@ -73,7 +80,7 @@ def _number(value) -> float | None:
 def chart_data(frame: pd.DataFrame, board: Board) -> dict:
     """The rows behind a task's charts: per (dataset, kernel, sampler, rank), for each metric
     its repetition mean, standard deviation, min, max, count and the exact kernel's mean,
-    the mean seconds and the cells' status counts. Metrics are read at the oracle λ of the
+    the mean seconds and the cells' status counts. Metrics are read at the λ chosen for the
     headline: the sampler's for its values, the exact kernel's for the exact ones."""
     section = board.section
     task = section.task
@@ -142,7 +149,7 @@ def _advice_html(advice) -> list[str]:
     if len(advice.regimes):
         parts += ["<h3>Regimes</h3>", f"<p class='caption'>{esc(REGIME_TEXT)}</p>", table_html(advice.regimes)]
     if len(advice.winners):
-        parts += ["<h3>Winner per rank budget</h3>", f"<p class='caption'>{esc(WINNER_TEXT)}</p>"]
+        parts += ["<h3>First place per rank budget</h3>", f"<p class='caption'>{esc(WINNER_TEXT)}</p>"]
         for dataset, rows in advice.winners.groupby("dataset", sort=True):
             parts += [f"<details><summary>{esc(dataset)}</summary>",
                       table_html(rows.drop(columns="dataset").reset_index(drop=True)), "</details>"]
@@ -153,6 +160,9 @@ def _board_html(board: Board) -> list[str]:
     esc = html.escape
     parts = [f"<section id='{board.id}'><h2>{esc(board.section.title)}</h2>", table_html(board.ranking),
              *(f"<p class='caption'>{esc(f)}</p>" for f in board.footnotes)]
+    if len(board.section.uninformative):
+        parts += ["<h3>Uninformative datasets</h3>", f"<p class='caption'>{esc(UNINFORMATIVE_TEXT)}</p>",
+                  table_html(board.section.uninformative)]
     if len(board.failures):
         parts += [f"<p class='caption'>{esc(FAILURES_TEXT)}</p>", table_html(board.failures)]
     if board.diagram is not None:

@@ -9,7 +9,13 @@ import pandas as pd
 
 from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
 from kbench.reporting.focus import FOCUS_TEXT
-from kbench.reporting.scores import COST_TEXT, FAILURES_TEXT, NOT_PLANNED_TEXT
+from kbench.reporting.scores import (
+    COST_TEXT,
+    FAILURES_TEXT,
+    NOT_PLANNED_TEXT,
+    UNINFORMATIVE_TEXT,
+    selection_text,
+)
 from kbench.reporting.standing import MISSING, STANDING_TEXT, Standing
 from kbench.sweep.store import CELL_KEYS
 
@@ -43,11 +49,13 @@ def header(frame: pd.DataFrame, command: str | None, executor: str | None = None
         f"Command: `{command or 'kbench leaderboard'}`" + (f" (executor: {executor})." if executor else "."),
         f"Versions: {versions(frame)}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
         f"({platform.machine()}, Python {platform.python_version()}).",
-        "A row is one sampler configuration, a section one task configuration. Metric of a cell: "
-        "its value at the best λ of the path (oracle λ, as Bach 2013); KPCA at one number of "
-        "components per rank for every sampler (the largest of the task's list not above the rank). "
-        "Rankings: one statistic per task, each sampler's place in each (dataset, rank) block, with ties "
-        "at the task's noise floor and failures last (the text under each table says how).",
+        "A row is one sampler configuration, a section one task configuration. Metric of a cell: its test "
+        f"value at the λ it chose {selection_text(frame)}; the exact kernel's at the λ it chose the same way; "
+        "KPCA at one number of components per rank for every sampler (the largest of the task's list not above "
+        "the rank). Rankings: datasets are the unit (a sampler's standing on a dataset averages its places over "
+        "the dataset's ranks), differences inside the task's region of practical equivalence are ties, failures "
+        "are last, and datasets where the exact kernel does not beat a trivial predictor are left out (the text "
+        "under each table says how).",
     ]
 
 
@@ -61,8 +69,10 @@ def format_ranking(result: Standing, unscored: dict[str, str]) -> tuple[pd.DataF
     for sampler, count in result.left_out.items():
         if sampler in table.index:
             table.loc[sampler, "note"] = f"cells in {count} of {result.blocks} blocks: not ranked"
-    footnotes = [f"Mean ranks over {result.ranked} of {result.blocks} (dataset, rank) blocks on "
-                 f"{result.datasets} dataset(s). {STANDING_TEXT}"]
+    friedman = ("" if result.friedman_p is None else
+                f" Friedman's test over the {result.datasets} datasets' standings: p = {result.friedman_p:.2g}.")
+    footnotes = [f"Standings over {result.datasets} dataset(s), from {result.ranked} of {result.blocks} (dataset, "
+                 f"rank) blocks.{friedman} {STANDING_TEXT}"]
     return table.fillna(""), footnotes
 
 
@@ -81,7 +91,7 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
     if len(advice.regimes):
         md += ["### Regimes", "", REGIME_TEXT, "", markdown_table(advice.regimes), ""]
     if len(advice.winners):
-        md += ["### Winner per rank budget", "", WINNER_TEXT, "",
+        md += ["### First place per rank budget", "", WINNER_TEXT, "",
                markdown_table(advice.winners.set_index("dataset")), ""]
     if focus_views is not None:
         md += [f"## Focus: {focused}", "", FOCUS_TEXT, ""]
@@ -92,6 +102,8 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
     for board in boards:
         section = board.section
         md += [f"## {section.title}", "", board.ranking.to_markdown(disable_numparse=True), "", *board.footnotes, ""]
+        if len(section.uninformative):
+            md += ["### Uninformative datasets", "", UNINFORMATIVE_TEXT, "", markdown_table(section.uninformative), ""]
         if len(board.failures):
             md += [FAILURES_TEXT, "", board.failures.to_markdown(index=False), ""]
         if board.caption:

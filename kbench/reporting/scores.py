@@ -1,19 +1,24 @@
 """Leaderboard sections from result rows: one per task configuration, with one row per cell
-(its headline value, the exact kernel's, its time and status), and the page's other
-tables (cells by status, failures, cost in n, Pareto fronts).
+(its headline value, the exact kernel's, its time and status), the datasets left out as
+uninformative, and the page's other tables (cells by status, failures, cost in n, Pareto
+fronts).
 
 Every row of a ranking is one sampler configuration (sampler label) and every dataset is
 one (dataset, kernel) pair, so a page never merges variants. What a cell scores is its
-task's headline (``Task.headline``): on λ-path tasks its value at the best λ of the path
-(the oracle λ, as Bach 2013 reports), on KPCA at one number of components per rank, the
-same for every sampler (``Task.headline_rows``). A failed cell (error, timeout, oom) is a
-cell too, with no value: kbench.reporting.standing ranks it last. The rankings themselves
-are kbench.reporting.standing's.
+task's headline (``Task.headline``): on λ-path tasks its test value at the λ the cell chose
+on the validation rows (``lam_selected``; kbench.tasks.selection), the exact kernel's at the
+λ it chose; on KPCA at one number of components per rank, the same for every sampler
+(``Task.headline_rows``). Rows of a sweep that chose λ on the test set (``selected_on``
+"test": a paper's oracle, or rows from before kbench chose on validation data) are read at
+their best test value. A failed cell (error, timeout, oom) is a cell too, with no value:
+kbench.reporting.standing ranks it last. A dataset on which the exact kernel (or, without
+one, the best sampler) does not beat the task's trivial predictor by its margin on
+validation data is uninformative (:func:`informative`): listed, not ranked.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -25,6 +30,11 @@ from kbench.sweep.plan import not_planned
 from kbench.sweep.store import CELL_KEYS
 
 KEYS = ["dataset", "sampler", "rank", "repetition"]
+#: what a cell carries besides its keys: its headline at the λ it chose and the exact kernel's
+#: at the λ that chose; the validation criterion of both and of the trivial predictor; the
+#: two λ, whether each lies at an end of the path, and the split they were chosen on
+CELL_COLUMNS = [*KEYS, "metric", "exact", "seconds", "status", "error", "failed_in", "lam", "lam_exact",
+                "at_edge", "at_edge_exact", "selected_on", "validation", "validation_exact", "trivial"]
 
 
 @dataclass
@@ -33,8 +43,10 @@ class Section:
 
     label: str
     task: object  # the Task instance
-    cells: pd.DataFrame  # one row per cell: KEYS, metric, exact, seconds, status, error, failed_in
+    cells: pd.DataFrame  # one row per cell of the informative datasets: CELL_COLUMNS
     unscored: dict[str, str]  # sampler label → why it has no headline value
+    #: per dataset left out as uninformative: what judged it, its numbers and why (:func:`informative`)
+    uninformative: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def scored(self) -> pd.DataFrame:
@@ -71,14 +83,14 @@ def task_of(label: str):
 
 def cell_table(frame: pd.DataFrame, label: str, task=None, extra: tuple[str, ...] = (),
                exact_extra: tuple[str, ...] = ()) -> pd.DataFrame:
-    """One row per cell of task configuration ``label``: its headline value (best over the
-    λ path when the task has one), the exact kernel's value likewise, its time and status
+    """One row per cell of task configuration ``label`` (:data:`CELL_COLUMNS`): its headline
+    value at the λ it chose, the exact kernel's at the λ that chose, its time and status
     (failed cells too, with no values; skipped ones are not cells of a ranking); with the
-    ``extra`` columns of the same row (the sampler's oracle λ), ``dataset_name`` (the dataset
-    label without the kernel) and ``kernel`` among them, and the ``exact_extra`` columns of
-    the exact kernel's oracle row."""
+    ``extra`` columns of the same row, ``dataset_name`` (the dataset label without the
+    kernel) and ``kernel`` among them, and the ``exact_extra`` columns of the exact kernel's
+    chosen row."""
     task = task if task is not None else task_of(label)
-    columns = [*KEYS, "metric", "exact", "seconds", "status", "error", "failed_in", *extra, *exact_extra]
+    columns = [*CELL_COLUMNS, *extra, *exact_extra]
     if task is None or task.headline is None:
         return pd.DataFrame(columns=columns)
     rows = frame[frame["task_label"] == label]
@@ -92,33 +104,96 @@ def cell_table(frame: pd.DataFrame, label: str, task=None, extra: tuple[str, ...
     return pd.concat(parts, ignore_index=True).reindex(columns=columns)
 
 
+def chosen_rows(rows: pd.DataFrame, lam_column: str, value: str, smaller: bool) -> pd.DataFrame:
+    """One row per cell (:data:`KEYS`): the row of the λ in ``lam_column`` (the λ the cell
+    chose); for a cell without one (rows of an older kbench, which chose on the test set) the
+    row of the best ``value``."""
+    rows = rows[rows[value].notna()]
+    if lam_column in rows:
+        lam, at = rows["lam"].to_numpy(dtype=float), rows[lam_column].to_numpy(dtype=float)
+        picked = rows[np.isclose(lam, at, rtol=1e-9, atol=0.0)].drop_duplicates(KEYS)
+        unmarked = rows[np.isnan(at)]
+    else:
+        picked, unmarked = rows.iloc[:0], rows
+    if len(unmarked):
+        group = unmarked.groupby(KEYS)[value]
+        picked = pd.concat([picked, unmarked.loc[(group.idxmin() if smaller else group.idxmax()).values]])
+    return picked
+
+
 def _scored_cells(rows: pd.DataFrame, task, extra, exact_extra) -> pd.DataFrame:
     """The ok cells of one task configuration with their headline values (see cell_table)."""
-    metric, smaller, exact_column = task.headline.metric, task.headline.smaller_is_better, task.headline.exact
+    headline, validation = task.headline, task.validation
+    metric, smaller, exact_column = headline.metric, headline.smaller_is_better, headline.exact
     if rows.empty or metric not in rows:
         return pd.DataFrame()
     rows = task.headline_rows(rows)
-    rows = rows[rows[metric].notna()]
-    if rows.empty:
+    if rows.empty or rows[metric].isna().all():
         return pd.DataFrame()
-    group = rows.groupby(KEYS)[metric]
-    best = rows.loc[(group.idxmin() if smaller else group.idxmax()).values].copy()
+    own = {"lam": "lam", "lam_at_edge": "at_edge", "selected_on": "selected_on"}
+    if validation is not None:
+        own |= {validation.metric: "validation", validation.trivial: "trivial"}
+    best = chosen_rows(rows, "lam_selected", metric, smaller).copy()
+    best = best.rename(columns={k: v for k, v in own.items() if k != "lam" and k in best})
     exact_rows = rows[rows[exact_column].notna()] if exact_column in rows else rows.iloc[:0]
     if len(exact_rows):
-        group = exact_rows.groupby(KEYS)[exact_column]
-        exact = exact_rows.loc[(group.idxmin() if smaller else group.idxmax()).values].set_index(KEYS)
-        exact = exact.reindex(columns=[exact_column, *exact_extra]).rename(columns={exact_column: "exact"})
-        best = best.drop(columns=list(exact_extra), errors="ignore").join(exact, on=KEYS)
-    else:
-        best["exact"] = np.nan
+        exact = chosen_rows(exact_rows, "lam_selected_exact", exact_column, smaller).set_index(KEYS)
+        renamed = {exact_column: "exact", "lam": "lam_exact", "lam_at_edge_exact": "at_edge_exact"}
+        if validation is not None:
+            renamed[validation.exact] = "validation_exact"
+        exact = exact.reindex(columns=[*renamed, *exact_extra]).rename(columns=renamed)
+        best = best.drop(columns=[*exact_extra, *(c for c in renamed.values() if c in best)], errors="ignore")
+        best = best.join(exact, on=KEYS)
     times = [c for c in ("time_sample_s", "time_features_s", "time_fit_s") if c in best]
     best["seconds"] = best[times].fillna(0).sum(axis=1)
-    best = best.reindex(columns=[*best.columns, *(c for c in (*extra, *exact_extra) if c not in best)])
-    return best.rename(columns={metric: "metric"})[[*KEYS, "metric", "exact", "seconds", *extra, *exact_extra]]
+    if not task.uses_lams:
+        best["lam"] = np.nan
+    best = best.rename(columns={metric: "metric"})
+    return best.reindex(columns=[c for c in CELL_COLUMNS if c not in ("status", "error", "failed_in")]
+                        + [c for c in (*extra, *exact_extra) if c not in CELL_COLUMNS])
+
+
+UNINFORMATIVE_TEXT = ("Datasets left out of this task's ranking, win counts and advice: on the validation rows the "
+                      "exact kernel (or, without one, the best sampler) does not beat the task's trivial predictor "
+                      "(the training mean; the class prior) by its margin. Skill: the share of the way from the "
+                      "trivial predictor's loss to zero (R² for a squared error), mean over repetitions, at the λ "
+                      "each chose.")
+
+
+def informative(cells: pd.DataFrame, task) -> pd.DataFrame:
+    """Per dataset of a section's cells, whether it is informative for ``task``: the skill
+    (``Validation.skill``) of the exact kernel on the validation rows at the λ it chose (the
+    best sampler's, by its mean over repetitions, where there is no exact kernel) against the
+    trivial predictor, mean over repetitions, and the task's margin. A dataset without
+    validation values (λ chosen on the test set) is not judged, and stays."""
+    validation = task.validation
+    columns = ["judged by", "value", "trivial", "skill", "margin", "informative"]
+    if validation is None or cells.empty:
+        return pd.DataFrame(columns=columns)
+    ok = cells[cells["status"] == "ok"]
+    found = {}
+    for dataset, group in ok.groupby("dataset"):
+        per_rep = group.groupby("repetition")[["validation_exact", "trivial"]].first()
+        trivial = per_rep["trivial"].mean()
+        if per_rep["validation_exact"].notna().any():
+            judged_by, value = "exact kernel", per_rep["validation_exact"].mean()
+        else:
+            means = group.groupby(["sampler", "rank"])["validation"].mean().dropna()
+            if means.empty:
+                continue
+            at = means.idxmin() if validation.smaller_is_better else means.idxmax()
+            judged_by, value = f"best sampler ({at[0]}, rank {at[1]})", means[at]
+        if pd.isna(trivial) or pd.isna(value):
+            continue
+        skill = float(validation.skill(value, trivial))
+        found[dataset] = [judged_by, float(value), float(trivial), skill, validation.margin,
+                          bool(skill >= validation.margin)]
+    return pd.DataFrame(list(found.values()), index=pd.Index(list(found), name="dataset"), columns=columns)
 
 
 def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
-    """A Section per task label in ``frame``; and notes for labels that cannot have one."""
+    """A Section per task label in ``frame``, its uninformative datasets set apart; and notes
+    for labels that cannot have one."""
     found, notes = [], []
     for label in sorted(frame["task_label"].dropna().unique()):
         task = task_of(label)
@@ -129,10 +204,14 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
             notes.append(f"{label}: the task declares no headline metric, so it has no section.")
             continue
         cells = cell_table(frame, label, task)
+        scored = set(cells["sampler"])
+        judged = informative(cells, task)
+        left_out = judged.loc[~judged["informative"].astype(bool)].drop(columns="informative")
+        cells = cells[~cells["dataset"].isin(left_out.index)]
         ok = frame[(frame["task_label"] == label) & (frame["status"] == "ok")]
         unscored = {}
         for sampler, rows in ok.groupby("sampler_label"):
-            if sampler in set(cells["sampler"]):
+            if sampler in scored:
                 continue
             family = rows["sampler_family"].iloc[0] if "sampler_family" in rows else None
             notes_column = rows["note"].dropna() if "note" in rows else pd.Series(dtype=str)
@@ -142,9 +221,21 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
                 unscored[sampler] = str(notes_column.iloc[0])
             else:
                 unscored[sampler] = f"no {task.headline.metric} value in its ok cells"
-        if not cells.empty or unscored:
-            found.append(Section(label, task, cells, unscored))
+        if not cells.empty or unscored or len(left_out):
+            found.append(Section(label, task, cells, unscored, left_out))
     return found, notes
+
+
+def selection_text(frame: pd.DataFrame) -> str:
+    """How the rows chose λ, for a page's header: on the validation rows, on the test rows
+    (oracle), or both (rows of several kinds)."""
+    legacy = "on the test set (the oracle λ: rows from before kbench chose λ on validation data)"
+    if "lam_selected" not in frame or frame["lam_selected"].isna().all():
+        return legacy
+    kinds = set(frame["selected_on"].dropna())
+    said = {"validation": "on the validation rows (carved from the training rows), the test metric read at it",
+            "test": "on the test set (the oracle λ, as the paper reproduced chose it)"}
+    return "; ".join(said[kind] for kind in sorted(kinds, reverse=True))
 
 
 def status_table(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,15 +1,27 @@
-"""The one statistic of a leaderboard section, from which every number the page prints
-about it is derived: the place of each sampler in each (dataset, rank) block.
+"""The statistics of a leaderboard section, with the dataset as the unit of analysis: every
+number the page prints about a section is derived here (docs/conventions.md).
 
-A block's entry for a sampler is the mean of its headline over the repetitions. Entries
-closer than the task's noise floor (``Headline.atol`` + ``Headline.rtol``·|value|), or
-than one standard error of their paired differences over repetitions, are ties and share
-their place; a sampler with a failed cell (error, timeout, oom) in the block is last there,
-tied with the other failures. Mean ranks (the table's and the critical-difference
-diagram's alike) are over the blocks where every ranked sampler has a cell; a sampler
-with cells in fewer than half of the blocks is not ranked. A budget (block) is won only by
-a sole first place over at least two paired repetitions. The Friedman test and the
-Nemenyi post-hoc comparisons (Demšar 2006; scikit-posthocs) run on the same places.
+1. **Blocks.** In each (dataset, rank) block a sampler's value is its headline's mean over
+   the repetitions. Values inside the task's region of practical equivalence
+   (``Headline.equivalent``: e.g. 1% of test MSE) or its noise floor tie and share a place;
+   a sampler with a failed cell (error, timeout, oom) in the block is last there.
+2. **Standing on a dataset.** The ranks of one dataset share its data, split and λ path, so
+   they are not independent evidence: a sampler's standing on a dataset is its mean place
+   over the dataset's complete blocks (those where every ranked sampler has a cell).
+3. **Tests over datasets.** Friedman's test on the standings (scipy), and, against the
+   sampler of best mean standing (the leader), per other sampler: the Wilcoxon signed-rank
+   test over datasets (scipy) of the per-dataset differences (``Headline.difference``,
+   mean over the dataset's ranks; a difference inside the equivalence region counts as 0),
+   Holm-adjusted over those comparisons (statsmodels); and the Bayesian signed-rank test
+   (Benavoli et al. 2017; baycomp) with the equivalence region as its ROPE, giving
+   P(leader better), P(equivalent), P(other better). A sampler is separated from the
+   leader when the adjusted p < 0.05 or P(leader better) ≥ 0.95.
+4. **Budgets.** A block is won when its first place is held alone, the difference to the
+   runner-up lies outside the equivalence region, and a paired t-test over ≥ 5 paired
+   repetitions gives p < 0.05; otherwise the first is "ahead" (or the place is shared).
+5. **Win rates** against uniform: per dataset, the share of paired cells won (a tie counts
+   ½), mean over datasets, with a 95% percentile interval from resampling datasets
+   (cluster bootstrap).
 """
 
 from __future__ import annotations
@@ -22,65 +34,97 @@ import pandas as pd
 
 from kbench.errors import Status
 
-#: significance level of the Friedman test and its post-hoc comparisons
+#: significance level of every test, and the posterior probability that separates two samplers
 ALPHA = 0.05
+PROBABILITY = 0.95
+#: prior strength of the Bayesian signed-rank test: one pseudo-observation at zero difference
+#: (baycomp's default, 0.5, reads P = 0.97 from a difference seen on only 2 datasets)
+PRIOR = 1.0
+#: posterior samples of the Bayesian signed-rank test (its probabilities to about ±0.003)
+SAMPLES = 20_000
+#: a budget is won over at least this many paired repetitions
+MIN_REPETITIONS = 5
 BASELINE = "uniform"
 TOLERANCES = (0.01, 0.05)
 MISSING = "—"
 FAILED = frozenset(s.value for s in Status if s.failed)
 
 STANDING_TEXT = (
-    "One statistic per task: each sampler's place in each (dataset, rank) block, by its mean over "
-    "repetitions. Values within the task's noise floor, or within one standard error of their paired "
-    "differences over repetitions, tie and share a place; a failed cell (error, timeout, oom) puts its "
-    "sampler last in the block, tied with the other failures. Mean rank: over the blocks where every ranked "
-    "sampler has a cell (the critical-difference diagram uses the same). Failure rate: failed cells over "
-    "cells. Budgets won: blocks where the sampler is first alone, over two or more paired repetitions. "
-    "p vs best: Nemenyi p-value against the first row (α = 0.05). Rank within x% of exact: over the datasets, the "
-    "upper median of the smallest swept rank whose mean is within x% of the exact kernel's.")
+    "Standing: a sampler's place in each (dataset, rank) block by its mean over repetitions, values inside the "
+    "task's region of practical equivalence tied, a failed cell last; averaged over a dataset's ranks, which share "
+    "its data and split, then over datasets (the unit of every test). Failure rate: failed cells over cells. "
+    "Budgets won: blocks first alone, outside the equivalence region and separated from the runner-up by a paired "
+    "t-test over ≥ 5 repetitions (p < 0.05); ahead: first alone without that. p: Wilcoxon signed-rank over "
+    "datasets against the first row, Holm-adjusted; P: Bayesian signed-rank (baycomp, the equivalence region as "
+    "ROPE) that this row is better than the first / equivalent to it / worse. Win rate: per dataset the "
+    "share of paired cells won (ties ½), mean over datasets, 95% interval resampling datasets. Rank within x% of "
+    "exact: over datasets, the upper median of the smallest swept rank whose mean is within x% of the exact "
+    "kernel's.")
+
+
+@dataclass
+class Comparison:
+    """The leader against one other sampler, over datasets."""
+
+    sampler: str
+    datasets: int
+    better: int  # datasets where the leader is better, outside the equivalence region
+    equivalent: int
+    worse: int
+    p_holm: float  # Wilcoxon signed-rank, Holm-adjusted over the leader's comparisons
+    probabilities: tuple[float, float, float]  # P(leader better), P(equivalent), P(other better)
+
+    @property
+    def separated(self) -> bool:
+        return self.p_holm < ALPHA or self.probabilities[0] >= PROBABILITY
 
 
 @dataclass
 class Standing:
-    """Places per block and everything derived from them, for one section."""
+    """Places per block, standings per dataset and everything derived from them, for one section."""
 
     places: pd.DataFrame  # (dataset, rank) blocks × ranked samplers; complete blocks only
-    won: pd.DataFrame  # per complete block: winner ("" when none), value, runner-up, margin, ahead in
+    standings: pd.DataFrame  # datasets × ranked samplers: mean place over the dataset's complete blocks
+    won: pd.DataFrame  # per complete block: winner, outcome (won / ahead / tie), value, runner-up, margin, ...
     left_out: dict[str, int]  # samplers not ranked → blocks where they have cells
     blocks: int  # all (dataset, rank) blocks of the section
-    datasets: int
-    pvalues: pd.DataFrame | None  # Nemenyi, over ``places``
-    friedman_p: float | None
+    friedman_p: float | None  # Friedman's test over the datasets' standings
+    comparisons: dict[str, Comparison]  # the leader against each other ranked sampler
     table: pd.DataFrame  # per sampler, formatted: what the page prints
 
     @property
     def ranked(self) -> int:
-        """The number of blocks the mean ranks are over."""
+        """The number of complete blocks."""
         return len(self.places)
 
+    @property
+    def datasets(self) -> int:
+        """The number of datasets behind the standings and every test."""
+        return len(self.standings)
 
-def tied(a: np.ndarray, b: np.ndarray, atol: float, rtol: float) -> bool:
-    """Whether two samplers' repetition values in a block are a tie: their means within the
-    noise floor, or within one standard error of their paired differences."""
-    ma, mb = np.nanmean(a), np.nanmean(b)
-    if abs(ma - mb) <= atol + rtol * max(abs(ma), abs(mb)):
-        return True
-    both = ~(np.isnan(a) | np.isnan(b))
-    if both.sum() < 2:
-        return False
-    diff = a[both] - b[both]
-    return bool(abs(diff.mean()) <= diff.std(ddof=1) / math.sqrt(both.sum()))
+    @property
+    def order(self) -> list[str]:
+        """The ranked samplers, best mean standing first (ties: the smaller mean difference to the leader)."""
+        return list(self.table.index[self.table["mean standing"] != "not ranked"])
+
+    @property
+    def leader(self) -> str | None:
+        return self.order[0] if self.order else None
+
+    def tied_with_leader(self) -> list[str]:
+        """The leader and every ranked sampler the evidence does not separate from it, in order."""
+        return [s for s in self.order if s == self.leader or not self.comparisons[s].separated]
 
 
-def block_places(values: pd.DataFrame, failed: pd.Series, smaller: bool, atol: float, rtol: float
-                 ) -> tuple[pd.Series, list[list[str]]]:
+def block_places(values: pd.DataFrame, failed: pd.Series, headline) -> tuple[pd.Series, list[list[str]]]:
     """Places in one block (``values``: repetitions × samplers; ``failed``: per sampler) and
-    the groups of tied samplers, best first (failures not among them)."""
+    the groups of tied samplers, best first (failures not among them): a sampler joins the
+    group of the one before it when their means are equivalent to the group's first."""
     ok = [s for s in values.columns if not failed[s]]
-    means = values[ok].mean().sort_values(ascending=smaller, kind="stable")
+    means = values[ok].mean().sort_values(ascending=headline.smaller_is_better, kind="stable")
     groups: list[list[str]] = []
     for sampler in means.index:
-        if groups and tied(values[groups[-1][0]].to_numpy(), values[sampler].to_numpy(), atol, rtol):
+        if groups and bool(headline.equivalent(means[groups[-1][0]], means[sampler])):
             groups[-1].append(sampler)
         else:
             groups.append([sampler])
@@ -93,101 +137,164 @@ def block_places(values: pd.DataFrame, failed: pd.Series, smaller: bool, atol: f
 
 def standing(section, seed: int = 0, n_boot: int = 2000) -> Standing:
     """The places of every sampler of a section (kbench.reporting.scores.Section) in every
-    block, and the table derived from them."""
+    block, its standing on every dataset, the tests over datasets and the table derived from them."""
     headline = section.task.headline
-    cells = section.cells
-    atol, rtol = headline.atol, headline.rtol
-    cells = cells.assign(failed=cells["status"].isin(FAILED))
+    cells = section.cells.assign(failed=section.cells["status"].isin(FAILED))
     present = cells.groupby("sampler")[["dataset", "rank"]].apply(lambda c: len(c.drop_duplicates()))
     blocks = cells[["dataset", "rank"]].drop_duplicates()
     left_out = {s: int(c) for s, c in present.items() if c < len(blocks) / 2}
     kept = cells[~cells["sampler"].isin(left_out)]
     samplers = sorted(kept["sampler"].unique())
-    places, won = {}, []
+    places, won, means = {}, [], {}
     for (dataset, rank), block in kept.groupby(["dataset", "rank"]):
         values = block.pivot_table(index="repetition", columns="sampler", values="metric", aggfunc="first",
                                    dropna=False).reindex(columns=sorted(block["sampler"].unique()))
         failed = block.groupby("sampler")["failed"].any() | values.isna().all()
-        place, groups = block_places(values, failed.reindex(values.columns), section.smaller, atol, rtol)
+        place, groups = block_places(values, failed.reindex(values.columns), headline)
         if set(place.index) == set(samplers):  # a complete block
             places[dataset, rank] = place
-            won.append(_budget(dataset, rank, values, groups, section.smaller))
+            means[dataset, rank] = values.mean().where(~failed.reindex(values.columns))
+            won.append(_budget(dataset, rank, values, groups, headline))
     complete = pd.DataFrame(places, index=samplers).T.rename_axis(["dataset", "rank"])
-    pvalues, friedman_p = _tests(complete)
-    result = Standing(complete, pd.DataFrame(won), left_out, len(blocks), cells["dataset"].nunique(),
-                      pvalues, friedman_p, pd.DataFrame())
-    result.table = _table(section, result, cells, np.random.default_rng(seed), n_boot)
+    standings = complete.groupby(level="dataset").mean() if len(complete) else complete
+    block_means = pd.DataFrame(means, index=samplers).T.rename_axis(["dataset", "rank"])
+    result = Standing(complete, standings, pd.DataFrame(won), left_out, len(blocks), _friedman(standings), {},
+                      pd.DataFrame())
+    order = _order(standings, block_means, headline)
+    if order:
+        result.comparisons = _compare(order[0], order[1:], block_means, headline, seed)
+    result.table = _table(section, result, cells, order, np.random.default_rng(seed), n_boot)
     return result
 
 
-def _budget(dataset, rank, values: pd.DataFrame, groups: list[list[str]], smaller: bool) -> dict:
-    """One block's winner: the sole first place over two or more paired repetitions, else none."""
-    record = {"dataset": dataset, "rank": int(rank), "winner": "", "value": np.nan, "runner-up": "",
-              "relative margin": np.nan, "ahead in": ""}
+def _order(standings: pd.DataFrame, block_means: pd.DataFrame, headline) -> list[str]:
+    """The ranked samplers by mean standing over datasets; equal standings by the mean of
+    their per-dataset differences against all others (never by name)."""
+    if standings.empty:
+        return []
+    mean = standings.mean()
+    advantage = {s: float(np.mean([dataset_differences(block_means, s, o, headline).mean()
+                                   for o in mean.index if o != s] or [0.0])) for s in mean.index}
+    return sorted(mean.index, key=lambda s: (round(mean[s], 9), -advantage[s]))
+
+
+def dataset_differences(block_means: pd.DataFrame, ours: str, theirs: str, headline) -> pd.Series:
+    """Per dataset, how much better ``ours`` is than ``theirs``: the mean over the dataset's
+    complete blocks of ``Headline.difference`` of their repetition means (a failure: NaN,
+    loses by 1); 0 where that mean lies inside the equivalence region."""
+    gain = pd.Series(headline.difference(block_means[ours], block_means[theirs]), index=block_means.index)
+    per_dataset = gain.groupby(level="dataset").mean()
+    return per_dataset.where(per_dataset.abs() > headline.equivalence, 0.0)
+
+
+def _friedman(standings: pd.DataFrame) -> float | None:
+    """Friedman's test over datasets (None with fewer than 3 samplers or 2 datasets, or when
+    every dataset is one tie)."""
+    from scipy.stats import friedmanchisquare
+
+    if standings.shape[1] < 3 or standings.shape[0] < 2 or (standings.nunique(axis=1) <= 1).all():
+        return None
+    p = friedmanchisquare(*(standings[c].to_numpy() for c in standings.columns)).pvalue
+    return float(p) if math.isfinite(p) else None
+
+
+def _compare(leader: str, others: list[str], block_means: pd.DataFrame, headline, seed: int) -> dict[str, Comparison]:
+    """The leader against each other sampler over datasets: Wilcoxon signed-rank (Holm over
+    the comparisons) and the Bayesian signed-rank test with the equivalence region as ROPE."""
+    from baycomp import SignedRankTest
+    from scipy.stats import wilcoxon
+    from statsmodels.stats.multitest import multipletests
+
+    found, raw = {}, []
+    for other in others:
+        d = dataset_differences(block_means, leader, other, headline).to_numpy()
+        if not np.any(d):
+            p = 1.0
+        else:
+            p = float(wilcoxon(d, zero_method="zsplit").pvalue)
+        probabilities = (math.nan, math.nan, math.nan)
+        if len(d) >= 2:  # baycomp: P(d < −rope), P(|d| ≤ rope), P(d > rope), d = the leader's advantage
+            probs = SignedRankTest.probs(np.zeros_like(d), d, rope=headline.equivalence, prior=PRIOR,
+                                         nsamples=SAMPLES, random_state=seed)
+            theirs, same, ours = probs if len(probs) == 3 else (probs[0], 0.0, probs[1])
+            probabilities = (float(ours), float(same), float(theirs))
+        raw.append(p)
+        found[other] = Comparison(other, len(d), int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()), p,
+                                  probabilities)
+    if raw:
+        adjusted = multipletests(raw, method="holm")[1]
+        for other, p in zip(others, adjusted, strict=True):
+            found[other].p_holm = float(p)
+    return found
+
+
+def _budget(dataset, rank, values: pd.DataFrame, groups: list[list[str]], headline) -> dict:
+    """One block's first place: won, ahead, or a tie (module docstring, 4)."""
+    from scipy.stats import ttest_rel
+
+    record = {"dataset": dataset, "rank": int(rank), "winner": "", "outcome": "", "value": np.nan,
+              "runner-up": "", "margin": np.nan, "ahead in": "", "p (paired t)": np.nan}
     if not groups:
         return record
     first = groups[0]
     record["value"] = float(values[first[0]].mean())
     if len(first) > 1:
-        record["winner"] = "tie: " + ", ".join(first)
+        record.update(winner=", ".join(first), outcome="tie")
         return record
+    record.update(winner=first[0], outcome="ahead")
     if len(groups) < 2:
         return record
     second = groups[1][0]
     ours, theirs = values[first[0]], values[second]
     both = ours.notna() & theirs.notna()
-    ahead = (ours[both] < theirs[both]) if smaller else (ours[both] > theirs[both])
-    scale = abs(theirs.mean())
-    record.update({"runner-up": second, "ahead in": f"{int(ahead.sum())} of {int(both.sum())}",
-                   "relative margin": abs(ours.mean() - theirs.mean()) / scale if scale else np.nan})
-    record["winner"] = first[0] if both.sum() >= 2 else f"tie: one repetition ({first[0]} ahead)"
+    better = (ours[both] < theirs[both]) if headline.smaller_is_better else (ours[both] > theirs[both])
+    record.update({"runner-up": second, "ahead in": f"{int(better.sum())} of {int(both.sum())}",
+                   "margin": float(headline.difference(ours.mean(), theirs.mean()))})
+    if both.sum() >= MIN_REPETITIONS:
+        diff = ours[both] - theirs[both]
+        p = float(ttest_rel(ours[both], theirs[both]).pvalue) if diff.std() > 0 else 0.0
+        record["p (paired t)"] = p
+        if p < ALPHA:
+            record["outcome"] = "won"
     return record
 
 
-def _tests(places: pd.DataFrame) -> tuple[pd.DataFrame | None, float | None]:
-    """Friedman test and Nemenyi p-values over complete blocks of places (None when fewer than
-    3 samplers or 2 blocks, or when every block is one tie)."""
-    import scikit_posthocs as sp
-    from scipy.stats import friedmanchisquare
-
-    if places.shape[1] < 3 or places.shape[0] < 2 or (places.nunique(axis=1) <= 1).all():
-        return None, None
-    statistic = friedmanchisquare(*(places[c].to_numpy() for c in places.columns))
-    if not math.isfinite(statistic.pvalue):
-        return None, None
-    pvalues = sp.posthoc_nemenyi_friedman(places.reset_index(drop=True))
-    return pvalues, float(statistic.pvalue)
-
-
-def _table(section, result: Standing, cells: pd.DataFrame, rng, n_boot: int) -> pd.DataFrame:
-    """Per sampler, formatted for the page, best mean rank first (unranked samplers last)."""
+def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng, n_boot: int) -> pd.DataFrame:
+    """Per sampler, formatted for the page: ranked samplers in order, the others after."""
+    headline = section.task.headline
     samplers = sorted(cells["sampler"].unique())
-    mean_rank = result.places.mean().reindex(samplers)
-    order = mean_rank.sort_values(kind="stable").index
-    table = pd.DataFrame(index=pd.Index(order, name="sampler"))
-    table["mean rank"] = [f"{v:.2f}" if pd.notna(v) else "not ranked" for v in mean_rank.reindex(order)]
-    rate = cells.groupby("sampler")["failed"].mean().reindex(order)
+    rows = [*order, *(s for s in samplers if s not in order)]
+    n = result.datasets
+    table = pd.DataFrame(index=pd.Index(rows, name="sampler"))
+    mean = result.standings.mean() if n else pd.Series(dtype=float)
+    table["mean standing"] = [f"{mean[s]:.2f}" if s in order else "not ranked" for s in rows]
+    table["datasets"] = [str(n) if s in order else MISSING for s in rows]
+    rate = cells.groupby("sampler")["failed"].mean().reindex(rows)
     table["failure rate"] = [f"{v:.0%}" for v in rate]
-    wins = result.won["winner"].value_counts() if len(result.won) else pd.Series(dtype=int)
-    table["budgets won"] = [f"{int(wins.get(s, 0))} of {result.ranked}" if s in result.places else MISSING
-                            for s in order]
-    best = order[0] if len(order) and pd.notna(mean_rank.get(order[0])) else None
-    table["p vs best"] = [f"{result.pvalues.loc[best, s]:.2g}" if result.pvalues is not None and
-                          s in result.pvalues and s != best else MISSING for s in order]
+    outcomes = result.won.groupby(["winner", "outcome"]).size() if len(result.won) else pd.Series(dtype=int)
+    for outcome, column in (("won", "budgets won"), ("ahead", "ahead")):
+        table[column] = [f"{int(outcomes.get((s, outcome), 0))} of {result.ranked}" if s in order else MISSING
+                         for s in rows]
+    leader = order[0] if order else None
+    p_column = f"p vs {leader} ({n} datasets)"
+    prob_column = f"P(better / equivalent / worse than {leader}) ({n} datasets)"
+    for s in rows:
+        comparison = result.comparisons.get(s)
+        table.loc[s, p_column] = MISSING if comparison is None else f"{comparison.p_holm:.2g}"
+        table.loc[s, prob_column] = MISSING if comparison is None or math.isnan(comparison.probabilities[0]) else (
+            " / ".join(f"{v:.2f}" for v in comparison.probabilities[::-1]))
     if BASELINE in set(cells["sampler"]):
-        floor = (section.task.headline.atol, section.task.headline.rtol)
-        for s in order:
+        for s in rows:
             if s == BASELINE:
                 continue
-            win = win_rate(cells[cells["sampler"] == s], cells[cells["sampler"] == BASELINE], section.smaller,
-                           floor, rng, n_boot)
+            win = win_rate(cells[cells["sampler"] == s], cells[cells["sampler"] == BASELINE], headline, rng, n_boot)
             if win is not None:
                 table.loc[s, f"win rate vs {BASELINE}"] = win.text
-                table.loc[s, "pairs"] = str(win.pairs)
-    if section.task.headline.exact is not None and cells["exact"].notna().any():
+                table.loc[s, "paired datasets"] = str(win.datasets)
+    if headline.exact is not None and cells["exact"].notna().any():
         top = int(cells["rank"].max())
         for tolerance in TOLERANCES:
-            reach = rank_to_match(cells, section.smaller, tolerance).reindex(order)
+            reach = rank_to_match(cells, headline.smaller_is_better, tolerance).reindex(rows)
             table[f"rank within {tolerance:.0%} of exact"] = [
                 MISSING if pd.isna(v) else (f"> {top}" if np.isinf(v) else f"{int(v)}") for v in reach]
     return table.fillna(MISSING)
@@ -220,48 +327,47 @@ def rank_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Se
 
 @dataclass
 class WinRate:
-    """How often one sampler beats another on paired cells, with a bootstrap 95% interval."""
+    """How often one sampler beats another on paired cells: the mean over datasets of each
+    dataset's share, with a 95% interval resampling datasets."""
 
     rate: float
     low: float
     high: float
     pairs: int
+    datasets: int
 
     @property
     def text(self) -> str:
+        if self.datasets < 2:
+            return f"{self.rate:.2f}"
         return f"{self.rate:.2f} [{self.low:.2f}, {self.high:.2f}]"
 
     @classmethod
-    def of(cls, score: np.ndarray, rng: np.random.Generator, n_boot: int = 2000) -> WinRate:
-        """The mean of per-pair scores (1 win, 0.5 tie, 0 loss), percentile bootstrap interval."""
-        boot = score[rng.integers(0, len(score), size=(n_boot, len(score)))].mean(axis=1)
+    def of(cls, scores: pd.DataFrame, rng: np.random.Generator, n_boot: int = 2000) -> WinRate:
+        """From per-pair scores (column ``score``: 1 win, 0.5 tie, 0 loss) and their
+        ``dataset``: per-dataset shares, their mean, percentile bootstrap over datasets."""
+        shares = scores.groupby("dataset")["score"].mean().to_numpy()
+        boot = shares[rng.integers(0, len(shares), size=(n_boot, len(shares)))].mean(axis=1)
         low, high = np.percentile(boot, [2.5, 97.5])
-        return cls(float(score.mean()), float(low), float(high), len(score))
+        return cls(float(shares.mean()), float(low), float(high), len(scores), len(shares))
 
 
-def win_rate(ours: pd.DataFrame, theirs: pd.DataFrame, smaller: bool, floor: tuple[float, float],
-             rng: np.random.Generator, n_boot: int = 2000) -> WinRate | None:
-    """Share of paired cells (same dataset, rank and repetition, hence the same split) where
-    ``ours`` beats ``theirs`` (a failed cell loses, two failures tie, values within the noise
-    floor tie); None when no cell pairs up."""
+def win_rate(ours: pd.DataFrame, theirs: pd.DataFrame, headline, rng: np.random.Generator,
+             n_boot: int = 2000) -> WinRate | None:
+    """How often ``ours`` beats ``theirs`` on paired cells (same dataset, rank and
+    repetition, hence the same split; :func:`pair_scores`); None when no cell pairs up."""
     pairing = ["dataset", "rank", "repetition"]
     paired = ours.set_index(pairing)["metric"].to_frame("ours").join(
         theirs.set_index(pairing)["metric"].rename("theirs"), how="inner")
     if paired.empty:
         return None
-    return WinRate.of(pair_scores(paired["ours"], paired["theirs"], smaller, floor), rng, n_boot)
+    scores = pd.DataFrame({"dataset": paired.index.get_level_values("dataset"),
+                           "score": pair_scores(paired["ours"], paired["theirs"], headline)})
+    return WinRate.of(scores, rng, n_boot)
 
 
-def pair_scores(ours: pd.Series, theirs: pd.Series, smaller: bool, floor: tuple[float, float] = (0.0, 0.0)
-                ) -> np.ndarray:
-    """Per pair of values: 1 where ours is better, 0.5 on a tie (within the noise floor
-    ``(atol, rtol)``, or both failed: NaN), 0 where it is worse; a failure (NaN) loses."""
-    a, b = ours.to_numpy(dtype=float), theirs.to_numpy(dtype=float)
-    atol, rtol = floor
-    with np.errstate(invalid="ignore"):
-        tie = np.abs(a - b) <= atol + rtol * np.maximum(np.abs(a), np.abs(b))
-        better = (a < b) if smaller else (a > b)
-    score = np.where(tie, 0.5, better.astype(float))
-    score = np.where(np.isnan(a) & ~np.isnan(b), 0.0, score)
-    score = np.where(~np.isnan(a) & np.isnan(b), 1.0, score)
-    return np.where(np.isnan(a) & np.isnan(b), 0.5, score)
+def pair_scores(ours: pd.Series, theirs: pd.Series, headline) -> np.ndarray:
+    """Per pair of values: 1 where ours is better outside the equivalence region, 0.5 on a
+    tie (inside it, or both failed: NaN), 0 where it is worse; a failure loses."""
+    gain = headline.difference(ours.to_numpy(dtype=float), theirs.to_numpy(dtype=float))
+    return np.where(np.abs(gain) <= headline.equivalence, 0.5, (gain > 0).astype(float))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kbench._validation import INT64_MAX, LAMS, Bound
 from kbench.spec import split_specs
+from kbench.tasks.selection import check_selection
 
 #: BLAS/OpenMP threads per process of a sweep, launched from the CLI or the workflow alike
 DEFAULT_BLAS_THREADS = 1
@@ -20,6 +21,11 @@ DEFAULT_BLAS_THREADS = 1
 MIN_MEMORY_LIMIT_MB = 32
 #: more repetitions than this is a mistake, not a sweep: each one refits every sampler
 MAX_REPETITIONS = 1000
+#: ``lams: auto``: this path, extended by decades within :data:`AUTO_LAM_BOUNDS` until the
+#: λ chosen on validation data is interior (kbench.tasks.selection)
+AUTO = "auto"
+AUTO_LAMS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
+AUTO_LAM_BOUNDS = (1e-12, 1e3)
 
 #: every number a sweep takes, declared once: SweepConfig, ``kbench run``'s options and the
 #: workflow's config check all parse and check it here (docs/robustness.md lists them)
@@ -49,6 +55,33 @@ def check_lams(lams) -> list[float]:
     return sorted(LAMS.check_list(lams))
 
 
+def check_lam_bounds(bounds) -> tuple[float, float]:
+    """The bounds a λ path may be extended to: two λ, the lower first."""
+    values = check_lams(bounds)
+    if len(values) != 2:
+        raise ValueError(f"lam_bounds must be two λ, the lowest and the highest a path may reach (e.g. "
+                         f"1e-12,1e3), got {list(bounds)!r}.")
+    return values[0], values[1]
+
+
+def lam_path(lams, lam_bounds=None) -> tuple[tuple[float, ...], tuple[float, float] | None]:
+    """The starting λ path and the bounds it may be extended to: ``"auto"`` is
+    :data:`AUTO_LAMS` within ``lam_bounds`` or :data:`AUTO_LAM_BOUNDS`; a list is a fixed
+    path unless ``lam_bounds`` reaches beyond its ends (None: a fixed path)."""
+    auto = isinstance(lams, str) and lams.strip() == AUTO
+    if isinstance(lams, str) and not auto:
+        raise ValueError(f"lams must be a list of λ > 0 or {AUTO!r} (a path extended until the λ chosen on "
+                         f"validation data is interior), got {lams!r}.")
+    path = tuple(check_lams(AUTO_LAMS if auto else lams))
+    if lam_bounds is None:
+        return path, (AUTO_LAM_BOUNDS if auto else None)
+    low, high = check_lam_bounds(lam_bounds)
+    if path[0] < low or path[-1] > high:
+        raise ValueError(f"the λ path {list(path)} reaches beyond lam_bounds [{low:g}, {high:g}]; widen the "
+                         "bounds or shorten the path.")
+    return path, (None if (low, high) == (path[0], path[-1]) else (low, high))  # its own ends: a fixed path
+
+
 def check_repetitions(repetitions) -> list[int]:
     """A count R (repetitions 0..R−1) or a list of repetition indices, each once."""
     if isinstance(repetitions, numbers.Integral) and not isinstance(repetitions, bool):
@@ -75,6 +108,9 @@ def _absolute(path, name: str) -> Path:
 class SweepConfig:
     """Every input of a sweep, checked on construction (a clear error names the argument).
 
+    ``lams`` is the λ path, or ``"auto"`` (:func:`lam_path`); with ``lam_bounds`` it is
+    extended within them until the λ chosen is interior; ``selection`` chooses λ on the
+    validation rows, or on the test rows (``"oracle"``, for a paper's reproduction).
     ``repetitions`` is a count R (repetitions 0..R−1) or a list of repetition indices;
     ``cell_timeout`` and ``time_limit`` are seconds; ``memory_limit_mb`` caps each worker;
     ``data_cache`` is a folder of prepared splits (``kbench prepare``). Numbers are checked
@@ -97,13 +133,18 @@ class SweepConfig:
     retry_failed: bool = False
     data_cache: Path | None = None
     blas_threads: int = DEFAULT_BLAS_THREADS
+    lam_bounds: tuple[float, float] | None = None
+    selection: str = "validation"
 
     def __post_init__(self) -> None:
         fix = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen
         for name in ("datasets", "samplers", "tasks"):
             fix(name, _specs(getattr(self, name), name))
         fix("ranks", tuple(check_ranks(self.ranks)))
-        fix("lams", tuple(check_lams(self.lams)))
+        lams, bounds = lam_path(self.lams, self.lam_bounds)
+        fix("lams", lams)
+        fix("lam_bounds", bounds)
+        fix("selection", check_selection(self.selection))
         fix("repetitions", tuple(check_repetitions(self.repetitions)))
         for name in ("jobs", "blas_threads", "seed"):
             fix(name, BOUNDS[name].check(getattr(self, name)))

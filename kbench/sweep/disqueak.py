@@ -30,7 +30,7 @@ from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.config import check_lams, check_ranks
 from kbench.sweep.plan import Job, fit_seed, sampler_lam
-from kbench.sweep.worker import JobContext, load_split_cached, split_checksum
+from kbench.sweep.worker import JobContext, fitted_kernel, load_split_cached, split_checksum
 
 _NODE = re.compile(r"(\d+)-(\d+)")
 
@@ -113,7 +113,7 @@ def build_node(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
     try:
         data = load_split_cached(dataset, repetition, seed, data_cache)
         X = check_features(data.X_train, "X")
-        fitted = create(kernel).fit(X, data.y_train)
+        fitted = fitted_kernel(kernel, data)
         key = node_key(split_checksum(data), fitted, sampler, lam)
         parts = []
         for child in children(node) or ():

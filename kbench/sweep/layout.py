@@ -11,7 +11,7 @@ Below ``OUT`` (a results directory)::
     logs/<rule>/...                                                     the workflow's logs (LOGS)
 
 ``<sweep>`` (:func:`sweep_id`) names what a cell's numbers depend on beyond its own
-coordinates: the base seed and the λ path. Sweeps that differ in either write to separate
+coordinates: the base seed and the λ path (its bounds, how λ is chosen). Sweeps that differ in either write to separate
 folders, so no run overwrites another configuration's cells, and several sweeps can share a
 results directory (a leaderboard then picks one, ``--sweep``). The plugin versions a cell
 was computed with are part of its identity (kbench.sweep.plan.cell_inputs), not its path: a
@@ -68,11 +68,16 @@ def _slugs(**specs) -> dict[str, str]:
     return {kind: Spec.parse(text, kind).slug for kind, text in specs.items()}
 
 
-def sweep_id(seed: int, lams: Sequence[float]) -> str:
+def sweep_id(seed: int, lams: Sequence[float], lam_bounds: Sequence[float] | None = None,
+             selection: str = "validation") -> str:
     """The folder of a sweep's cells: ``seed<s>_lams-<hash of the λ path>``, e.g.
-    ``seed0_lams-5d1c2e0a`` (the λ path as a set: its order changes no number)."""
-    path = json.dumps(sorted(float(lam) for lam in lams))
-    return f"seed{int(seed)}_lams-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+    ``seed0_lams-5d1c2e0a`` (the λ path as a set: its order changes no number; the bounds it
+    may be extended to and an ``oracle`` selection are part of the hash when given)."""
+    path: list = sorted(float(lam) for lam in lams)
+    if lam_bounds is not None or selection != "validation":
+        path = [path, None if lam_bounds is None else [float(v) for v in lam_bounds], selection]
+    text = json.dumps(path)
+    return f"seed{int(seed)}_lams-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 def cell_path(out, sweep: str, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kbench._provenance import KBENCH_VERSION
-from kbench.datasets import check_dataset_spec, known_task_type
+from kbench.datasets import check_dataset_spec, known_task_type, split_sizes
 from kbench.registry import create, package_of, plugin_class
 from kbench.spec import Spec
 from kbench.sweep.config import SweepConfig
@@ -90,14 +90,24 @@ def provenance(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec) -> dict[s
 
 def cell_inputs(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec, rank: int, repetition: int,
                 seed: int, sampler_lam: float | None, lams: list[float] | None,
-                packages: dict[str, str] | None = None) -> str:
+                packages: dict[str, str] | None = None, lam_bounds=None, selection: str = "validation") -> str:
     """A hash of everything a cell's values depend on: the four specs, rank, repetition,
     base seed, the λ a ridge-dependent sampler is fitted at, the λ path of a task that uses
-    one, the result schema and kbench's version, and the packages and versions that provided
-    the plugins (:func:`provenance`): a new version of a plugin recomputes its cells only."""
+    one (its bounds and how λ is chosen), the result schema and kbench's version, and the
+    packages and versions that provided the plugins (:func:`provenance`): a new version of a
+    plugin recomputes its cells only."""
+    path = None if lams is None else [lams, None if lam_bounds is None else list(lam_bounds), selection]
     inputs = [SCHEMA_VERSION, KBENCH_VERSION, dataset.label, kernel.label, sampler.label, task.label, rank,
-              repetition, seed, sampler_lam, lams, sorted((packages or {}).items())]
+              repetition, seed, sampler_lam, path, sorted((packages or {}).items())]
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:16]
+
+
+def check_validation_rows(dataset: str) -> None:
+    """A ValueError when λ is to be chosen on validation rows and the dataset spec sets none apart."""
+    if split_sizes(dataset)[1] == 0:
+        raise ValueError(f"{dataset} has no validation rows (val_size=0), and λ is chosen on them: pass "
+                         "val_size > 0, or choose λ on the test set (selection: oracle, for a paper's "
+                         "reproduction).")
 
 
 def task_refuses(task, dataset: Spec, kind: str | None) -> str | None:
@@ -163,7 +173,10 @@ def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
     for spec in task_specs:
         create(spec).check_ranks(config.ranks)
     lams, seed = list(config.lams), config.seed
-    sweep = sweep_id(seed, lams)
+    if config.selection == "validation" and any(plugin_class(t).uses_lams for t in task_specs):
+        for spec in dataset_specs:
+            check_validation_rows(spec.label)
+    sweep = sweep_id(seed, lams, config.lam_bounds, config.selection)
     if excluded is None:
         excluded = not_planned(dataset_specs, {d.label: [kernel] for d in dataset_specs}, sampler_specs, task_specs)
     refused = {(r["dataset"], r["sampler"], r["task"]) for r in excluded}
@@ -182,7 +195,8 @@ def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
                         uses_lams = plugin_class(task).uses_lams
                         packages = provenance(dataset, kernel, sampler, task)
                         inputs = cell_inputs(dataset, kernel, sampler, task, rank, repetition, seed,
-                                             lam, lams if uses_lams else None, packages)
+                                             lam, lams if uses_lams else None, packages, config.lam_bounds,
+                                             config.selection)
                         path = cell_path(config.out, sweep, kernel, dataset, sampler, task, rank, repetition)
                         job.cells.append(Cell(dataset, kernel, sampler, task, rank, repetition, seed,
                                               inputs, uses_lams, path, sweep, packages))

@@ -67,14 +67,20 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
         kernel: str = "gaussian:sigma=median", out="results", jobs: int = 1,
         cell_timeout: float | None = None, memory_limit_mb: float | None = None, seed: int = 0,
         retry_failed: bool = False, progress: bool = True, return_summary: bool = False,
-        data_cache=None, blas_threads: int = DEFAULT_BLAS_THREADS, time_limit: float | None = None):
+        data_cache=None, blas_threads: int = DEFAULT_BLAS_THREADS, time_limit: float | None = None,
+        lam_bounds=None, selection: str = "validation"):
     """Run a sweep; returns the rows of its cells as a DataFrame.
 
     Parameters
     ----------
     datasets, samplers, tasks : list of specs, or a comma-separated text
         e.g. ``["sklearn:diabetes"]``, ``"uniform,squeak:qbar=20"``, ``["krr", "kpca"]``.
-    ranks, lams : the ranks and the λ path (per-sample ridge) of every cell.
+    ranks, lams : the ranks and the λ path (per-sample ridge) of every cell; ``lams="auto"``
+        starts from 1e-6 … 1e-1 and extends by decades (within ``lam_bounds``, default
+        1e-12 … 1e3) until the λ chosen on validation data is interior.
+    lam_bounds : (lowest, highest) λ a path may be extended to; None with a list: a fixed path.
+    selection : ``"validation"`` (λ chosen on the validation rows, the test metric read
+        there) or ``"oracle"`` (chosen on the test rows: a paper's reproduction only).
     repetitions : a count R (repetitions 0..R−1) or a list of repetition indices.
     kernel : the kernel spec, e.g. ``"gaussian:sigma=median"``.
     out : the results directory (one parquet file per cell).
@@ -99,7 +105,7 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
     """
     config = SweepConfig(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs,
                          cell_timeout, memory_limit_mb, time_limit, seed, retry_failed, data_cache,
-                         blas_threads)
+                         blas_threads, lam_bounds, selection)
     planned, summary = execute(config, progress)
     frame = collect(planned)
     return (frame, summary) if return_summary else frame
@@ -221,7 +227,7 @@ class Scheduler:
             try:
                 self.contexts[key] = prepare_context(job.dataset, job.kernel, job.repetition, c.seed, self.tasks,
                                                      self.environment, c.data_cache, self.ridge_samplers,
-                                                     list(c.lams))
+                                                     list(c.lams), c.lam_bounds, c.selection)
             except Exception as exc:  # the dataset cannot be loaded: its cells fail
                 self.contexts[key] = f"loading {job.dataset.label} failed: {describe(exc)}"
         return self.contexts[key]
@@ -233,7 +239,7 @@ class Scheduler:
             return self._finish(batch, Failure(Status.ERROR, context, "dataset"))
         progress, report = mp.get_context("fork").Pipe(duplex=False)
         process = mp.get_context("fork").Process(
-            target=_work, args=(batch, context, list(self.config.lams), self.config.memory_limit_mb, report))
+            target=_work, args=(batch, context, self.config.memory_limit_mb, report))
         timeout = self.config.cell_timeout
         try:
             with held():  # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
@@ -288,8 +294,9 @@ class Scheduler:
             for cell in job.todo:
                 status = cell_status(cell.path, cell.inputs)
                 if status is None:
-                    write_failure(cell, job, list(self.config.lams), failure,
-                                  context if not isinstance(context, str) else None, self.environment)
+                    known = context if not isinstance(context, str) else None
+                    write_failure(cell, job, list(known.lams if known else self.config.lams), failure, known,
+                                  self.environment)
                     status = failure.status.value
                 self.counts[status] += 1
                 if self.bar:
@@ -321,7 +328,7 @@ def _drain(progress: Connection) -> bool:
     return got
 
 
-def _work(batch: list[Job], context: JobContext, lams, memory_limit_mb, report: Connection) -> None:
+def _work(batch: list[Job], context: JobContext, memory_limit_mb, report: Connection) -> None:
     """A worker: SIGTERM kills it at once (the parent's handler is inherited by fork); its
     address space is capped once, then it runs the batch's fits in order, reporting each
     cell it writes on ``report``. Work other processes did for a fit (DISQUEAK's merge-tree
@@ -335,7 +342,7 @@ def _work(batch: list[Job], context: JobContext, lams, memory_limit_mb, report: 
             prebuilt = merge_tree_roots(job, context)
         except Exception:  # noqa: BLE001 - an unreadable node file: the fit builds its tree itself
             prebuilt = {}
-        run_job(job, context, lams, memory_limit_mb, prebuilt, written=lambda: report.send(None))
+        run_job(job, context, memory_limit_mb, prebuilt, written=lambda: report.send(None))
 
 
 def _progress(total: int):

@@ -21,7 +21,7 @@ from kbench._files import atomic_path
 from kbench.spec import Spec
 from kbench.sweep.layout import CELLS_DIR
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: columns that identify a row; a rerun of the same identity replaces the older row
 IDENTITY = ["sweep", "dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
@@ -98,8 +98,20 @@ def _v2_to_v3(frame: pd.DataFrame) -> pd.DataFrame:
                         schema_version=3)
 
 
+def _v3_to_v4(frame: pd.DataFrame) -> pd.DataFrame:
+    """Version 4 splits a validation part from the training rows and records, on every row
+    of a λ-path cell, the λ chosen on it (``lam_selected``, ``lam_selected_exact``,
+    ``lam_at_edge``, ``lam_at_edge_exact``) and the split it was chosen on
+    (``selected_on``, kbench.tasks.selection). Version 3 rows had no validation part: a
+    leaderboard read them at their best test value, so they are marked chosen on "test"
+    (the oracle), their choices missing."""
+    lam = frame["lam"] if "lam" in frame else pd.Series(float("nan"), index=frame.index)
+    chosen_on = pd.Series(pd.NA, index=frame.index, dtype=object).where(lam.isna(), "test")
+    return frame.assign(selected_on=chosen_on, schema_version=4)
+
+
 #: version v → the step that turns rows of version v into rows of version v + 1
-MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def migrate(frame: pd.DataFrame, where: str = "the rows") -> pd.DataFrame:

@@ -24,8 +24,8 @@ import numpy as np
 
 from kbench._files import write_absent
 from kbench._provenance import KBENCH_VERSION, kbench_commit
-from kbench.datasets import Dataset, load_dataset
-from kbench.datasets.base import load_split, save_split
+from kbench.datasets import Dataset, load_dataset, split_sizes
+from kbench.datasets.split import load_split, save_split
 from kbench.errors import Failure, Status, describe
 from kbench.exact.baseline import DENSE_MAX_N, exact_baseline
 from kbench.kernels.base import Kernel
@@ -37,6 +37,7 @@ from kbench.sweep.layout import exact_path, split_path
 from kbench.sweep.plan import Cell, Job, split_seed
 from kbench.sweep.store import write_cell
 from kbench.tasks.base import check_rows
+from kbench.tasks.selection import criterion, extensions, mark, resolve_path
 
 #: columns every row gets besides identity, shared context and task metrics
 ROW_COLUMNS = ("lam", "components", "status", "error", "failed_in", "timestamp", "peak_rss_mb", "schema_version")
@@ -69,6 +70,13 @@ class JobContext:
     environment: dict
     #: the folder of prepared splits and shared work (exact baselines, DISQUEAK trees)
     data_cache: Path | None = None
+    #: the λ path of every cell (the sweep's, extended until the exact kernel's choice is interior)
+    lams: tuple[float, ...] = ()
+    #: the bounds within which a cell extends its own path (None: it may not; a cell follows
+    #: a matrix-free exact baseline's path, whose every λ costs passes over K)
+    lam_bounds: tuple[float, float] | None = None
+    #: how λ is chosen (kbench.tasks.selection.SELECTIONS)
+    selection: str = "validation"
 
     def columns(self) -> dict:
         meta = self.data.meta
@@ -94,35 +102,72 @@ def exact_limit(tasks, ridge_samplers: bool) -> int | None:
 def split_checksum(data: Dataset) -> str:
     """A fingerprint of a split's arrays (recorded in every row as ``split_checksum``)."""
     digest = hashlib.sha256()
-    for array in (data.X_train, data.y_train, data.X_test, data.y_test):
-        if array is not None:  # unlabeled data has no target
+    for array in (data.X_train, data.y_train, data.X_val, data.y_val, data.X_test, data.y_test):
+        if array is not None:  # unlabeled data has no target (an empty validation part adds nothing)
             digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()[:16]
 
 
 def load_split_cached(dataset, repetition: int, seed: int = 0, data_cache=None) -> Dataset:
-    """The split of (dataset, repetition): from the cache when there, else loaded (and cached)."""
+    """The split of (dataset, repetition): from the cache when there (a split of an older
+    kbench, without the validation part the spec asks for, is not), else loaded (and cached)."""
     dataset = Spec.parse(dataset, "dataset")
     if data_cache is not None:
         path = split_path(data_cache, dataset, repetition, seed)
         if path.is_file():
-            return load_split(path)
+            cached = load_split(path)
+            if cached.meta.get("val_size") == split_sizes(dataset.label)[1]:
+                return cached
     data = load_dataset(dataset.label, seed=split_seed(seed, dataset, repetition))
     if data_cache is not None:
         save_split(data, path)
     return data
 
 
+def fitted_kernel(kernel, data: Dataset) -> Kernel:
+    """The kernel of spec ``kernel`` resolved on a split: data-dependent parameters from its
+    training rows, a validated one (``sigma="cv"``) on its validation rows."""
+    validation = (data.X_val, data.y_val) if data.n_val and data.y_val is not None else None
+    return create(kernel, "kernel").fit(data.X_train, data.y_train, validation=validation)
+
+
+def exact_and_path(data: Dataset, kernel: Kernel, limit: int, shared, tasks, lams, lam_bounds=None,
+                   selection: str = "validation"):
+    """The exact baseline of (data, kernel) (None past ``limit``) and the λ path of its cells:
+    ``lams``, extended within ``lam_bounds`` until the λ the exact kernel chooses for every
+    λ-path task is interior (kbench.tasks.selection.resolve_path). The baseline is asked for
+    what the tasks will need along that path (a matrix-free one solves it now), and shared
+    through ``shared`` (kbench.exact.baseline.exact_baseline) with all of it."""
+    baseline, path = exact_baseline(data, kernel, limit, shared), sorted(lams)
+    if baseline is not None and lam_bounds is not None:
+        def curves(path):
+            found = []
+            for task in tasks:
+                chosen_on = criterion(task, selection)
+                if chosen_on is None or not task.needs_exact or data.n_train > task.exact_max_n:
+                    continue
+                scores = task.exact_scores(baseline, data, path)
+                if chosen_on[1] in scores:
+                    found.append((scores[chosen_on[1]], chosen_on[2]))
+            return found
+
+        path = resolve_path(lams, lam_bounds, curves)
+    if baseline is not None:
+        exact_baseline(data, kernel, limit, shared, tasks, path)
+    return baseline, path
+
+
 def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tasks, env: dict,
-                    data_cache=None, ridge_samplers: bool = False, lams=()) -> JobContext:
+                    data_cache=None, ridge_samplers: bool = False, lams=(), lam_bounds=None,
+                    selection: str = "validation") -> JobContext:
     """Load the split, resolve the kernel on it, let each task prepare what its evaluations
-    share (:meth:`kbench.Task.prepare`) and get the exact baseline once, in the parent, so
-    that every forked worker shares them (:func:`exact_limit` says when it is
-    needed; a matrix-free one computes here what the tasks will ask of it). With a
-    ``data_cache`` the baseline is read from there when another process computed it (the
-    workflow's ``exact`` jobs), else computed and saved there."""
+    share (:meth:`kbench.Task.prepare`), get the exact baseline and the cells' λ path
+    (:func:`exact_and_path`) once, in the parent, so that every forked worker shares them
+    (:func:`exact_limit` says when the baseline is needed). With a ``data_cache`` the baseline
+    is read from there when another process computed it (the workflow's ``exact`` jobs), else
+    computed and saved there."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
-    fitted = create(kernel).fit(data.X_train, data.y_train)
+    fitted = fitted_kernel(kernel, data)
     checksum = split_checksum(data)
     for task in tasks:
         try:
@@ -130,20 +175,23 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
         except Exception:  # noqa: BLE001 - each evaluation meets it again and records it in its cell
             pass
     limit = exact_limit(tasks, ridge_samplers)
+    baseline, path = None, sorted(lams)
     if limit is not None:
         shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)
-        exact_baseline(data, fitted, limit, shared, tasks, lams)
-    return JobContext(data, fitted, checksum, env, None if data_cache is None else Path(data_cache))
+        baseline, path = exact_and_path(data, fitted, limit, shared, tasks, lams, lam_bounds, selection)
+    own_bounds = lam_bounds if baseline is None or baseline.dense else None
+    return JobContext(data, fitted, checksum, env, None if data_cache is None else Path(data_cache),
+                      tuple(path), own_bounds, selection)
 
 
 def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact_max_n: int,
-                  tasks=(), lams=()) -> Path:
+                  tasks=(), lams=(), lam_bounds=None, selection: str = "validation") -> Path:
     """Compute the exact baseline of (dataset, kernel, repetition) into the data cache, for the
     run jobs of a workflow to load; a matrix-free one with what the ``tasks`` will ask of it
-    along the λ path ``lams`` (ridge solves, KPCA eigenpairs). Past ``exact_max_n``, or when
-    it fails (a kernel that overflows, say), the file records why there is none: a run job
-    that needs it then tries itself and records the failure in its cells, like ``kbench
-    run``."""
+    along the λ path ``lams``, extended within ``lam_bounds`` (:func:`exact_and_path`: ridge
+    solves, KPCA eigenpairs). Past ``exact_max_n``, or when it fails (a kernel that
+    overflows, say), the file records why there is none: a run job that needs it then tries
+    itself and records the failure in its cells, like ``kbench run``."""
     dataset, kernel = Spec.parse(dataset, "dataset"), Spec.parse(kernel, "kernel")
     data = load_split_cached(dataset, repetition, seed, data_cache)
     path = exact_path(data_cache, dataset, kernel, repetition, seed)
@@ -151,8 +199,8 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
         write_absent(path, f"n_train = {data.n_train} > exact_max_n = {exact_max_n}")
         return path
     try:
-        exact_baseline(data, create(kernel).fit(data.X_train, data.y_train), exact_max_n, (path, split_checksum(data)),
-                       tasks, lams)
+        exact_and_path(data, fitted_kernel(kernel, data), exact_max_n, (path, split_checksum(data)), tasks, lams,
+                       lam_bounds, selection)
     except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
         write_absent(path, f"the exact baseline failed: {describe(exc)}")
     return path
@@ -176,13 +224,14 @@ def write_failure(cell: Cell, job: Job, lams, failure: Failure, context=None, en
     write_cell(cell.path, failure_rows(cell, job, lams, failure, context, env))
 
 
-def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: float | None = None,
+def run_job(job: Job, context: JobContext, memory_limit_mb: float | None = None,
             prebuilt: dict | None = None, written: Callable[[], None] = lambda: None) -> None:
-    """Fit the job's sampler once, check the contract, evaluate each of its cells' tasks,
-    write one file per cell, calling ``written`` after each. ``memory_limit_mb`` is the
-    worker's (:func:`limit_memory`), of which the feature blocks take a share; ``prebuilt``
-    is work other processes did for the fit, handed to the sampler's ``use_prebuilt`` hook."""
-    data, kernel = context.data, context.kernel
+    """Fit the job's sampler once, check the contract, evaluate each of its cells' tasks
+    along the context's λ path, write one file per cell, calling ``written`` after each.
+    ``memory_limit_mb`` is the worker's (:func:`limit_memory`), of which the feature blocks
+    take a share; ``prebuilt`` is work other processes did for the fit, handed to the
+    sampler's ``use_prebuilt`` hook."""
+    data, kernel, lams = context.data, context.kernel, list(context.lams)
     todo, approx = job.todo, None
     try:
         sampler = create(job.sampler)
@@ -210,7 +259,7 @@ def run_job(job: Job, context: JobContext, lams: list[float], memory_limit_mb: f
             written()
         return
     try:
-        _evaluate_cells(todo, job, context, lams, approx, common, written)
+        _evaluate_cells(todo, job, context, approx, common, written)
     finally:
         _release(approx)
 
@@ -222,17 +271,37 @@ def _release(approx) -> None:
         approx.release()
 
 
-def _evaluate_cells(todo, job: Job, context: JobContext, lams, approx, common: dict,
+def evaluate_cell(task, context: JobContext, approx) -> list[dict]:
+    """A task's rows on a fit, checked; a λ-path task's along the context's path, extended
+    within the context's bounds while the λ the cell chooses is at an end of it, and marked
+    with the choices (kbench.tasks.selection)."""
+    data, kernel, lams = context.data, context.kernel, list(context.lams)
+    rows = check_rows(task.evaluate(data, approx, kernel, lams=lams), task.name)
+    chosen_on = criterion(task, context.selection)
+    if chosen_on is None:
+        return rows
+    column, _, smaller = chosen_on
+    while True:
+        by_lam = {row["lam"]: row.get(column) for row in reversed(rows)}
+        ordered = sorted(by_lam)
+        values = [float("nan") if by_lam[lam] is None else by_lam[lam] for lam in ordered]
+        added = extensions(ordered, values, smaller, context.lam_bounds)
+        if not added:
+            break
+        rows += check_rows(task.evaluate(data, approx, kernel, lams=added), task.name)
+    return mark(sorted(rows, key=lambda row: row["lam"]), task, context.selection)
+
+
+def _evaluate_cells(todo, job: Job, context: JobContext, approx, common: dict,
                     written: Callable[[], None]) -> None:
     """Each cell's task on the fit, one file per cell."""
-    data, kernel = context.data, context.kernel
     for cell in todo:
         try:
-            rows = check_rows(create(cell.task).evaluate(data, approx, kernel, lams=lams), cell.task.name)
+            rows = evaluate_cell(create(cell.task), context, approx)
         except BaseException as exc:  # noqa: BLE001
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            write_failure(cell, job, lams, Failure.of(exc, "task"), context)
+            write_failure(cell, job, list(context.lams), Failure.of(exc, "task"), context)
         else:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             stamp = datetime.now(timezone.utc).isoformat()

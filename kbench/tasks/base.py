@@ -27,9 +27,13 @@ FAMILIES = ("nystrom", "random-features")
 
 @dataclass(frozen=True)
 class Headline:
-    """The metric a leaderboard ranks a task's cells by, and its noise floor: two values
-    closer than ``atol + rtol·max(|a|, |b|)`` are a tie (float64 round-off, or a quantity
-    that is zero to working precision), never a win."""
+    """The metric a leaderboard ranks a task's cells by, and when two values of it are a tie
+    (docs/conventions.md):
+
+    * the noise floor: closer than ``atol + rtol·max(|a|, |b|)`` (float64 round-off, or a
+      quantity that is zero to working precision);
+    * the region of practical equivalence: a :meth:`difference` of at most ``equivalence``
+      in magnitude, relative to the larger value (``relative``) or in the metric's units."""
 
     metric: str
     smaller_is_better: bool
@@ -37,6 +41,58 @@ class Headline:
     exact: str | None = None
     atol: float = 0.0
     rtol: float = 0.0
+    equivalence: float = 0.0
+    relative: bool = True
+
+    def difference(self, ours, theirs) -> np.ndarray:
+        """How much better ``ours`` is than ``theirs`` (arrays of values; NaN: a failed
+        cell), on the scale the equivalence region is declared in: relative to the larger
+        magnitude (in [−1, 1]) or in the metric's units; 0 within the noise floor. A failure
+        loses by 1 against a value and ties with a failure."""
+        a, b = np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float)
+        gain = (b - a) if self.smaller_is_better else (a - b)
+        scale = np.maximum(np.abs(a), np.abs(b))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if self.relative:
+                gain = np.where(scale > 0, gain / scale, 0.0)
+            gain = np.where(np.abs(a - b) <= self.atol + self.rtol * scale, 0.0, gain)
+        gain = np.where(np.isnan(a) & ~np.isnan(b), -1.0, gain)
+        gain = np.where(~np.isnan(a) & np.isnan(b), 1.0, gain)
+        return np.where(np.isnan(a) & np.isnan(b), 0.0, gain)
+
+    def equivalent(self, ours, theirs) -> np.ndarray:
+        """Whether each pair of values is a tie: inside the equivalence region (or the noise floor)."""
+        return np.abs(self.difference(ours, theirs)) <= self.equivalence
+
+
+@dataclass(frozen=True)
+class Validation:
+    """What a λ-path task chooses λ on, and how it tells an informative dataset
+    (docs/conventions.md): ``metric``, a column of its rows measured on the validation rows
+    (a loss, continuous in λ); the exact kernel's value in ``<metric>_exact`` and a trivial
+    predictor's (the training mean, the class prior) in ``<metric>_trivial``. A dataset is
+    informative when the exact kernel's :meth:`skill` at the λ it chooses reaches ``margin``."""
+
+    metric: str
+    smaller_is_better: bool = True
+    margin: float = 0.0
+    #: the value of a perfect predictor
+    perfect: float = 0.0
+
+    @property
+    def exact(self) -> str:
+        return f"{self.metric}_exact"
+
+    @property
+    def trivial(self) -> str:
+        return f"{self.metric}_trivial"
+
+    def skill(self, value, trivial) -> np.ndarray:
+        """The share of the way from the trivial predictor's value to a perfect one's:
+        1 − MSE/MSE_trivial (R²) for a squared error."""
+        value, trivial = np.asarray(value, dtype=float), np.asarray(trivial, dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (value - trivial) / (self.perfect - trivial)
 
 
 class Task:
@@ -48,10 +104,13 @@ class Task:
     accepts: ClassVar[tuple[str, ...]] = LABELED
     #: what leaderboards rank by (None: the task has no leaderboard section)
     headline: ClassVar[Headline | None] = None
-    #: further metrics the interactive leaderboard charts, read at the headline's oracle λ
+    #: what a λ-path task chooses λ on, and its trivial predictor (None: λ is not chosen)
+    validation: ClassVar[Validation | None] = None
+    #: further metrics the interactive leaderboard charts, read at the λ the headline chose
     metrics: ClassVar[tuple[Headline, ...]] = ()
-    #: True when ``evaluate`` returns one row per λ of the path (the leaderboard then takes
-    #: the best λ, the oracle); False for λ-free tasks (one row, or one per component)
+    #: True when ``evaluate`` returns one row per λ of the path (the sweep then marks the λ
+    #: chosen on validation data: kbench.tasks.selection); False for λ-free tasks (one row,
+    #: or one per component)
     uses_lams: ClassVar[bool] = True
     #: True when the task compares with the exact baseline (computed once per repetition)
     needs_exact: ClassVar[bool] = True
@@ -78,6 +137,13 @@ class Task:
         sampler (cached in ``data.cache``): the sweep calls it once per (dataset, kernel,
         repetition), before its jobs fork. Nothing by default; an error here is left for
         :meth:`evaluate` to meet again and record in its cell."""
+
+    def exact_scores(self, exact, data, lams) -> dict[str, np.ndarray]:
+        """The exact kernel's values along the λ path ``lams`` of what λ is chosen on, by
+        column name: ``validation.exact`` (and ``headline.exact``, the test metric an oracle
+        selection chooses on), from the exact baseline ``exact``: what the sweep extends a λ
+        path by (kbench.tasks.selection.resolve_path). Nothing by default."""
+        return {}
 
     def prepare_exact(self, exact, data, lams) -> None:
         """Ask the matrix-free exact baseline ``exact`` now for what :meth:`evaluate` will ask

@@ -39,9 +39,10 @@ class KPCATask(Task):
 
     name = "kpca"
     accepts = TASK_TYPES  # needs no target
-    # (1/n)(tr K − Σ μ_j) loses about 1e-12·tr K/n to cancellation; relative 1e-9 is round-off
+    # (1/n)(tr K − Σ μ_j) loses about 1e-12·tr K/n to cancellation; relative 1e-9 is round-off;
+    # 1% of the reconstruction error is too small to matter
     headline = Headline("kpca_error_in", smaller_is_better=True, exact="kpca_error_in_exact", atol=1e-12,
-                        rtol=1e-9)
+                        rtol=1e-9, equivalence=0.01)
     metrics = (Headline("kpca_error_out", smaller_is_better=True, exact="kpca_error_out_exact"),
                Headline("rel_excess_kpca_error_in", smaller_is_better=True))
     uses_lams = False

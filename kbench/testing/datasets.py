@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec, load_dataset
-from kbench.datasets.base import TASK_TYPES, DatasetProvider, RawData, check_raw, split_and_scale
+from kbench.datasets.base import TASK_TYPES, DatasetProvider, RawData, check_raw
+from kbench.datasets.split import split_and_scale
 from kbench.registry import get_registry
 from kbench.spec import Spec
 from kbench.testing._kit import run_checks, same_values

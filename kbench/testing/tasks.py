@@ -20,7 +20,7 @@ from kbench.spec import Spec
 from kbench.sweep.plan import Cell
 from kbench.sweep.store import PACKAGE_COLUMNS
 from kbench.sweep.worker import ROW_COLUMNS
-from kbench.tasks.base import FAMILIES, Headline, Task, check_rows
+from kbench.tasks.base import FAMILIES, Headline, Task, Validation, check_rows
 from kbench.testing._kit import expect_value_errors, plugin_factory, run_checks, same_values
 
 #: a small seeded dataset of each task type (unlabeled: the multiclass one without target)
@@ -48,8 +48,8 @@ class _TaskProblem:
         if key not in self._cache:
             data = load_dataset(_TASK_DATA.get(kind, _TASK_DATA["multiclass"]), n=120, seed=0)
             if kind == "unlabeled":
-                data = replace(data, y_train=None, y_test=None, task_type=kind)
-            kernel = create(self.kernel, "kernel").fit(data.X_train, data.y_train)
+                data = replace(data, y_train=None, y_val=None, y_test=None, task_type=kind)
+            kernel = create(self.kernel, "kernel").fit(data.X_train, data.y_train, validation=(data.X_val, data.y_val))
             X = np.hstack([data.X_train, data.X_train[:, :1]]) if extra_column else data.X_train
             self._cache[key] = data, kernel, make_sampler(_FAMILY_SAMPLERS[family]).fit(X, kernel, _TASK_RANK)
         data, kernel, approx = self._cache[key]
@@ -85,6 +85,8 @@ def _declarations(p: _TaskProblem) -> None:
     assert task.families and set(task.families) <= set(FAMILIES), f"families {task.families!r} not among {FAMILIES}"
     assert isinstance(task.uses_lams, bool) and isinstance(task.needs_exact, bool), \
         "uses_lams and needs_exact must be booleans"
+    assert task.validation is None or (isinstance(task.validation, Validation) and task.uses_lams), \
+        "validation must be a kbench.Validation, and only a λ-path task (uses_lams) chooses λ"
 
 
 def _rows(p: _TaskProblem) -> None:
@@ -115,6 +117,12 @@ def _headline(p: _TaskProblem) -> None:
         assert len(kept) and metric in kept, f"{where}: headline_rows kept no row with the headline {metric!r}"
         values = pd.to_numeric(kept[metric], errors="coerce").to_numpy(dtype=float)
         assert np.all(np.isfinite(values)), f"{where}: the headline {metric!r} is not finite: {kept[metric].tolist()}"
+        if task.validation is None:
+            continue
+        for column in (task.validation.metric, task.validation.trivial):  # what λ is chosen on, and its baseline
+            found = pd.to_numeric(pd.DataFrame(rows).get(column), errors="coerce")
+            assert found is not None and np.all(np.isfinite(found)), \
+                f"{where}: validation declares {column!r}, and the rows' values are {None if found is None else list(found)}"
 
 
 def _without_timings(rows: list[dict]) -> pd.DataFrame:
@@ -133,7 +141,7 @@ def _task_determinism(p: _TaskProblem) -> None:
                 f"with a {family} map, the rows {label} differ from a first evaluation (time_* columns aside)"
 
 
-_ARRAYS = ("X_train", "y_train", "X_test", "y_test", "f_train", "f_test")
+_ARRAYS = ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test", "f_train", "f_val", "f_test")
 
 
 def _data_unchanged(p: _TaskProblem) -> None:

@@ -122,7 +122,7 @@ def test_comparable_rank_is_the_nearest_swept_rank_within_a_factor_two():
 @pytest.mark.parametrize("kwargs, message", [
     ({"task": "kpca"}, "λ-path tasks"),
     ({"rank": 0}, "rank"),
-    ({"rank": 400}, "above the 331 training rows"),
+    ({"rank": 300}, "above the 264 training rows"),
     ({"within": 0}, "within"),
     ({"seconds": -1.0}, "seconds"),
     ({"kernel": "gaussian:sigma=-1"}, "sigma"),
@@ -137,11 +137,11 @@ def test_the_command_prints_one_line_then_the_detail_or_json():
     result = runner.invoke(main, ["advise", "sklearn:diabetes", "--kernel", "gaussian:sigma=median"])
     assert result.exit_code == 0, result.output
     first, *rest = result.output.splitlines()
-    assert first.startswith(("use ", "no close evidence")) and any(line.startswith("regime: n 331") for line in rest)
+    assert first.startswith(("use ", "no close evidence")) and any(line.startswith("regime: n 264") for line in rest)
     result = runner.invoke(main, ["advise", "sklearn:diabetes", "--json", "--rank", "50"])
     assert result.exit_code == 0, result.output
     answer = json.loads(result.output)
-    assert answer["regime"]["n_train"] == 331 and answer["answer"]
+    assert answer["regime"]["n_train"] == 264 and answer["answer"]
     result = runner.invoke(main, ["advise", "sklearn:diabetes", "--task", "approximation"])
     assert result.exit_code == 2 and "λ-path tasks" in result.output
 
@@ -149,16 +149,17 @@ def test_the_command_prints_one_line_then_the_detail_or_json():
 def test_the_probe_places_samplers_and_measures_their_gap_to_exact():
     from kbench.advisor.probe import probe
 
-    # all 331 training rows as landmarks: uniform Nyström is exact KRR, so its gap is round-off
-    found = probe("sklearn:diabetes", "krr", "gaussian:sigma=median", ["uniform", "rff"], 331, [1e-3, 1e-2], 442)
-    assert found.dataset == "sklearn:diabetes:n=442" and found.ranks == [165, 331]
+    # all 264 training rows as landmarks: uniform Nyström is exact KRR, so its gap is round-off
+    found = probe("sklearn:diabetes", "krr", "gaussian:sigma=median", ["uniform", "rff"], 264, [1e-3, 1e-2], 442)
+    assert found.dataset == "sklearn:diabetes:n=442" and found.ranks == [132, 264]
     assert found.cells == 2 * 2 * 3 and found.failed == 0
     assert set(found.table.index) == {"uniform", "rff"}
     # relative MSE gap of two ridge solves on the same kernel matrix (cond ≤ 1/(nλ) ≈ 3e3): 1e-6
-    assert abs(found.table.loc["uniform", "gap at rank 331"]) < 1e-6
-    assert found.table.loc["rff", "gap at rank 331"] > 1e-3  # 331 random features are not exact
-    assert found.verdict("uniform").startswith("probe confirms: uniform first")
-    assert found.verdict("rff").startswith("probe overturns it: uniform first")
+    assert abs(found.table.loc["uniform", "gap at rank 264"]) < 1e-6
+    assert abs(found.table.loc["rff", "gap at rank 264"]) > 1e-3  # 264 random features are not exact KRR
+    best, other = found.best, ({"uniform", "rff"} - {found.best}).pop()  # each at the λ it chose on validation
+    assert found.verdict(best).startswith(f"probe confirms: {best} first")
+    assert found.verdict(other).startswith(f"probe overturns it: {best} first")
     nothing = replace(found, table=found.table.iloc[:0], failed=12)  # every cell failed
     assert nothing.best is None and nothing.verdict("uniform") == "probe: no sampler scored (12 of 12 cells failed)"
 
@@ -195,10 +196,10 @@ def test_factor_diagnostics_do_not_depend_on_the_row_blocks():
 
 def test_a_local_file_is_advised_like_any_dataset(tmp_path):
     data = kbench.load_dataset("sklearn:diabetes", standardize=False)
-    frame = pd.DataFrame(np.vstack([data.X_train, data.X_test]), columns=data.feature_names)
-    frame["y"] = np.concatenate([data.y_train, data.y_test])
+    frame = pd.DataFrame(np.vstack([data.X_train, data.X_val, data.X_test]), columns=data.feature_names)
+    frame["y"] = np.concatenate([data.y_train, data.y_val, data.y_test])
     path = tmp_path / "mine.csv"
     frame.to_csv(path, index=False)
     advice = kbench.advise(f"file:{path}:target=y", kernel="gaussian:sigma=median")
-    assert advice.regime.n_train == 331 and advice.dataset == f"file:{path}:target=y"
+    assert advice.regime.n_train == 264 and advice.dataset == f"file:{path}:target=y"
     assert advice.line.startswith(("use ", "no close evidence"))

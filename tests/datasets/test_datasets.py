@@ -24,6 +24,29 @@ def test_split_depends_only_on_dataset_and_seed():
     assert len(a.X_test) == pytest.approx(0.25 * 569, abs=1)
 
 
+def test_the_validation_part_is_carved_from_the_training_rows():
+    whole = kbench.load_dataset("sklearn:breast_cancer", seed=3, val_size=0)
+    data = kbench.load_dataset("sklearn:breast_cancer", seed=3)
+    # the test rows do not depend on the validation part; the training rows are split 80/20
+    assert len(data.X_test) == len(whole.X_test) and data.n_val == int(np.ceil(0.2 * whole.n_train))
+    assert data.n_train + data.n_val == whole.n_train and whole.n_val == 0 and whole.X_val.shape == (0, 30)
+    raw = kbench.load_dataset("sklearn:breast_cancer", seed=3, standardize=False)
+    rows = [tuple(r) for part in (raw.X_train, raw.X_val, raw.X_test) for r in part]
+    assert len(set(rows)) == len(rows) == 569  # disjoint, and together every point
+    # stratified like the test split, and scaled by the remaining training rows only
+    assert abs(data.y_val.mean() - data.y_train.mean()) < 0.02
+    np.testing.assert_allclose(data.X_train.mean(axis=0), 0, atol=1e-12)
+    assert np.abs(data.X_val.mean(axis=0)).max() > 1e-3
+    spec = kbench.load_dataset("synthetic:two-balls:n=400,test_size=0.5,val_size=0.25", seed=1)
+    assert (len(spec.X_test), spec.n_val, spec.n_train) == (200, 50, 150) and spec.meta["val_size"] == 0.25
+
+
+@pytest.mark.parametrize("val_size", [1.0, -0.1, "a", True])
+def test_a_bad_validation_size_is_a_clear_error(val_size):
+    with pytest.raises(ValueError, match="val_size must be a fraction of the training rows in"):
+        kbench.load_dataset("sklearn:iris", val_size=val_size)
+
+
 def test_standardization_uses_training_statistics():
     data = kbench.load_dataset("sklearn:diabetes", seed=0)
     np.testing.assert_allclose(data.X_train.mean(axis=0), 0, atol=1e-12)
@@ -40,7 +63,7 @@ def test_every_generator_is_seeded(name):
     a = kbench.load_dataset(f"synthetic:{name}", n=400, seed=5)  # outliers: 200 of them
     b = kbench.load_dataset(f"synthetic:{name}", n=400, seed=5)
     c = kbench.load_dataset(f"synthetic:{name}", n=400, seed=6)
-    assert a.n_train + len(a.X_test) == 400
+    assert a.n_train + a.n_val + len(a.X_test) == 400
     assert np.array_equal(a.X_train, b.X_train) and np.array_equal(a.y_train, b.y_train)
     assert not np.array_equal(a.X_train, c.X_train)
     assert (a.f_train is not None) == (a.task_type == "regression" and name not in ("friedman1",))
@@ -115,7 +138,7 @@ def test_tabular_files_one_hot_encode_categorical_columns(tmp_path, frame, suffi
     data = kbench.load_dataset(f"file:{path}:target=price", seed=0, standardize=False)
     assert data.task_type == "regression" and data.X_train.shape[1] == 4
     assert set(data.feature_names) == {"a", "b", "color_green", "color_red"}
-    assert sorted(np.concatenate([data.y_train, data.y_test])) == sorted(frame["price"])
+    assert sorted(np.concatenate([data.y_train, data.y_val, data.y_test])) == sorted(frame["price"])
 
 
 def test_npz_and_svmlight_files(tmp_path):
@@ -125,8 +148,8 @@ def test_npz_and_svmlight_files(tmp_path):
     dump_svmlight_file(X, y, str(tmp_path / "d.svm"))
     for name in ("d.npz", "d.svm"):
         data = kbench.load_dataset(f"file:{tmp_path / name}", seed=0, standardize=False)
-        assert data.task_type == "binary" and data.X_train.shape == (37, 3)
-        np.testing.assert_allclose(np.sort(np.vstack([data.X_train, data.X_test]), axis=0),
+        assert data.task_type == "binary" and data.X_train.shape == (29, 3) and data.X_val.shape == (8, 3)
+        np.testing.assert_allclose(np.sort(np.vstack([data.X_train, data.X_val, data.X_test]), axis=0),
                                    np.sort(X, axis=0), atol=1e-9)
 
 
@@ -138,7 +161,7 @@ def test_missing_values_are_an_error_naming_the_column(tmp_path, frame):
     with pytest.raises(ValueError, match=r"column\(s\) \['b', 'target'\].*dropna=True"):
         kbench.load_dataset(f"file:{path}:target=price")
     data = kbench.load_dataset(f"file:{path}:target=price", dropna=True)
-    assert data.n_train + len(data.X_test) == 58 and data.meta["rows_dropped"] == 2
+    assert data.n_train + data.n_val + len(data.X_test) == 58 and data.meta["rows_dropped"] == 2
 
 
 def test_non_numeric_regression_target(tmp_path, frame):
@@ -235,9 +258,9 @@ def test_openml_loads_from_its_cache_without_network(tmp_path, no_network, monke
     data = kbench.load_dataset("openml:424242", seed=0, standardize=False)
     assert data.task_type == "binary"
     assert sorted(data.feature_names) == ["colour_blue", "colour_green", "colour_red", "x1", "x2"]
-    assert data.n_train + len(data.X_test) == 40
-    assert sorted(np.concatenate([data.y_train, data.y_test]).astype(str)) == sorted(frame["class"])
-    x1 = np.concatenate([data.X_train, data.X_test])[:, data.feature_names.index("x1")]
+    assert data.n_train + data.n_val + len(data.X_test) == 40
+    assert sorted(np.concatenate([data.y_train, data.y_val, data.y_test]).astype(str)) == sorted(frame["class"])
+    x1 = np.concatenate([data.X_train, data.X_val, data.X_test])[:, data.feature_names.index("x1")]
     np.testing.assert_allclose(np.sort(x1), np.sort(frame["x1"]))
     other = kbench.load_dataset("openml:424242:target=x2", seed=0)
     assert other.task_type == "regression"
@@ -261,7 +284,7 @@ def test_a_spec_cannot_point_a_loader_at_a_cache_folder(spec):
 def test_openml_downloads_a_real_dataset(tmp_path, monkeypatch):
     monkeypatch.setenv("KBENCH_DATA_HOME", str(tmp_path))
     data = kbench.load_dataset("openml:61", seed=0)  # iris
-    assert data.task_type == "multiclass" and data.n_train + len(data.X_test) == 150
+    assert data.task_type == "multiclass" and data.n_train + data.n_val + len(data.X_test) == 150
     assert (tmp_path / "openml").is_dir()
 
 
@@ -273,7 +296,7 @@ def test_sklearn_download(tmp_path, monkeypatch):
 
 
 def test_stratified_split_sizes_and_proportions():
-    from kbench.datasets.base import split_indices
+    from kbench.datasets.split import split_indices
 
     y = np.repeat([0, 1, 2], [500, 300, 200])
     train, test = split_indices(y, 1000, 0.25, np.random.default_rng(0))
@@ -287,12 +310,12 @@ def test_stratified_split_sizes_and_proportions():
 def test_saved_split_round_trips(tmp_path, spec):
     # text class labels (iris' species) and a missing target (unlabeled) too: the workflow's
     # jobs read splits without pickle
-    from kbench.datasets.base import load_split, save_split
+    from kbench.datasets.split import load_split, save_split
 
     data = kbench.load_dataset(spec, seed=2)
     save_split(data, tmp_path / "split.npz")
     back = load_split(tmp_path / "split.npz")
-    for key in ("X_train", "y_train", "X_test", "y_test", "f_train", "f_test"):
+    for key in ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test", "f_train", "f_val", "f_test"):
         assert (getattr(back, key) is None) == (getattr(data, key) is None)
         assert getattr(data, key) is None or np.array_equal(getattr(back, key), getattr(data, key))
     assert (back.name, back.task_type, back.feature_names) == (data.name, data.task_type, data.feature_names)

@@ -248,7 +248,7 @@ except ValueError as exc:
     missing = str(exc)
 import openml
 
-print(json.dumps({"n": data.n_train + len(data.X_test), "missing": missing, "apikey": openml.config.apikey,
+print(json.dumps({"n": data.n_train + data.n_val + len(data.X_test), "missing": missing, "apikey": openml.config.apikey,
                   "cache": openml.config.get_cache_directory(),
                   "environment": {k: os.environ.get(k) for k in ("XDG_CONFIG_HOME", "OPENML_CACHE_DIR")}}))
 """

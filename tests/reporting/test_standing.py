@@ -1,5 +1,6 @@
-"""The one statistic of a section: places per (dataset, rank) block with ties at the noise
-floor and failures last; every number the page prints about a section comes from it."""
+"""The statistics of a section: places per (dataset, rank) block with ties inside the
+equivalence region and failures last, standings per dataset, tests over datasets; every
+number the page prints about a section comes from them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from scipy.stats import friedmanchisquare
 
 import kbench
 from kbench.reporting.scores import Section, by_design, not_planned_table, without_by_design
-from kbench.reporting.standing import rank_to_match, standing
+from kbench.reporting.standing import ALPHA, PROBABILITY, rank_to_match, standing
 from kbench.sweep.store import read_results
 from tests.conftest import add_plugin
 
@@ -97,7 +98,7 @@ def test_a_sampler_failing_a_third_of_its_cells_ranks_below_its_twin_with_its_fa
     cells = frame[(frame.task == "krr") & (frame.sampler == "flaky")].drop_duplicates(["dataset", "rank", "repetition"])
     rate = (cells.status == "error").mean()
     assert 0.15 < rate < 0.5 and krr["flaky"]["failure rate"] == f"{rate:.0%}"
-    assert float(krr["flaky"]["mean rank"]) > float(krr["uniform"]["mean rank"])
+    assert float(krr["flaky"]["mean standing"]) > float(krr["uniform"]["mean standing"])
     assert krr["uniform"]["failure rate"] == "0%"
 
 
@@ -106,8 +107,9 @@ def test_exact_copies_of_a_deterministic_sampler_tie_and_win_nothing(board):
     for title in ("krr: test_mse", "approximation: rel_fro_error"):
         rows = table(text, title)
         copies = ("pivoted-cholesky", "pivot-copy-a", "pivot-copy-b")
-        assert len({rows[s]["mean rank"] for s in copies}) == 1, rows
-        assert all(rows[s]["budgets won"].startswith("0 of ") for s in copies), rows
+        assert len({rows[s]["mean standing"] for s in copies}) == 1, rows
+        assert all(rows[s]["budgets won"].startswith("0 of ") and rows[s]["ahead"].startswith("0 of ")
+                   for s in copies), rows
 
 
 def test_a_task_that_raises_keeps_its_section_with_its_error(board):
@@ -135,7 +137,8 @@ def test_every_number_of_an_advice_line_is_in_its_sections_table(board):
     for line in (line for line in lines if not line.startswith("raising")):
         label = line.split(" (")[0]
         section = text.split("\n## " + label + ":")[1].split("\n## ")[0]
-        for number in re.findall(r"(?<![\w.])\d+(?:\.\d+)?%?", line.split("):", 1)[1]):
+        said = line.split("):", 1)[1].replace(f"p ≥ {ALPHA}", "").replace(f"P(better) < {PROBABILITY}", "")
+        for number in re.findall(r"(?<![\w.])\d+(?:\.\d+)?%?", said):
             assert number in section, (number, line)
 
 
@@ -162,8 +165,8 @@ def test_rank_to_match_is_monotone_in_the_tolerance_and_an_upper_median():
 
 def test_the_table_and_the_tests_use_the_same_complete_blocks():
     """A sampler with cells in 2 of 6 blocks is not ranked; one missing a block costs that
-    block; the mean ranks are the places' over the 5 complete blocks, and the p-value is
-    scipy's Friedman test on them."""
+    block; a dataset's standing is the mean of its complete blocks' places, and the p-value is
+    scipy's Friedman test on the datasets' standings."""
     rows = []
     for dataset in ("a", "b", "c"):
         for rank in (10, 20):
@@ -174,10 +177,11 @@ def test_the_table_and_the_tests_use_the_same_complete_blocks():
                     rows.append({"dataset": dataset, "rank": rank, "sampler": sampler, "repetition": repetition,
                                  "metric": value + 0.1 * rank / 10 * (dataset == "b") + 0.01 * repetition})
     result = standing(section_of(pd.DataFrame(rows)))
-    assert (result.ranked, result.blocks, result.left_out) == (5, 6, {"sketch": 2})
-    assert result.places.mean().to_dict() == {"dpp": 2.0, "rls": 1.0, "uniform": 3.0}
-    assert result.table.loc["rls", "mean rank"] == "1.00" and result.table.loc["sketch", "mean rank"] == "not ranked"
-    assert result.friedman_p == pytest.approx(friedmanchisquare([3.0] * 5, [1.0] * 5, [2.0] * 5).pvalue, rel=1e-12)
+    assert (result.ranked, result.blocks, result.datasets, result.left_out) == (5, 6, 3, {"sketch": 2})
+    assert result.standings.mean().to_dict() == {"dpp": 2.0, "rls": 1.0, "uniform": 3.0}
+    assert result.table.loc["rls", "mean standing"] == "1.00"
+    assert result.table.loc["sketch", "mean standing"] == "not ranked"
+    assert result.friedman_p == pytest.approx(friedmanchisquare([3.0] * 3, [1.0] * 3, [2.0] * 3).pvalue, rel=1e-12)
 
 
 def test_values_at_the_noise_floor_tie_and_failures_share_the_last_place():
@@ -189,8 +193,8 @@ def test_values_at_the_noise_floor_tie_and_failures_share_the_last_place():
     result = standing(section_of(pd.DataFrame(rows), "approximation"))
     assert result.places.loc[("a", 50)].to_dict() == {"bad": 4.5, "rff": 3.0, "rls": 1.5, "uniform": 1.5,
                                                       "worse": 4.5}
-    assert result.won["winner"].tolist() == ["tie: rls, uniform"] or result.won["winner"].tolist() == [
-        "tie: uniform, rls"]
+    assert result.won["outcome"].tolist() == ["tie"]
+    assert sorted(result.won["winner"].item().split(", ")) == ["rls", "uniform"]
     assert result.table.loc["bad", "failure rate"] == "100%"
 
 

@@ -361,7 +361,7 @@ def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_
 def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp_path, monkeypatch):
     """`kbench prepare --exact` computes it once; a run with the same data cache loads it
     (exact values, its recorded cost) instead of computing it; a file of another split is ignored."""
-    from kbench.exact.baseline import ExactBaseline
+    from kbench.exact.baseline import FORMAT, ExactBaseline
     from kbench.sweep.layout import exact_path
     from kbench.sweep.worker import load_split_cached, prepare_exact, split_checksum
 
@@ -370,9 +370,9 @@ def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp
     assert path == exact_path(cache, dataset, kernel, 0, 0) and path.is_file()
     data = load_split_cached(dataset, 0, 0, cache)
     fitted = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
-    key = {"split_checksum": split_checksum(data), "kernel": fitted.spec()}
+    key = {"split_checksum": split_checksum(data), "kernel": fitted.spec(), "format": FORMAT}
     saved, fresh = ExactBaseline.load(path, key), ExactBaseline(data, fitted)
-    for name in ("s", "U", "K_test", "diag_test", "trace", "ones_K_ones"):
+    for name in ("s", "U", "K_val", "K_test", "diag_test", "trace", "ones_K_ones"):
         np.testing.assert_array_equal(getattr(saved, name), getattr(fresh, name))
     assert ExactBaseline.load(path, {**key, "split_checksum": "another split"}) is None
 
@@ -384,7 +384,7 @@ def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp
                        data_cache=cache, progress=False)
     assert (frame.status == "ok").all() and (frame.time_exact_s == saved.seconds).all()
     assert frame.test_mse_exact.iloc[0] == pytest.approx(
-        np.mean((fresh.ridge_path(data.y_train[:, None], [1e-3])[1][0, :, 0] - data.y_test) ** 2), rel=1e-12)
+        np.mean((fresh.ridge_path(data.y_train[:, None], [1e-3]).test[0, :, 0] - data.y_test) ** 2), rel=1e-12)
 
 
 def test_a_time_limit_records_the_fits_past_their_share_as_timeouts(tmp_path, plugin_path):
@@ -428,7 +428,7 @@ def test_a_job_frees_its_fit_when_it_returns(tmp_path, monkeypatch):
     the next job fits (10⁶-row jobs ran out of memory so)."""
     data, kernel, lams = "synthetic:friedman1:n=300", "gaussian:sigma=median", [1e-3]
     job = plan(SweepConfig([data], ["rp-cholesky"], ["krr", "kpca"], [10], lams, [0], kernel, tmp_path))[0]
-    context = worker.prepare_context(job.dataset, job.kernel, 0, 0, [], worker.environment())
+    context = worker.prepare_context(job.dataset, job.kernel, 0, 0, [], worker.environment(), lams=lams)
     fits, check_fit = [], worker.check_fit
 
     def recording(approx, *args, **kwargs):
@@ -438,7 +438,7 @@ def test_a_job_frees_its_fit_when_it_returns(tmp_path, monkeypatch):
     monkeypatch.setattr(worker, "check_fit", recording)
     gc.disable()
     try:
-        worker.run_job(job, context, lams)
+        worker.run_job(job, context)
         assert len(fits) == 1 and fits[0]() is None
     finally:
         gc.enable()

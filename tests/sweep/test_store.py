@@ -30,7 +30,7 @@ def test_a_version_1_file_reads_as_the_current_version(tmp_path):
     (tmp_path / "cells").mkdir()
     version_1_rows().to_parquet(tmp_path / "cells" / "old.parquet")
     frame = kbench.read_results(tmp_path)
-    assert SCHEMA_VERSION == 3 and (frame["schema_version"] == SCHEMA_VERSION).all()
+    assert SCHEMA_VERSION == 4 and (frame["schema_version"] == SCHEMA_VERSION).all()
     assert sorted(frame["sampler_label"]) == ["squeak:eps=0.3,qbar=20", "uniform"]
     assert sorted(frame["task_label"]) == ["kpca:components=1;5", "krr"]
     assert frame["base_seed"].isna().all() and "sampler_label_params" not in frame
@@ -39,6 +39,9 @@ def test_a_version_1_file_reads_as_the_current_version(tmp_path):
     # version 3 records the sweep and the packages; version 1 did not: one sweep of its own
     assert frame["sweep"].isna().all() and frame["sampler_package"].isna().all()
     assert "unrecorded: 2 cells" in describe_sweeps(frame)
+    # version 4 chooses λ on validation rows; older λ-path rows were read at their best test value
+    assert frame.loc[frame.task == "krr", "selected_on"].item() == "test"
+    assert frame.loc[frame.task == "kpca", "selected_on"].isna().all()  # λ-free: nothing chosen
 
 
 def test_migration_leaves_its_argument_unchanged_and_keeps_current_rows():

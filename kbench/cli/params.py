@@ -1,0 +1,96 @@
+"""The command line's option types and checks: numbers read by their one declaration
+(kbench.sweep.config.BOUNDS), the λ path, repetition indices, and the usage errors every
+command turns bad input into."""
+
+from __future__ import annotations
+
+import click
+
+from kbench._validation import Bound
+from kbench.errors import PluginError
+from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS
+from kbench.tasks.selection import SELECTIONS
+
+
+def usage(call):
+    """Run ``call``; a ValueError (bad names, lists, values), a PluginError (a name two
+    packages register) or an OSError (a path that cannot be read or written, a full disk)
+    becomes a usage error naming it, exit code 2."""
+    try:
+        return call()
+    except (ValueError, PluginError) as exc:
+        raise click.UsageError(str(exc)) from None
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        raise click.UsageError(f"{exc.strerror or exc}{where}") from None
+
+
+class Bounded(click.ParamType):
+    """A number, or with ``many`` a comma list of numbers, read and checked by its declared
+    :class:`kbench.sweep.config.BOUNDS` entry: the one declaration the Python API and the
+    workflow's config check read too."""
+
+    def __init__(self, bound: Bound, many: bool = False) -> None:
+        self.bound, self.many = bound, many
+        self.name = ("list of " if many else "") + ("integer" if bound.integer else "number")
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):  # a default
+            return value
+        option = param.opts[0] if param is not None else self.bound.name
+        try:
+            return (self.bound.parse_list if self.many else self.bound.parse)(value, option)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def bounded(name: str, many: bool = False) -> Bounded:
+    return Bounded(BOUNDS[name], many)
+
+
+def only(repetitions: int, only_repetition: int | None) -> list[int]:
+    """The repetition indices to run: all of them, or ``--only-repetition``, which must be one."""
+    if only_repetition is None:
+        return list(range(repetitions))
+    if only_repetition >= repetitions:
+        raise click.BadParameter(f"repetition index {only_repetition} is not below --repetitions {repetitions} "
+                                 f"(indices 0..{repetitions - 1}).", param_hint="'--only-repetition'")
+    return [only_repetition]
+
+
+
+
+class LamPath(Bounded):
+    """The λ path: a comma list of λ (:data:`kbench.sweep.config.BOUNDS`), or ``auto``."""
+
+    def __init__(self) -> None:
+        super().__init__(BOUNDS["lams"], many=True)
+        self.name = f"list of numbers or {AUTO}"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip() == AUTO:
+            return AUTO
+        return super().convert(value, param, ctx)
+
+
+def lam_path_options(required: bool):
+    """``--lams`` (or ``auto``), ``--lam-bounds`` and ``--selection``: how a command's cells
+    choose λ, declared once for ``kbench run`` and ``kbench prepare``."""
+    path = ", ".join(f"{v:g}" for v in AUTO_LAMS)
+    options = [
+        click.option("--lams", required=required, type=LamPath(),
+                     help=f"Comma list of λ > 0 (per-sample ridge), each once, e.g. 1e-6,1e-4; or {AUTO}: {path}, "
+                          "extended by decades until the λ chosen on validation data is interior."),
+        click.option("--lam-bounds", type=bounded("lams", many=True),
+                     help=f"LOW,HIGH: extend the λ path within these (default with --lams {AUTO}: "
+                          f"{AUTO_LAM_BOUNDS[0]:g},{AUTO_LAM_BOUNDS[1]:g}; a listed path is fixed without them)."),
+        click.option("--selection", type=click.Choice(SELECTIONS), default=SELECTIONS[0], show_default=True,
+                     help="Choose λ on the validation rows, or on the test rows (oracle: a paper's reproduction)."),
+    ]
+
+    def apply(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply

@@ -1,0 +1,188 @@
+"""Splitting a provider's data: the seeded subsample to ``n`` points, the train / validation
+/ test split (stratified for classification) and the standardization on training
+statistics, done once for every provider (docs/conventions.md: the split depends only on the
+dataset and the seed, so every sampler of a repetition sees the same data; λ is chosen on
+the validation part). Features given as a data frame are encoded after the split by
+:func:`encoder`, fitted on the training rows only. Splits are saved and read without pickle.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+
+import numpy as np
+import pandas as pd
+
+from kbench._files import write_npz
+from kbench.datasets.base import CLASSIFICATION, Dataset, RawData, rows_of
+
+
+def check_test_size(test_size) -> float:
+    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
+        raise ValueError(
+            f"test_size must be a fraction strictly between 0 and 1 (e.g. 0.25), got {test_size!r}."
+        )
+    return float(test_size)
+
+
+def check_val_size(val_size) -> float:
+    if isinstance(val_size, bool) or not isinstance(val_size, numbers.Real) or not 0 <= val_size < 1:
+        raise ValueError(
+            f"val_size must be a fraction of the training rows in [0, 1) (e.g. 0.2; 0: no validation "
+            f"part, for a sweep that chooses λ on the test set), got {val_size!r}."
+        )
+    return float(val_size)
+
+
+def check_n(n, available: int | None, name: str) -> int | None:
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 4:
+        raise ValueError(f"n must be an integer >= 4 (points before the split), got {n!r}.")
+    if available is not None and n > available:
+        raise ValueError(
+            f"n = {n} is larger than the {available} points {name} has; pass n <= {available} "
+            "or n=None for all of them."
+        )
+    return int(n)
+
+def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size: float,
+                    standardize: bool, val_size: float = 0.0) -> Dataset:
+    """Subsample to n, split into train and test, carve ``val_size`` of the training rows
+    into a validation part (both stratified for classification), standardize on the
+    remaining training rows' statistics (a frame's features: :func:`encoder` fitted on them)."""
+    X, y, f = raw.X, raw.y, raw.f
+    rng = np.random.default_rng(seed)
+    n = check_n(n, X.shape[0], name)
+    if n is not None and n < X.shape[0]:
+        keep = np.sort(rng.choice(X.shape[0], size=n, replace=False))
+        X, y, f = rows_of(X, keep), rows_of(y, keep), rows_of(f, keep)
+    _check_split_sizes(X.shape[0], test_size, name)
+    classification = raw.task_type in CLASSIFICATION
+    if classification and len(np.unique(y)) < 2:
+        raise ValueError(f"{name}: the target has a single class ({y[0]}); a classification "
+                         "needs at least two.")
+    stratified = classification and _stratifiable(y, test_size)
+    train, test = split_indices(y if stratified else None, X.shape[0], test_size, rng)
+    train, val = _carve(train, rows_of(y, train), classification, val_size, rng, name)
+    if classification and len(np.unique(y[train])) < 2:
+        raise ValueError(f"{name}: the training split holds a single class; pass more points "
+                         "(n) or a smaller test_size or val_size.")
+    parts = (train, val, test)
+    meta = dict(raw.meta)
+    scaled = bool(standardize and raw.standardize)
+    meta.update(n_total=int(X.shape[0]), seed=seed, test_size=test_size, val_size=val_size, standardized=scaled)
+    (X_train, X_val, X_test), names = _features(X, raw, parts, scaled)
+    y_train, y_val, y_test = (rows_of(y, part) for part in parts)
+    if scaled and raw.task_type == "regression":
+        y_mean, y_scale = float(y_train.mean()), float(y_train.std()) or 1.0
+        y_train, y_val, y_test = ((part - y_mean) / y_scale for part in (y_train, y_val, y_test))
+        meta.update(y_mean=y_mean, y_scale=y_scale)
+    return Dataset(name=name, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
+                   task_type=raw.task_type, feature_names=list(names), meta=meta, f_train=rows_of(f, train),
+                   f_test=rows_of(f, test), X_val=X_val, y_val=y_val, f_val=rows_of(f, val))
+
+
+def _features(X, raw: RawData, parts, scaled: bool) -> tuple[list[np.ndarray], list[str]]:
+    """The feature arrays of the ``parts`` (train, validation, test indices) and their names:
+    a frame's by :func:`encoder`, an array's standardized (when ``scaled``), both on the
+    training rows' statistics."""
+    train = parts[0]
+    if isinstance(X, pd.DataFrame):
+        numeric = [c for c in X.columns if c not in raw.categorical]
+        fitted = encoder(numeric, raw.categorical, scaled).fit(X.iloc[train])
+        arrays = [np.ascontiguousarray(fitted.transform(X.iloc[part]), dtype=float) for part in parts]
+        return arrays, [str(c) for c in fitted.get_feature_names_out()]
+    arrays = [np.ascontiguousarray(X[part], dtype=float) for part in parts]
+    if scaled:  # in place: indexing by the parts made fresh copies
+        mean, scale = arrays[0].mean(axis=0), arrays[0].std(axis=0)
+        scale[scale == 0] = 1.0
+        for part in arrays:
+            part -= mean
+            part /= scale
+    return arrays, raw.feature_names or [f"x{j}" for j in range(X.shape[1])]
+
+
+def _carve(train: np.ndarray, y_train, classification: bool, val_size: float, rng: np.random.Generator,
+           name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(train, validation) indices: ``val_size`` of the training rows ``train`` set apart,
+    stratified for classification (none for ``val_size`` 0)."""
+    if val_size == 0:
+        return train, train[:0]
+    _check_split_sizes(len(train), val_size, name, "validation")
+    stratified = classification and _stratifiable(y_train, val_size)
+    inner, held = split_indices(y_train if stratified else None, len(train), val_size, rng)
+    return train[inner], train[held]
+
+
+def encoder(numeric: list[str], categorical: list[str], standardize: bool = True):
+    """A frame's features (a scikit-learn ColumnTransformer): numeric columns standardized
+    (or passed through), categorical ones one-hot encoded (a level unseen in training
+    encodes as zeros). Fitted on the training rows only."""
+    # here, not at the top: importing scikit-learn costs a second, paid only for tables
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    return ColumnTransformer(
+        [("numeric", StandardScaler() if standardize else "passthrough", numeric),
+         ("categorical", OneHotEncoder(handle_unknown="ignore", sparse_output=False, dtype=float), categorical)],
+        verbose_feature_names_out=False)
+
+def _check_split_sizes(n: int, size: float, name: str, part: str = "test") -> None:
+    held = int(np.ceil(size * n))
+    if held < 2 or n - held < 2:
+        option = "test_size" if part == "test" else "val_size"
+        whole = "points" if part == "test" else "training rows"
+        raise ValueError(
+            f"{name}: {n} {whole} with {option}={size:g} give {n - held} training and {held} "
+            f"{part} rows; each side needs at least 2. Pass more points (n) or another {option}."
+        )
+
+
+def split_indices(y, n: int, test_size: float, rng: np.random.Generator):
+    """Sorted (train, test) indices; ceil(test_size·n) test points, allocated to the classes
+    of ``y`` in proportion (largest remainders) when ``y`` is given (stratified split)."""
+    n_test = int(np.ceil(test_size * n))
+    if y is None:
+        order = rng.permutation(n)
+        return np.sort(order[n_test:]), np.sort(order[:n_test])
+    classes, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
+    quota = counts * n_test / n
+    take = np.floor(quota).astype(int)
+    extra = n_test - take.sum()
+    take[np.argsort(-(quota - take), kind="stable")[:extra]] += 1
+    take = np.clip(take, 1, counts - 1)
+    test = np.concatenate([rng.permutation(np.flatnonzero(inverse == c))[:k] for c, k in enumerate(take)])
+    mask = np.zeros(n, dtype=bool)
+    mask[test] = True
+    return np.flatnonzero(~mask), np.flatnonzero(mask)
+
+
+def _stratifiable(y, test_size) -> bool:
+    _, counts = np.unique(y, return_counts=True)
+    n_test = int(np.ceil(test_size * len(y)))
+    return counts.min() >= 2 and n_test >= len(counts) and len(y) - n_test >= len(counts)
+
+
+#: the arrays of a split, as saved
+SPLIT_ARRAYS = ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test", "f_train", "f_val", "f_test")
+
+
+def save_split(data: Dataset, path) -> None:
+    """Write a split to ``path`` (npz, atomically) so later jobs load it without the provider."""
+    arrays = {k: getattr(data, k) for k in SPLIT_ARRAYS if getattr(data, k) is not None}
+    header = {"name": data.name, "task_type": data.task_type, "feature_names": data.feature_names,
+              "meta": data.meta}
+    write_npz(path, header=np.array(json.dumps(header, default=str)), **arrays)
+
+
+def load_split(path) -> Dataset:
+    """A split written by :func:`save_split`."""
+    with np.load(path, allow_pickle=False) as archive:
+        header = json.loads(str(archive["header"]))
+        arrays = {k: archive[k] for k in archive.files if k != "header"}
+    return Dataset(header["name"], arrays["X_train"], arrays.get("y_train"), arrays["X_test"],
+                   arrays.get("y_test"), header["task_type"], header["feature_names"], header["meta"],
+                   arrays.get("f_train"), arrays.get("f_test"), arrays.get("X_val"), arrays.get("y_val"),
+                   arrays.get("f_val"))
