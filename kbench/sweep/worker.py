@@ -37,7 +37,7 @@ from kbench.sweep.layout import exact_path, split_path
 from kbench.sweep.plan import Cell, Job, split_seed
 from kbench.sweep.store import write_cell
 from kbench.tasks.base import check_rows
-from kbench.tasks.selection import criterion, extensions, mark, resolve_path
+from kbench.tasks.selection import criterion, exact_curves, extensions, mark, resolve_path
 
 #: columns every row gets besides identity, shared context and task metrics
 ROW_COLUMNS = ("lam", "components", "status", "error", "failed_in", "timestamp", "peak_rss_mb", "schema_version")
@@ -140,18 +140,7 @@ def exact_and_path(data: Dataset, kernel: Kernel, limit: int, shared, tasks, lam
     through ``shared`` (kbench.exact.baseline.exact_baseline) with all of it."""
     baseline, path = exact_baseline(data, kernel, limit, shared), sorted(lams)
     if baseline is not None and lam_bounds is not None:
-        def curves(path):
-            found = []
-            for task in tasks:
-                chosen_on = criterion(task, selection)
-                if chosen_on is None or not task.needs_exact or data.n_train > task.exact_max_n:
-                    continue
-                scores = task.exact_scores(baseline, data, path)
-                if chosen_on[1] in scores:
-                    found.append((scores[chosen_on[1]], chosen_on[2]))
-            return found
-
-        path = resolve_path(lams, lam_bounds, curves)
+        path = resolve_path(lams, lam_bounds, lambda path: exact_curves(baseline, data, tasks, path, selection))
     if baseline is not None:
         exact_baseline(data, kernel, limit, shared, tasks, path)
     return baseline, path

@@ -124,3 +124,18 @@ def resolve_path(start: Sequence[float], bounds: tuple[float, float] | None,
         if not added:
             return path
         path = sorted(path + added)
+
+
+def exact_curves(exact, data, tasks, path: list[float], selection: str) -> list[tuple[np.ndarray, bool]]:
+    """What :func:`resolve_path` extends a path by: for each λ-path task that compares with
+    the exact baseline ``exact`` on ``data``, the exact kernel's values along ``path`` of
+    what its λ is chosen on (:meth:`kbench.Task.exact_scores`), and whether smaller is better."""
+    found = []
+    for task in tasks:
+        chosen_on = criterion(task, selection)
+        if chosen_on is None or not task.needs_exact or data.n_train > task.exact_max_n:
+            continue
+        scores = task.exact_scores(exact, data, path)
+        if chosen_on[1] in scores:
+            found.append((scores[chosen_on[1]], chosen_on[2]))
+    return found
