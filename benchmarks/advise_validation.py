@@ -66,7 +66,7 @@ def validate(spec: str, task: str, advise_only: bool) -> dict:
     samplers = list(rec.table.index)
     frame = kbench.run([spec], samplers, [task], [rec.rank], rec.paths[0], REPETITIONS, kernel=ADVISE_KERNEL,
                        out=OUT / "cells", progress=False)
-    section = sections(frame)[0][0]  # each cell's headline at its best λ, as the leaderboards score it
+    section = sections(frame)[0][0]  # each cell's headline at the λ it chose on validation data, as the leaderboards
     scored = section.scored
     means = scored.groupby("sampler")["metric"].mean()
     best = means.idxmin() if section.smaller else means.idxmax()

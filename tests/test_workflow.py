@@ -144,6 +144,12 @@ def test_invalid_config_stops_before_any_job(tmp_path, change, message):
     ({"resources": {"mem_mb": 0}}, "config key 'resources.mem_mb': mem_mb must be an integer in [32,"),
     ({"tasks": ["kpca:components=1000"]}, "config key 'tasks[0]': kpca: components 1000 exceed the sweep's largest rank 10"),
     ({"datasets": ["sklearn:diabetes", "file:a%2Cb.csv"]}, "/a,b.csv); check the path."),
+    ({"lam_bounds": [1e-8]}, "config key 'lam_bounds': lam_bounds must be two λ"),
+    ({"lams": [1e-3, 1e-2], "lam_bounds": [1e-4, 1e-3]}, "config key 'lam_bounds': the λ path [0.001, 0.01] reaches"),
+    ({"lam_bounds": [float("nan"), 1.0]}, "config key 'lam_bounds[0]'"),
+    ({"selection": "test"}, "config key 'selection': selection must be one of validation, oracle"),
+    ({"datasets": ["sklearn:diabetes:val_size=0"]}, "config key 'datasets[0]': sklearn:diabetes:val_size=0 has no "
+                                                   "validation rows"),
 ])
 def test_config_values_are_checked_by_the_parsers_of_the_command_line(tmp_path, monkeypatch, change, message):
     monkeypatch.chdir(tmp_path)

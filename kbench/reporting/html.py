@@ -1,7 +1,7 @@
 """The interactive leaderboard page: one self-contained HTML file that opens offline.
 
-Per task a summary ranking (mean rank, win rate, rank to match exact, the
-critical-difference diagram), then selectors for dataset, kernel and metric driving two
+Per task a summary ranking (mean standing over datasets, tests against the first, win rate,
+rank to match exact, the critical-difference diagram), then selectors for dataset, kernel and metric driving two
 Plotly charts (metric against rank with the exact kernel, metric against time with the
 Pareto front; hover gives the configuration, the spread over repetitions and the status
 counts) and a table of means. Every table sorts by a click on its header. Plotly's

@@ -5,6 +5,7 @@ equivalence are ties everywhere; uninformative datasets are reported, not ranked
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -165,3 +166,22 @@ def test_data_without_signal_is_reported_uninformative_and_ranked_nowhere(noise_
         assert len(advice) == 1 and "over 1 dataset " in advice[0], advice
     first_places = text.split("### First place per rank budget")[1].split("\n## ")[0]
     assert noise not in first_places and rare not in first_places
+
+
+PUBLISHED = sorted((Path(__file__).resolve().parents[2] / "results").glob("**/leaderboard.md"))
+
+
+@pytest.mark.parametrize("page", PUBLISHED, ids=lambda p: str(p.parent.name))
+def test_every_published_verdict_states_the_datasets_behind_it(page):
+    """The committed pages: every answer line and every p-value or probability column says
+    over how many datasets; none names a sampler by mean rank over blocks."""
+    text = page.read_text(encoding="utf-8")
+    advice = text.split("## Which sampler for my data")[1].split("\n### ")[0].split("\n## ")[0]
+    lines = [line for line in advice.splitlines() if line.startswith("- ")]
+    assert lines, page
+    for line in lines:
+        assert re.search(r"over \d+ datasets?\b", line) or "every cell failed" in line or "uninformative" in line, line
+    headers = [cell.strip() for line in text.splitlines() if line.startswith("| sampler")
+               for cell in line.split("|") if cell.strip().startswith(("p vs", "P("))]
+    assert all(re.search(r"\(\d+ datasets?\)$", header) for header in headers), headers
+    assert "mean rank" not in text and "Nemenyi p-value" not in text
