@@ -32,6 +32,7 @@ from kbench.advisor.probe import probe as run_probe
 from kbench.advisor.regime import Regime, coordinates, distance, estimate_regime
 from kbench.datasets import load_dataset
 from kbench.registry import make_kernel, make_task
+from kbench.reporting.advice import percent
 from kbench.reporting.scores import Section, task_of
 from kbench.reporting.standing import BASELINE, FAILED, standing
 from kbench.sweep.config import BOUNDS
@@ -56,7 +57,7 @@ WITHIN = Bound("within", False, 0, 1, low_open=True, why="the relative distance 
 #: the columns of :func:`nearest`
 NEAREST_COLUMNS = ["n_train", "n_features", "lam", "d_eff", "d_mof", "coherence", "ours λ", "ours d_eff", "distance"]
 #: how the samplers' table prints
-FORMATTERS = {"mean place": "{:.2f}".format, "expected gap": "{:.2%}".format,
+FORMATTERS = {"mean place": "{:.2f}".format, "expected gap": percent,
               "expected seconds": "{:.3g}".format, "failure rate": "{:.0%}".format}
 #: how far the swept rank of an evidence dataset may be from the comparable rank (a factor)
 RANK_FACTOR = 2.0
@@ -350,7 +351,7 @@ def _path_text(lams: list[float]) -> str:
 def _gap_text(gap: float) -> str:
     if not math.isfinite(gap):
         return "no estimate of its distance to"
-    return f"within {gap:.1%} of" if gap >= 0 else f"{-gap:.1%} better than"
+    return f"within {percent(gap)} of" if gap >= 0 else f"{percent(-gap)} better than"
 
 
 def _span(values: pd.Series, fmt: str = ".3g") -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kbench.advisor.evidence import mean_gaps
+from kbench.reporting.advice import percent
 from kbench.reporting.scores import sections
 from kbench.reporting.standing import FAILED, standing
 from kbench.spec import Spec
@@ -48,7 +49,7 @@ class Probe:
             return f"probe: no sampler scored ({self.failed} of {self.cells} cells failed)"
         rank = max(self.ranks)
         gap = self.table.loc[self.best, f"gap at rank {rank}"]
-        said = f"{self.best} first, {gap:.1%} from exact at rank {rank} on {self.dataset}"
+        said = f"{self.best} first, {percent(gap)} from exact at rank {rank} on {self.dataset}"
         if advised is None:
             return f"probe: {said}"
         if advised not in self.table.index:
@@ -58,7 +59,7 @@ class Probe:
         return f"probe overturns it: {said} ({advised}: mean place {self.table.loc[advised, 'mean place']:.2f})"
 
     def text(self) -> str:
-        formatters = {c: "{:.2%}".format for c in self.table.columns if str(c).startswith("gap")}
+        formatters = {c: percent for c in self.table.columns if str(c).startswith("gap")}
         formatters["mean place"] = "{:.2f}".format
         return (f"probe: {self.dataset}, ranks {', '.join(map(str, self.ranks))}, {REPETITIONS} repetitions, "
                 f"{self.cells} cells ({self.failed} failed), {self.seconds:.0f} s; first: {self.best}\n"
