@@ -322,7 +322,7 @@ def test_job_memory_follows_what_n_takes():
     assert dense == 1000 + 1024 + (3 * 8 * 3840**2 + 8 * 6000 * 400) // mib
     free = sweep.memory_mb("synthetic:friedman1:n=62500,test_size=0.2")  # n_train 40 000
     lams = len(sweep.lams[0])
-    assert free == 1000 + 1024 + (256 * mib + 8 * 40_000 * (6 * 10 * lams + 200) + 8 * 62_500 * 400) // mib
+    assert free == 1000 + 1024 + (256 * mib + 8 * 40_000 * (6 * 10 * lams + 1000) + 8 * 62_500 * 400) // mib
     beyond = sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2")  # no exact baseline
     assert beyond == 1000 + 1024 + 8 * 1_250_000 * 400 // mib
     assert sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2", attempt=2) == 2 * beyond

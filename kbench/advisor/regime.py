@@ -28,7 +28,7 @@ from kbench.lowrank.linalg import factor_diagnostics
 from kbench.samplers.cholesky import RPCholeskySampler
 from kbench.tasks.base import Task
 
-#: the first rank of the estimate (the published sweeps' matrix-free baseline uses 200)
+#: the first rank of the estimate (doubled while its interval is wide: INTERVAL)
 FIRST_RANK = 200
 #: the rank is doubled while d_eff's upper bound exceeds its estimate by this factor …
 INTERVAL = 1.25
