@@ -130,11 +130,10 @@ def _scored_cells(rows: pd.DataFrame, task, extra, exact_extra) -> pd.DataFrame:
     rows = task.headline_rows(rows)
     if rows.empty or rows[metric].isna().all():
         return pd.DataFrame()
-    own = {"lam": "lam", "lam_at_edge": "at_edge", "selected_on": "selected_on"}
+    own = {"lam_at_edge": "at_edge"}
     if validation is not None:
         own |= {validation.metric: "validation", validation.trivial: "trivial"}
-    best = chosen_rows(rows, "lam_selected", metric, smaller).copy()
-    best = best.rename(columns={k: v for k, v in own.items() if k != "lam" and k in best})
+    best = chosen_rows(rows, "lam_selected", metric, smaller).rename(columns=own)
     exact_rows = rows[rows[exact_column].notna()] if exact_column in rows else rows.iloc[:0]
     if len(exact_rows):
         exact = chosen_rows(exact_rows, "lam_selected_exact", exact_column, smaller).set_index(KEYS)

@@ -138,10 +138,11 @@ def noise_page(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("noise")
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((400, 5))
-    pd.DataFrame(X[:300], columns=list("abcde")).assign(y=rng.standard_normal(300)).to_csv(root / "noise.csv",
-                                                                                            index=False)
-    labels = np.where(rng.permutation(400) < 20, "rare", "common")  # 5% rare, whatever X
+    # 1 200 rows: 180 validation rows, where the best of the λ path explains noise by chance
+    # (R² ≤ 0.02 here, whatever the split, which follows the files' temporary path) below the 0.05 margin
+    X = rng.standard_normal((1200, 5))
+    pd.DataFrame(X, columns=list("abcde")).assign(y=rng.standard_normal(1200)).to_csv(root / "noise.csv", index=False)
+    labels = np.where(rng.permutation(1200) < 60, "rare", "common")  # 5% rare, whatever X
     pd.DataFrame(X, columns=list("abcde")).assign(y=labels).to_csv(root / "rare.csv", index=False)
     noise, rare = f"file:{root / 'noise.csv'}:target=y", f"file:{root / 'rare.csv'}:target=y"
     frame = kbench.run([noise, rare, "sklearn:diabetes", "sklearn:breast_cancer"], ["uniform", "rls-fast"],
