@@ -44,7 +44,7 @@ def best_index(values, smaller_is_better: bool) -> int | None:
     finite = np.isfinite(values)
     if not finite.any():
         return None
-    best = np.nanmin(values) if smaller_is_better else np.nanmax(values)
+    best = values[finite].min() if smaller_is_better else values[finite].max()
     return int(np.flatnonzero(finite & (values == best))[-1])
 
 

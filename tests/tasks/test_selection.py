@@ -16,6 +16,7 @@ def test_the_best_value_is_chosen_and_ties_go_to_the_larger_lambda():
     assert best_index([3.0, 1.0, 2.0], smaller_is_better=True) == 1
     assert best_index([0.7, 0.9, 0.9, 0.5], smaller_is_better=False) == 2  # a plateau: its largest λ
     assert best_index([np.nan, 2.0, np.nan], smaller_is_better=True) == 1  # an unconverged exact solve
+    assert best_index([-np.inf, 2.0, 3.0], smaller_is_better=True) == 1  # an overflow is no choice
     assert best_index([np.nan, np.nan], smaller_is_better=True) is None
 
 
