@@ -13,13 +13,11 @@ except PackageNotFoundError:  # pragma: no cover - a source tree that was never 
     KBENCH_VERSION = "0+unknown"
 
 
-@cache
-def kbench_commit() -> str | None:
-    """The commit of the git checkout kbench is imported from, with ``+dirty`` when the code's
-    tracked files (the package, and the plugin packages kept beside it) differ from it; None
-    for an installed (non-editable) copy or without git. Results a sweep writes into the
-    checkout (results/) do not make the code dirty."""
-    package = Path(__file__).resolve().parent
+def checkout_commit(package: Path) -> str | None:
+    """The commit of the git checkout holding the package folder ``package``, with ``+dirty``
+    when the code's tracked files (the package, and the plugin packages kept beside it in
+    ``plugins/``) differ from it; None outside a checkout or without git. Results a sweep
+    writes into the checkout (results/) do not make the code dirty."""
     root = package.parent
     if not (root / ".git").exists():
         return None
@@ -32,3 +30,9 @@ def kbench_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return commit[:12] + ("+dirty" if dirty else "")
+
+
+@cache
+def kbench_commit() -> str | None:
+    """kbench's :func:`checkout_commit`: None for an installed (non-editable) copy."""
+    return checkout_commit(Path(__file__).resolve().parent)

@@ -66,3 +66,26 @@ def test_a_newer_or_unversioned_file_is_refused_with_the_versions(tmp_path):
     version_1_rows().assign(schema_version=0).to_parquet(unknown)
     with pytest.raises(ValueError, match="schema_version 0, which this kbench cannot migrate"):
         read_cell(unknown)
+
+
+def test_the_commit_is_dirty_when_the_code_changes_not_when_results_do(tmp_path):
+    import subprocess
+
+    from kbench._provenance import checkout_commit
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True).stdout
+
+    for folder in ("pkg", "results"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "file.txt").write_text("one\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=k", "-c", "user.email=k@b", "commit", "-qm", "first")
+    head = git("rev-parse", "HEAD").strip()[:12]
+    assert checkout_commit(tmp_path / "pkg") == head
+    (tmp_path / "results" / "file.txt").write_text("two\n")  # a sweep's published output
+    assert checkout_commit(tmp_path / "pkg") == head
+    (tmp_path / "pkg" / "file.txt").write_text("two\n")  # the code itself
+    assert checkout_commit(tmp_path / "pkg") == head + "+dirty"
+    assert checkout_commit(tmp_path / "elsewhere" / "pkg") is None  # not a checkout
