@@ -34,7 +34,7 @@ from kbench.sweep.disqueak import node_path, parse_node, tree_shards
 from kbench.sweep.plan import check_validation_rows, not_planned, task_refuses
 from kbench.sweep.store import CELL_KEYS
 from kbench.sweep.worker import exact_limit
-from kbench.tasks.selection import SELECTIONS, check_selection
+from kbench.tasks.selection import DEFAULT_SELECTION, check_selection
 
 #: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
 DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
@@ -88,7 +88,7 @@ def check_config(config: dict) -> None:
             except (ValueError, PluginError) as exc:
                 where = key if key.startswith(("kernel", "dataset_kernels")) else f"{key}[{index}]"
                 raise ConfigError(f"config key '{where}': {exc}") from None
-    chooses = config.get("selection", SELECTIONS[0]) == "validation" and any(
+    chooses = config.get("selection", DEFAULT_SELECTION) == DEFAULT_SELECTION and any(
         create(t, "task").uses_lams for t in config["tasks"])
     for index, spec in enumerate(config["datasets"]):
         try:
@@ -116,7 +116,7 @@ def _check_numbers(config: dict) -> None:
             check(f"{key}[{index}]", bound.check, value, key)
         check(key, bound.check_list, values)
     check("lam_bounds", lam_path, config["lams"], config.get("lam_bounds"))
-    check("selection", check_selection, config.get("selection", SELECTIONS[0]))
+    check("selection", check_selection, config.get("selection", DEFAULT_SELECTION))
     for key in ("seed", "repetitions", "cell_timeout", "memory_limit_mb"):
         if config.get(key) is not None:
             check(key, BOUNDS[key].check, config[key])
@@ -342,13 +342,13 @@ class Sweep:
         path, bounds = self.lams
         low, high = bounds or (path[0], path[-1])
         return {"lams": ",".join(map(repr, path)), "lam_bounds": f"{low!r},{high!r}",
-                "selection": self.config.get("selection", SELECTIONS[0])}
+                "selection": self.config.get("selection", DEFAULT_SELECTION)}
 
     @property
     def sweep(self) -> str:
         """The folder of this sweep's cells below ``out/cells`` (kbench.sweep.layout.sweep_id)."""
         path, bounds = self.lams
-        return layout.sweep_id(self.config["seed"], path, bounds, self.config.get("selection", SELECTIONS[0]))
+        return layout.sweep_id(self.config["seed"], path, bounds, self.config.get("selection", DEFAULT_SELECTION))
 
     def cell_pattern(self) -> str:
         """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""

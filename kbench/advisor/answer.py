@@ -35,7 +35,8 @@ from kbench.registry import make_kernel, make_task
 from kbench.reporting.advice import percent
 from kbench.reporting.scores import Section, task_of
 from kbench.reporting.standing import BASELINE, FAILED, standing
-from kbench.sweep.config import BOUNDS
+from kbench.sweep.config import AUTO_LAM_BOUNDS, BOUNDS
+from kbench.sweep.worker import fitted_kernel
 
 #: a published dataset is close evidence within this distance (log₁₀ units: a factor 10^0.5 ≈ 3.2
 #: in one coordinate, or less in several)
@@ -46,8 +47,9 @@ NEAREST = 5
 RANKS = (25, 50, 100, 200, 400, 800, 1600)
 #: the kernel advised on by default: a validated bandwidth, as the published real-data sweep's
 ADVISE_KERNEL = "gaussian:sigma=cv"
-#: the λ path of the regime's estimate and the probe (the default sweep's)
-LAMS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
+#: the λ path of the regime's estimate: every decade a published path (``lams: auto``) may
+#: reach, so your data's choice is read within each published dataset's own path
+LAMS = tuple(10.0**k for k in range(round(math.log10(AUTO_LAM_BOUNDS[0])), round(math.log10(AUTO_LAM_BOUNDS[1])) + 1))
 #: the probe runs the leading samplers of the evidence and the baseline, or these without evidence
 PROBE_SAMPLERS = 3
 PROBE_DEFAULT_SAMPLERS = ("uniform", "rp-cholesky", "rls-fast", "rff")
@@ -206,11 +208,13 @@ def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: in
 
 
 def advisable_task(label: str):
-    """The task of ``label``, if advice can be given for it: a λ-path task with an exact headline."""
+    """The task of ``label``, if advice can be given for it: a λ-path task with an exact
+    headline and a validation criterion to choose λ on."""
     task = task_of(label)
-    if task is None or not task.uses_lams or task.headline is None or task.headline.exact is None:
-        raise ValueError(f"kbench advise answers for λ-path tasks scored against the exact kernel "
-                         f"(krr, classification), not {label!r}.")
+    if (task is None or not task.uses_lams or task.headline is None or task.headline.exact is None
+            or task.validation is None):
+        raise ValueError(f"kbench advise answers for λ-path tasks scored against the exact kernel that choose λ on "
+                         f"validation rows (krr, classification), not {label!r}.")
     return task
 
 
@@ -299,11 +303,11 @@ def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: i
     seconds = None if seconds is None else SECONDS.check(seconds)
     within, seed = WITHIN.check(within), BOUNDS["seed"].check(seed)
     advisable_task(task)
-    unfitted = make_kernel(kernel)  # a bad spec fails before the data is read
+    make_kernel(kernel)  # a bad spec fails before the data is read
     data = load_dataset(dataset, seed=seed)
     if rank is not None and rank > data.n_train:
         raise ValueError(f"rank {rank} is above the {data.n_train} training rows of {dataset}.")
-    fitted = unfitted.fit(data.X_train, data.y_train, validation=(data.X_val, data.y_val))
+    fitted = fitted_kernel(kernel, data)
     regime = estimate_regime(data, fitted, make_task(task, exact_max_n=1), lams, seed=seed)
     advice = advise_from(regime, dataset, task, kernel, cells=cells, rank=rank, within=within, seconds=seconds)
     if probe:

@@ -53,7 +53,8 @@ def collect(frame: pd.DataFrame, source: str) -> pd.DataFrame:
 
 
 def lam_path(frame: pd.DataFrame) -> str:
-    """The sweep's λ path, as text ("1e-06,1e-05,…"): a regime is read at the best λ of it."""
+    """Every λ the sweep's rows carry (its path with the extensions ``lams: auto`` made), as
+    text ("1e-06,1e-05,…"): a user's regime is read at the best of these λ it was estimated on."""
     return ",".join(repr(float(v)) for v in sorted(frame["lam"].dropna().unique()))
 
 

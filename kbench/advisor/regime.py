@@ -27,6 +27,7 @@ from kbench.kernels.base import Kernel
 from kbench.lowrank.linalg import factor_diagnostics
 from kbench.samplers.cholesky import RPCholeskySampler
 from kbench.tasks.base import Task
+from kbench.tasks.selection import best_index
 
 #: the first rank of the estimate (doubled while its interval is wide: INTERVAL)
 FIRST_RANK = 200
@@ -65,7 +66,7 @@ class Regime:
             asked = "the path" if path is None else f"the path {list(path)}"
             raise ValueError(f"no λ of {asked} has a finite {self.metric} on this data (λ tried: {list(self.lams)}); "
                              "the approximation's fits failed numerically.")
-        return int(np.nanargmin(scores) if self.smaller_is_better else np.nanargmax(scores))
+        return best_index(scores, self.smaller_is_better)  # ties to the larger λ, as the sweeps choose
 
     def at(self, path=None) -> dict[str, float]:
         """λ, d_eff (and its upper bound), d_mof and the coherence at :meth:`best`."""

@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
-import math
-
 from kbench._validation import coerce_params, declared_types, suggest
 from kbench.datasets.base import TASK_TYPES, Dataset, DatasetProvider, RawData, check_raw
-from kbench.datasets.split import check_n, check_test_size, check_val_size, split_and_scale
+from kbench.datasets.split import (
+    DEFAULT_TEST_SIZE,
+    DEFAULT_VAL_SIZE,
+    check_n,
+    check_test_size,
+    check_val_size,
+    split_and_scale,
+    split_counts,
+)
 from kbench.registry import get_registry
 from kbench.spec import Spec
 
@@ -44,13 +50,6 @@ def known_task_type(spec: str) -> str | None:
     return provider.task_type(name, **params)
 
 
-#: the held-out fraction of a split unless the spec gives ``test_size``
-DEFAULT_TEST_SIZE = 0.25
-#: the fraction of the training rows set apart to choose λ (and ``sigma="cv"``) on, unless
-#: the spec gives ``val_size``
-DEFAULT_VAL_SIZE = 0.2
-
-
 def split_sizes(spec: str) -> tuple[float, float]:
     """(test_size, val_size) of a dataset spec: the spec's, else the defaults."""
     params = Spec.parse(spec, "dataset").params
@@ -64,9 +63,7 @@ def stated_size(spec: str) -> tuple[int, int] | None:
     n = Spec.parse(spec, "dataset").params.get("n")
     if n is None:
         return None
-    test_size, val_size = split_sizes(spec)
-    fit = n - math.ceil(test_size * n)
-    return n, fit - math.ceil(val_size * fit)
+    return n, split_counts(n, *split_sizes(spec))[0]
 
 
 def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: float = DEFAULT_TEST_SIZE,

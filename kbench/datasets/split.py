@@ -17,8 +17,26 @@ import pandas as pd
 from kbench._files import write_npz
 from kbench.datasets.base import CLASSIFICATION, Dataset, RawData, rows_of
 
+#: the held-out fraction of a split unless the spec gives ``test_size``
+DEFAULT_TEST_SIZE = 0.25
+#: the fraction of the training rows set apart to choose λ (and ``sigma="cv"``) on, unless
+#: the spec gives ``val_size``
+DEFAULT_VAL_SIZE = 0.2
 
-def check_test_size(test_size) -> float:
+
+def held_out(size: float, n: int) -> int:
+    """The rows a part of fraction ``size`` takes of ``n``: ceil(size·n)."""
+    return int(np.ceil(size * n))
+
+
+def split_counts(n: int, test_size: float, val_size: float) -> tuple[int, int, int]:
+    """(train, validation, test) rows of a split of ``n`` points."""
+    n_test = held_out(test_size, n)
+    n_val = held_out(val_size, n - n_test)
+    return n - n_test - n_val, n_val, n_test
+
+
+def check_test_size(test_size: float) -> float:
     if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
         raise ValueError(
             f"test_size must be a fraction strictly between 0 and 1 (e.g. 0.25), got {test_size!r}."
@@ -26,7 +44,7 @@ def check_test_size(test_size) -> float:
     return float(test_size)
 
 
-def check_val_size(val_size) -> float:
+def check_val_size(val_size: float) -> float:
     if isinstance(val_size, bool) or not isinstance(val_size, numbers.Real) or not 0 <= val_size < 1:
         raise ValueError(
             f"val_size must be a fraction of the training rows in [0, 1) (e.g. 0.2; 0: no validation "
@@ -35,7 +53,7 @@ def check_val_size(val_size) -> float:
     return float(val_size)
 
 
-def check_n(n, available: int | None, name: str) -> int | None:
+def check_n(n: int | None, available: int | None, name: str) -> int | None:
     if n is None:
         return None
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 4:
@@ -48,7 +66,7 @@ def check_n(n, available: int | None, name: str) -> int | None:
     return int(n)
 
 def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size: float,
-                    standardize: bool, val_size: float = 0.0) -> Dataset:
+                    standardize: bool, val_size: float = DEFAULT_VAL_SIZE) -> Dataset:
     """Subsample to n, split into train and test, carve ``val_size`` of the training rows
     into a validation part (both stratified for classification), standardize on the
     remaining training rows' statistics (a frame's features: :func:`encoder` fitted on them)."""
@@ -130,7 +148,7 @@ def encoder(numeric: list[str], categorical: list[str], standardize: bool = True
         verbose_feature_names_out=False)
 
 def _check_split_sizes(n: int, size: float, name: str, part: str = "test") -> None:
-    held = int(np.ceil(size * n))
+    held = held_out(size, n)
     if held < 2 or n - held < 2:
         option = "test_size" if part == "test" else "val_size"
         whole = "points" if part == "test" else "training rows"
@@ -143,7 +161,7 @@ def _check_split_sizes(n: int, size: float, name: str, part: str = "test") -> No
 def split_indices(y, n: int, test_size: float, rng: np.random.Generator):
     """Sorted (train, test) indices; ceil(test_size·n) test points, allocated to the classes
     of ``y`` in proportion (largest remainders) when ``y`` is given (stratified split)."""
-    n_test = int(np.ceil(test_size * n))
+    n_test = held_out(test_size, n)
     if y is None:
         order = rng.permutation(n)
         return np.sort(order[n_test:]), np.sort(order[:n_test])
@@ -161,7 +179,7 @@ def split_indices(y, n: int, test_size: float, rng: np.random.Generator):
 
 def _stratifiable(y, test_size) -> bool:
     _, counts = np.unique(y, return_counts=True)
-    n_test = int(np.ceil(test_size * len(y)))
+    n_test = held_out(test_size, len(y))
     return counts.min() >= 2 and n_test >= len(counts) and len(y) - n_test >= len(counts)
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kbench.reporting.scores import Section, chosen_rows, dataset_keys
-from kbench.reporting.standing import ALPHA, PROBABILITY, Standing
+from kbench.reporting.standing import ALPHA, MIN_REPETITIONS, PROBABILITY, Standing
+from kbench.tasks.selection import DEFAULT_SELECTION, SELECTED_ON
 
 REGIME_TEXT = ("Each dataset: its source, the rows used (after rows with missing values were dropped, and "
                "subsampling), n_train, n_features after preprocessing, what the preprocessing of a table did, "
@@ -30,8 +31,9 @@ REGIME_TEXT = ("Each dataset: its source, the rows used (after rows with missing
                "bound stopped its extension) in that many repetitions. Estimated: from the matrix-free "
                "baseline's Nyström approximation.")
 WINNER_TEXT = ("Per task and (dataset, rank) block: the first place and its outcome: won (first alone, outside the "
-               "task's region of practical equivalence, and a paired t-test against the runner-up over ≥ 5 "
-               "repetitions gives p < 0.05), ahead (first alone, without that), or tie (first place shared: the "
+               f"task's region of practical equivalence, and a paired t-test against the runner-up over ≥ "
+               f"{MIN_REPETITIONS} repetitions gives p < {ALPHA}, in its favour), ahead (first alone, without that), "
+               "or tie (first place shared: the "
                "samplers named are equivalent); its mean, the runner-up, the margin (in the units of the "
                "equivalence region: relative, or points), in how many paired repetitions the first is ahead, "
                "and the t-test's p.")
@@ -49,8 +51,9 @@ class Advice:
 
 def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
     """Per dataset key: n_train, n_features, the λ the exact kernel chose for its λ-path task
-    (mean over repetitions), d_eff, d_mof and d_mof/d_eff there (repetition means), how
-    they were computed, and in how many repetitions that λ lay at an end of the path."""
+    (median over repetitions) and what it was chosen on, d_eff, d_mof and d_mof/d_eff there
+    (repetition means), how they were computed, and in how many repetitions that λ lay at an
+    end of the path."""
     records = {}
     for section in found:
         task = section.task
@@ -61,8 +64,8 @@ def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
         if rows.empty or "d_eff" not in rows or headline.exact not in rows:
             continue
         rows = rows.assign(dataset=dataset_keys(rows), sampler=rows["sampler_label"])
-        chosen_on = task.validation.exact if task.validation is not None and "lam_selected_exact" in rows else (
-            f"{headline.exact} (oracle)")
+        on_validation = "selected_on" in rows and (rows["selected_on"] == SELECTED_ON[DEFAULT_SELECTION]).any()
+        chosen_on = task.validation.exact if on_validation else f"{headline.exact} (oracle)"
         rows = rows.dropna(subset=[headline.exact, "d_eff", "d_mof"])
         at = chosen_rows(rows, "lam_selected_exact", headline.exact, headline.smaller_is_better)
         for key, group in at.groupby("dataset"):
@@ -116,7 +119,7 @@ def percent(value: float) -> str:
 
 def answer(section: Section, result: Standing) -> str | None:
     """The one-line answer of a section: a sampler only when the tests over datasets separate
-    it from every other (Holm-adjusted Wilcoxon p < 0.05 or P(better) ≥ 0.95), else every
+    it from every other (``kbench.reporting.standing.Comparison.separated``), else every
     sampler they do not separate from the first, in order of mean standing; with the number
     of datasets behind it and the failure rate. Every number is a cell of the section's table."""
     table, order = result.table, result.order

@@ -81,6 +81,10 @@ def task_of(label: str):
         return None
 
 
+#: the message of a cell whose test headline is NaN or infinite at the λ it chose
+NOT_FINITE = "the test headline is not finite at the chosen λ"
+
+
 def cell_table(frame: pd.DataFrame, label: str, task=None, extra: tuple[str, ...] = (),
                exact_extra: tuple[str, ...] = ()) -> pd.DataFrame:
     """One row per cell of task configuration ``label`` (:data:`CELL_COLUMNS`): its headline
@@ -96,9 +100,13 @@ def cell_table(frame: pd.DataFrame, label: str, task=None, extra: tuple[str, ...
     rows = frame[frame["task_label"] == label]
     rows = rows.assign(dataset_name=rows["dataset"], dataset=dataset_keys(rows), sampler=rows["sampler_label"])
     scored = _scored_cells(rows[rows["status"] == "ok"], task, extra, exact_extra)
+    if len(scored):  # a test headline that is not finite at the chosen λ is a numerical failure: last
+        finite = np.isfinite(scored["metric"].to_numpy(dtype=float))
+        scored = scored.assign(metric=scored["metric"].where(finite), status=np.where(finite, "ok", "error"),
+                               error=np.where(finite, "", NOT_FINITE), failed_in=np.where(finite, "", "task"))
     failed = rows[rows["status"].isin(FAILED)].drop_duplicates(KEYS)
     failed = failed.reindex(columns=[c for c in columns if c not in ("metric", "exact", "seconds")])
-    parts = [part for part in (scored.assign(status="ok", error="", failed_in=""), failed) if len(part)]
+    parts = [part for part in (scored, failed) if len(part)]
     if not parts:
         return pd.DataFrame(columns=columns)
     return pd.concat(parts, ignore_index=True).reindex(columns=columns)
@@ -106,15 +114,16 @@ def cell_table(frame: pd.DataFrame, label: str, task=None, extra: tuple[str, ...
 
 def chosen_rows(rows: pd.DataFrame, lam_column: str, value: str, smaller: bool) -> pd.DataFrame:
     """One row per cell (:data:`KEYS`): the row of the λ in ``lam_column`` (the λ the cell
-    chose); for a cell without one (rows of an older kbench, which chose on the test set) the
-    row of the best ``value``."""
-    rows = rows[rows[value].notna()]
+    chose, whatever its ``value`` there: a NaN is the cell's value); for a cell without one
+    (rows of schema 3 and before, which chose on the test set: ``selected_on`` "test") the
+    row of the best finite ``value``."""
     if lam_column in rows:
         lam, at = rows["lam"].to_numpy(dtype=float), rows[lam_column].to_numpy(dtype=float)
         picked = rows[np.isclose(lam, at, rtol=1e-9, atol=0.0)].drop_duplicates(KEYS)
         unmarked = rows[np.isnan(at)]
     else:
         picked, unmarked = rows.iloc[:0], rows
+    unmarked = unmarked[unmarked[value].notna()]
     if len(unmarked):
         group = unmarked.groupby(KEYS)[value]
         picked = pd.concat([picked, unmarked.loc[(group.idxmin() if smaller else group.idxmax()).values]])
@@ -233,7 +242,8 @@ def selection_text(frame: pd.DataFrame) -> str:
         return legacy
     kinds = set(frame["selected_on"].dropna())
     said = {"validation": "on the validation rows (carved from the training rows), the test metric read at it",
-            "test": "on the test set (the oracle λ, as the paper reproduced chose it)"}
+            "test": "on the test set (the oracle λ: a paper's protocol reproduced, or a task that declares no "
+                    "validation criterion)"}
     return "; ".join(said[kind] for kind in sorted(kinds, reverse=True))
 
 

@@ -15,10 +15,12 @@ number the page prints about a section is derived here (docs/conventions.md).
    Holm-adjusted over those comparisons (statsmodels); and the Bayesian signed-rank test
    (Benavoli et al. 2017; baycomp) with the equivalence region as its ROPE, giving
    P(leader better), P(equivalent), P(other better). A sampler is separated from the
-   leader when the adjusted p < 0.05 or P(leader better) ≥ 0.95.
+   leader when the adjusted p < 0.05 with the signed ranks in the leader's favour, or
+   P(leader better) ≥ 0.95.
 4. **Budgets.** A block is won when its first place is held alone, the difference to the
    runner-up lies outside the equivalence region, and a paired t-test over ≥ 5 paired
-   repetitions gives p < 0.05; otherwise the first is "ahead" (or the place is shared).
+   repetitions gives p < 0.05 with the paired mean in the first's favour; otherwise the
+   first is "ahead" (or the place is shared).
 5. **Win rates** against uniform: per dataset, the share of paired cells won (a tie counts
    ½), mean over datasets, with a 95% percentile interval from resampling datasets
    (cluster bootstrap).
@@ -53,8 +55,9 @@ STANDING_TEXT = (
     "Standing: a sampler's place in each (dataset, rank) block by its mean over repetitions, values inside the "
     "task's region of practical equivalence tied, a failed cell last; averaged over a dataset's ranks, which share "
     "its data and split, then over datasets (the unit of every test). Failure rate: failed cells over cells. "
-    "Budgets won: blocks first alone, outside the equivalence region and separated from the runner-up by a paired "
-    "t-test over ≥ 5 repetitions (p < 0.05); ahead: first alone without that. p: Wilcoxon signed-rank over "
+    f"Budgets won: blocks first alone, outside the equivalence region and separated from the runner-up by a paired "
+    f"t-test over ≥ {MIN_REPETITIONS} repetitions (p < {ALPHA}); ahead: first alone without that. p: Wilcoxon "
+    "signed-rank over "
     "datasets against the first row, Holm-adjusted; P: Bayesian signed-rank (baycomp, the equivalence region as "
     "ROPE) that this row is better than the first / equivalent to it / worse. Win rate: per dataset the "
     "share of paired cells won (ties ½), mean over datasets, 95% interval resampling datasets. Rank within x% of "
@@ -71,12 +74,14 @@ class Comparison:
     better: int  # datasets where the leader is better, outside the equivalence region
     equivalent: int
     worse: int
-    p_holm: float  # Wilcoxon signed-rank, Holm-adjusted over the leader's comparisons
+    p_holm: float  # Wilcoxon signed-rank (two-sided), Holm-adjusted over the leader's comparisons
     probabilities: tuple[float, float, float]  # P(leader better), P(equivalent), P(other better)
+    leader_ahead: bool = True  # the signed ranks favour the leader (W⁺ > W⁻)
 
     @property
     def separated(self) -> bool:
-        return self.p_holm < ALPHA or self.probabilities[0] >= PROBABILITY
+        """Whether the tests put the leader above this sampler (module docstring, 3)."""
+        return (self.p_holm < ALPHA and self.leader_ahead) or self.probabilities[0] >= PROBABILITY
 
 
 @dataclass
@@ -202,7 +207,7 @@ def _compare(leader: str, others: list[str], block_means: pd.DataFrame, headline
     """The leader against each other sampler over datasets: Wilcoxon signed-rank (Holm over
     the comparisons) and the Bayesian signed-rank test with the equivalence region as ROPE."""
     from baycomp import SignedRankTest
-    from scipy.stats import wilcoxon
+    from scipy.stats import rankdata, wilcoxon
     from statsmodels.stats.multitest import multipletests
 
     found, raw = {}, []
@@ -219,8 +224,9 @@ def _compare(leader: str, others: list[str], block_means: pd.DataFrame, headline
             theirs, same, ours = probs if len(probs) == 3 else (probs[0], 0.0, probs[1])
             probabilities = (float(ours), float(same), float(theirs))
         raw.append(p)
+        signed = rankdata(np.abs(d[d != 0])) * np.sign(d[d != 0])
         found[other] = Comparison(other, len(d), int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()), p,
-                                  probabilities)
+                                  probabilities, bool(signed.sum() > 0))
     if raw:
         adjusted = multipletests(raw, method="holm")[1]
         for other, p in zip(others, adjusted, strict=True):
@@ -251,10 +257,13 @@ def _budget(dataset, rank, values: pd.DataFrame, groups: list[list[str]], headli
     record.update({"runner-up": second, "ahead in": f"{int(better.sum())} of {int(both.sum())}",
                    "margin": float(headline.difference(ours.mean(), theirs.mean()))})
     if both.sum() >= MIN_REPETITIONS:
-        diff = ours[both] - theirs[both]
-        p = float(ttest_rel(ours[both], theirs[both]).pvalue) if diff.std() > 0 else 0.0
+        gain = headline.difference(ours[both].to_numpy(), theirs[both].to_numpy())  # > 0: the first is better
+        if gain.std() > 0:
+            p = float(ttest_rel(ours[both], theirs[both]).pvalue)
+        else:  # every repetition gains the same: certain when it is a gain
+            p = 0.0 if gain.mean() > 0 else 1.0
         record["p (paired t)"] = p
-        if p < ALPHA:
+        if p < ALPHA and gain.mean() > 0:
             record["outcome"] = "won"
     return record
 

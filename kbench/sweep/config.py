@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kbench._validation import INT64_MAX, LAMS, Bound
 from kbench.spec import split_specs
-from kbench.tasks.selection import check_selection
+from kbench.tasks.selection import DEFAULT_SELECTION, check_selection
 
 #: BLAS/OpenMP threads per process of a sweep, launched from the CLI or the workflow alike
 DEFAULT_BLAS_THREADS = 1
@@ -134,7 +134,7 @@ class SweepConfig:
     data_cache: Path | None = None
     blas_threads: int = DEFAULT_BLAS_THREADS
     lam_bounds: tuple[float, float] | None = None
-    selection: str = "validation"
+    selection: str = DEFAULT_SELECTION
 
     def __post_init__(self) -> None:
         fix = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kbench.spec import Spec
+from kbench.tasks.selection import DEFAULT_SELECTION
 
 CELLS_DIR = "cells"
 DATA_DIR = "data"
@@ -69,12 +70,12 @@ def _slugs(**specs) -> dict[str, str]:
 
 
 def sweep_id(seed: int, lams: Sequence[float], lam_bounds: Sequence[float] | None = None,
-             selection: str = "validation") -> str:
+             selection: str = DEFAULT_SELECTION) -> str:
     """The folder of a sweep's cells: ``seed<s>_lams-<hash of the λ path>``, e.g.
     ``seed0_lams-5d1c2e0a`` (the λ path as a set: its order changes no number; the bounds it
     may be extended to and an ``oracle`` selection are part of the hash when given)."""
     path: list = sorted(float(lam) for lam in lams)
-    if lam_bounds is not None or selection != "validation":
+    if lam_bounds is not None or selection != DEFAULT_SELECTION:
         path = [path, None if lam_bounds is None else [float(v) for v in lam_bounds], selection]
     text = json.dumps(path)
     return f"seed{int(seed)}_lams-{hashlib.sha256(text.encode()).hexdigest()[:8]}"

@@ -22,6 +22,7 @@ from kbench.spec import Spec
 from kbench.sweep.config import SweepConfig
 from kbench.sweep.layout import cell_path, sweep_id
 from kbench.sweep.store import PACKAGE_COLUMNS, SCHEMA_VERSION
+from kbench.tasks.selection import DEFAULT_SELECTION
 
 
 def derive_seed(*parts) -> int:
@@ -90,7 +91,7 @@ def provenance(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec) -> dict[s
 
 def cell_inputs(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec, rank: int, repetition: int,
                 seed: int, sampler_lam: float | None, lams: list[float] | None,
-                packages: dict[str, str] | None = None, lam_bounds=None, selection: str = "validation") -> str:
+                packages: dict[str, str] | None = None, lam_bounds=None, selection: str = DEFAULT_SELECTION) -> str:
     """A hash of everything a cell's values depend on: the four specs, rank, repetition,
     base seed, the λ a ridge-dependent sampler is fitted at, the λ path of a task that uses
     one (its bounds and how λ is chosen), the result schema and kbench's version, and the
@@ -173,7 +174,7 @@ def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
     for spec in task_specs:
         create(spec).check_ranks(config.ranks)
     lams, seed = list(config.lams), config.seed
-    if config.selection == "validation" and any(plugin_class(t).uses_lams for t in task_specs):
+    if config.selection == DEFAULT_SELECTION and any(plugin_class(t).uses_lams for t in task_specs):
         for spec in dataset_specs:
             check_validation_rows(spec.label)
     sweep = sweep_id(seed, lams, config.lam_bounds, config.selection)

@@ -40,6 +40,7 @@ from kbench.sweep.worker import (
     run_job,
     write_failure,
 )
+from kbench.tasks.selection import DEFAULT_SELECTION
 
 
 @dataclass
@@ -68,7 +69,7 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
         cell_timeout: float | None = None, memory_limit_mb: float | None = None, seed: int = 0,
         retry_failed: bool = False, progress: bool = True, return_summary: bool = False,
         data_cache=None, blas_threads: int = DEFAULT_BLAS_THREADS, time_limit: float | None = None,
-        lam_bounds=None, selection: str = "validation"):
+        lam_bounds=None, selection: str = DEFAULT_SELECTION):
     """Run a sweep; returns the rows of its cells as a DataFrame.
 
     Parameters

@@ -37,7 +37,14 @@ from kbench.sweep.layout import exact_path, split_path
 from kbench.sweep.plan import Cell, Job, split_seed
 from kbench.sweep.store import write_cell
 from kbench.tasks.base import check_rows
-from kbench.tasks.selection import criterion, exact_curves, extensions, mark, resolve_path
+from kbench.tasks.selection import (
+    DEFAULT_SELECTION,
+    criterion,
+    exact_curves,
+    extensions,
+    mark,
+    resolve_path,
+)
 
 #: columns every row gets besides identity, shared context and task metrics
 ROW_COLUMNS = ("lam", "components", "status", "error", "failed_in", "timestamp", "peak_rss_mb", "schema_version")
@@ -76,7 +83,7 @@ class JobContext:
     #: a matrix-free exact baseline's path, whose every λ costs passes over K)
     lam_bounds: tuple[float, float] | None = None
     #: how λ is chosen (kbench.tasks.selection.SELECTIONS)
-    selection: str = "validation"
+    selection: str = DEFAULT_SELECTION
 
     def columns(self) -> dict:
         meta = self.data.meta
@@ -132,7 +139,7 @@ def fitted_kernel(kernel, data: Dataset) -> Kernel:
 
 
 def exact_and_path(data: Dataset, kernel: Kernel, limit: int, shared, tasks, lams, lam_bounds=None,
-                   selection: str = "validation"):
+                   selection: str = DEFAULT_SELECTION):
     """The exact baseline of (data, kernel) (None past ``limit``) and the λ path of its cells:
     ``lams``, extended within ``lam_bounds`` until the λ the exact kernel chooses for every
     λ-path task is interior (kbench.tasks.selection.resolve_path). The baseline is asked for
@@ -148,7 +155,7 @@ def exact_and_path(data: Dataset, kernel: Kernel, limit: int, shared, tasks, lam
 
 def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tasks, env: dict,
                     data_cache=None, ridge_samplers: bool = False, lams=(), lam_bounds=None,
-                    selection: str = "validation") -> JobContext:
+                    selection: str = DEFAULT_SELECTION) -> JobContext:
     """Load the split, resolve the kernel on it, let each task prepare what its evaluations
     share (:meth:`kbench.Task.prepare`), get the exact baseline and the cells' λ path
     (:func:`exact_and_path`) once, in the parent, so that every forked worker shares them
@@ -174,7 +181,7 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
 
 
 def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact_max_n: int,
-                  tasks=(), lams=(), lam_bounds=None, selection: str = "validation") -> Path:
+                  tasks=(), lams=(), lam_bounds=None, selection: str = DEFAULT_SELECTION) -> Path:
     """Compute the exact baseline of (dataset, kernel, repetition) into the data cache, for the
     run jobs of a workflow to load; a matrix-free one with what the ``tasks`` will ask of it
     along the λ path ``lams``, extended within ``lam_bounds`` (:func:`exact_and_path`: ridge

@@ -45,11 +45,12 @@ class Headline:
     relative: bool = True
 
     def difference(self, ours, theirs) -> np.ndarray:
-        """How much better ``ours`` is than ``theirs`` (arrays of values; NaN: a failed
-        cell), on the scale the equivalence region is declared in: relative to the larger
-        magnitude (in [−1, 1]) or in the metric's units; 0 within the noise floor. A failure
-        loses by 1 against a value and ties with a failure."""
-        a, b = np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float)
+        """How much better ``ours`` is than ``theirs`` (arrays of values; NaN or infinite: a
+        failed cell), on the scale the equivalence region is declared in: relative to the
+        larger magnitude (in [−1, 1] for values of one sign) or in the metric's units; 0
+        within the noise floor. A failure loses by 1 against a value and ties with a failure."""
+        a, b = (np.asarray(v, dtype=float) for v in (ours, theirs))
+        a, b = np.where(np.isfinite(a), a, np.nan), np.where(np.isfinite(b), b, np.nan)
         gain = (b - a) if self.smaller_is_better else (a - b)
         scale = np.maximum(np.abs(a), np.abs(b))
         with np.errstate(invalid="ignore", divide="ignore"):

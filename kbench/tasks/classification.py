@@ -132,9 +132,9 @@ class ClassificationTask(Task):
             return {}
         classes = data.classes
         predictions = exact.ridge_path(encode(data.y_train, classes), check_lam_path(lams))
-        return {"val_loss_exact": learner_loss(predictions.validation, encode(data.y_val, classes), self.learner),
-                "balanced_accuracy_exact": np.array([balanced_accuracy(data.y_test, decide(scores, classes))
-                                                     for scores in predictions.test])}
+        return {self.validation.exact: learner_loss(predictions.validation, encode(data.y_val, classes), self.learner),
+                self.headline.exact: np.array([balanced_accuracy(data.y_test, decide(scores, classes))
+                                               for scores in predictions.test])}
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         self.check_data(data)
@@ -164,11 +164,11 @@ class ClassificationTask(Task):
         values, counts = np.unique(data.y_train, return_counts=True)
         majority = float(np.mean(data.y_test == values[np.argmax(counts)]))
         Y_val = encode(data.y_val, classes)
-        losses = {"val_loss": learner_loss(val_scores, Y_val, self.learner),
-                  "val_loss_trivial": learner_loss(np.broadcast_to(prior_scores(Y, self.learner), (1, *Y_val.shape)),
+        losses = {self.validation.metric: learner_loss(val_scores, Y_val, self.learner),
+                  self.validation.trivial: learner_loss(np.broadcast_to(prior_scores(Y, self.learner), (1, *Y_val.shape)),
                                                    Y_val, self.learner).repeat(len(lams))}
         if exact_scores is not None:
-            losses["val_loss_exact"] = learner_loss(exact_scores[0], Y_val, self.learner)
+            losses[self.validation.exact] = learner_loss(exact_scores[0], Y_val, self.learner)
         rows = []
         diagnostics = exact.diagnostics_path(lams) if exact_scores is not None else None
         solver = exact.solver_path(Y, lams) if exact_scores is not None else None

@@ -48,9 +48,12 @@ class KRRTask(Task):
     def exact_scores(self, exact, data, lams) -> dict[str, np.ndarray]:
         if data.task_type not in self.accepts:
             return {}
-        predictions = exact.ridge_path(data.y_train[:, None], check_lam_path(lams))
-        return {"val_mse_exact": mean_squared_errors(predictions.validation[:, :, 0], data.y_val),
-                "test_mse_exact": mean_squared_errors(predictions.test[:, :, 0], data.y_test)}
+        return self._held_out_exact(exact.ridge_path(data.y_train[:, None], check_lam_path(lams)), data)
+
+    def _held_out_exact(self, predictions, data) -> dict[str, np.ndarray]:
+        """The exact kernel's validation and test MSE along the path (its ``Predictions``)."""
+        return {self.validation.exact: mean_squared_errors(predictions.validation[:, :, 0], data.y_val),
+                self.headline.exact: mean_squared_errors(predictions.test[:, :, 0], data.y_test)}
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         self.check_data(data)
@@ -68,16 +71,16 @@ class KRRTask(Task):
             f = data.f_train
             metrics["risk_fixed_design"] = path.squared_errors(coefficients, moments.cross["f"], [f @ f])[:, 0] / n
         time_fit = moments.seconds + time.perf_counter() - start
-        metrics["val_mse"], _ = held_out_errors(features.validation, W, data.y_val)
+        metrics[self.validation.metric], _ = held_out_errors(features.validation, W, data.y_val)
         metrics["test_mse"], time_predict = held_out_errors(features.test, W, data.y_test)
-        metrics["val_mse_trivial"] = np.full(len(lams), np.mean((data.y_val - y.mean()) ** 2))
+        trivial = mean_squared_errors(np.full((1, data.y_val.size), y.mean()), data.y_val)  # the training mean
+        metrics[self.validation.trivial] = np.repeat(trivial, len(lams))
         test_variance = float(np.var(data.y_test))
         metrics["test_r2"] = 1.0 - metrics["test_mse"] / test_variance
         exact = self.exact(data, kernel)
         if exact is not None:
             predictions = exact.ridge_path(data.y_train[:, None], lams)
-            metrics["val_mse_exact"] = mean_squared_errors(predictions.validation[:, :, 0], data.y_val)
-            metrics["test_mse_exact"] = mean_squared_errors(predictions.test[:, :, 0], data.y_test)
+            metrics.update(self._held_out_exact(predictions, data))
             metrics["test_r2_exact"] = 1.0 - metrics["test_mse_exact"] / test_variance
             if data.f_train is not None:
                 metrics["risk_fixed_design_exact"] = mean_squared_errors(predictions.train[:, :, 0], data.f_train)

@@ -23,6 +23,8 @@ import numpy as np
 
 #: how λ is chosen: on the validation rows, or on the test rows (a paper's oracle)
 SELECTIONS = ("validation", "oracle")
+#: the selection of a sweep that does not declare one
+DEFAULT_SELECTION = SELECTIONS[0]
 #: the rows a selection reads, as recorded in ``selected_on``
 SELECTED_ON = {"validation": "validation", "oracle": "test"}
 #: the columns :func:`mark` adds to every row of a λ-path cell
@@ -53,16 +55,21 @@ def at_edge(index: int | None, count: int) -> bool:
     return index is not None and (index == 0 or index == count - 1)
 
 
+def followed(task, selection: str) -> str:
+    """The selection a task follows: ``selection``; ``oracle`` for a λ-path task that
+    declares no validation criterion (a plugin's), which its rows then record
+    (``selected_on`` "test") and its page says."""
+    return selection if task.validation is not None else "oracle"
+
+
 def criterion(task, selection: str) -> tuple[str, str | None, bool] | None:
     """What a task's λ is chosen on: (column, the exact kernel's column, smaller is better):
-    its validation criterion, or its test headline for ``oracle``; None for a task that does
-    not choose λ."""
+    its validation criterion, or its test headline when it follows ``oracle``
+    (:func:`followed`); None for a task that does not choose λ."""
     if not task.uses_lams or task.headline is None:
         return None
-    if selection == "oracle":
+    if followed(task, selection) == "oracle":
         return task.headline.metric, task.headline.exact, task.headline.smaller_is_better
-    if task.validation is None:
-        return None
     return task.validation.metric, task.validation.exact, task.validation.smaller_is_better
 
 
@@ -82,7 +89,8 @@ def mark(rows: list[dict], task, selection: str) -> list[dict]:
 
     lam, edge = choose(column)
     lam_exact, edge_exact = choose(exact_column)
-    chosen = dict(zip(COLUMNS, (lam, lam_exact, SELECTED_ON[selection], edge, edge_exact), strict=True))
+    chosen_on = SELECTED_ON[followed(task, selection)]
+    chosen = dict(zip(COLUMNS, (lam, lam_exact, chosen_on, edge, edge_exact), strict=True))
     return [{**row, **chosen} for row in rows]
 
 

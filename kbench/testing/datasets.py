@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kbench.datasets import DEFAULT_TEST_SIZE, check_dataset_spec, load_dataset
+from kbench.datasets import DEFAULT_TEST_SIZE, DEFAULT_VAL_SIZE, check_dataset_spec, load_dataset
 from kbench.datasets.base import TASK_TYPES, DatasetProvider, RawData, check_raw
 from kbench.datasets.split import split_and_scale
 from kbench.registry import get_registry
@@ -80,7 +80,7 @@ def _loads(p: _ProviderProblem) -> None:
             assert not raw.categorical, f"{spec}: categorical columns need X as a data frame"
             assert raw.feature_names is None or len(raw.feature_names) == X.shape[1], \
                 f"{spec}: {len(raw.feature_names)} feature names for {X.shape[1]} columns"
-        split_and_scale(check_raw(raw, spec), spec, p.n, 0, DEFAULT_TEST_SIZE, True)  # what load_dataset does
+        split_and_scale(check_raw(raw, spec), spec, p.n, 0, DEFAULT_TEST_SIZE, True, DEFAULT_VAL_SIZE)  # as load_dataset
 
 
 def _determinism(p: _ProviderProblem) -> None:

@@ -15,11 +15,11 @@ from kbench.datasets import load_dataset
 from kbench.datasets.base import TASK_TYPES, Dataset
 from kbench.errors import ContractViolation
 from kbench.lowrank.maps import LowRank
-from kbench.registry import create, make_sampler
+from kbench.registry import make_sampler
 from kbench.spec import Spec
 from kbench.sweep.plan import Cell
 from kbench.sweep.store import PACKAGE_COLUMNS
-from kbench.sweep.worker import ROW_COLUMNS
+from kbench.sweep.worker import ROW_COLUMNS, fitted_kernel
 from kbench.tasks.base import FAMILIES, Headline, Task, Validation, check_rows
 from kbench.testing._kit import expect_value_errors, plugin_factory, run_checks, same_values
 
@@ -49,7 +49,7 @@ class _TaskProblem:
             data = load_dataset(_TASK_DATA.get(kind, _TASK_DATA["multiclass"]), n=120, seed=0)
             if kind == "unlabeled":
                 data = replace(data, y_train=None, y_val=None, y_test=None, task_type=kind)
-            kernel = create(self.kernel, "kernel").fit(data.X_train, data.y_train, validation=(data.X_val, data.y_val))
+            kernel = fitted_kernel(self.kernel, data)
             X = np.hstack([data.X_train, data.X_train[:, :1]]) if extra_column else data.X_train
             self._cache[key] = data, kernel, make_sampler(_FAMILY_SAMPLERS[family]).fit(X, kernel, _TASK_RANK)
         data, kernel, approx = self._cache[key]

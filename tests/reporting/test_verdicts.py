@@ -88,6 +88,27 @@ def test_a_budget_is_won_only_outside_the_region_and_by_a_paired_test_over_five_
     assert set(table["margin"]) <= {"3%", "3.1%", "2.9%"}  # a percentage with two significant digits
 
 
+def test_differences_are_relative_or_in_points_and_a_failure_or_an_overflow_loses():
+    krr, classification = kbench.create("krr", "task").headline, kbench.create("classification", "task").headline
+    assert krr.difference([0.97], [1.0]) == pytest.approx([0.03])  # 3% lower MSE, relative to the larger
+    assert classification.difference([0.81], [0.80]) == pytest.approx([0.01])  # a point of balanced accuracy
+    assert list(krr.difference([np.nan, np.inf, 1.0, np.inf], [1.0, 1.0, np.inf, np.nan])) == [-1.0, -1.0, 1.0, 0.0]
+    assert list(krr.equivalent([1.0, 1.0], [1.005, 1.02])) == [True, False]  # the 1% region
+
+
+def test_a_first_place_the_paired_repetitions_contradict_is_not_won():
+    """A's mean is first because of one repetition B lacks; on the five paired ones B is
+    better every time: A is ahead, not a winner."""
+    cells = cells_of(1, 0.0, ranks=(10,), repetitions=6)
+    b = cells["sampler"] == "uniform"
+    cells.loc[b, "metric"] *= 0.97  # B 3% better on every paired repetition
+    cells.loc[~b & (cells["repetition"] == 5), "metric"] = 1e-3  # A far ahead on a repetition B does not have
+    cells = cells[~(b & (cells["repetition"] == 5))]
+    _, result, _ = verdict(cells)
+    (block,) = result.won.to_dict(orient="records")
+    assert block["winner"] == "A" and block["outcome"] == "ahead", block
+
+
 def test_ties_are_never_broken_by_the_alphabet():
     """Three samplers with equal values everywhere: all named, none alone."""
     cells = cells_of(6, 0.0, others={"bless": 0.0})

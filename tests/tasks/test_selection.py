@@ -57,6 +57,15 @@ def test_rows_are_marked_with_the_lambda_each_chose():
     assert oracle[0]["lam_selected"] == 1e-3 and oracle[0]["selected_on"] == "test"
 
 
+def test_a_lambda_path_task_without_a_validation_criterion_records_its_test_selection():
+    """A plugin's λ-path task that declares no validation criterion follows the oracle in a
+    sweep that chooses on validation data, and its rows say so (its page then does)."""
+    bare = type("Bare", (type(kbench.make_task("krr")),), {"validation": None})()
+    rows = [{"lam": lam, "test_mse": t, "test_mse_exact": e} for lam, t, e in ((1e-3, 0.3, 0.2), (1e-2, 0.1, 0.4))]
+    marked = mark(rows, bare, "validation")
+    assert {(r["lam_selected"], r["lam_selected_exact"], r["selected_on"]) for r in marked} == {(1e-2, 1e-3, "test")}
+
+
 def test_auto_is_a_path_with_bounds_and_a_listed_path_is_fixed():
     assert lam_path("auto") == (AUTO_LAMS, (1e-12, 1e3))
     assert lam_path([1e-2, 1e-3]) == ((1e-3, 1e-2), None)
