@@ -140,9 +140,10 @@ def block_places(values: pd.DataFrame, failed: pd.Series, headline) -> tuple[pd.
     return pd.Series(places, dtype=float), groups
 
 
-def standing(section, seed: int = 0, n_boot: int = 2000) -> Standing:
+def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True) -> Standing:
     """The places of every sampler of a section (kbench.reporting.scores.Section) in every
-    block, its standing on every dataset, the tests over datasets and the table derived from them."""
+    block, its standing on every dataset, the tests over datasets and the table derived from
+    them (the places and standings only, without ``tests``: what the advisor reads)."""
     headline = section.task.headline
     cells = section.cells.assign(failed=section.cells["status"].isin(FAILED))
     present = cells.groupby("sampler")[["dataset", "rank"]].apply(lambda c: len(c.drop_duplicates()))
@@ -165,6 +166,8 @@ def standing(section, seed: int = 0, n_boot: int = 2000) -> Standing:
     block_means = pd.DataFrame(means, index=samplers).T.rename_axis(["dataset", "rank"])
     result = Standing(complete, standings, pd.DataFrame(won), left_out, len(blocks), _friedman(standings), {},
                       pd.DataFrame())
+    if not tests:
+        return result
     order = _order(standings, block_means, headline)
     if order:
         result.comparisons = _compare(order[0], order[1:], block_means, headline, seed)

@@ -59,6 +59,9 @@ def test_twelve_datasets_name_the_sampler_with_their_number():
     assert line.startswith("krr (test_mse): A, ahead of every other sampler over 12 datasets"), line
     comparison = result.comparisons["uniform"]
     assert comparison.p_holm < 0.05 and comparison.probabilities[0] > 0.95 and comparison.datasets == 12
+    places_only = standing(section, tests=False)  # what the advisor reads: the same places, no tests
+    pd.testing.assert_frame_equal(places_only.places, result.places)
+    assert not places_only.comparisons
     # every p-value and probability printed with the datasets behind it
     assert {"p vs A (12 datasets)", "P(better / equivalent / worse than A) (12 datasets)"} <= set(result.table.columns)
     numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?", line.split("):", 1)[1])
