@@ -32,6 +32,12 @@ def one_blas_thread_per_xdist_worker():
     with threadpool_limits(limits=1):
         yield
 
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto``: a worker per core, and one more for the ``slurm`` group, whose worker
+    spends its minutes waiting on the cluster's scheduler, not computing."""
+    return (os.cpu_count() or 1) + 1
+
+
 COLUMN_SAMPLERS = ["uniform", "rls", "rls-fast", "squeak", "bless", "recursive-rls", "pivoted-cholesky", "rp-cholesky"]
 FEATURE_SAMPLERS = ["rff", "orf", "sorf", "fastfood"]
 ALL_SAMPLERS = COLUMN_SAMPLERS + FEATURE_SAMPLERS
