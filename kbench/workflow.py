@@ -9,6 +9,8 @@ spec grammar, plugin names and parameters against the registry, output folders.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ import pandas as pd
 from kbench._provenance import KBENCH_VERSION
 from kbench._validation import Bound, suggest
 from kbench.datasets import check_dataset_spec, known_task_type, stated_size
+from kbench.datasets.catalogue import read_catalogue, spec_of
 from kbench.errors import ConfigError, PluginError, Status
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
@@ -71,10 +74,14 @@ def check_config(config: dict) -> None:
     if "paper" in config and config["paper"] not in PAPERS:
         raise ConfigError(f"config key 'paper': unknown paper {config['paper']!r}; papers are: "
                           f"{', '.join(sorted(PAPERS))}.")
+    if ("catalogue" in config) == ("datasets" in config):
+        raise ConfigError("config: list the datasets ('datasets') or name a catalogue and its tiers ('catalogue', "
+                          "'tiers'), one of the two.")
+    datasets = list(config_datasets(config).values()) if "catalogue" in config else config["datasets"]
     for dataset in config.get("dataset_kernels", {}):
-        if dataset not in config["datasets"]:
+        if dataset not in datasets:
             raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
-                              f"({', '.join(config['datasets'])}).")
+                              f"({', '.join(datasets)}).")
     checks = [("kernel", [config["kernel"]], "kernel")]
     checks += [(f"dataset_kernels[{d!r}]", _as_list(k), "kernel")
                for d, k in config.get("dataset_kernels", {}).items()]
@@ -90,13 +97,61 @@ def check_config(config: dict) -> None:
                 raise ConfigError(f"config key '{where}': {exc}") from None
     chooses = config.get("selection", DEFAULT_SELECTION) == DEFAULT_SELECTION and any(
         create(t, "task").uses_lams for t in config["tasks"])
-    for index, spec in enumerate(config["datasets"]):
+    where = config_datasets(config) if "catalogue" in config else {
+        f"datasets[{index}]": spec for index, spec in enumerate(config["datasets"])}
+    for key, spec in where.items():
         try:
             check_dataset_spec(spec)
             if chooses:
                 check_validation_rows(spec)
         except ValueError as exc:
-            raise ConfigError(f"config key 'datasets[{index}]': {exc}") from None
+            raise ConfigError(f"config key '{key}': {exc}") from None
+
+
+def config_datasets(config: dict) -> dict[str, str]:
+    """The dataset specs of a catalogue's tiers, by where they come from ('tiers[0]: PACKAGE/ITEM');
+    a catalogue that cannot be read is a ConfigError."""
+    return {f"{key}: {spec}": spec for key, specs in _tier_specs(config).items() for spec in specs}
+
+
+def _tier_specs(config: dict) -> dict[str, list[str]]:
+    """'tiers[i]' → the specs of that tier: every catalogue entry with at least its
+    ``min_rows`` rows, subsampled to its ``n``."""
+    try:
+        table = read_catalogue(config["catalogue"])
+    except ValueError as exc:
+        raise ConfigError(f"config key 'catalogue': {exc}") from None
+    names = [tier["name"] for tier in config["tiers"]]
+    if len(set(names)) < len(names):
+        raise ConfigError(f"config key 'tiers': each tier has its own name; got {', '.join(names)}.")
+    for index, tier in enumerate(config["tiers"]):
+        if not re.fullmatch(r"[a-z0-9]+", tier["name"]):
+            raise ConfigError(f"config key 'tiers[{index}].name': a tier's name is lower-case letters and digits "
+                              f"(its batches' files are named after it), got {tier['name']!r}.")
+        for key, low in (("n", 4), ("min_rows", 0), ("batch", 1)):
+            if key in tier and tier[key] < low:
+                raise ConfigError(f"config key 'tiers[{index}].{key}': must be an integer >= {low}, got {tier[key]}.")
+    tiers = {f"tiers[{index}]": [spec_of(entry, tier.get("n")) for entry in table.itertuples(index=False)
+                                 if entry.rows >= tier.get("min_rows", 0)]
+             for index, tier in enumerate(config["tiers"])}
+    specs = [spec for specs in tiers.values() for spec in specs]
+    repeated = sorted({spec for spec in specs if specs.count(spec) > 1})
+    if repeated:
+        raise ConfigError(f"config key 'tiers': {repeated[0]} is in two tiers; give the tiers sizes (n) or "
+                          "row thresholds (min_rows) that tell them apart.")
+    return tiers
+
+
+def catalogue_batches(config: dict) -> dict[str, list[str]]:
+    """The batches of a catalogue's sweep, in catalogue order: each tier's specs in runs of
+    its ``batch`` datasets, named TIER-01, TIER-02, … (an entry added at the catalogue's end
+    changes only its tier's last batch)."""
+    batches = {}
+    for tier, specs in zip(config["tiers"], _tier_specs(config).values(), strict=True):
+        size = tier["batch"]
+        for start in range(0, len(specs), size):
+            batches[f"{tier['name']}-{start // size + 1:02d}"] = specs[start:start + size]
+    return batches
 
 
 def _check_numbers(config: dict) -> None:
@@ -155,10 +210,56 @@ class Sweep:
     def out(self) -> Path:
         return Path(self.config["out"])
 
+    @cached_property
+    def batches(self) -> dict[str, list[str]]:
+        """A catalogue's batches (:func:`catalogue_batches`); {} for a config that lists its datasets."""
+        return catalogue_batches(self.config) if "catalogue" in self.config else {}
+
+    @cached_property
+    def batch_names(self) -> dict[str, str]:
+        """Each batch's file name (without .parquet) → the batch: the batch's name and a digest
+        of what its cells are (its datasets, and the config's kernels, samplers, tasks, ranks,
+        repetitions and sweep), so that a batch any of them changes for is a new file,
+        computed again (from the cells already there that still are what it asks for)."""
+        config = {key: self.config.get(key) for key in ("kernel", "dataset_kernels", "samplers", "tasks", "ranks",
+                                                        "repetitions")}
+        names = {}
+        for batch, specs in self.batches.items():
+            text = json.dumps({"datasets": specs, "sweep": self.sweep, **config}, sort_keys=True)
+            names[f"{batch}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"] = batch
+        return names
+
+    def batch_file(self, batch: str) -> Path:
+        """Where a batch's cells are aggregated (kept, unlike the cells: the board is rebuilt from them)."""
+        name = next(name for name, of in self.batch_names.items() if of == batch)
+        return self.out / layout.BATCH.format(batch=name)
+
+    @cached_property
+    def missing_batches(self) -> list[str]:
+        """The batches without their aggregated file, which this run computes."""
+        return [batch for batch in self.batches if not self.batch_file(batch).is_file()]
+
+    @cached_property
+    def datasets(self) -> list[str]:
+        """The datasets this run computes: the config's, or those of a catalogue's missing batches."""
+        if "catalogue" not in self.config:
+            return list(self.config["datasets"])
+        return [spec for batch in self.missing_batches for spec in self.batches[batch]]
+
+    def batch_folders(self, batch: str) -> list[str]:
+        """The cell folders of a batch's datasets (one per dataset and kernel): what its file aggregates."""
+        return [str(layout.dataset_folder(self.out, self.sweep, kernel, dataset))
+                for dataset in self.batches[batch] for kernel in self.kernels(dataset)]
+
+    def batch_cells(self, batch: str) -> list[str]:
+        """Every cell file of a batch's run jobs."""
+        chosen = set(self.batches[batch])
+        return [f for job in self.jobs() if job[0] in chosen for f in self.cell_files(*job)]
+
     def by_slug(self, key: str) -> dict[str, str]:
         """Slug → config entry, for the datasets, samplers or tasks of the config."""
         kind = key.removesuffix("s")
-        return {Spec.parse(text, kind).slug: text for text in self.config[key]}
+        return {Spec.parse(text, kind).slug: text for text in (self.datasets if key == "datasets" else self.config[key])}
 
     def jobs(self) -> list[tuple[str, str, str]]:
         """One run job per (dataset, kernel, sampler), covering every repetition, task and
@@ -166,7 +267,7 @@ class Sweep:
         task; none for a sampler that refuses the kernel by design."""
         refused = {(r["dataset"], r["kernel"], r["sampler"]) for r in self.not_planned if r["refused_by"] == "sampler"}
         return [(d, k, s)
-                for d in self.config["datasets"] for k in self.kernels(d) for s in self.config["samplers"]
+                for d in self.datasets for k in self.kernels(d) for s in self.config["samplers"]
                 if (Spec.parse(d, "dataset").label, Spec.parse(k, "kernel").label,
                     Spec.parse(s, "sampler").label) not in refused]
 
@@ -178,15 +279,14 @@ class Sweep:
     def not_planned(self) -> list[dict]:
         """The (dataset, kernel, sampler, task) combinations that cannot run by design
         (kbench.sweep.plan.not_planned), which the workflow never plans."""
-        return not_planned(self.config["datasets"], {Spec.parse(d, "dataset").label: self.kernels(d)
-                                                     for d in self.config["datasets"]},
+        return not_planned(self.datasets, {Spec.parse(d, "dataset").label: self.kernels(d) for d in self.datasets},
                            self.config["samplers"], self.config["tasks"])
 
     @cached_property
     def _accepted_tasks(self) -> dict[str, list[str]]:
         tasks = {t: create(t, "task") for t in self.config["tasks"]}
         accepted = {}
-        for d in self.config["datasets"]:
+        for d in self.datasets:
             dataset = Spec.parse(d, "dataset")
             kind = known_task_type(dataset.label)
             accepted[d] = [t for t, task in tasks.items() if task_refuses(task, dataset, kind) is None]
@@ -201,7 +301,7 @@ class Sweep:
         dataset slugs): a job's cells are the rule's outputs, and no cell is planned only to
         be refused."""
         groups: dict[tuple[str, ...], list[str]] = {}
-        for dataset in self.config["datasets"]:
+        for dataset in self.datasets:
             groups.setdefault(tuple(self.tasks_of(dataset)), []).append(Spec.parse(dataset, "dataset").slug)
         everything = tuple(self.config["tasks"])
         named = []
@@ -216,7 +316,7 @@ class Sweep:
         return _as_list(self.config.get("dataset_kernels", {}).get(dataset, self.config["kernel"]))
 
     def kernels_by_slug(self) -> dict[str, str]:
-        return {Spec.parse(k, "kernel").slug: k for d in self.config["datasets"] for k in self.kernels(d)}
+        return {Spec.parse(k, "kernel").slug: k for d in self.datasets for k in self.kernels(d)}
 
     def resources(self, key: str):
         """The config's ``resources`` value of ``key``, else :data:`DEFAULT_RESOURCES`."""

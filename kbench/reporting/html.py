@@ -16,15 +16,16 @@ import gzip
 import html
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
+from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT, short_names, split_regimes
 from kbench.reporting.focus import FOCUS_TEXT
+from kbench.reporting.regimes import BY_REGIME_TEXT
 from kbench.reporting.scores import (
     COST_TEXT,
     FAILURES_TEXT,
@@ -52,17 +53,34 @@ class Board:
     diagram: Path | None
     caption: str | None
     failures: pd.DataFrame  # failed cells by component and kind (kbench.reporting.scores.failures)
+    by_regime: pd.DataFrame = field(default_factory=pd.DataFrame)  # kbench.reporting.regimes.by_regime
 
     @property
     def id(self) -> str:
         return "board-" + slug_of(self.section.label)
 
 
-def table_html(table: pd.DataFrame, sortable: bool = True) -> str:
-    """A table with one header row (its index as the first column), sortable by a click."""
+def table_html(table: pd.DataFrame, sortable: bool = True, links: tuple[str, ...] = ()) -> str:
+    """A table with one header row (its index as the first column), sortable by a click; the
+    ``links`` columns' web addresses as links."""
     flat = table if isinstance(table.index, pd.RangeIndex) else table.reset_index()
+    if not any(column in flat for column in links):
+        return flat.to_html(index=False, border=0, classes="sortable" if sortable else None, na_rep=MISSING,
+                            float_format=lambda v: f"{v:.4g}")
+    # with links, every text column is escaped here, and only the links are markup
+    formatters = {column: _link if column in links else _text for column in flat if flat[column].dtype == object}
     return flat.to_html(index=False, border=0, classes="sortable" if sortable else None, na_rep=MISSING,
-                        float_format=lambda v: f"{v:.4g}")
+                        float_format=lambda v: f"{v:.4g}", formatters=formatters, escape=False)
+
+
+def _text(value) -> str:
+    return MISSING if value is None or (isinstance(value, float) and math.isnan(value)) else html.escape(str(value))
+
+
+def _link(value) -> str:
+    """A web address as a link (anything else as escaped text)."""
+    text = _text(value)
+    return f"<a href='{text}'>{text}</a>" if str(value).startswith(("https://", "http://")) else text
 
 
 def inline_code(text: str) -> str:
@@ -144,22 +162,36 @@ def _png(path: Path) -> str:
 
 def _advice_html(advice) -> list[str]:
     esc = html.escape
-    parts = ["<section id='advice'><h2>Which sampler for my data</h2>",
-             "<ul>" + "".join(f"<li>{esc(s)}</li>" for s in advice.statements) + "</ul>"]
+    return ["<section id='advice'><h2>Which sampler for my data</h2>",
+            "<ul>" + "".join(f"<li>{esc(s)}</li>" for s in advice.statements) + "</ul>", "</section>"]
+
+
+def _datasets_html(advice) -> list[str]:
+    """Each dataset's regime and facts, and the first place per rank budget, folded: at a
+    hundred datasets they are the page's longest tables, read after the answers and standings."""
+    esc = html.escape
+    parts = []
     if len(advice.regimes):
-        parts += ["<h3>Regimes</h3>", f"<p class='caption'>{esc(REGIME_TEXT)}</p>", table_html(advice.regimes)]
+        compact, facts = split_regimes(advice.regimes)
+        parts += [f"<h3>Regimes ({len(compact)} datasets)</h3>", f"<p class='caption'>{esc(REGIME_TEXT)}</p>",
+                  "<details><summary>Each dataset's regime</summary>", table_html(compact), "</details>",
+                  "<details><summary>Each dataset's spec, source, preprocessing and documentation</summary>",
+                  table_html(facts, links=("documentation",)), "</details>"]
     if len(advice.winners):
         parts += ["<h3>First place per rank budget</h3>", f"<p class='caption'>{esc(WINNER_TEXT)}</p>"]
+        names = short_names(advice.winners["dataset"].unique())
         for dataset, rows in advice.winners.groupby("dataset", sort=True):
-            parts += [f"<details><summary>{esc(dataset)}</summary>",
+            parts += [f"<details><summary title='{esc(dataset)}'>{esc(names[dataset])}</summary>",
                       table_html(rows.drop(columns="dataset").reset_index(drop=True)), "</details>"]
-    return [*parts, "</section>"]
+    return ["<section id='datasets'><h2>Datasets</h2>", *parts, "</section>"] if parts else []
 
 
 def _board_html(board: Board) -> list[str]:
     esc = html.escape
     parts = [f"<section id='{board.id}'><h2>{esc(board.section.title)}</h2>", table_html(board.ranking),
              *(f"<p class='caption'>{esc(f)}</p>" for f in board.footnotes)]
+    if len(board.by_regime):
+        parts += ["<h3>By regime</h3>", f"<p class='caption'>{esc(BY_REGIME_TEXT)}</p>", table_html(board.by_regime)]
     if len(board.section.uninformative):
         parts += ["<h3>Uninformative datasets</h3>", f"<p class='caption'>{esc(UNINFORMATIVE_TEXT)}</p>",
                   table_html(board.section.uninformative)]
@@ -184,6 +216,8 @@ def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: lis
     if focused:
         nav.append(("focus", f"Focus: {focused}"))
     nav += [(b.id, b.section.label) for b in boards]
+    if len(advice.regimes) or len(advice.winners):
+        nav.append(("datasets", "Datasets"))
     if costs:
         nav.append(("cost", "Cost in n"))
     nav.append(("status", "Cells by status"))
@@ -204,6 +238,7 @@ def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: lis
         parts.append("</section>")
     for board in boards:
         parts += _board_html(board)
+    parts += _datasets_html(advice)
     if costs:
         parts += ["<section id='cost'><h2>Sampler cost in n</h2>", f"<p class='caption'>{esc(COST_TEXT)}</p>"]
         for i, (family, (seconds, memory, rank)) in enumerate(costs.items()):

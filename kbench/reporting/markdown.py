@@ -7,8 +7,9 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT
+from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT, split_regimes
 from kbench.reporting.focus import FOCUS_TEXT
+from kbench.reporting.regimes import BY_REGIME_TEXT
 from kbench.reporting.scores import (
     COST_TEXT,
     FAILURES_TEXT,
@@ -88,11 +89,6 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
     dataset) and ("cost", family), relative to the page."""
     md = ["# kbench leaderboard", "", *header_lines, "", *(f"Note: {note}\n" for note in notes)]
     md += ["## Which sampler for my data", "", *(f"- {s}" for s in advice.statements), ""]
-    if len(advice.regimes):
-        md += ["### Regimes", "", REGIME_TEXT, "", markdown_table(advice.regimes), ""]
-    if len(advice.winners):
-        md += ["### First place per rank budget", "", WINNER_TEXT, "",
-               markdown_table(advice.winners.set_index("dataset")), ""]
     if focus_views is not None:
         md += [f"## Focus: {focused}", "", FOCUS_TEXT, ""]
         for view in focus_views:
@@ -102,6 +98,8 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
     for board in boards:
         section = board.section
         md += [f"## {section.title}", "", board.ranking.to_markdown(disable_numparse=True), "", *board.footnotes, ""]
+        if len(board.by_regime):
+            md += ["### By regime", "", BY_REGIME_TEXT, "", markdown_table(board.by_regime.set_index("regime")), ""]
         if len(section.uninformative):
             md += ["### Uninformative datasets", "", UNINFORMATIVE_TEXT, "", markdown_table(section.uninformative), ""]
         if len(board.failures):
@@ -114,8 +112,20 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
                 index="sampler", columns="rank", values="metric", aggfunc="mean")
             means.columns = [f"{r} ({setting})" if (setting := section.task.headline_setting(r)) else str(r)
                              for r in means.columns]
-            md += [f"### {dataset}", "", markdown_table(means), "",
-                   f"![{section.label} on {dataset}]({figures[section.label, dataset]})", ""]
+            chart = (f"![{section.label} on {dataset}]({figures[section.label, dataset]})"
+                     if (section.label, dataset) in figures else "Its charts: leaderboard.html.")
+            md += [f"<details><summary>{section.label} on {dataset}</summary>", "", markdown_table(means), "",
+                   chart, "", "</details>", ""]
+    if len(advice.regimes) or len(advice.winners):
+        md += ["## Datasets", ""]
+    if len(advice.regimes):
+        compact, facts = split_regimes(advice.regimes)
+        md += [f"### Regimes ({len(compact)} datasets)", "", REGIME_TEXT, "", markdown_table(compact), "",
+               "<details><summary>Each dataset's spec, source, preprocessing and documentation</summary>", "",
+               markdown_table(facts), "", "</details>", ""]
+    if len(advice.winners):
+        md += ["### First place per rank budget", "", WINNER_TEXT, "",
+               markdown_table(advice.winners.set_index("dataset")), ""]
     for family, (seconds, memory, rank) in costs.items():
         title = f"Sampler cost in n: {family}, rank {rank}"
         md += [f"## {title}", "", COST_TEXT, "", markdown_table(seconds), "", markdown_table(memory), "",

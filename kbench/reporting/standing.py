@@ -140,10 +140,13 @@ def block_places(values: pd.DataFrame, failed: pd.Series, headline) -> tuple[pd.
     return pd.Series(places, dtype=float), groups
 
 
-def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True) -> Standing:
+def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True, table: bool = True,
+             samples: int = SAMPLES) -> Standing:
     """The places of every sampler of a section (kbench.reporting.scores.Section) in every
     block, its standing on every dataset, the tests over datasets and the table derived from
-    them (the places and standings only, without ``tests``: what the advisor reads)."""
+    them (the places and standings only, without ``tests``: what the advisor reads; without
+    ``table``, the tests and only the mean standings of the table: a slice's verdict).
+    ``samples``: the Bayesian signed-rank test's Monte Carlo samples."""
     headline = section.task.headline
     cells = section.cells.assign(failed=section.cells["status"].isin(FAILED))
     present = cells.groupby("sampler")[["dataset", "rank"]].apply(lambda c: len(c.drop_duplicates()))
@@ -170,8 +173,12 @@ def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True) -> 
         return result
     order = _order(standings, block_means, headline)
     if order:
-        result.comparisons = _compare(order[0], order[1:], block_means, headline, seed)
-    result.table = _table(section, result, cells, order, np.random.default_rng(seed), n_boot)
+        result.comparisons = _compare(order[0], order[1:], block_means, headline, seed, samples)
+    if table:
+        result.table = _table(section, result, cells, order, np.random.default_rng(seed), n_boot)
+    else:
+        mean = standings.mean()
+        result.table = pd.DataFrame({"mean standing": [f"{mean[s]:.2f}" for s in order]}, index=pd.Index(order))
     return result
 
 
@@ -206,7 +213,8 @@ def _friedman(standings: pd.DataFrame) -> float | None:
     return float(p) if math.isfinite(p) else None
 
 
-def _compare(leader: str, others: list[str], block_means: pd.DataFrame, headline, seed: int) -> dict[str, Comparison]:
+def _compare(leader: str, others: list[str], block_means: pd.DataFrame, headline, seed: int,
+             samples: int = SAMPLES) -> dict[str, Comparison]:
     """The leader against each other sampler over datasets: Wilcoxon signed-rank (Holm over
     the comparisons) and the Bayesian signed-rank test with the equivalence region as ROPE."""
     from baycomp import SignedRankTest
@@ -223,7 +231,7 @@ def _compare(leader: str, others: list[str], block_means: pd.DataFrame, headline
         probabilities = (math.nan, math.nan, math.nan)
         if len(d) >= 2:  # baycomp: P(d < −rope), P(|d| ≤ rope), P(d > rope), d = the leader's advantage
             probs = SignedRankTest.probs(np.zeros_like(d), d, rope=headline.equivalence, prior=PRIOR,
-                                         nsamples=SAMPLES, random_state=seed)
+                                         nsamples=samples, random_state=seed)
             theirs, same, ours = probs if len(probs) == 3 else (probs[0], 0.0, probs[1])
             probabilities = (float(ours), float(same), float(theirs))
         raw.append(p)

@@ -113,8 +113,9 @@ def build_node(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
     try:
         data = load_split_cached(dataset, repetition, seed, data_cache)
         X = check_features(data.X_train, "X")
-        fitted = fitted_kernel(kernel, data)
-        key = node_key(split_checksum(data), fitted, sampler, lam)
+        checksum = split_checksum(data)
+        fitted = fitted_kernel(kernel, data, (layout.kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
+        key = node_key(checksum, fitted, sampler, lam)
         parts = []
         for child in children(node) or ():
             loaded = load_node(node_path(data_cache, dataset, kernel, sampler, repetition, seed, child), key)

@@ -21,6 +21,7 @@ Below a data cache (``kbench prepare --data-cache``, ``OUT/data`` in the workflo
 
     <dataset>_rep<i>_seed<s>.npz                                        a prepared split
     exact/<kernel>/<dataset>_rep<i>_seed<s>.npz                         its exact baseline
+    kernels/<kernel>/<dataset>_rep<i>_seed<s>.json                      the kernel resolved on it
     disqueak/<kernel>/<dataset>/<sampler>/rep<i>_seed<s>_node<a>-<b>.npz   a merge-tree node
 """
 
@@ -41,7 +42,11 @@ LOGS_DIR = "logs"
 CELL = CELLS_DIR + "/{sweep}/{kernel}/{dataset}/{sampler}/{task}/rank{rank}_rep{rep}.parquet"
 SPLIT = "{dataset}_rep{rep}_seed{seed}.npz"
 EXACT = "exact/{kernel}/" + SPLIT
+#: the kernel resolved on a split (σ chosen on its validation rows), for every job on it
+KERNEL = "kernels/{kernel}/{dataset}_rep{rep}_seed{seed}.json"
 NODE = "disqueak/{kernel}/{dataset}/{sampler}/rep{rep}_seed{seed}_node{node}.npz"
+#: a batch's aggregated cells, below ``OUT`` (a sweep of a catalogue: kbench.workflow.Sweep.batches)
+BATCH = "batches/{batch}.parquet"
 #: each workflow rule's log, below ``OUT/logs``
 LOGS = {
     "prepare": "prepare/{dataset}.log",
@@ -49,6 +54,7 @@ LOGS = {
     "disqueak": "disqueak/{kernel}/{dataset}/{sampler}_rep{rep}_node{node}.log",
     "run": "run/{kernel}/{dataset}/{sampler}.log",
     "aggregate": "aggregate.log",
+    "batch": "batches/{batch}.log",
     "paper": "paper_{paper}.log",
     "leaderboard": "leaderboard.log",
 }
@@ -88,6 +94,11 @@ def cell_path(out, sweep: str, kernel, dataset, sampler, task, rank: int, repeti
                                    sweep=sweep, rank=rank, rep=repetition)
 
 
+def dataset_folder(out, sweep: str, kernel, dataset) -> Path:
+    """The folder of a dataset's cells with one kernel (every sampler, task, rank and repetition)."""
+    return Path(out) / CELL.split("/{sampler}")[0].format(**_slugs(kernel=kernel, dataset=dataset), sweep=sweep)
+
+
 def split_path(data_cache, dataset, repetition: int, seed: int = 0) -> Path:
     """Where the split of (dataset, repetition) is cached (``kbench prepare``, ``--data-cache``)."""
     return Path(data_cache) / SPLIT.format(**_slugs(dataset=dataset), rep=repetition, seed=seed)
@@ -96,6 +107,11 @@ def split_path(data_cache, dataset, repetition: int, seed: int = 0) -> Path:
 def exact_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> Path:
     """Where the exact baseline of (dataset, kernel, repetition) is cached, beside the splits."""
     return Path(data_cache) / EXACT.format(**_slugs(dataset=dataset, kernel=kernel), rep=repetition, seed=seed)
+
+
+def kernel_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> Path:
+    """Where the kernel resolved on the split of (dataset, repetition) is cached."""
+    return Path(data_cache) / KERNEL.format(**_slugs(dataset=dataset, kernel=kernel), rep=repetition, seed=seed)
 
 
 def node_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, node: str) -> Path:

@@ -202,17 +202,22 @@ def cell_status(path: Path, inputs: str | None = None) -> str | None:
 
 
 def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
-    """Merge every cell file under ``directory`` (or an aggregated file) into one DataFrame;
-    with ``sweep``, the rows of that sweep only (:func:`sweeps` lists them).
+    """Merge every cell file under ``directory`` (or an aggregated file), or under each of
+    several such paths (a list), into one DataFrame; with ``sweep``, the rows of that sweep
+    only (:func:`sweeps` lists them).
 
     Rows with the same identity (a cell rerun) are de-duplicated, the newest timestamp wins.
     """
-    frame = _read_all(Path(directory))
+    paths = [Path(directory)] if isinstance(directory, str | Path) else [Path(p) for p in directory]
+    if not paths:
+        raise ValueError("no results to read: name a results directory or an aggregated file.")
+    frame = _newest(pd.concat([_read_all(path) for path in paths], ignore_index=True))
     if sweep is None:
         return frame
     chosen = frame[frame["sweep"] == sweep]
     if chosen.empty:
-        raise ValueError(f"{directory} holds no sweep {sweep!r}; it holds:\n{describe_sweeps(frame)}")
+        where = paths[0] if len(paths) == 1 else f"{len(paths)} paths ({paths[0]}, …)"
+        raise ValueError(f"{where} holds no sweep {sweep!r}; it holds:\n{describe_sweeps(frame)}")
     return chosen.reset_index(drop=True)
 
 
@@ -252,7 +257,11 @@ def _read_all(directory: Path) -> pd.DataFrame:
     files = [f for f in files if f.name != "all.parquet"]
     if not files:
         raise ValueError(f"{directory} holds no result files (*.parquet).")
-    frame = read_cells(files)
+    return read_cells(files)
+
+
+def _newest(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per identity, the newest timestamp's, in identity order."""
     keys = [c for c in IDENTITY if c in frame.columns]
     frame = frame.sort_values("timestamp", kind="stable")
     frame = frame.drop_duplicates(subset=keys, keep="last", ignore_index=True)

@@ -10,6 +10,7 @@ included, is ``error``.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import resource
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kbench._files import write_absent
+from kbench._files import write_absent, write_text
 from kbench._provenance import KBENCH_VERSION, kbench_commit
 from kbench.datasets import Dataset, load_dataset, split_sizes
 from kbench.datasets.split import load_split, save_split
@@ -33,7 +34,7 @@ from kbench.lowrank.checks import info_columns
 from kbench.lowrank.features import DEFAULT_BUDGET_MB, check_fit
 from kbench.registry import create
 from kbench.spec import Spec
-from kbench.sweep.layout import exact_path, split_path
+from kbench.sweep.layout import exact_path, kernel_path, split_path
 from kbench.sweep.plan import Cell, Job, split_seed
 from kbench.sweep.store import write_cell
 from kbench.tasks.base import check_rows
@@ -131,11 +132,25 @@ def load_split_cached(dataset, repetition: int, seed: int = 0, data_cache=None) 
     return data
 
 
-def fitted_kernel(kernel, data: Dataset) -> Kernel:
+def fitted_kernel(kernel, data: Dataset, saved: tuple[Path, str] | None = None) -> Kernel:
     """The kernel of spec ``kernel`` resolved on a split: data-dependent parameters from its
-    training rows, a validated one (``sigma="cv"``) on its validation rows."""
+    training rows, a validated one (``sigma="cv"``) on its validation rows. With ``saved`` (a
+    file and the split's checksum) the resolved spec is read from the file when a job on the
+    same split wrote it (σ by validation costs seconds a split, and every job of a sweep on
+    the split needs it), else resolved and written there."""
+    if saved is not None:
+        path, checksum = saved
+        try:
+            record = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            record = {}
+        if isinstance(record, dict) and record.get("split_checksum") == checksum and "resolved" in record:
+            return create(record["resolved"], "kernel").fit(data.X_train, data.y_train)
     validation = (data.X_val, data.y_val) if data.n_val and data.y_val is not None else None
-    return create(kernel, "kernel").fit(data.X_train, data.y_train, validation=validation)
+    fitted = create(kernel, "kernel").fit(data.X_train, data.y_train, validation=validation)
+    if saved is not None:
+        write_text(saved[0], json.dumps({"split_checksum": saved[1], "resolved": fitted.spec()}))
+    return fitted
 
 
 def exact_and_path(data: Dataset, kernel: Kernel, limit: int, shared, tasks, lams, lam_bounds=None,
@@ -163,8 +178,9 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     is read from there when another process computed it (the workflow's ``exact`` jobs), else
     computed and saved there."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
-    fitted = fitted_kernel(kernel, data)
     checksum = split_checksum(data)
+    fitted = fitted_kernel(kernel, data, None if data_cache is None else (
+        kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
     for task in tasks:
         try:
             task.prepare(data, fitted)
@@ -194,9 +210,10 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
     if data.n_train > exact_max_n:
         write_absent(path, f"n_train = {data.n_train} > exact_max_n = {exact_max_n}")
         return path
+    checksum = split_checksum(data)
     try:
-        exact_and_path(data, fitted_kernel(kernel, data), exact_max_n, (path, split_checksum(data)), tasks, lams,
-                       lam_bounds, selection)
+        fitted = fitted_kernel(kernel, data, (kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
+        exact_and_path(data, fitted, exact_max_n, (path, checksum), tasks, lams, lam_bounds, selection)
     except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
         write_absent(path, f"the exact baseline failed: {describe(exc)}")
     return path

@@ -185,7 +185,7 @@ def test_data_without_signal_is_reported_uninformative_and_ranked_nowhere(noise_
         judged_by, value, trivial, skill, margin = (cell.strip() for cell in row.strip("|").split("|")[1:])
         assert judged_by == "exact kernel" and float(value) > 0 and float(trivial) > 0  # with its numbers
         assert float(skill) < float(margin) == 0.05
-        assert f"### {other}" in section and f"### {dataset}" not in section  # no chart, no ranking
+        assert f"on {other}</summary>" in section and f"on {dataset}</summary>" not in section  # no chart, no ranking
         advice = [line for line in text.split("## Which sampler for my data")[1].split("\n###")[0].splitlines()
                   if line.startswith(f"- {label} ")]
         assert len(advice) == 1 and "over 1 dataset " in advice[0], advice

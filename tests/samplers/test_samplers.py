@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 import kbench
 from kbench.datasets.synthetic import smile, spiral_with_outliers
 from kbench.kernels import GaussianKernel
+from kbench.samplers import leverage
 from tests.conftest import ALL_SAMPLERS, COLUMN_SAMPLERS, exact_leverage_scores
 
 LAM = 1e-3
@@ -156,6 +157,25 @@ def test_rls_scores_equal_the_dense_formula(data300):
     approx = kbench.make_sampler("rls").fit(X, kernel, rank=30, lam=LAM, seed=0)
     expected = exact_leverage_scores(kernel(X), LAM)
     np.testing.assert_allclose(approx.info["scores"], expected, rtol=0, atol=1e-10)
+
+
+def test_rls_decomposes_a_kernel_matrix_once_for_every_rank(data300, monkeypatch):
+    """A sweep's worker fits rls at each rank of one split in turn: one eigh(K) serves them all,
+    and the landmarks are those of a fit that decomposes K afresh (same seed, same scores)."""
+    X, kernel = data300
+    calls = []
+    eigh = leverage.scipy.linalg.eigh
+    monkeypatch.setattr(leverage.scipy.linalg, "eigh", lambda *a, **k: calls.append(1) or eigh(*a, **k))
+    leverage._last_eigh.clear()
+    kept = [kbench.make_sampler("rls").fit(X, kernel, rank=r, lam=LAM, seed=0).landmarks for r in (10, 30, 60)]
+    assert len(calls) == 1
+    kbench.make_sampler("rls").fit(2 * X, kernel, rank=10, lam=LAM, seed=0)  # another matrix: decomposed
+    assert len(calls) == 2
+    for rank, landmarks in zip((10, 30, 60), kept, strict=True):
+        leverage._last_eigh.clear()
+        np.testing.assert_array_equal(kbench.make_sampler("rls").fit(X, kernel, rank=rank, lam=LAM, seed=0).landmarks,
+                                      landmarks)
+    assert len(calls) == 5
 
 
 def test_rls_refuses_large_n():

@@ -443,3 +443,22 @@ def test_a_job_frees_its_fit_when_it_returns(tmp_path, monkeypatch):
     finally:
         gc.enable()
     assert sorted(p.name for p in tmp_path.rglob("*.parquet"))  # its cells were written
+
+
+def test_the_kernel_chosen_on_a_split_is_chosen_once_for_every_job(tmp_path, monkeypatch):
+    """σ by validation (eigendecompositions over a grid) is chosen by the first job on a
+    split and read by the others from the data cache: the same σ to the last digit; a file
+    of another split is not read."""
+    data, kernel = "synthetic:friedman1:n=300", "gaussian:sigma=cv"
+    job = plan(SweepConfig([data], ["uniform"], ["krr"], [10], [1e-3], [0], kernel, tmp_path))[0]
+    calls = []
+    cv_sigma = kbench.kernels.bandwidth.cv_sigma
+    monkeypatch.setattr(kbench.kernels.stationary, "cv_sigma", lambda *a, **k: calls.append(1) or cv_sigma(*a, **k))
+    contexts = [worker.prepare_context(job.dataset, job.kernel, 0, 0, [], worker.environment(), tmp_path)
+                for _ in range(2)]
+    assert len(calls) == 1
+    assert contexts[0].kernel.spec() == contexts[1].kernel.spec() and contexts[0].kernel.sigma_ > 0
+    saved = next((tmp_path / "kernels").rglob("*.json"))
+    saved.write_text(saved.read_text().replace(contexts[0].split_checksum, "another split"))
+    worker.prepare_context(job.dataset, job.kernel, 0, 0, [], worker.environment(), tmp_path)
+    assert len(calls) == 2

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from kbench.spec import Spec
+from kbench.sweep import layout
 from kbench.workflow import Sweep, check_config, job_environment
 
 check_config(config)  # stops before any job, naming the offending key

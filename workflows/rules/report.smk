@@ -1,4 +1,5 @@
-# aggregate: every cell of this sweep (seed and λ path) → all.parquet; leaderboard: tables, figures and the HTML page.
+# aggregate: every cell of this sweep (seed and λ path) → all.parquet (a catalogue's sweep: each batch's
+# cells → batches/<batch>.parquet, and those → all.parquet); leaderboard: tables, figures and the HTML page.
 # Local rules: light, and the leaderboard header reads the main process's command line and
 # executor from its environment (KBENCH_COMMAND, KBENCH_EXECUTOR: common.smk), not from
 # params, so a rerun with other flags (-n, say) does not rerun the leaderboard.
@@ -9,15 +10,43 @@ localrules:
     leaderboard,
 
 
+if SWEEP.batches:  # a catalogue's sweep: each batch aggregated on its own, all.parquet from the batch files
+
+    localrules:
+        batch,
+
+    rule batch:
+        input:
+            lambda wc: SWEEP.batch_cells(SWEEP.batch_names[wc.batch]),
+        output:
+            SWEEP.out / layout.BATCH,
+        wildcard_constraints:
+            # a batch whose file exists is an input, not an output: it is kept, never recomputed
+            batch="|".join(re.escape(SWEEP.batch_file(b).stem) for b in SWEEP.missing_batches) or "(?!)",
+        log:
+            SWEEP.log("batch"),
+        params:
+            folders=lambda wc: SWEEP.batch_folders(SWEEP.batch_names[wc.batch]),
+        resources:
+            mem_mb=lambda wc, attempt: SWEEP.resources("mem_mb") * attempt,
+            runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
+            cpus_per_task=1,
+        conda:
+            "../envs/kbench.yaml"
+        shell:
+            "kbench aggregate {params.folders:q} --out {output:q} > {log:q} 2>&1"
+
+
 rule aggregate:
     input:
-        SWEEP.all_cells(),
+        [SWEEP.batch_file(batch) for batch in SWEEP.batches] if SWEEP.batches else SWEEP.all_cells(),
     output:
         OUT / "all.parquet",
     log:
         SWEEP.log("aggregate"),
     params:
-        out=OUT,
+        # a catalogue's batch files, else the sweep's cells below out/
+        paths=lambda wc, input: input if SWEEP.batches else [OUT],
         sweep=SWEEP.sweep,
     resources:
         mem_mb=lambda wc, attempt: SWEEP.resources("mem_mb") * attempt,
@@ -26,7 +55,7 @@ rule aggregate:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench aggregate {params.out:q} --sweep {params.sweep:q} --out {output:q} > {log:q} 2>&1"
+        "kbench aggregate {params.paths:q} --sweep {params.sweep:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule paper:

@@ -117,7 +117,7 @@ function draw(board, root) {
   if (front.length) byTime.push({type: "scatter", mode: "lines", name: "Pareto front", hoverinfo: "skip",
     x: front.map((p) => p.x), y: front.map((p) => p.y), line: {color: "black", width: 1}});
   const positive = points.every((p) => p.y > 0);
-  const yaxis = {title: {text: metric}, type: info.smaller && positive ? "log" : "linear"};
+  const yaxis = {title: {text: metric}, type: info.smaller && positive ? "log" : "linear", exponentformat: "e"};
   // every chart has its legend, below the axes where the mode bar (upright at the right edge,
   // clear of the left-aligned title) cannot cover it
   const layout = (title, xaxis) => ({title: {text: title, font: {size: 13}, x: 0.02, xanchor: "left"}, xaxis,
@@ -127,9 +127,10 @@ function draw(board, root) {
   const config = {displaylogo: false, responsive: true};
   const where = `${board.label} on ${dataset} [${kernel}]`;
   Plotly.react(root.querySelector(".chart.rank"), byRank,
-    layout(`${where}: ${metric} vs rank`, {title: {text: "rank"}, type: "log", tickvals: ranks(rows, c)}), config);
+    layout(`${where}: ${metric} vs rank`, {title: {text: "rank"}, type: "log", tickvals: ranks(rows, c),
+      exponentformat: "e"}), config);
   Plotly.react(root.querySelector(".chart.time"), byTime,
-    layout(`${metric} vs time (Pareto front)`, {title: {text: "seconds (sample + features + fit)"}, type: "log"}),
+    layout(`${metric} vs time (Pareto front)`, {title: {text: "seconds (sample + features + fit)"}, type: "log", exponentformat: "e"}),
     config);
   meansTable(board, root, rows, metric, samplers);
 }
@@ -182,7 +183,8 @@ function costChart(cost) {
   });
   Plotly.newPlot(document.getElementById(cost.id), traces, {
     title: {text: `${cost.family}: cost in n at rank ${cost.rank}`, font: {size: 13}, x: 0.02, xanchor: "left"},
-    xaxis: {title: {text: "n_train"}, type: "log"}, yaxis: {title: {text: "seconds (fit + features)"}, type: "log"},
+    xaxis: {title: {text: "n_train"}, type: "log", exponentformat: "e"},
+    yaxis: {title: {text: "seconds (fit + features)"}, type: "log", exponentformat: "e"},
     height: 560, margin: {t: 40, r: 40}, showlegend: true, modebar: {orientation: "v"},
     legend: {font: {size: 10}, orientation: "h", x: 0, xanchor: "left", y: -0.2, yanchor: "top"}},
     {displaylogo: false, responsive: true});
