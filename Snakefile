@@ -22,7 +22,7 @@ include: "workflows/rules/report.smk"
 rule all:
     input:
         SWEEP.all_cells(),  # targets themselves: a deleted cell file reruns its job
-        [SWEEP.batch_file(b) for b in SWEEP.missing_batches],  # likewise (a catalogue's sweep)
+        [SWEEP.batches.file(b) for b in SWEEP.batches.missing],  # likewise (a catalogue's sweep)
         OUT / "leaderboard.md",
         OUT / "leaderboard.html",
         OUT / "all.parquet",

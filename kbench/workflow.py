@@ -9,21 +9,16 @@ spec grammar, plugin names and parameters against the registry, output folders.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-import pandas as pd
-
 from kbench._provenance import KBENCH_VERSION
 from kbench._validation import Bound, suggest
 from kbench.datasets import check_dataset_spec, known_task_type, stated_size
-from kbench.datasets.catalogue import read_catalogue, spec_of
-from kbench.errors import ConfigError, PluginError, Status
+from kbench.errors import ConfigError, PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
 from kbench.lowrank.features import DEFAULT_BUDGET_MB
@@ -32,10 +27,11 @@ from kbench.registry import create, package_of, plugin_class
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
-from kbench.sweep.config import AUTO, BOUNDS, DEFAULT_BLAS_THREADS, lam_path
+from kbench.sweep.batches import Batches, config_datasets
+from kbench.sweep.config import AUTO, BOUNDS, lam_path
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
 from kbench.sweep.plan import check_validation_rows, not_planned, task_refuses
-from kbench.sweep.store import CELL_KEYS
+from kbench.sweep.store import run_summary
 from kbench.sweep.worker import exact_limit
 from kbench.tasks.selection import DEFAULT_SELECTION, check_selection
 
@@ -50,15 +46,6 @@ RESOURCE_BOUNDS = {bound.name: bound for bound in (
     Bound("runtime", True, 1, 10**7, why="minutes"),
     Bound("cpus_per_task", True, BOUNDS["jobs"].low, BOUNDS["jobs"].high),
 )}
-
-
-def job_environment() -> dict[str, str]:
-    """The environment of every job: the BLAS thread count it computes with
-    (DEFAULT_BLAS_THREADS), in the variables BLAS and OpenMP read when they load, so that a
-    job's BLAS never starts, and spins, threads it will not use (a quarter of a CPU second
-    per process start and more per forked worker, for the same numbers: kbench pins the
-    count either way)."""
-    return dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), str(DEFAULT_BLAS_THREADS))
 
 
 def check_config(config: dict) -> None:
@@ -106,52 +93,6 @@ def check_config(config: dict) -> None:
                 check_validation_rows(spec)
         except ValueError as exc:
             raise ConfigError(f"config key '{key}': {exc}") from None
-
-
-def config_datasets(config: dict) -> dict[str, str]:
-    """The dataset specs of a catalogue's tiers, by where they come from ('tiers[0]: PACKAGE/ITEM');
-    a catalogue that cannot be read is a ConfigError."""
-    return {f"{key}: {spec}": spec for key, specs in _tier_specs(config).items() for spec in specs}
-
-
-def _tier_specs(config: dict) -> dict[str, list[str]]:
-    """'tiers[i]' → the specs of that tier: every catalogue entry with at least its
-    ``min_rows`` rows, subsampled to its ``n``."""
-    try:
-        table = read_catalogue(config["catalogue"])
-    except ValueError as exc:
-        raise ConfigError(f"config key 'catalogue': {exc}") from None
-    names = [tier["name"] for tier in config["tiers"]]
-    if len(set(names)) < len(names):
-        raise ConfigError(f"config key 'tiers': each tier has its own name; got {', '.join(names)}.")
-    for index, tier in enumerate(config["tiers"]):
-        if not re.fullmatch(r"[a-z0-9]+", tier["name"]):
-            raise ConfigError(f"config key 'tiers[{index}].name': a tier's name is lower-case letters and digits "
-                              f"(its batches' files are named after it), got {tier['name']!r}.")
-        for key, low in (("n", 4), ("min_rows", 0), ("batch", 1)):
-            if key in tier and tier[key] < low:
-                raise ConfigError(f"config key 'tiers[{index}].{key}': must be an integer >= {low}, got {tier[key]}.")
-    tiers = {f"tiers[{index}]": [spec_of(entry, tier.get("n")) for entry in table.itertuples(index=False)
-                                 if entry.rows >= tier.get("min_rows", 0)]
-             for index, tier in enumerate(config["tiers"])}
-    specs = [spec for specs in tiers.values() for spec in specs]
-    repeated = sorted({spec for spec in specs if specs.count(spec) > 1})
-    if repeated:
-        raise ConfigError(f"config key 'tiers': {repeated[0]} is in two tiers; give the tiers sizes (n) or "
-                          "row thresholds (min_rows) that tell them apart.")
-    return tiers
-
-
-def catalogue_batches(config: dict) -> dict[str, list[str]]:
-    """The batches of a catalogue's sweep, in catalogue order: each tier's specs in runs of
-    its ``batch`` datasets, named TIER-01, TIER-02, … (an entry added at the catalogue's end
-    changes only its tier's last batch)."""
-    batches = {}
-    for tier, specs in zip(config["tiers"], _tier_specs(config).values(), strict=True):
-        size = tier["batch"]
-        for start in range(0, len(specs), size):
-            batches[f"{tier['name']}-{start // size + 1:02d}"] = specs[start:start + size]
-    return batches
 
 
 def _check_numbers(config: dict) -> None:
@@ -211,50 +152,25 @@ class Sweep:
         return Path(self.config["out"])
 
     @cached_property
-    def batches(self) -> dict[str, list[str]]:
-        """A catalogue's batches (:func:`catalogue_batches`); {} for a config that lists its datasets."""
-        return catalogue_batches(self.config) if "catalogue" in self.config else {}
-
-    @cached_property
-    def batch_names(self) -> dict[str, str]:
-        """Each batch's file name (without .parquet) → the batch: the batch's name and a digest
-        of what its cells are (its datasets, and the config's kernels, samplers, tasks, ranks,
-        repetitions and sweep), so that a batch any of them changes for is a new file,
-        computed again (from the cells already there that still are what it asks for)."""
-        config = {key: self.config.get(key) for key in ("kernel", "dataset_kernels", "samplers", "tasks", "ranks",
-                                                        "repetitions")}
-        names = {}
-        for batch, specs in self.batches.items():
-            text = json.dumps({"datasets": specs, "sweep": self.sweep, **config}, sort_keys=True)
-            names[f"{batch}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"] = batch
-        return names
-
-    def batch_file(self, batch: str) -> Path:
-        """Where a batch's cells are aggregated (kept, unlike the cells: the board is rebuilt from them)."""
-        name = next(name for name, of in self.batch_names.items() if of == batch)
-        return self.out / layout.BATCH.format(batch=name)
-
-    @cached_property
-    def missing_batches(self) -> list[str]:
-        """The batches without their aggregated file, which this run computes."""
-        return [batch for batch in self.batches if not self.batch_file(batch).is_file()]
+    def batches(self) -> Batches:
+        """A catalogue's batches (none for a config that lists its datasets)."""
+        return Batches(self.config, self.out, self.sweep)
 
     @cached_property
     def datasets(self) -> list[str]:
         """The datasets this run computes: the config's, or those of a catalogue's missing batches."""
         if "catalogue" not in self.config:
             return list(self.config["datasets"])
-        return [spec for batch in self.missing_batches for spec in self.batches[batch]]
+        return [spec for batch in self.batches.missing for spec in self.batches.specs[batch]]
 
     def batch_folders(self, batch: str) -> list[str]:
         """The cell folders of a batch's datasets (one per dataset and kernel): what its file aggregates."""
         return [str(layout.dataset_folder(self.out, self.sweep, kernel, dataset))
-                for dataset in self.batches[batch] for kernel in self.kernels(dataset)]
+                for dataset in self.batches.specs[batch] for kernel in self.kernels(dataset)]
 
     def batch_cells(self, batch: str) -> list[str]:
         """Every cell file of a batch's run jobs."""
-        chosen = set(self.batches[batch])
-        return [f for job in self.jobs() if job[0] in chosen for f in self.cell_files(*job)]
+        return [f for job in self.jobs() if job[0] in self.batches.specs[batch] for f in self.cell_files(*job)]
 
     def by_slug(self, key: str) -> dict[str, str]:
         """Slug → config entry, for the datasets, samplers or tasks of the config."""
@@ -419,17 +335,7 @@ class Sweep:
 
     def summary(self) -> str:
         """The run's last lines: its cells by status and where its leaderboard is."""
-        cells = pd.read_parquet(self.out / "all.parquet", columns=[*CELL_KEYS, "status"]).drop_duplicates(CELL_KEYS)
-        counts = cells["status"].value_counts()
-        failed = int(sum(n for status, n in counts.items() if Status(status).failed))
-        page = self.out / "leaderboard.html"
-        lines = [f"kbench: {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.items()),
-                 f"kbench: the leaderboard is {page} (open it in a browser; {self.out / 'leaderboard.md'} "
-                 "holds the same tables)"]
-        if failed:
-            lines.insert(1, f"kbench: {failed} cells failed; each task's section of the leaderboard lists them with "
-                            "their messages")
-        return "\n".join(lines)
+        return run_summary(self.out)
 
     @cached_property
     def lams(self) -> tuple[tuple[float, ...], tuple[float, float] | None]:

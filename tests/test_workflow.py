@@ -361,7 +361,7 @@ def test_a_catalogue_runs_in_batches_each_kept_and_computed_once(tmp_path, monke
               "tiers": [{"name": "small", "n": 100, "batch": 2}, {"name": "all", "min_rows": 150, "batch": 2}]}
     monkeypatch.chdir(tmp_path)
     batches = tmp_path / "out" / "batches"
-    first = snakemake(tmp_path, config, "--", f"out/batches/{Sweep(config).batch_file('small-01').name}")
+    first = snakemake(tmp_path, config, "--", f"out/batches/{Sweep(config).batches.file('small-01').name}")
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     (done,) = batches.glob("small-01-*.parquet")
     assert set(pd.read_parquet(done)["dataset"]) == {

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from kbench.reporting.scores import Section
-from kbench.reporting.standing import WinRate, pair_scores
+from kbench.reporting.units import WinRate, pair_scores
 
 FOCUS_TEXT = ("Paired win rate of the focused sampler against every other (same dataset, rank and "
               "repetition, hence the same split; a tie, inside the task's region of practical equivalence, "

@@ -7,7 +7,8 @@ number the page prints about a section is derived here (docs/conventions.md).
    a sampler with a failed cell (error, timeout, oom) in the block is last there.
 2. **Standing on a dataset.** The ranks of one dataset share its data, split and λ path, so
    they are not independent evidence: a sampler's standing on a dataset is its mean place
-   over the dataset's complete blocks (those where every ranked sampler has a cell).
+   over the dataset's complete blocks (those where every ranked sampler has a cell). One
+   frame run at several sizes (specs that differ only in n) is one dataset (kbench.reporting.units.unit_of).
 3. **Tests over datasets.** Friedman's test on the standings (scipy), and, against the
    sampler of best mean standing (the leader), per other sampler: the Wilcoxon signed-rank
    test over datasets (scipy) of the per-dataset differences (``Headline.difference``,
@@ -35,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from kbench.errors import Status
+from kbench.reporting.units import unit_of, win_rate
 
 #: significance level of every test, and the posterior probability that separates two samplers
 ALPHA = 0.05
@@ -54,7 +56,8 @@ FAILED = frozenset(s.value for s in Status if s.failed)
 STANDING_TEXT = (
     "Standing: a sampler's place in each (dataset, rank) block by its mean over repetitions, values inside the "
     "task's region of practical equivalence tied, a failed cell last; averaged over a dataset's ranks, which share "
-    "its data and split, then over datasets (the unit of every test). Failure rate: failed cells over cells. "
+    "its data and split (and sizes: a frame at several n is one dataset), then over datasets (the unit of every "
+    "test). Failure rate: failed cells over cells. "
     f"Budgets won: blocks first alone, outside the equivalence region and separated from the runner-up by a paired "
     f"t-test over ≥ {MIN_REPETITIONS} repetitions (p < {ALPHA}); ahead: first alone without that. p: Wilcoxon "
     "signed-rank over "
@@ -63,6 +66,11 @@ STANDING_TEXT = (
     "share of paired cells won (ties ½), mean over datasets, 95% interval resampling datasets. Rank within x% of "
     "exact: over datasets, the upper median of the smallest swept rank whose mean is within x% of the exact "
     "kernel's.")
+
+
+def _units(frame: pd.DataFrame) -> pd.Index:
+    """The unit of analysis of each row of a frame indexed by (dataset, rank)."""
+    return frame.index.get_level_values("dataset").map(unit_of).rename("dataset")
 
 
 @dataclass
@@ -165,7 +173,7 @@ def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True, tab
             means[dataset, rank] = values.mean().where(~failed.reindex(values.columns))
             won.append(_budget(dataset, rank, values, groups, headline))
     complete = pd.DataFrame(places, index=samplers).T.rename_axis(["dataset", "rank"])
-    standings = complete.groupby(level="dataset").mean() if len(complete) else complete
+    standings = complete.groupby(_units(complete)).mean() if len(complete) else complete
     block_means = pd.DataFrame(means, index=samplers).T.rename_axis(["dataset", "rank"])
     result = Standing(complete, standings, pd.DataFrame(won), left_out, len(blocks), _friedman(standings), {},
                       pd.DataFrame())
@@ -198,7 +206,7 @@ def dataset_differences(block_means: pd.DataFrame, ours: str, theirs: str, headl
     complete blocks of ``Headline.difference`` of their repetition means (a failure: NaN,
     loses by 1); 0 where that mean lies inside the equivalence region."""
     gain = pd.Series(headline.difference(block_means[ours], block_means[theirs]), index=block_means.index)
-    per_dataset = gain.groupby(level="dataset").mean()
+    per_dataset = gain.groupby(_units(gain)).mean()
     return per_dataset.where(per_dataset.abs() > headline.equivalence, 0.0)
 
 
@@ -343,51 +351,3 @@ def rank_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Se
     if first.empty:
         return first
     return first.groupby("sampler").agg(lambda v: np.quantile(v.to_numpy(), 0.5, method="higher"))
-
-
-@dataclass
-class WinRate:
-    """How often one sampler beats another on paired cells: the mean over datasets of each
-    dataset's share, with a 95% interval resampling datasets."""
-
-    rate: float
-    low: float
-    high: float
-    pairs: int
-    datasets: int
-
-    @property
-    def text(self) -> str:
-        if self.datasets < 2:
-            return f"{self.rate:.2f}"
-        return f"{self.rate:.2f} [{self.low:.2f}, {self.high:.2f}]"
-
-    @classmethod
-    def of(cls, scores: pd.DataFrame, rng: np.random.Generator, n_boot: int = 2000) -> WinRate:
-        """From per-pair scores (column ``score``: 1 win, 0.5 tie, 0 loss) and their
-        ``dataset``: per-dataset shares, their mean, percentile bootstrap over datasets."""
-        shares = scores.groupby("dataset")["score"].mean().to_numpy()
-        boot = shares[rng.integers(0, len(shares), size=(n_boot, len(shares)))].mean(axis=1)
-        low, high = np.percentile(boot, [2.5, 97.5])
-        return cls(float(shares.mean()), float(low), float(high), len(scores), len(shares))
-
-
-def win_rate(ours: pd.DataFrame, theirs: pd.DataFrame, headline, rng: np.random.Generator,
-             n_boot: int = 2000) -> WinRate | None:
-    """How often ``ours`` beats ``theirs`` on paired cells (same dataset, rank and
-    repetition, hence the same split; :func:`pair_scores`); None when no cell pairs up."""
-    pairing = ["dataset", "rank", "repetition"]
-    paired = ours.set_index(pairing)["metric"].to_frame("ours").join(
-        theirs.set_index(pairing)["metric"].rename("theirs"), how="inner")
-    if paired.empty:
-        return None
-    scores = pd.DataFrame({"dataset": paired.index.get_level_values("dataset"),
-                           "score": pair_scores(paired["ours"], paired["theirs"], headline)})
-    return WinRate.of(scores, rng, n_boot)
-
-
-def pair_scores(ours: pd.Series, theirs: pd.Series, headline) -> np.ndarray:
-    """Per pair of values: 1 where ours is better outside the equivalence region, 0.5 on a
-    tie (inside it, or both failed: NaN), 0 where it is worse; a failure loses."""
-    gain = headline.difference(ours.to_numpy(dtype=float), theirs.to_numpy(dtype=float))
-    return np.where(np.abs(gain) <= headline.equivalence, 0.5, (gain > 0).astype(float))

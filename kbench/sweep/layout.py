@@ -45,7 +45,7 @@ EXACT = "exact/{kernel}/" + SPLIT
 #: the kernel resolved on a split (σ chosen on its validation rows), for every job on it
 KERNEL = "kernels/{kernel}/{dataset}_rep{rep}_seed{seed}.json"
 NODE = "disqueak/{kernel}/{dataset}/{sampler}/rep{rep}_seed{seed}_node{node}.npz"
-#: a batch's aggregated cells, below ``OUT`` (a sweep of a catalogue: kbench.workflow.Sweep.batches)
+#: a batch's aggregated cells, below ``OUT`` (a sweep of a catalogue: kbench.sweep.batches)
 BATCH = "batches/{batch}.parquet"
 #: each workflow rule's log, below ``OUT/logs``
 LOGS = {

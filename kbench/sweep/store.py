@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench._files import atomic_path
+from kbench.errors import Status
 from kbench.spec import Spec
 from kbench.sweep.layout import CELLS_DIR
 
@@ -266,3 +267,20 @@ def _newest(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.sort_values("timestamp", kind="stable")
     frame = frame.drop_duplicates(subset=keys, keep="last", ignore_index=True)
     return frame.sort_values(keys, kind="stable", ignore_index=True)
+
+
+def run_summary(out) -> str:
+    """A workflow run's last lines: its cells by status (``out/all.parquet``) and where its
+    leaderboard is."""
+    out = Path(out)
+    cells = pd.read_parquet(out / "all.parquet", columns=[*CELL_KEYS, "status"]).drop_duplicates(CELL_KEYS)
+    counts = cells["status"].value_counts()
+    failed = int(sum(n for status, n in counts.items() if Status(status).failed))
+    page = out / "leaderboard.html"
+    lines = [f"kbench: {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.items()),
+             f"kbench: the leaderboard is {page} (open it in a browser; {out / 'leaderboard.md'} "
+             "holds the same tables)"]
+    if failed:
+        lines.insert(1, f"kbench: {failed} cells failed; each task's section of the leaderboard lists them with "
+                        "their messages")
+    return "\n".join(lines)

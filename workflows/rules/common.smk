@@ -7,7 +7,8 @@ from pathlib import Path
 
 from kbench.spec import Spec
 from kbench.sweep import layout
-from kbench.workflow import Sweep, check_config, job_environment
+from kbench.sweep.config import job_environment
+from kbench.workflow import Sweep, check_config
 
 check_config(config)  # stops before any job, naming the offending key
 os.environ.update(job_environment())  # the jobs' BLAS threads, set before their numpy loads

@@ -10,23 +10,23 @@ localrules:
     leaderboard,
 
 
-if SWEEP.batches:  # a catalogue's sweep: each batch aggregated on its own, all.parquet from the batch files
+if SWEEP.batches.specs:  # a catalogue's sweep: each batch aggregated on its own, all.parquet from the batch files
 
     localrules:
         batch,
 
     rule batch:
         input:
-            lambda wc: SWEEP.batch_cells(SWEEP.batch_names[wc.batch]),
+            lambda wc: SWEEP.batch_cells(SWEEP.batches.names[wc.batch]),
         output:
             SWEEP.out / layout.BATCH,
         wildcard_constraints:
             # a batch whose file exists is an input, not an output: it is kept, never recomputed
-            batch="|".join(re.escape(SWEEP.batch_file(b).stem) for b in SWEEP.missing_batches) or "(?!)",
+            batch="|".join(re.escape(SWEEP.batches.file(b).stem) for b in SWEEP.batches.missing) or "(?!)",
         log:
             SWEEP.log("batch"),
         params:
-            folders=lambda wc: SWEEP.batch_folders(SWEEP.batch_names[wc.batch]),
+            folders=lambda wc: SWEEP.batch_folders(SWEEP.batches.names[wc.batch]),
         resources:
             mem_mb=lambda wc, attempt: SWEEP.resources("mem_mb") * attempt,
             runtime=lambda wc, attempt: SWEEP.resources("runtime") * attempt,
@@ -39,14 +39,14 @@ if SWEEP.batches:  # a catalogue's sweep: each batch aggregated on its own, all.
 
 rule aggregate:
     input:
-        [SWEEP.batch_file(batch) for batch in SWEEP.batches] if SWEEP.batches else SWEEP.all_cells(),
+        [SWEEP.batches.file(b) for b in SWEEP.batches.specs] if SWEEP.batches.specs else SWEEP.all_cells(),
     output:
         OUT / "all.parquet",
     log:
         SWEEP.log("aggregate"),
     params:
         # a catalogue's batch files, else the sweep's cells below out/
-        paths=lambda wc, input: input if SWEEP.batches else [OUT],
+        paths=lambda wc, input: input if SWEEP.batches.specs else [OUT],
         sweep=SWEEP.sweep,
     resources:
         mem_mb=lambda wc, attempt: SWEEP.resources("mem_mb") * attempt,

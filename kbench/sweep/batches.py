@@ -1,0 +1,98 @@
+"""A catalogue's sweep in batches: the dataset specs of each tier (kbench.datasets.catalogue),
+cut into batches whose aggregated cells are kept (``OUT/batches/<batch>-<digest>.parquet``),
+so that a board too long for one session runs a batch at a time and is rebuilt from them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from kbench.datasets.catalogue import read_catalogue, spec_of
+from kbench.errors import ConfigError
+from kbench.sweep import layout
+
+
+def tier_specs(config: dict) -> dict[str, list[str]]:
+    """'tiers[i]' → the specs of that tier: every catalogue entry with at least its
+    ``min_rows`` rows, subsampled to its ``n``; a ConfigError names what is wrong."""
+    try:
+        table = read_catalogue(config["catalogue"])
+    except ValueError as exc:
+        raise ConfigError(f"config key 'catalogue': {exc}") from None
+    names = [tier["name"] for tier in config["tiers"]]
+    if len(set(names)) < len(names):
+        raise ConfigError(f"config key 'tiers': each tier has its own name; got {', '.join(names)}.")
+    for index, tier in enumerate(config["tiers"]):
+        if not re.fullmatch(r"[a-z0-9]+", tier["name"]):
+            raise ConfigError(f"config key 'tiers[{index}].name': a tier's name is lower-case letters and digits "
+                              f"(its batches' files are named after it), got {tier['name']!r}.")
+        for key, low in (("n", 4), ("min_rows", 0), ("batch", 1)):
+            if key in tier and tier[key] < low:
+                raise ConfigError(f"config key 'tiers[{index}].{key}': must be an integer >= {low}, got {tier[key]}.")
+    tiers = {f"tiers[{index}]": [spec_of(entry, tier.get("n")) for entry in table.itertuples(index=False)
+                                 if entry.rows >= tier.get("min_rows", 0)]
+             for index, tier in enumerate(config["tiers"])}
+    specs = [spec for specs in tiers.values() for spec in specs]
+    repeated = sorted({spec for spec in specs if specs.count(spec) > 1})
+    if repeated:
+        raise ConfigError(f"config key 'tiers': {repeated[0]} is in two tiers; give the tiers sizes (n) or "
+                          "row thresholds (min_rows) that tell them apart.")
+    return tiers
+
+
+def config_datasets(config: dict) -> dict[str, str]:
+    """The dataset specs of a catalogue's tiers, by where they come from ('tiers[0]: SPEC')."""
+    return {f"{key}: {spec}": spec for key, specs in tier_specs(config).items() for spec in specs}
+
+
+@dataclass(frozen=True)
+class Batches:
+    """The batches of a sweep config whose datasets are a catalogue's tiers (none when it
+    lists its datasets), below ``out``, for the sweep ``sweep`` (kbench.sweep.layout.sweep_id)."""
+
+    config: dict
+    out: Path
+    sweep: str
+
+    @cached_property
+    def specs(self) -> dict[str, list[str]]:
+        """Batch → its dataset specs, in catalogue order: each tier's in runs of its ``batch``
+        datasets, named TIER-01, TIER-02, … (an entry added at the catalogue's end changes
+        only its tier's last batch)."""
+        if "catalogue" not in self.config:
+            return {}
+        batches = {}
+        for tier, specs in zip(self.config["tiers"], tier_specs(self.config).values(), strict=True):
+            size = tier["batch"]
+            for start in range(0, len(specs), size):
+                batches[f"{tier['name']}-{start // size + 1:02d}"] = specs[start:start + size]
+        return batches
+
+    @cached_property
+    def names(self) -> dict[str, str]:
+        """Each batch's file name (without .parquet) → the batch: its name and a digest of what
+        its cells are (its datasets, and the config's kernels, samplers, tasks, ranks,
+        repetitions and sweep), so that a batch any of them changes for is a new file,
+        computed again (from the cells already there that still are what it asks for)."""
+        config = {key: self.config.get(key) for key in ("kernel", "dataset_kernels", "samplers", "tasks", "ranks",
+                                                        "repetitions")}
+        names = {}
+        for batch, specs in self.specs.items():
+            text = json.dumps({"datasets": specs, "sweep": self.sweep, **config}, sort_keys=True)
+            names[f"{batch}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"] = batch
+        return names
+
+    def file(self, batch: str) -> Path:
+        """Where a batch's cells are aggregated (kept, unlike the cells: the board is rebuilt from them)."""
+        name = next(name for name, of in self.names.items() if of == batch)
+        return Path(self.out) / layout.BATCH.format(batch=name)
+
+    @cached_property
+    def missing(self) -> list[str]:
+        """The batches without their aggregated file, which a run computes."""
+        return [batch for batch in self.specs if not self.file(batch).is_file()]
