@@ -23,8 +23,7 @@ rule all:
     input:
         SWEEP.all_cells(),  # targets themselves: a deleted cell file reruns its job
         [SWEEP.batches.file(b) for b in SWEEP.batches.missing],  # likewise (a catalogue's sweep)
-        OUT / "leaderboard.md",
-        OUT / "leaderboard.html",
-        OUT / "all.parquet",
+        # the page, unless the run computes one batch (--config batch=...)
+        [OUT / "leaderboard.md", OUT / "leaderboard.html", OUT / "all.parquet"] if "batch" not in config else [],
         [PAPER_OUT / f"{config['paper']}.md"] if "paper" in config else [],
     default_target: True

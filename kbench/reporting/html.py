@@ -178,11 +178,13 @@ def _datasets_html(advice) -> list[str]:
                   "<details><summary>Each dataset's spec, source, preprocessing and documentation</summary>",
                   table_html(facts, links=("documentation",)), "</details>"]
     if len(advice.winners):
-        parts += ["<h3>First place per rank budget</h3>", f"<p class='caption'>{esc(WINNER_TEXT)}</p>"]
         names = short_names(advice.winners["dataset"].unique())
+        parts += ["<h3>First place per rank budget</h3>", f"<p class='caption'>{esc(WINNER_TEXT)}</p>",
+                  f"<details><summary>Each dataset's ({len(names)})</summary>"]
         for dataset, rows in advice.winners.groupby("dataset", sort=True):
             parts += [f"<details><summary title='{esc(dataset)}'>{esc(names[dataset])}</summary>",
                       table_html(rows.drop(columns="dataset").reset_index(drop=True)), "</details>"]
+        parts.append("</details>")
     return ["<section id='datasets'><h2>Datasets</h2>", *parts, "</section>"] if parts else []
 
 

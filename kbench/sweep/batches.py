@@ -94,5 +94,11 @@ class Batches:
 
     @cached_property
     def missing(self) -> list[str]:
-        """The batches without their aggregated file, which a run computes."""
-        return [batch for batch in self.specs if not self.file(batch).is_file()]
+        """The batches without their aggregated file, which a run computes (of the config's
+        ``batch`` only, when it names one)."""
+        chosen = self.config.get("batch")
+        if chosen is not None and not self.specs:
+            raise ConfigError("config key 'batch': only a sweep of a catalogue ('catalogue', 'tiers') has batches.")
+        if chosen is not None and chosen not in self.specs:
+            raise ConfigError(f"config key 'batch': no batch {chosen!r}; the batches are: {', '.join(self.specs)}.")
+        return [batch for batch in self.specs if not self.file(batch).is_file() and chosen in (None, batch)]
