@@ -68,6 +68,12 @@ STANDING_TEXT = (
     "kernel's.")
 
 
+def _by_block(values: dict, samplers: list[str]) -> pd.DataFrame:
+    """(dataset, rank) blocks × samplers from per-block Series (none: an empty such frame)."""
+    index = pd.MultiIndex.from_tuples(list(values), names=["dataset", "rank"])
+    return pd.DataFrame([v.reindex(samplers) for v in values.values()], index=index, columns=samplers, dtype=float)
+
+
 def _units(frame: pd.DataFrame) -> pd.Index:
     """The unit of analysis of each row of a frame indexed by (dataset, rank)."""
     return frame.index.get_level_values("dataset").map(unit_of).rename("dataset")
@@ -172,9 +178,8 @@ def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True, tab
             places[dataset, rank] = place
             means[dataset, rank] = values.mean().where(~failed.reindex(values.columns))
             won.append(_budget(dataset, rank, values, groups, headline))
-    complete = pd.DataFrame(places, index=samplers).T.rename_axis(["dataset", "rank"])
+    complete, block_means = _by_block(places, samplers), _by_block(means, samplers)
     standings = complete.groupby(_units(complete)).mean() if len(complete) else complete
-    block_means = pd.DataFrame(means, index=samplers).T.rename_axis(["dataset", "rank"])
     result = Standing(complete, standings, pd.DataFrame(won), left_out, len(blocks), _friedman(standings), {},
                       pd.DataFrame())
     if not tests:

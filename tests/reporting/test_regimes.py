@@ -83,3 +83,13 @@ def test_the_regime_table_folds_each_dataset_s_spec_and_shows_short_names():
     assert list(facts["spec"]) == list(regimes.index) and list(facts.index) == list(compact.index)
     same = short_names(["synthetic:moons:n=500,noise=0.1", "synthetic:moons:n=500,noise=0.3"])
     assert same == {k: k for k in same}  # two that would read the same keep their whole key
+
+
+def test_a_slice_without_a_complete_block_has_no_verdict_and_no_error():
+    """A slice where no (dataset, rank) block holds every sampler (each ran on other datasets):
+    no standing, no row, no exception (the default page's sizes have such slices)."""
+    cells = cells_of(2, 0.05)
+    cells = cells[(cells["dataset"] == "d00") == (cells["sampler"] == "A")]
+    section = Section("krr", kbench.create("krr", "task"), cells, {})
+    regimes = pd.DataFrame({"n_train": [300, 300]}, index=["d00", "d01"])
+    assert by_regime(section, regimes).empty
