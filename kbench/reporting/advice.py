@@ -31,8 +31,8 @@ REGIME_TEXT = ("Each dataset: its source, the rows used (after rows with missing
                "task (the median over repetitions; none without the exact kernel): d_eff = Σ ℓᵢ(λ), "
                "d_mof = n·max ℓᵢ(λ) and the coherence d_mof/d_eff (1: every point equally influential; large: a "
                "few points matter most); decay: the growth of d_eff per decade of λ there (1/α for eigenvalues "
-               "decaying as i^(−α), near 0 for an exponential decay); λ at edge: the exact kernel's choice lay at an end of the λ path (a "
-               "bound stopped its extension) in that many repetitions. Estimated: from the matrix-free "
+               "decaying as i^(−α), near 0 for an exponential decay); λ at edge: the exact kernel's choice lay at an "
+               "end of the λ path (a bound stopped its extension) in that many repetitions. Estimated: from the matrix-free "
                "baseline's Nyström approximation.")
 WINNER_TEXT = ("Per task and (dataset, rank) block: the first place and its outcome: won (first alone, outside the "
                f"task's region of practical equivalence, and a paired t-test against the runner-up over ≥ "
@@ -78,15 +78,15 @@ def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
             per_rep = group.groupby("repetition").first()
             d_eff, d_mof = float(per_rep["d_eff"].mean()), float(per_rep["d_mof"].mean())
             paths = rows[rows["dataset"] == key]
-            growth = [decay(cell["lam"], cell["d_eff"], per_rep.loc[rep, "lam"])
-                      for rep, cell in ((rep, _one_cell(paths[paths["repetition"] == rep])) for rep in per_rep.index)]
+            growth = np.array([decay(cell["lam"], cell["d_eff"], per_rep.loc[rep, "lam"]) for rep, cell in
+                               ((rep, _one_cell(paths[paths["repetition"] == rep])) for rep in per_rep.index)])
+            growth = float(np.median(growth[np.isfinite(growth)])) if np.isfinite(growth).any() else np.nan
             method = per_rep["diagnostics_method"].dropna() if "diagnostics_method" in per_rep else pd.Series(dtype=str)
             edge = per_rep["lam_at_edge_exact"] if "lam_at_edge_exact" in per_rep else pd.Series(dtype=bool)
             records[key] = {
                 "λ (exact)": float(per_rep["lam"].median()), "chosen on": f"{section.label} {chosen_on}",
                 "λ at edge": f"{int(edge.fillna(False).astype(bool).sum())} of {len(per_rep)}",
-                "d_eff": d_eff, "d_mof": d_mof, "d_mof/d_eff": d_mof / d_eff, "decay": float(np.nanmedian(growth))
-                if np.isfinite(growth).any() else np.nan,
+                "d_eff": d_eff, "d_mof": d_mof, "d_mof/d_eff": d_mof / d_eff, "decay": growth,
                 "estimated": bool(len(method) and str(method.iloc[0]).startswith("estimate")),
             }
     table = dataset_facts(frame).join(pd.DataFrame.from_dict(records, orient="index"), how="left")

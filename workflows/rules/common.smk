@@ -39,6 +39,9 @@ onstart:
 
 
 onsuccess:
-    # the last lines of a run: its cells by status and where the leaderboard is
-    if (OUT / "all.parquet").is_file():
+    # the last lines of a run: its batches (a catalogue's sweep), its cells by status and where
+    # the leaderboard is (once every batch is in)
+    if SWEEP.batches.specs:
+        print(SWEEP.batches.progress())
+    if (OUT / "all.parquet").is_file() and not SWEEP.batches.left():
         print(SWEEP.summary())
