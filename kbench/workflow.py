@@ -64,7 +64,9 @@ def check_config(config: dict) -> None:
     if ("catalogue" in config) == ("datasets" in config):
         raise ConfigError("config: list the datasets ('datasets') or name a catalogue and its tiers ('catalogue', "
                           "'tiers'), one of the two.")
-    datasets = list(config_datasets(config).values()) if "catalogue" in config else config["datasets"]
+    where = config_datasets(config) if "catalogue" in config else {
+        f"datasets[{index}]": spec for index, spec in enumerate(config["datasets"])}
+    datasets = list(where.values())
     for dataset in config.get("dataset_kernels", {}):
         if dataset not in datasets:
             raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
@@ -84,8 +86,6 @@ def check_config(config: dict) -> None:
                 raise ConfigError(f"config key '{where}': {exc}") from None
     chooses = config.get("selection", DEFAULT_SELECTION) == DEFAULT_SELECTION and any(
         create(t, "task").uses_lams for t in config["tasks"])
-    where = config_datasets(config) if "catalogue" in config else {
-        f"datasets[{index}]": spec for index, spec in enumerate(config["datasets"])}
     for key, spec in where.items():
         try:
             check_dataset_spec(spec)
