@@ -187,7 +187,8 @@ def answer(section: Section, result: Standing) -> str | None:
         return (f"{section.label} ({section.metric}): {leader}, ahead of every other sampler {on}: against the "
                 f"runner-up {order[1]}, p = {runner.p_holm:.2g} (Wilcoxon–Holm), P(better) = "
                 f"{runner.probabilities[0]:.2f}; mean standing {table.loc[leader, 'mean standing']}, failure rate "
-                f"{table.loc[leader, 'failure rate']}, budgets won {table.loc[leader, 'budgets won']}.")
+                f"{table.loc[leader, 'failure rate']}, " + (f"budgets won {table.loc[leader, 'budgets won']}."
+                if "budgets won" in table else f"first alone in {table.loc[leader, 'ahead']} budgets."))
     separated = [s for s in order if s not in tied]
     said = (f"{section.label} ({section.metric}): no detectable difference among {', '.join(tied)} {on} "
             f"(mean standing {' vs '.join(table.loc[s, 'mean standing'] for s in tied)}; no test separates them "

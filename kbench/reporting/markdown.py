@@ -17,7 +17,7 @@ from kbench.reporting.scores import (
     UNINFORMATIVE_TEXT,
     selection_text,
 )
-from kbench.reporting.standing import MISSING, STANDING_TEXT, Standing
+from kbench.reporting.standing import MIN_REPETITIONS, MISSING, STANDING_TEXT, Standing
 from kbench.sweep.store import CELL_KEYS
 
 
@@ -74,6 +74,9 @@ def format_ranking(result: Standing, unscored: dict[str, str]) -> tuple[pd.DataF
                 f" Friedman's test over the {result.datasets} datasets' standings: p = {result.friedman_p:.2g}.")
     footnotes = [f"Standings over {result.datasets} dataset(s), from {result.ranked} of {result.blocks} (dataset, "
                  f"rank) blocks.{friedman} {STANDING_TEXT}"]
+    if "budgets won" not in table:
+        footnotes.append(f"No rank budget is counted as won: a win needs a paired t-test over ≥ {MIN_REPETITIONS} "
+                         "repetitions and these cells have fewer; ahead: the blocks where a sampler is first alone.")
     return table.fillna(""), footnotes
 
 

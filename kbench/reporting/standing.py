@@ -64,8 +64,9 @@ STANDING_TEXT = (
     "datasets against the first row, Holm-adjusted; P: Bayesian signed-rank (baycomp, the equivalence region as "
     "ROPE) that this row is better than the first / equivalent to it / worse. Win rate: per dataset the "
     "share of paired cells won (ties ½), mean over datasets, 95% interval resampling datasets. Rank within x% of "
-    "exact: over datasets, the upper median of the smallest swept rank whose mean is within x% of the exact "
-    "kernel's.")
+    "exact: over the datasets with the exact kernel, the upper median of the smallest swept rank whose mean is "
+    "within x% of the exact kernel's; of the best sampler: the same over the datasets too large for the exact "
+    "kernel, against the best mean any sampler reached there at any rank.")
 
 
 def _by_block(values: dict, samplers: list[str]) -> pd.DataFrame:
@@ -305,7 +306,8 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
     rate = cells.groupby("sampler")["failed"].mean().reindex(rows)
     table["failure rate"] = [f"{v:.0%}" for v in rate]
     outcomes = result.won.groupby(["winner", "outcome"]).size() if len(result.won) else pd.Series(dtype=int)
-    for outcome, column in (("won", "budgets won"), ("ahead", "ahead")):
+    winnable = cells["repetition"].nunique() >= MIN_REPETITIONS  # else every block's first is ahead at most
+    for outcome, column in ((("won", "budgets won"),) if winnable else ()) + (("ahead", "ahead"),):
         table[column] = [f"{int(outcomes.get((s, outcome), 0))} of {result.ranked}" if s in order else MISSING
                          for s in rows]
     leader = order[0] if order else None
@@ -324,13 +326,27 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
             if win is not None:
                 table.loc[s, f"win rate vs {BASELINE}"] = win.text
                 table.loc[s, "paired datasets"] = str(win.datasets)
-    if headline.exact is not None and cells["exact"].notna().any():
+    if headline.exact is not None:
         top = int(cells["rank"].max())
-        for tolerance in TOLERANCES:
-            reach = rank_to_match(cells, headline.smaller_is_better, tolerance).reindex(rows)
-            table[f"rank within {tolerance:.0%} of exact"] = [
-                MISSING if pd.isna(v) else (f"> {top}" if np.isinf(v) else f"{int(v)}") for v in reach]
+        exact = cells.groupby("dataset")["exact"].transform(lambda v: v.notna().any())
+        for reference, of in (("exact", cells[exact]), ("the best sampler", against_best(cells[~exact], headline))):
+            if of.empty:
+                continue
+            for tolerance in TOLERANCES:
+                reach = rank_to_match(of, headline.smaller_is_better, tolerance).reindex(rows)
+                n = of["dataset"].nunique()
+                table[f"rank within {tolerance:.0%} of {reference} ({n} dataset{'s' if n != 1 else ''})"] = [
+                    MISSING if pd.isna(v) else (f"> {top}" if np.isinf(v) else f"{int(v)}") for v in reach]
     return table.fillna(MISSING)
+
+
+def against_best(cells: pd.DataFrame, headline) -> pd.DataFrame:
+    """The cells of datasets without the exact kernel, their ``exact`` column replaced by the
+    best repetition mean of any sampler at any rank on that dataset: the gap a page states
+    where the exact kernel did not fit the budget."""
+    means = cells[~cells["status"].isin(FAILED)].groupby(["dataset", "sampler", "rank"])["metric"].mean()
+    best = means.groupby("dataset").min() if headline.smaller_is_better else means.groupby("dataset").max()
+    return cells.assign(exact=cells["dataset"].map(best))
 
 
 def ranks_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.Series:

@@ -13,6 +13,7 @@ import pytest
 
 import kbench
 from kbench.reporting.advice import answer, winners
+from kbench.reporting.markdown import format_ranking
 from kbench.reporting.scores import Section, informative
 from kbench.reporting.standing import standing
 
@@ -87,6 +88,9 @@ def test_a_budget_is_won_only_outside_the_region_and_by_a_paired_test_over_five_
     assert (result.won["p (paired t)"] < 0.05).all()
     _, three, _ = verdict(cells_of(2, 0.03, repetitions=3))  # too few repetitions for a test
     assert set(three.won["outcome"]) == {"ahead"}
+    assert "budgets won" not in three.table and set(three.table["ahead"]) <= {"10 of 10", "0 of 10"}  # no column that reads 0 everywhere
+    table, footnotes = format_ranking(three, {})
+    assert "No rank budget is counted as won" in footnotes[-1]
     table = winners([Section("krr", kbench.create("krr", "task"), cells_of(2, 0.03), {})], {"krr": result})
     assert set(table["margin"]) <= {"3%", "3.1%", "2.9%"}  # a percentage with two significant digits
 
