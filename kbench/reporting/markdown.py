@@ -20,6 +20,9 @@ from kbench.reporting.scores import (
 from kbench.reporting.standing import MIN_REPETITIONS, MISSING, STANDING_TEXT, Standing
 from kbench.sweep.store import CELL_KEYS
 
+#: more kbench commits than this are counted, not listed, in a page's header
+MAX_COMMITS = 3
+
 
 def versions(frame: pd.DataFrame) -> str:
     """Every version the rows were computed with: kbench's (and its commit), numpy's, scipy's,
@@ -30,8 +33,12 @@ def versions(frame: pd.DataFrame) -> str:
         if column in frame:
             found[package] = set(frame[column].dropna().astype(str))
     if frame.get("kbench_commit") is not None and frame["kbench_commit"].notna().any():
-        found["kbench"] = {f"{v} (commit {c})" for v, c in
-                           frame[["kbench_version", "kbench_commit"]].dropna().drop_duplicates().itertuples(index=False)}
+        pairs = frame[["kbench_version", "kbench_commit"]].dropna().drop_duplicates()
+        if len(pairs) <= MAX_COMMITS:
+            found["kbench"] = {f"{v} (commit {c})" for v, c in pairs.itertuples(index=False)}
+        else:  # a board computed in batches over many commits: each row records its own
+            found["kbench"] = {f"{v} ({len(c)} commits, {c.str.endswith('+dirty').sum()} with local changes: each "
+                               "row records its own)" for v, c in pairs.groupby("kbench_version")["kbench_commit"]}
     for kind in ("dataset", "kernel", "sampler", "task"):
         if f"{kind}_package" in frame:
             pairs = frame[[f"{kind}_package", f"{kind}_package_version"]].dropna().drop_duplicates()
