@@ -17,6 +17,7 @@ from kbench.reporting.scores import (
     by_design,
     cost_in_n,
     failures,
+    not_ok_table,
     not_planned_table,
     sections,
     status_table,
@@ -66,7 +67,7 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
         path = out / "figures" / figure_file("cost_in_n", family)
         cost_figure(seconds, rank, family, path, look)
         figures["cost", family] = f"figures/{path.name}"
-    statuses = (status_table(frame), not_planned_table(refused))
+    statuses = (status_table(frame), not_ok_table(frame), not_planned_table(refused))
     write_text(out / "leaderboard.md", markdown.page(lines, notes, advice, focus, views, boards, costs,
                                                      statuses, figures))
     write_text(out / "leaderboard.html", html.render(frame, lines, notes, boards, advice, views, focus,

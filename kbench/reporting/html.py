@@ -29,6 +29,7 @@ from kbench.reporting.regimes import BY_REGIME_TEXT
 from kbench.reporting.scores import (
     COST_TEXT,
     FAILURES_TEXT,
+    NOT_OK_TEXT,
     NOT_PLANNED_TEXT,
     UNINFORMATIVE_TEXT,
     Section,
@@ -209,7 +210,8 @@ def _board_html(board: Board) -> list[str]:
 
 
 def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: list[Board], advice,
-           focus_views: list | None, focused: str | None, costs: dict, statuses: tuple[pd.DataFrame, pd.DataFrame],
+           focus_views: list | None, focused: str | None, costs: dict,
+           statuses: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame],
            look: dict[str, Style]) -> str:
     """The page. ``advice``: kbench.reporting.advice.Advice; ``focus_views``:
     kbench.reporting.focus.FocusTables; ``look``: each sampler's style on every chart."""
@@ -247,8 +249,10 @@ def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: lis
             parts += [f"<h3>{esc(family)}, rank {rank}</h3>", table_html(seconds), table_html(memory),
                       f"<div class='chart' id='cost-{i}'></div>"]
         parts.append("</section>")
-    by_status, unplanned = statuses
+    by_status, not_ok, unplanned = statuses
     parts += ["<section id='status'><h2>Cells by status</h2>", table_html(by_status)]
+    if len(not_ok):
+        parts += ["<h3>Cells not ok</h3>", f"<p class='caption'>{esc(NOT_OK_TEXT)}</p>", table_html(not_ok)]
     if len(unplanned):
         parts += ["<h3>Not planned, by design</h3>", f"<p class='caption'>{esc(NOT_PLANNED_TEXT)}</p>",
                   table_html(unplanned)]

@@ -13,6 +13,7 @@ from kbench.reporting.regimes import BY_REGIME_TEXT
 from kbench.reporting.scores import (
     COST_TEXT,
     FAILURES_TEXT,
+    NOT_OK_TEXT,
     NOT_PLANNED_TEXT,
     UNINFORMATIVE_TEXT,
     selection_text,
@@ -88,14 +89,16 @@ def format_ranking(result: Standing, unscored: dict[str, str]) -> tuple[pd.DataF
 
 
 def markdown_table(table: pd.DataFrame) -> str:
-    """A numeric table as markdown, missing values as "—"."""
-    return table.astype(object).where(table.notna(), None).to_markdown(floatfmt=".4g", missingval=MISSING)
+    """A numeric table as markdown, missing values as "—", a "|" inside a cell (a traceback's)
+    escaped so it does not end the cell."""
+    cells = table.astype(object).map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v)
+    return cells.where(table.notna(), None).to_markdown(floatfmt=".4g", missingval=MISSING)
 
 
 def page(header_lines: list[str], notes: list[str], advice, focused: str | None, focus_views, boards,
-         costs: dict, statuses: tuple[pd.DataFrame, pd.DataFrame], figures: dict) -> str:
-    """The markdown leaderboard. ``statuses``: the cells by status and the combinations not
-    planned; ``figures`` names each figure file by its key: ("cd", task label), (task label,
+         costs: dict, statuses: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame], figures: dict) -> str:
+    """The markdown leaderboard. ``statuses``: the cells by status, those not ok by
+    reason and the combinations not planned; ``figures`` names each figure file by its key: ("cd", task label), (task label,
     dataset) and ("cost", family), relative to the page."""
     md = ["# kbench leaderboard", "", *header_lines, "", *(f"Note: {note}\n" for note in notes)]
     md += ["## Which sampler for my data", "", *(f"- {s}" for s in advice.statements), ""]
@@ -140,8 +143,10 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
         title = f"Sampler cost in n: {family}, rank {rank}"
         md += [f"## {title}", "", COST_TEXT, "", markdown_table(seconds), "", markdown_table(memory), "",
                f"![{title}]({figures['cost', family]})", ""]
-    by_status, unplanned = statuses
+    by_status, not_ok, unplanned = statuses
     md += ["## Cells by status", "", by_status.to_markdown(), ""]
+    if len(not_ok):
+        md += ["### Cells not ok", "", NOT_OK_TEXT, "", markdown_table(not_ok.set_index("sampler")), ""]
     if len(unplanned):
         md += ["### Not planned, by design", "", NOT_PLANNED_TEXT, "", unplanned.to_markdown(index=False), ""]
     return "\n".join(md)

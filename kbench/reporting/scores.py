@@ -258,6 +258,26 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
         index="sampler", columns=None)
 
 
+NOT_OK_TEXT = ("Every cell that is not ok, by sampler, status and kind: how many cells, on how many datasets, and "
+               "the first message (a skipped cell: a sampler that refuses a regime, e.g. a size past its bound).")
+
+
+def not_ok_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The cells that are not ok grouped by sampler, status, the component that failed and the
+    message's kind (its exception's name): their number, their datasets' and the first message."""
+    cells = frame.drop_duplicates(subset=CELL_KEYS)
+    bad = cells[cells["status"] != "ok"]
+    if bad.empty:
+        return pd.DataFrame()
+    error = bad["error"].fillna("") if "error" in bad else pd.Series("", index=bad.index)
+    where = bad["failed_in"].fillna("") if "failed_in" in bad else pd.Series("", index=bad.index)
+    groups = bad.assign(kind=error.str.split(":", n=1).str[0], where=where, error=error).groupby(
+        ["sampler_label", "status", "where", "kind"], sort=True)
+    return pd.DataFrame({"cells": groups.size(), "datasets": groups["dataset"].nunique(),
+                         "first message": groups["error"].first()}).reset_index().rename(
+        columns={"sampler_label": "sampler", "where": "failed in"})
+
+
 NOT_PLANNED_TEXT = ("Combinations of the sweep's datasets, kernels, samplers and tasks that cannot run by design "
                     "(a sampler that refuses the kernel, a task that refuses the dataset's type): never planned, so "
                     "never counted as skipped cells.")

@@ -121,6 +121,21 @@ def test_a_task_that_raises_keeps_its_section_with_its_error(board):
     assert "error in task" in status and "error in sampler" in status  # flaky's fits are its own
 
 
+def test_every_cell_that_is_not_ok_is_listed_with_its_message(board):
+    text, frame = board
+    cells = frame.drop_duplicates(["dataset", "sampler_label", "task_label", "rank", "repetition"])
+    bad = cells[cells["status"] != "ok"]
+    listed = text.split("### Cells not ok")[1].split("\n## ")[0].split("\n### ")[0]
+    lines = [line for line in listed.splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = [dict(zip(header, (c.strip() for c in re.split(r"(?<!\\)\|", line.strip("|"))))) for line in lines[1:]]
+    counted = {}
+    for row in rows:
+        counted[row["sampler"]] = counted.get(row["sampler"], 0) + int(row["cells"])
+    assert len(bad) > 0 and counted == bad.groupby("sampler_label").size().to_dict()
+    assert "raising task: boom" in listed and all(row["first message"] for row in rows)
+
+
 def test_every_rank_to_match_is_a_swept_rank_or_beyond_the_largest(board):
     text, _ = board
     printed = [row[column] for row in table(text, "krr: test_mse").values() for column in row
