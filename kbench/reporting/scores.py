@@ -362,7 +362,9 @@ def cost_in_n(frame: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, pd.DataFrame
     ok = frame[frame["status"] == "ok"]
     if ok.empty:
         return {}
-    families = pd.Series([size_family(d, k) for d, k in zip(ok["dataset"], ok["kernel"])], index=ok.index)
+    pairs = ok[["dataset", "kernel"]].drop_duplicates()
+    family_of = {(d, k): size_family(d, k) for d, k in zip(pairs["dataset"], pairs["kernel"])}
+    families = pd.Series([family_of[d, k] for d, k in zip(ok["dataset"], ok["kernel"])], index=ok.index)
     found = {}
     for family, rows in ok.groupby(families):
         if rows["n_train"].nunique() < 3:
