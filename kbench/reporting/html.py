@@ -255,7 +255,8 @@ def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: lis
         parts += ["<h3>Cells not ok</h3>", f"<p class='caption'>{esc(NOT_OK_TEXT)}</p>", table_html(not_ok)]
     if len(unplanned):
         parts += ["<h3>Not planned, by design</h3>", f"<p class='caption'>{esc(NOT_PLANNED_TEXT)}</p>",
-                  table_html(unplanned)]
+                  f"<details><summary>{int(unplanned['combinations'].sum())} combinations, {len(unplanned)} "
+                  "reasons</summary>", table_html(unplanned), "</details>"]
     parts.append("</section>")
     data = {"boards": [chart_data(frame, b) for b in boards], "costs": cost_data(costs),
             "styles": {sampler: style.plotly() for sampler, style in look.items()}}
