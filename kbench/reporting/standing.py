@@ -334,10 +334,16 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
                 continue
             for tolerance in TOLERANCES:
                 reach = rank_to_match(of, headline.smaller_is_better, tolerance).reindex(rows)
-                n = of["dataset"].nunique()
-                table[f"rank within {tolerance:.0%} of {reference} ({n} dataset{'s' if n != 1 else ''})"] = [
+                table[f"rank within {tolerance:.0%} of {reference} ({_counted(of['dataset'])})"] = [
                     MISSING if pd.isna(v) else (f"> {top}" if np.isinf(v) else f"{int(v)}") for v in reach]
     return table.fillna(MISSING)
+
+
+def _counted(datasets: pd.Series) -> str:
+    """How many datasets (units: a frame at several sizes is one) and, when they differ, sizes."""
+    specs, units = datasets.nunique(), datasets.map(unit_of).nunique()
+    said = f"{units} dataset{'s' if units != 1 else ''}"
+    return said if specs == units else f"{said} at {specs} sizes"
 
 
 def against_best(cells: pd.DataFrame, headline) -> pd.DataFrame:
