@@ -91,7 +91,7 @@ def format_ranking(result: Standing, unscored: dict[str, str]) -> tuple[pd.DataF
 def markdown_table(table: pd.DataFrame) -> str:
     """A numeric table as markdown, missing values as "—", a "|" inside a cell (a traceback's)
     escaped so it does not end the cell."""
-    cells = table.astype(object).map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v)
+    cells = table.map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v).astype(object)
     return cells.where(table.notna(), None).to_markdown(floatfmt=".4g", missingval=MISSING)
 
 
