@@ -97,9 +97,9 @@ def markdown_table(table: pd.DataFrame) -> str:
 
 def page(header_lines: list[str], notes: list[str], advice, focused: str | None, focus_views, boards,
          costs: dict, statuses: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame], figures: dict) -> str:
-    """The markdown leaderboard. ``statuses``: the cells by status, those not ok by
-    reason and the combinations not planned; ``figures`` names each figure file by its key: ("cd", task label), (task label,
-    dataset) and ("cost", family), relative to the page."""
+    """The markdown leaderboard. ``statuses``: the cells by status, those not ok by reason
+    and the combinations not planned; ``figures`` names each figure file by its key: ("cd",
+    task label), (task label, dataset) and ("cost", family), relative to the page."""
     md = ["# kbench leaderboard", "", *header_lines, "", *(f"Note: {note}\n" for note in notes)]
     md += ["## Which sampler for my data", "", *(f"- {s}" for s in advice.statements), ""]
     if focus_views is not None:
