@@ -101,7 +101,7 @@ class Batches:
             raise ConfigError("config key 'batch': only a sweep of a catalogue ('catalogue', 'tiers') has batches.")
         if chosen is not None and chosen not in self.specs:
             raise ConfigError(f"config key 'batch': no batch {chosen!r}; the batches are: {', '.join(self.specs)}.")
-        return [batch for batch in self.specs if not self.file(batch).is_file() and chosen in (None, batch)]
+        return [batch for batch in self.left() if chosen in (None, batch)]
 
     def left(self) -> list[str]:
         """The batches without their file now (read again: a run writes them)."""
@@ -111,4 +111,4 @@ class Batches:
         """A line saying how many batches have their file, and which are left to run."""
         left = self.left()
         return (f"kbench: {len(self.specs) - len(left)} of {len(self.specs)} batches in "
-                f"{Path(self.out) / 'batches'}" + (f"; to run: {', '.join(left)}" if left else ""))
+                f"{(Path(self.out) / layout.BATCH).parent}" + (f"; to run: {', '.join(left)}" if left else ""))
