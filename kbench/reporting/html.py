@@ -252,7 +252,8 @@ def render(frame: pd.DataFrame, header: list[str], notes: list[str], boards: lis
     by_status, not_ok, unplanned = statuses
     parts += ["<section id='status'><h2>Cells by status</h2>", table_html(by_status)]
     if len(not_ok):
-        parts += ["<h3>Cells not ok</h3>", f"<p class='caption'>{esc(NOT_OK_TEXT)}</p>", table_html(not_ok)]
+        parts += ["<h3>Cells not ok</h3>", f"<p class='caption'>{esc(NOT_OK_TEXT)}</p>",
+                  f"<div class='messages'>{table_html(not_ok)}</div>"]
     if len(unplanned):
         parts += ["<h3>Not planned, by design</h3>", f"<p class='caption'>{esc(NOT_PLANNED_TEXT)}</p>",
                   f"<details><summary>{int(unplanned['combinations'].sum())} combinations, {len(unplanned)} "
