@@ -32,7 +32,7 @@ from kbench.advisor.probe import probe as run_probe
 from kbench.advisor.regime import Regime, coordinates, distance, estimate_regime
 from kbench.datasets import load_dataset
 from kbench.registry import make_kernel, make_task
-from kbench.reporting.advice import percent
+from kbench.reporting.advice import gap_text, percent
 from kbench.reporting.scores import Section, task_of
 from kbench.reporting.standing import BASELINE, FAILED, standing
 from kbench.sweep.config import AUTO_LAM_BOUNDS, BOUNDS
@@ -316,7 +316,8 @@ def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: i
         samplers = list(dict.fromkeys([*leading, *PROBE_DEFAULT_SAMPLERS]))[: PROBE_SAMPLERS + 1]
         advice.probe = run_probe(dataset, task, kernel, samplers, rank or (rec.rank if rec else PROBE_RANK),
                                  rec.paths[0] if rec else lams, len(data.X_train) + len(data.X_test), seed=seed)
-        advice.line += "; " + advice.probe.verdict(rec.best if rec else None)
+        advice.line += "; " + (advice.probe.verdict(None) if rec is None else
+                               advice.probe.verdict(rec.best, rec.rank, rec.gap(rec.best), within))
     return advice
 
 
@@ -330,7 +331,7 @@ def _line(task, rec: Recommendation, baseline_rank: int | None, within: float, l
     on = (f"the λ chosen on validation data from {_path_text(rec.paths[0])}" if len(paths) == 1
           else "the λ chosen on validation data from each dataset's path")
     said = (f"use {best}{f' (tied with {_names(tied)})' if tied else ''} at rank {rec.rank}: expected "
-            f"{_gap_text(gap)} exact {task.name}'s {headline.metric} at {on} "
+            f"{gap_text(gap)} exact {task.name}'s {headline.metric} at {on} "
             f"(median over {len(rec.blocks)} published dataset(s)), about "
             f"{rec.table.loc[best, 'expected seconds']:.2g} s")
     if best != BASELINE:
@@ -350,12 +351,6 @@ def _names(samplers: list[str], shown: int = 3) -> str:
 
 def _path_text(lams: list[float]) -> str:
     return f"λ ∈ {{{', '.join(f'{v:g}' for v in lams)}}}"
-
-
-def _gap_text(gap: float) -> str:
-    if not math.isfinite(gap):
-        return "no estimate of its distance to"
-    return f"within {percent(gap)} of" if gap >= 0 else f"{percent(-gap)} better than"
 
 
 def _span(values: pd.Series, fmt: str = ".3g") -> str:

@@ -10,6 +10,7 @@ full data's, so the ranks carry over.
 
 from __future__ import annotations
 
+import math
 import tempfile
 import time
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kbench.advisor.evidence import mean_gaps
-from kbench.reporting.advice import percent
+from kbench.reporting.advice import gap_text, percent
 from kbench.reporting.scores import sections
 from kbench.reporting.standing import FAILED, standing
 from kbench.spec import Spec
@@ -43,20 +44,43 @@ class Probe:
     def best(self) -> str | None:
         return None if self.table.empty else str(self.table.index[0])
 
-    def verdict(self, advised: str | None) -> str:
-        """One clause: whether the probe confirms the advised sampler, and how close it came."""
+    def verdict(self, advised: str | None, rank: int | None = None, promised: float | None = None,
+                within: float | None = None) -> str:
+        """One clause: whether the probe confirms the advice. It confirms only when ``advised``
+        is first and, with ``promised``, its measured gap at ``rank`` is no larger than the gap
+        the answer promised; otherwise it says what failed and, with ``within``, the smallest
+        probed rank whose first sampler there is within it."""
         if self.best is None:
             return f"probe: no sampler scored ({self.failed} of {self.cells} cells failed)"
-        rank = max(self.ranks)
-        gap = self.table.loc[self.best, f"gap at rank {rank}"]
-        said = f"{self.best} first, {percent(gap)} from exact at rank {rank} on {self.dataset}"
+        top = max(self.ranks)
+        said = f"{self.best} first, {percent(self.table.loc[self.best, f'gap at rank {top}'])} from exact at rank " \
+               f"{top} on {self.dataset}"
         if advised is None:
             return f"probe: {said}"
         if advised not in self.table.index:
-            return f"probe overturns it: {said} ({advised}: no cell scored)"
-        if self.table.loc[advised, "mean place"] == self.table.loc[self.best, "mean place"]:
+            return f"probe overturns it: {said} ({advised}: no cell scored)" + self._reach(within)
+        if self.table.loc[advised, "mean place"] != self.table.loc[self.best, "mean place"]:
+            return (f"probe overturns it: {said} ({advised}: mean place {self.table.loc[advised, 'mean place']:.2f})"
+                    + self._reach(within))
+        if promised is None or not math.isfinite(promised):  # the answer promised no gap
             return f"probe confirms: {said}"
-        return f"probe overturns it: {said} ({advised}: mean place {self.table.loc[advised, 'mean place']:.2f})"
+        measured = float(self.table.loc[advised, f"gap at rank {rank}"]) if rank in self.ranks else math.nan
+        if math.isnan(measured):  # not probed at that rank, or no exact reference: no evidence for the promise
+            return f"probe confirms the order ({said}); {advised}'s gap at rank {rank} is not measured"
+        if measured > promised:
+            return (f"probe overturns the gap: {advised} first but {percent(measured)} from exact at rank {rank} on "
+                    f"{self.dataset}, not {gap_text(promised)} exact as promised" + self._reach(within))
+        return f"probe confirms: {said}; {advised} {percent(measured)} from exact at rank {rank}"
+
+    def _reach(self, within: float | None) -> str:
+        """The smallest probed rank where the best sampler there is measured ``within`` of exact."""
+        if within is None:
+            return ""
+        for rank in self.ranks:
+            gaps = self.table[f"gap at rank {rank}"].dropna()
+            if len(gaps) and gaps.min() <= within:
+                return f"; within {percent(within)} at rank {rank} with {gaps.idxmin()}"
+        return f"; no probed rank up to {max(self.ranks)} is within {percent(within)}: a larger rank is needed"
 
     def text(self) -> str:
         formatters = {c: percent for c in self.table.columns if str(c).startswith("gap")}

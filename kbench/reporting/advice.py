@@ -14,6 +14,7 @@ point is as influential as every other and grows with outliers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,6 +162,14 @@ def percent(value: float) -> str:
     if pd.isna(value):
         return ""
     return f"{float(f'{100 * value:.2g}'):g}%"
+
+
+def gap_text(gap: float) -> str:
+    """A relative gap to the exact kernel as words before "exact": "within 2.3% of", "4.5%
+    better than", or "no estimate of its distance to"."""
+    if not math.isfinite(gap):
+        return "no estimate of its distance to"
+    return f"within {percent(gap)} of" if gap >= 0 else f"{percent(-gap)} better than"
 
 
 def answer(section: Section, result: Standing) -> str | None:

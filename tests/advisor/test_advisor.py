@@ -174,6 +174,26 @@ def test_the_probe_places_samplers_and_measures_their_gap_to_exact():
     assert nothing.best is None and nothing.verdict("uniform") == "probe: no sampler scored (12 of 12 cells failed)"
 
 
+def test_a_probe_whose_gap_breaks_the_promise_never_confirms():
+    from kbench.advisor.probe import Probe
+
+    table = pd.DataFrame({"mean place": [1.0, 2.0], "gap at rank 50": [0.05, 0.08], "gap at rank 100": [0.03, 0.01]},
+                         index=pd.Index(["a", "b"], name="sampler"))
+    found = Probe("d", [50, 100], table, failed=0, cells=12, seconds=1.0)
+    # first, and its measured 3% is within the 5% promised
+    assert found.verdict("a", 100, promised=0.05).startswith("probe confirms: a first")
+    # first, but 3% measured against 0.2% promised: the gap is overturned, and the rank that reaches 2% named
+    broken = found.verdict("a", 100, promised=0.002, within=0.02)
+    assert "confirms" not in broken and broken.startswith("probe overturns the gap: a first but 3% from exact")
+    assert "not within 0.2% of exact as promised" in broken and broken.endswith("within 2% at rank 100 with b")
+    assert "4.5% better than exact as promised" in found.verdict("a", 100, promised=-0.045)
+    assert found.verdict("a", 100, promised=0.002, within=0.001).endswith(
+        "no probed rank up to 100 is within 0.1%: a larger rank is needed")
+    # a rank the probe did not reach is no evidence for the gap either way
+    assert found.verdict("a", 400, promised=0.05).startswith("probe confirms the order (a first")
+    assert found.verdict("b", 100, promised=0.5, within=0.02).startswith("probe overturns it: a first")
+
+
 def test_expected_seconds_interpolate_in_rank_and_scale_with_n():
     from kbench.advisor.answer import expected_seconds
 
