@@ -1,7 +1,7 @@
 """``kbench advise --probe``: a short sweep on a subsample of the user's data that confirms
 the published evidence or overturns it.
 
-The leading samplers (and the uniform baseline) run at the advised rank and half of it,
+The leading samplers (and the uniform baseline) run at the advised rank, half and twice it,
 ``REPETITIONS`` times, on at most ``ROWS`` rows, where the exact kernel is the reference
 (dense up to 5 000 training rows); the same statistic as the leaderboards places them
 (kbench.reporting.standing). With the nλ convention, d_eff(λ) of a subsample estimates the
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kbench.advisor.evidence import mean_gaps
+from kbench.datasets import load_dataset
 from kbench.reporting.advice import gap_text, percent
 from kbench.reporting.scores import sections
 from kbench.reporting.standing import FAILED, standing
@@ -104,12 +105,13 @@ def subsample_spec(dataset: str, rows: int = ROWS) -> str:
 
 def probe(dataset: str, task: str, kernel: str, samplers: list[str], rank: int, lams, n_rows: int,
           seed: int = 0, rows: int = ROWS) -> Probe:
-    """Sweep ``samplers`` at ``rank`` and ``rank // 2`` on at most ``rows`` of the ``n_rows``
-    rows of ``dataset``."""
+    """Sweep ``samplers`` at ``rank // 2``, ``rank`` and ``2 * rank`` (at most a quarter of
+    ``rows`` and the subsample's training rows) on at most ``rows`` of the ``n_rows`` rows of
+    ``dataset``."""
     start = time.perf_counter()
     spec = subsample_spec(dataset, min(rows, n_rows))
-    ceiling = max(2, rows // 4)
-    ranks = sorted({max(1, min(rank // 2, ceiling)), max(1, min(rank, ceiling))})
+    ceiling = min(max(2, rows // 4), load_dataset(spec, seed=seed).n_train)
+    ranks = sorted({max(1, min(r, ceiling)) for r in (rank // 2, rank, 2 * rank)})
     with tempfile.TemporaryDirectory(prefix="kbench-probe-") as out:
         frame = run([spec], samplers, [task], ranks, list(lams), REPETITIONS, kernel=kernel, out=out,
                     progress=False, seed=seed)
