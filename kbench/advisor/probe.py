@@ -69,8 +69,8 @@ class Probe:
         if math.isnan(measured):  # not probed at that rank, or no exact reference: no evidence for the promise
             return f"probe confirms the order ({said}); {advised}'s gap at rank {rank} is not measured"
         if measured > promised:
-            return (f"probe overturns the gap: {advised} first but {percent(measured)} from exact at rank {rank} on "
-                    f"{self.dataset}, not {gap_text(promised)} exact as promised" + self._reach(within))
+            return (f"probe overturns the gap: {advised} first but {gap_text(measured)} exact at rank {rank} on "
+                    f"{self.dataset}, not {gap_text(promised)} it as promised" + self._reach(within))
         return f"probe confirms: {said}; {advised} {percent(measured)} from exact at rank {rank}"
 
     def _reach(self, within: float | None) -> str:

@@ -323,7 +323,8 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
 @click.option("--rank", type=bounded("ranks"), help="Advise at this rank.")
 @click.option("--seconds", type=float, help="Advise within this time per fit and evaluation.")
 @click.option("--within", type=float, default=0.02, show_default=True, help="Aimed relative distance to exact.")
-@click.option("--probe", is_flag=True, help="Check the order and the promised gap on a short sweep of a 4 000-row subsample at half, once and twice the rank (tens of seconds).")
+@click.option("--probe", is_flag=True, help="Check the order and the promised gap on a short sweep of a 4 000-row "
+              "subsample at half, once and twice the rank (tens of seconds).")
 @click.option("--seed", type=bounded("seed"), default=0, show_default=True, help="Seed of the split and estimates.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def advise_command(dataset, task, kernel, rank, seconds, within, probe, seed, as_json) -> None:

@@ -184,9 +184,9 @@ def test_a_probe_whose_gap_breaks_the_promise_never_confirms():
     assert found.verdict("a", 100, promised=0.05).startswith("probe confirms: a first")
     # first, but 3% measured against 0.2% promised: the gap is overturned, and the rank that reaches 2% named
     broken = found.verdict("a", 100, promised=0.002, within=0.02)
-    assert "confirms" not in broken and broken.startswith("probe overturns the gap: a first but 3% from exact")
-    assert "not within 0.2% of exact as promised" in broken and broken.endswith("within 2% at rank 100 with b")
-    assert "4.5% better than exact as promised" in found.verdict("a", 100, promised=-0.045)
+    assert "confirms" not in broken and broken.startswith("probe overturns the gap: a first but within 3% of exact at rank 100")
+    assert "not within 0.2% of it as promised" in broken and broken.endswith("within 2% at rank 100 with b")
+    assert "not 4.5% better than it as promised" in found.verdict("a", 100, promised=-0.045)
     assert found.verdict("a", 100, promised=0.002, within=0.001).endswith(
         "no probed rank up to 100 is within 0.1%: a larger rank is needed")
     # a rank the probe did not reach is no evidence for the gap either way
