@@ -262,6 +262,11 @@ NOT_OK_TEXT = ("Every cell that is not ok, by sampler, status and kind: how many
                "the first message (a skipped cell: a sampler that refuses a regime, e.g. a size past its bound).")
 
 
+def _error_kind(errors: pd.Series) -> pd.Series:
+    """Each message's kind: its exception's name, the text before the first colon ("" without one)."""
+    return errors.fillna("").str.split(":", n=1).str[0]
+
+
 def not_ok_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The cells that are not ok grouped by sampler, status, the component that failed and the
     message's kind (its exception's name): their number, their datasets' and the first message."""
@@ -271,7 +276,7 @@ def not_ok_table(frame: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     error = bad["error"].fillna("") if "error" in bad else pd.Series("", index=bad.index)
     where = bad["failed_in"].fillna("") if "failed_in" in bad else pd.Series("", index=bad.index)
-    groups = bad.assign(kind=error.str.split(":", n=1).str[0], where=where, error=error).groupby(
+    groups = bad.assign(kind=_error_kind(error), where=where, error=error).groupby(
         ["sampler_label", "status", "where", "kind"], sort=True)
     return pd.DataFrame({"cells": groups.size(), "datasets": groups["dataset"].nunique(),
                          "first message": groups["error"].first()}).reset_index().rename(
@@ -324,8 +329,7 @@ def failures(section: Section) -> pd.DataFrame:
     failed = section.cells[section.cells["status"].isin(FAILED)]
     if failed.empty:
         return pd.DataFrame()
-    kind = failed["error"].fillna("").str.split(":", n=1).str[0]
-    groups = failed.assign(kind=kind, failed_in=failed["failed_in"].fillna("job")).groupby(
+    groups = failed.assign(kind=_error_kind(failed["error"]), failed_in=failed["failed_in"].fillna("job")).groupby(
         ["failed_in", "status", "kind"], sort=True)
     return pd.DataFrame({"cells": groups.size(),
                          "samplers": groups["sampler"].agg(lambda s: ", ".join(sorted(s.unique()))),
