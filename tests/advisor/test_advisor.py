@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import kbench
 from kbench.advisor import evidence
-from kbench.advisor.answer import CLOSE, advise_from, comparable_rank
+from kbench.advisor.answer import CLOSE, advise_from
 from kbench.advisor.regime import Regime, estimate_regime
 from kbench.cli import main
 from kbench.lowrank.linalg import factor_diagnostics
@@ -97,36 +97,44 @@ def diamonds_like(scale: float = 1.0) -> Regime:
 def test_advice_names_its_evidence_and_its_rank_is_scaled_by_d_eff():
     cells = evidence.published()
     diamonds = DIAMONDS
+    key = f"{diamonds} (results/real)"
     # diamonds' own regime, but 1.2 times its d_eff: rank r here compares with rank r/1.2 there
     advice = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells, rank=216)
-    assert advice.close and advice.line.startswith("use ")
-    assert advice.evidence.index[0][1] == diamonds and advice.evidence["distance"].iloc[0] < CLOSE
-    assert (diamonds, 180) in advice.recommendation.blocks  # 216/1.2 = 180, a swept rank (20, 60, 180, 540)
-    table = advice.recommendation.table
-    assert table["mean place"].is_monotonic_increasing and advice.recommendation.best == table.index[0]
-    assert advice.line.startswith(f"use {table.index[0]}") and "at rank 216" in advice.line and diamonds in advice.line
+    rec = advice.recommendation
+    assert advice.close and advice.line.startswith(f"use {rec.best} at rank 216: ")
+    assert rec.neighbours.index[0] == key and rec.neighbours["distance"].iloc[0] < CLOSE
+    assert (key, 180.0) in rec.blocks  # 216/1.2 = 180, a swept rank (20, 60, 180, 540)
+    table = rec.table
+    assert rec.best == table.index[0] and table["mean regret"].iloc[1:].is_monotonic_increasing
+    best = table.loc[rec.best]
+    # the promise is a quantile of the neighbours' gaps, inside their span; the median too
+    assert best["gap low"] <= best["expected gap"] <= best["gap high"]
+    assert best["gap low"] <= best["promised gap"] <= best["gap high"] and rec.gap(rec.best) == best["promised gap"]
+    assert "90% interval" in advice.line and "19 published datasets most like yours" in advice.line
     assert json.loads(json.dumps(advice.as_dict(), default=str, allow_nan=False))["recommendation"]["rank"] == 216
     # the uniform baseline's rank is read over every rank with evidence, whatever rank is asked
     default = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells)
     assert advice.baseline_rank == default.baseline_rank
-    # 8/1.2 ≈ 6.7 is 3× below the smallest swept rank (20): no evidence at that rank
-    far = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells, rank=8)
-    assert far.recommendation is None and far.line.startswith("no close evidence at rank 8")
+    # by default, the smallest candidate rank whose promise is within 2%
+    assert default.recommendation.gap(default.recommendation.best) <= 0.02
+    # rank 1 compares with ranks 5× or more below every swept rank: no evidence at that rank
+    far = advise_from(diamonds_like(1.2), diamonds, "krr", "gaussian:sigma=cv", cells, rank=1)
+    assert far.recommendation is None and far.line.startswith("no evidence at rank 1")
 
 
-def test_a_regime_far_from_every_published_one_gets_no_close_evidence():
-    advice = advise_from(regime_like(300, 5000.0, 1.0), "file:far.csv", "krr", "gaussian:sigma=median")
-    assert not advice.close and advice.recommendation is None
-    assert advice.line.startswith("no close evidence: the nearest published dataset")
+def test_a_regime_far_from_every_published_one_is_answered_with_a_wider_interval():
+    near = advise_from(diamonds_like(), "x", "krr", "gaussian:sigma=cv", rank=180)
+    far = advise_from(regime_like(300_000, 3.0, 300.0), "file:far.csv", "krr", "gaussian:sigma=cv", rank=180)
+    assert far.recommendation is not None and not far.close
+    assert far.line.startswith("no close evidence (the nearest published dataset swept at a rank comparable with 180 "
+                               "is ") and " use " in far.line
+    assert far.recommendation.neighbours["distance"].iloc[0] > CLOSE
     other_kernel = advise_from(diamonds_like(), "x", "krr", "laplacian:sigma=1")
-    assert other_kernel.line.startswith("no close evidence: no published sweep ran the krr task with a laplacian")
-
-
-def test_comparable_rank_is_the_nearest_swept_rank_within_a_factor_two():
-    swept = np.array([50, 100, 200, 400])
-    assert comparable_rank(swept, 100, ours=20.0, theirs=40.0) == 200
-    assert comparable_rank(swept, 100, ours=40.0, theirs=12.0) == 50  # 30 → 50 is within 2×
-    assert comparable_rank(swept, 100, ours=40.0, theirs=4.0) is None  # 10 is 5× below 50
+    assert other_kernel.line.startswith("no evidence: no published sweep ran the krr task with a laplacian")
+    assert near.close
+    # a rank 30 times below d_eff (diamonds: about 620) is promised no small gap
+    below = advise_from(diamonds_like(), "x", "krr", "gaussian:sigma=cv", rank=20).recommendation
+    assert below.gap(below.best) > 0.1 and below.interval(below.best)[0] > 0.02
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -195,14 +203,17 @@ def test_a_probe_whose_gap_breaks_the_promise_never_confirms():
 
 
 def test_expected_seconds_interpolate_in_rank_and_scale_with_n():
-    from kbench.advisor.answer import expected_seconds
+    from kbench.advisor.model import curves
 
     ranks = [50, 100, 200, 400]
-    own = pd.DataFrame({"sampler": "a", "rank": ranks, "seconds": [2e-5 * r**2 for r in ranks], "status": "ok",
-                        "n_train": 1000})
+    cells = pd.DataFrame([{"dataset": "d", "source": "s", "sampler": "a", "rank": r, "repetition": 0, "metric": 1.0,
+                           "exact": 1.0, "status": "ok", "seconds": 2e-5 * r**2, "n_train": 1000, "d_eff": 10.0,
+                           "d_mof": 20.0, "path": "0.1"} for r in ranks])
+    found = curves(cells, True)
+    near = found.regimes.assign(**{"comparable rank": 100.0})
     # a power law is exact under log-log interpolation and its edge-slope extrapolation (float64: 1e-12)
     for rank in (100, 150, 800):
-        np.testing.assert_allclose(expected_seconds(own, rank, 3000)["a"], 3 * 2e-5 * rank**2, rtol=1e-12)
+        np.testing.assert_allclose(found.expected_seconds(near, rank, 3000)["a"], 3 * 2e-5 * rank**2, rtol=1e-12)
 
 
 def test_a_time_budget_keeps_the_samplers_expected_within_it():
