@@ -23,14 +23,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-import numpy as np
 import pandas as pd
-from scipy.stats import binom
 
 from kbench._validation import Bound
 from kbench.advisor import evidence as published_evidence
 from kbench.advisor.evidence import path_of
-from kbench.advisor.model import FEWEST, LEVEL, PRESENT, RANK_FACTOR, Curves, coverage, curves
+from kbench.advisor.model import (
+    ALPHA,
+    FEWEST,
+    LEVEL,
+    PRESENT,
+    RANK_FACTOR,
+    Curves,
+    ahead,
+    coverage,
+    curves,
+    margin_of,
+    pick,
+)
 from kbench.advisor.probe import Probe
 from kbench.advisor.probe import probe as run_probe
 from kbench.advisor.regime import Regime, estimate_regime
@@ -60,8 +70,6 @@ PROBE_DEFAULT_SAMPLERS = ("uniform", "rp-cholesky", "rls-fast", "rff")
 PROBE_RANK = 100
 SECONDS = Bound("seconds", False, 0, 1e8, low_open=True, why="a time budget per fit and evaluation")
 WITHIN = Bound("within", False, 0, 1, low_open=True, why="the relative distance to exact the advice aims for")
-#: the sign test's level at which the neighbours move the advice off the single best sampler
-ALPHA = 0.05
 #: the neighbours' columns the detail prints
 NEIGHBOUR_COLUMNS = ["n_train", "d_eff", "coherence", "comparable rank", "distance"]
 #: how the samplers' table prints
@@ -147,38 +155,6 @@ def _finite(value):
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
-
-
-def margin_of(task, evidence: Curves, near: pd.DataFrame) -> float:
-    """The task's region of practical equivalence as a relative regret (an absolute region,
-    such as accuracy points, relative to the neighbours' typical exact headline)."""
-    headline = task.headline
-    if headline.relative:
-        return headline.equivalence
-    scale = evidence.scale.groupby(level="key").mean().reindex(near.index).median()
-    return headline.equivalence / scale if scale > 0 else math.inf
-
-
-def ahead(regrets: pd.DataFrame, single: str, margin: float) -> pd.Series:
-    """Per sampler, the one-sided sign test's p-value that it beats the single best sampler by
-    more than ``margin`` (the task's equivalence region) on the neighbours, each a pair of
-    regrets (differences within the margin are ties, left out): P(X ≥ wins) for X ~
-    Binomial(wins + losses, 1/2). A claim over datasets."""
-    if single not in regrets:
-        return pd.Series(1.0, index=regrets.columns)
-    lead = regrets[single].to_numpy()[:, None] - regrets.to_numpy()
-    wins, losses = (lead > margin).sum(axis=0), (lead < -margin).sum(axis=0)
-    return pd.Series(np.where(wins + losses > 0, binom.sf(wins - 1, wins + losses, 0.5), 1.0), index=regrets.columns)
-
-
-def pick(table: pd.DataFrame, single: str) -> str:
-    """The sampler to advise from a samplers' table: the single best sampler of the whole
-    evidence unless others beat it on the neighbours by more than the task's equivalence
-    region in a sign test at ``ALPHA``; then the one of them of least mean regret."""
-    moved = table[table["p ahead"] < ALPHA]
-    if single in table.index and moved.empty:
-        return single
-    return str((moved if len(moved) else table)["mean regret"].idxmin())
 
 
 def read_ours(evidence: Curves, regime: Regime) -> pd.DataFrame:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binom
 
 from kbench.reporting.standing import FAILED
 from kbench.reporting.units import unit_of
@@ -36,6 +37,8 @@ FEWEST = 5
 LEVEL = 0.9
 #: a curve is read at most this factor beyond its smallest or largest swept rank
 RANK_FACTOR = 2.0
+#: the sign test's level at which the neighbours move the advice off the single best sampler
+ALPHA = 0.05
 #: a sampler is chosen among those scored on at least this share of the neighbours
 PRESENT = 0.5
 
@@ -80,20 +83,29 @@ class Curves:
         distance, their comparable rank and their regime, nearest first. ``ours`` holds the
         user's d_eff and coherence as read against each dataset (on its λ path), or one row
         for all of them."""
-        found = self.regimes.copy()
-        ours = ours.reindex(found.index) if len(ours) > 1 else ours.iloc[[0] * len(found)].set_axis(found.index)
-        here = np.log10(np.column_stack([np.full(len(found), float(n_train)), ours["d_eff"], ours["coherence"]]))
-        there = np.log10(found[["n_train", "d_eff", "coherence"]].to_numpy(float))
-        found["distance"] = np.sqrt(((there - here) ** 2).sum(axis=1))
-        found["comparable rank"] = rank * found["d_eff"] / ours["d_eff"]
-        low, high = self._swept["min"].reindex(found.index), self._swept["max"].reindex(found.index)
-        reached = (found["comparable rank"] >= low / RANK_FACTOR) & (found["comparable rank"] <= high * RANK_FACTOR)
-        return found[reached].sort_values("distance", kind="stable").head(count)
+        if len(ours) == 1:
+            ours = ours.iloc[[0] * len(self.regimes)]
+        else:
+            ours = ours.reindex(self.regimes.index)
+        d_eff = ours["d_eff"].to_numpy(float)
+        here = np.log10(np.column_stack([np.full(len(d_eff), float(n_train)), d_eff, ours["coherence"].to_numpy(float)]))
+        distance = np.sqrt(((self._coordinates - here) ** 2).sum(axis=1))
+        comparable = rank * self.regimes["d_eff"].to_numpy(float) / d_eff
+        low, high = self._swept
+        reached = np.flatnonzero((comparable >= low / RANK_FACTOR) & (comparable <= high * RANK_FACTOR))
+        order = reached[np.argsort(distance[reached], kind="stable")][:count]
+        return self.regimes.iloc[order].assign(distance=distance[order], **{"comparable rank": comparable[order]})
 
     @functools.cached_property
-    def _swept(self) -> pd.DataFrame:
-        """Each dataset's smallest and largest swept rank."""
-        return self.gap.index.to_frame(index=False).groupby("key")["rank"].agg(["min", "max"])
+    def _coordinates(self) -> np.ndarray:
+        """log₁₀ of (n, d_eff, coherence) of every dataset, in the order of ``regimes``."""
+        return np.log10(self.regimes[["n_train", "d_eff", "coherence"]].to_numpy(float))
+
+    @functools.cached_property
+    def _swept(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each dataset's smallest and largest swept rank, in the order of ``regimes``."""
+        swept = self.gap.index.to_frame(index=False).groupby("key")["rank"].agg(["min", "max"]).reindex(self.regimes.index)
+        return swept["min"].to_numpy(float), swept["max"].to_numpy(float)
 
     @functools.cached_property
     def _rows(self) -> dict[str, np.ndarray]:
@@ -150,3 +162,35 @@ def curves(cells: pd.DataFrame, smaller_is_better: bool) -> Curves:
     regimes = first.assign(coherence=first["d_mof"] / first["d_eff"], unit=first["dataset"].map(unit_of))
     return Curves(regimes.drop(columns=["d_mof"]), gap, regret, failed,
                   seconds.reindex(index=failed.index, columns=samplers), exact.abs())
+
+
+def margin_of(task, evidence: Curves, near: pd.DataFrame) -> float:
+    """The task's region of practical equivalence as a relative regret (an absolute region,
+    such as accuracy points, relative to the neighbours' typical exact headline)."""
+    headline = task.headline
+    if headline.relative:
+        return headline.equivalence
+    scale = evidence.scale.groupby(level="key").mean().reindex(near.index).median()
+    return headline.equivalence / scale if scale > 0 else math.inf
+
+
+def ahead(regrets: pd.DataFrame, single: str, margin: float) -> pd.Series:
+    """Per sampler, the one-sided sign test's p-value that it beats the single best sampler by
+    more than ``margin`` (the task's equivalence region) on the neighbours, each a pair of
+    regrets (differences within the margin are ties, left out): P(X ≥ wins) for X ~
+    Binomial(wins + losses, 1/2). A claim over datasets."""
+    if single not in regrets:
+        return pd.Series(1.0, index=regrets.columns)
+    lead = regrets[single].to_numpy()[:, None] - regrets.to_numpy()
+    wins, losses = (lead > margin).sum(axis=0), (lead < -margin).sum(axis=0)
+    return pd.Series(np.where(wins + losses > 0, binom.sf(wins - 1, wins + losses, 0.5), 1.0), index=regrets.columns)
+
+
+def pick(table: pd.DataFrame, single: str) -> str:
+    """The sampler to advise from a samplers' table: the single best sampler of the whole
+    evidence unless others beat it on the neighbours by more than the task's equivalence
+    region in a sign test at ``ALPHA``; then the one of them of least mean regret."""
+    moved = table[table["p ahead"] < ALPHA]
+    if single in table.index and moved.empty:
+        return single
+    return str((moved if len(moved) else table)["mean regret"].idxmin())

@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kbench.advisor.answer import ahead, pick
-from kbench.advisor.model import NEIGHBOURS, coverage, curves
+from kbench.advisor.model import NEIGHBOURS, ahead, coverage, curves, pick
 
 RANKS = (10, 30, 90, 270)
 #: the user's regime, the same against every dataset
