@@ -84,12 +84,12 @@ def measured(evidence: pd.DataFrame) -> pd.DataFrame:
 
 def score(advised: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
     """Each held-out dataset's regret under every policy, and the advised sampler's measured gap."""
-    rows = []
+    rows, groups = [], cells.groupby(["task", "dataset", "rank"]).indices
     for case in advised.itertuples():
-        own = cells[(cells["dataset"] == case.dataset) & (cells["task"] == case.task) & (cells["rank"] == case.rank)]
-        if own.empty:
+        if (case.task, case.dataset, case.rank) not in groups:
             rows.append({"measured": False})
             continue
+        own = cells.iloc[groups[case.task, case.dataset, case.rank]]
         smaller = task_of(case.task).headline.smaller_is_better
         found = curves(own.assign(source=BOARD), smaller)
         regret, gap = found.regret.iloc[0], found.gap.iloc[0]
