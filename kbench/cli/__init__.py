@@ -322,7 +322,8 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
 @click.option("--kernel", default=ADVISE_KERNEL, show_default=True, help="Kernel spec.")
 @click.option("--rank", type=bounded("ranks"), help="Advise at this rank.")
 @click.option("--seconds", type=float, help="Advise within this time per fit and evaluation.")
-@click.option("--within", type=float, default=0.02, show_default=True, help="Target relative distance to exact, reached on 90% of the published datasets most like yours.")
+@click.option("--within", type=float, default=0.02, show_default=True,
+              help="Target relative distance to exact, reached on 90% of the published datasets most like yours.")
 @click.option("--probe", is_flag=True, help="Check the order and the promised gap on a short sweep of a 4 000-row "
               "subsample at half, once and twice the rank (tens of seconds).")
 @click.option("--seed", type=bounded("seed"), default=0, show_default=True, help="Seed of the split and estimates.")
