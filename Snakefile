@@ -7,12 +7,18 @@ from pathlib import Path
 
 from snakemake.utils import min_version, validate
 
+from kbench.sweep.document import check_document
+
 min_version("9.0")
 
 if not config:  # --configfile replaces the default config instead of merging into it
     configfile: Path(workflow.basedir) / "workflows" / "config" / "default.yaml"
 
-validate(config, Path(workflow.basedir) / "workflows" / "schemas" / "config.schema.yaml")
+SCHEMA = Path(workflow.basedir) / "workflows" / "schemas" / "config.schema.yaml"
+# the files without a repeated key, the config bounded in size and depth, then its structure,
+# each in one line, before anything walks it; Snakemake's own check then fills the defaults
+check_document(config, SCHEMA, files=workflow.configfiles)
+validate(config, SCHEMA)
 
 include: "workflows/rules/common.smk"
 include: "workflows/rules/sweep.smk"

@@ -16,21 +16,80 @@ _UMASK = os.umask(0o022)  # read the process umask (there is no other way), then
 os.umask(_UMASK)
 
 
+#: a temporary file of :func:`atomic_path` untouched this long (seconds) was left by a killed write
+STALE_SECONDS = 3600
+
+
+def check_folder(path) -> Path:
+    """A folder name results can go to: not empty, no control character, not a file and not
+    under one (nothing is created)."""
+    text = str(path)
+    if text.strip() == "":
+        raise ValueError("the folder name is empty; name a results folder, e.g. results.")
+    if any(ord(character) < 32 for character in text):
+        raise ValueError(f"{text!r} holds a control character (a NUL, a newline, …), which no folder name "
+                         "can; name a folder without one.")
+    for folder in (Path(path), *Path(path).parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise ValueError(f"{folder} is a file, not a folder; name a folder.")
+            break
+    return Path(path)
+
+
+def check_writable(folder) -> None:
+    """Create ``folder`` and write a file in it, or a ValueError naming it and the OS's reason
+    (a read-only or full file system), before any result is computed."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".kbench-probe.", dir=folder)
+        try:
+            os.write(fd, b"probe")
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"cannot write results in {folder}: {exc.strerror or exc}.") from None
+
+
+def sweep_temporary(folder, now: float) -> int:
+    """Remove the temporary files of killed writes under ``folder`` (untouched for
+    :data:`STALE_SECONDS` before ``now``, a ``time.time()``); how many went."""
+    removed = 0
+    for tmp in Path(folder).rglob(".*.tmp"):
+        with contextlib.suppress(OSError):  # another run renamed or removed it meanwhile
+            if now - tmp.stat().st_mtime > STALE_SECONDS:
+                tmp.unlink()
+                removed += 1
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_path(path, suffix: str = ".tmp") -> Iterator[str]:
     """Yield a temporary path beside ``path``; on success it replaces ``path``, on failure it
     is removed. ``suffix`` is the temporary file's ending (np.savez appends .npz otherwise)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=suffix, dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=suffix, dir=path.parent)
+    except OSError as exc:
+        raise _naming(exc, path) from None
     os.close(fd)
     try:
         yield tmp
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes it private; the result is an ordinary file
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _naming(exc, path) from None
         raise
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """``exc`` naming the file being written, not its temporary file (or none)."""
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
 def write_npz(path, **arrays) -> None:

@@ -13,6 +13,7 @@ import math
 import numbers
 import types
 import typing
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,7 +134,8 @@ class Bound:
     workflow's config check parse and check it here, with one message shape.
 
     ``integer`` values are ASCII decimal integers (``5``, not ``5.0`` or ``５``); floats are
-    finite. ``low_open`` excludes ``low``; ``why`` says where a limit comes from.
+    finite. ``low_open`` excludes ``low``; ``why`` says where a limit comes from; ``most``
+    bounds the length of a list of them (:meth:`check_list`).
     """
 
     name: str
@@ -142,6 +144,7 @@ class Bound:
     high: float | None = None
     low_open: bool = False
     why: str = ""
+    most: int | None = None
 
     @property
     def allowed(self) -> str:
@@ -185,13 +188,15 @@ class Bound:
         return self.check_list([self.parse(item, name) for item in items], name)
 
     def check_list(self, values, name: str | None = None) -> list[int | float]:
-        """A non-empty list of values without repeats, each :meth:`check`-ed."""
+        """A non-empty list of at most ``most`` values without repeats, each :meth:`check`-ed."""
         name = name or self.name
         values = [values] if np.isscalar(values) else list(values)
         if not values:
             raise ValueError(f"{name} is empty: pass at least one value, {self.allowed}.")
+        if self.most is not None and len(values) > self.most:
+            raise ValueError(f"{name} lists {len(values)} values; a sweep takes at most {self.most}.")
         checked = [self.check(v, name) for v in values]
-        repeated = sorted({v for v in checked if checked.count(v) > 1})
+        repeated = sorted(v for v, count in Counter(checked).items() if count > 1)
         if repeated:
             raise ValueError(f"{name} lists {', '.join(map(format_value, repeated))} more than once; "
                              "pass each value once.")
@@ -205,7 +210,7 @@ def _shown(value, limit: int = 40) -> str:
 
 
 #: λ, the per-sample ridge (docs/conventions.md): of a sweep, and of every task's λ path
-LAMS = Bound("lams", False, 0, low_open=True, why="the per-sample ridge λ")
+LAMS = Bound("lams", False, 0, low_open=True, why="the per-sample ridge λ", most=200)
 
 
 def check_lam_path(lams) -> np.ndarray:

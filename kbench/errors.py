@@ -54,12 +54,15 @@ class Status(enum.StrEnum):
     ERROR = "error"
     TIMEOUT = "timeout"
     OOM = "oom"
+    #: the worker was killed from outside kbench (not by the out-of-memory killer): a rerun
+    #: computes the cell again
+    KILLED = "killed"
     SKIPPED = "skipped"
 
     @property
     def failed(self) -> bool:
         """A failed cell (it sets the exit code of a sweep); ``skipped`` is not one."""
-        return self in (Status.ERROR, Status.TIMEOUT, Status.OOM)
+        return self in (Status.ERROR, Status.TIMEOUT, Status.OOM, Status.KILLED)
 
 
 @dataclass(frozen=True)

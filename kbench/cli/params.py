@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+from kbench._files import check_folder
 from kbench._validation import Bound
 from kbench.errors import PluginError
 from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS
@@ -23,6 +24,29 @@ def usage(call):
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         raise click.UsageError(f"{exc.strerror or exc}{where}") from None
+
+
+class PathName(click.ParamType):
+    """A path: refused when it holds a control character (a NUL), which no file name can; with
+    ``folder``, also when it is a file or under one (:func:`kbench._files.check_folder`);
+    with ``absolute``, made absolute."""
+
+    def __init__(self, folder: bool = False, absolute: bool = False) -> None:
+        self.folder, self.absolute = folder, absolute
+        self.name = "folder" if folder else "path"
+
+    def convert(self, value, param, ctx):
+        try:
+            if self.folder:
+                folder = check_folder(value)
+                return str(folder.absolute() if self.absolute else folder)
+            check_folder(value if str(value).strip() else ".")  # an empty file name is the command's to refuse
+            return str(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+FOLDER, ABSOLUTE_FOLDER, PATH = PathName(folder=True), PathName(folder=True, absolute=True), PathName()
 
 
 class Bounded(click.ParamType):

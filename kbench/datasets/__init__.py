@@ -14,10 +14,13 @@ from kbench.datasets.split import (
     split_and_scale,
     split_counts,
 )
+from kbench.datasets.tabular import TARGET_TRANSFORMS
 from kbench.registry import get_registry
 from kbench.spec import Spec
 
 _SPLIT_OPTIONS = ("n", "test_size", "val_size", "standardize", "dropna")
+#: dataset options that take one of a fixed set of values, whichever provider declares them
+CHOICES = {"task_type": TASK_TYPES, "transform": TARGET_TRANSFORMS}
 
 
 def check_dataset_spec(spec: str) -> tuple[DatasetProvider, str, dict]:
@@ -41,6 +44,10 @@ def _check_parameters(provider: DatasetProvider, name: str, params: dict, spec: 
                 f"{spec}: unknown parameter {key!r}{suggest(key, declared)}; "
                 f"parameters are: {', '.join(declared)}."
             )
+    for key, choices in CHOICES.items():
+        if key in params and params[key] not in choices:
+            raise ValueError(f"{spec}: {key} must be one of {', '.join(choices)}, got {params[key]!r}"
+                             f"{suggest(str(params[key]), choices)}.")
     return coerce_params(params, declared, spec)
 
 

@@ -30,7 +30,7 @@ AUTO_LAM_BOUNDS = (1e-12, 1e3)
 #: every number a sweep takes, declared once: SweepConfig, ``kbench run``'s options and the
 #: workflow's config check all parse and check it here (docs/robustness.md lists them)
 BOUNDS = {bound.name: bound for bound in (
-    Bound("ranks", True, 1, 10**7, why="a rank-p map stores p×p and n×p blocks"),
+    Bound("ranks", True, 1, 10**7, why="a rank-p map stores p×p and n×p blocks", most=100),
     LAMS,
     Bound("repetitions", True, 1, MAX_REPETITIONS, why="each repetition refits every sampler"),
     Bound("only_repetition", True, 0, MAX_REPETITIONS - 1, why="a repetition index below --repetitions"),
@@ -43,6 +43,9 @@ BOUNDS = {bound.name: bound for bound in (
           why=f"MiB; below {MIN_MEMORY_LIMIT_MB} a worker cannot write its cell after a MemoryError"),
     Bound("exact_max_n", True, 1, INT64_MAX, why="training rows"),
 )}
+
+#: the longest list of specs a sweep config takes (the real-data board lists 173 datasets)
+LONGEST = {"datasets": 10_000, "samplers": 1000, "tasks": 100, "tiers": 100}
 
 
 def check_ranks(ranks) -> list[int]:

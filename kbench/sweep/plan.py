@@ -140,6 +140,14 @@ def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
     return found
 
 
+def nothing_planned(excluded: list[dict], shown: int = 8) -> str:
+    """Why a sweep has no cell to compute: each combination and the reason it is refused."""
+    lines = [f"{r['dataset']} × {r['kernel']} × {r['sampler']} × {r['task']}: {r['reason']}" for r in excluded]
+    more = f"; and {len(lines) - shown} more" if len(lines) > shown else ""
+    return ("the sweep plans no cell: every combination is refused by design (" + "; ".join(lines[:shown]) + more
+            + "). Add a dataset, sampler or task that fits.")
+
+
 @dataclass
 class Job:
     """One sampler fit and the cells (one per task) that share it."""

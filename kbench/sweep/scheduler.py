@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import multiprocessing as mp
 import signal
+import sys
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -24,12 +25,12 @@ from multiprocessing.connection import Connection, wait
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from kbench.errors import Failure, Status, describe
+from kbench.errors import ConfigError, Failure, Status, describe
 from kbench.registry import create
 from kbench.spec import Spec
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.disqueak import merge_tree_roots
-from kbench.sweep.plan import Job, not_planned, plan
+from kbench.sweep.plan import Job, not_planned, nothing_planned, plan
 from kbench.sweep.signals import held, raising_on, release
 from kbench.sweep.store import cell_status, check_output_dir, read_cells
 from kbench.sweep.worker import (
@@ -42,6 +43,8 @@ from kbench.sweep.worker import (
 )
 from kbench.tasks.selection import DEFAULT_SELECTION
 
+#: a worker's exit code when a cell file cannot be written (sysexits' EX_IOERR)
+CANNOT_WRITE = 74
 
 @dataclass
 class Summary:
@@ -120,6 +123,8 @@ def execute(config: SweepConfig, progress: bool = True) -> tuple[list[Job], Summ
         kernels = {Spec.parse(d, "dataset").label: [config.kernel] for d in config.datasets}
         excluded = not_planned(config.datasets, kernels, config.samplers, config.tasks)
         planned = plan(config, excluded)  # every name and value checked before anything is written
+        if not planned:
+            raise ConfigError(nothing_planned(excluded))
         check_output_dir(config.out)
         queue, done = pending(planned, config.retry_failed)
         counts = Scheduler(config, planned, progress).run(batches(queue, config.jobs))
@@ -172,6 +177,7 @@ class _Running:
     cell_end: float | None
     share_end: float | None
     share_reason: str
+    oom_kills: int | None = None
 
     @property
     def deadline(self) -> float | None:
@@ -246,7 +252,8 @@ class Scheduler:
             with held():  # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
                 process.start()
                 self.running[process] = _Running(batch, progress, None if timeout is None else
-                                                 time.monotonic() + timeout, *_share(self.end, rounds))
+                                                 time.monotonic() + timeout, *_share(self.end, rounds),
+                                                 oom_kills=oom_kills())
         except BaseException:
             progress.close()
             raise
@@ -271,8 +278,11 @@ class Scheduler:
             if not process.is_alive():
                 process.join()
                 code = process.exitcode
-                if code == -9:
-                    failure = Failure(Status.OOM, f"worker exited with code {code} (killed: out of memory?)")
+                if code == -signal.SIGKILL:
+                    failure = _killed(state.oom_kills)
+                elif code == CANNOT_WRITE:
+                    failure = Failure(Status.ERROR, "the worker could not write its cell (the line above says why)",
+                                      "job")
                 else:
                     failure = Failure(Status.ERROR, f"worker exited with code {code} without writing the cell")
             elif state.deadline is not None and time.monotonic() > state.deadline:
@@ -317,6 +327,29 @@ def _share(end: float | None, rounds: int) -> tuple[float | None, str]:
     return now + share, f"its share ({share:.0f} s) of the sweep's --time-limit"
 
 
+def oom_kills() -> int | None:
+    """How many processes the kernel's out-of-memory killer has killed since boot (its
+    ``oom_kill`` counter in /proc/vmstat, Linux ≥ 4.13), or None where it cannot be read."""
+    try:
+        with open("/proc/vmstat") as stream:
+            return next(int(line.split()[1]) for line in stream if line.startswith("oom_kill "))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+
+
+def _killed(before: int | None) -> Failure:
+    """A worker killed by SIGKILL: ``oom`` when the out-of-memory killer has killed since it
+    started (``before``), else ``killed`` (by a user, or a job scheduler), which a rerun retries."""
+    after = oom_kills()
+    if before is None or after is None:
+        return Failure(Status.OOM, "worker killed by SIGKILL (out of memory? the kernel's oom_kill counter "
+                                   "cannot be read here)", "job")
+    if after > before:
+        return Failure(Status.OOM, "worker killed by the kernel's out-of-memory killer", "job")
+    return Failure(Status.KILLED, "worker killed by SIGKILL from outside kbench (not out of memory: the kernel's "
+                                  "oom_kill counter did not move); a rerun computes the cell again", "job")
+
+
 def _drain(progress: Connection) -> bool:
     """Read every message waiting on a worker's pipe; whether there was one."""
     got = False
@@ -343,7 +376,11 @@ def _work(batch: list[Job], context: JobContext, memory_limit_mb, report: Connec
             prebuilt = merge_tree_roots(job, context)
         except Exception:  # noqa: BLE001 - an unreadable node file: the fit builds its tree itself
             prebuilt = {}
-        run_job(job, context, memory_limit_mb, prebuilt, written=lambda: report.send(None))
+        try:
+            run_job(job, context, memory_limit_mb, prebuilt, written=lambda: report.send(None))
+        except OSError as exc:  # a cell cannot be written: one line, and the parent names it too
+            print(f"kbench: cannot write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+            sys.exit(CANNOT_WRITE)
 
 
 def _progress(total: int):

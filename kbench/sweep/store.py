@@ -9,7 +9,9 @@ inputs fingerprint includes the version).
 
 from __future__ import annotations
 
+import errno
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kbench._files import atomic_path
+from kbench._files import atomic_path, check_folder, check_writable, sweep_temporary
 from kbench.errors import Status
 from kbench.spec import Spec
 from kbench.sweep.layout import CELLS_DIR
@@ -39,11 +41,15 @@ REQUIRED = [c for c in IDENTITY if c not in ("components", "sweep")] + ["status"
 
 
 def check_output_dir(out) -> Path:
-    """The results directory: created if missing; a clear error if it is a file."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a directory; pass a directory for the results.")
-    (out / CELLS_DIR).mkdir(parents=True, exist_ok=True)
+    """The results directory, checked before anything is computed: a folder name
+    (:func:`kbench._files.check_folder`), created and writable; the temporary files of
+    writes killed in an earlier run are swept."""
+    try:
+        out = check_folder(out)
+        check_writable(out / CELLS_DIR)
+    except ValueError as exc:
+        raise ValueError(f"--out: {exc}") from None
+    sweep_temporary(out / CELLS_DIR, time.time())
     return out
 
 
@@ -69,7 +75,7 @@ def write_frame(frame: pd.DataFrame, path: Path) -> None:
 def _write_table(table: pa.Table, path: Path) -> None:
     path = Path(path)
     if path.is_dir():
-        raise ValueError(f"{path} is a directory; pass a file name, e.g. {path / 'all.parquet'}.")
+        raise IsADirectoryError(errno.EISDIR, "is a directory; pass a file name (or remove the folder)", str(path))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
 
@@ -184,7 +190,7 @@ def read_cells(paths) -> pd.DataFrame:
 
 def cell_status(path: Path, inputs: str | None = None) -> str | None:
     """The status of a finished cell ('ok', 'error', ...), or None when it must be computed:
-    no file, an unreadable one, another schema version, or other inputs than ``inputs``
+    no file, an unreadable one, a ``killed`` one, another schema version, or other inputs than ``inputs``
     (the fingerprint of everything its values depend on, kbench.sweep.plan.cell_inputs)."""
     if not path.is_file():
         return None
@@ -199,6 +205,8 @@ def cell_status(path: Path, inputs: str | None = None) -> str | None:
     if inputs is not None and set(table.column("cell_inputs").to_pylist()) != {inputs}:
         return None
     statuses = set(table.column("status").to_pylist())
+    if Status.KILLED in statuses:  # killed from outside: not the method's result, computed again
+        return None
     return "ok" if statuses == {"ok"} else sorted(statuses - {"ok"})[0]
 
 

@@ -68,9 +68,22 @@ class Lingerer(UniformSampler):
             time.sleep(10)  # past a 4 s cell timeout, within 4 s times the batch's 4 cells
         return super()._fit(X, kernel, rank, lam, rng)
 
+class Victim(UniformSampler):
+    '''Its first fit writes its process id to the file $KBENCH_TEST_VICTIM and waits to be killed.'''
+    name = "victim"
+    def _fit(self, X, kernel, rank, lam, rng):
+        import os
+        path = os.environ["KBENCH_TEST_VICTIM"]
+        if not os.path.exists(path):
+            with open(path + ".tmp", "w") as stream:
+                stream.write(str(os.getpid()))
+            os.replace(path + ".tmp", path)
+            time.sleep(120)
+        return super()._fit(X, kernel, rank, lam, rng)
+
 @kbench.hookimpl
 def kbench_register_samplers():
-    return [Raiser, Sleeper, Hog, Slow, Quitter, Lingerer]
+    return [Raiser, Sleeper, Hog, Slow, Quitter, Lingerer, Victim]
 """
 
 
@@ -160,6 +173,44 @@ def test_killed_sweep_resumes_with_the_missing_cells_only(tmp_path, plugin_path)
     assert (read_results(out).status != "error").all()
 
 
+def test_a_worker_killed_from_outside_is_recorded_killed_not_oom_and_a_rerun_computes_it(tmp_path, plugin_path):
+    out, victim = tmp_path / "results", tmp_path / "victim.pid"
+    args = ["run", "--datasets", "sklearn:diabetes", "--samplers", "victim", "--tasks", "krr", "--ranks", "5",
+            "--lams", "1e-3", "--repetitions", "1", "--quiet", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(plugin_path), "KBENCH_TEST_VICTIM": str(victim)}
+    process = subprocess.Popen([sys.executable, "-m", "kbench.cli", *args], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not victim.exists() and time.monotonic() < deadline:  # the worker writes its pid when it fits
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    os.kill(int(victim.read_text()), signal.SIGKILL)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1, stderr
+    frame = read_results(out)
+    assert (frame.status == "killed").all() and frame.error.str.contains("from outside kbench").all()
+    rerun = subprocess.run([sys.executable, "-m", "kbench.cli", *args], env=env, capture_output=True, text=True)
+    assert rerun.returncode == 0 and "0 already done" in rerun.stdout, rerun.stderr
+    assert (read_results(out).status == "ok").all()
+
+
+def test_stale_temporary_files_are_swept_and_an_unwritable_folder_refused_before_any_fit(tmp_path):
+    cells = tmp_path / "r" / "cells" / "some" / "folder"
+    cells.mkdir(parents=True)
+    stale, fresh = cells / ".rank5_rep0.abc.tmp", cells / ".rank10_rep0.def.tmp"
+    stale.write_text("half a cell")
+    fresh.write_text("a write in progress")
+    os.utime(stale, (time.time() - 2 * 3600, time.time() - 2 * 3600))  # older than STALE_SECONDS
+    done = kbench_cli(["run", *SWEEP, "--out", str(tmp_path / "r")])
+    assert done.returncode == 0, done.stderr
+    assert not stale.exists() and fresh.exists()
+    (tmp_path / "blocked").mkdir()
+    (tmp_path / "blocked" / "cells").write_text("a file where the cells go")
+    refused = kbench_cli(["run", *SWEEP, "--out", str(tmp_path / "blocked")])
+    assert refused.returncode == 2 and "cannot write results in" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
 def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, plugin_path):
     out = tmp_path / "results"
     result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,raiser,sleeper,hog,quitter",
@@ -209,7 +260,7 @@ def test_output_directory_that_is_a_file(tmp_path):
     target = tmp_path / "file.txt"
     target.write_text("x")
     result = kbench_cli(["run", *SWEEP, "--out", str(target)])
-    assert result.returncode == 2 and "is a file, not a directory" in result.stderr
+    assert result.returncode == 2 and "is a file, not a folder" in result.stderr
 
 
 def test_results_of_a_newer_schema_version_are_refused(tmp_path):

@@ -5,14 +5,18 @@ import shlex
 import sys
 from pathlib import Path
 
+from kbench.errors import ConfigError
 from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.config import job_environment
+from kbench.sweep.plan import nothing_planned
 from kbench.workflow import Sweep, check_config
 
 check_config(config)  # stops before any job, naming the offending key
 os.environ.update(job_environment())  # the jobs' BLAS threads, set before their numpy loads
 SWEEP = Sweep(config)
+if "datasets" in config and not SWEEP.all_cells():  # (a catalogue's sweep has none left once its batches are in)
+    raise ConfigError(nothing_planned(SWEEP.not_planned))
 OUT = SWEEP.out
 EXACT_MAX_N = SWEEP.exact_max_n
 PAPER_OUT = Path(config.get("paper_out", "results/papers"))

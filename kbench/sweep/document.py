@@ -1,0 +1,114 @@
+"""A workflow config as a document, checked before anything walks it: its files hold no
+repeated key, its size and depth are bounded (a YAML alias counts at each use, so an alias
+tree of a few hundred bytes is refused in microseconds instead of expanding into millions
+of values), and its structure meets the JSON schema, each failure in one line.
+
+The values are checked afterwards by :func:`kbench.workflow.check_config`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from kbench.errors import ConfigError
+from kbench.sweep.config import LONGEST
+
+#: a config file larger than this is not a sweep's config (the largest shipped is 4 KB)
+MAX_FILE_BYTES = 1_000_000
+#: values in a config, an alias counted at each use (the largest shipped config has ~400)
+MAX_VALUES = 100_000
+#: nesting of a config (the deepest shipped key, tiers[0].batch, is 3 levels down)
+MAX_DEPTH = 12
+#: how much of a value a message shows
+SHOWN = 120
+
+
+def check_files(paths) -> None:
+    """Each config file: at most :data:`MAX_FILE_BYTES`, and no mapping repeating a key
+    (YAML keeps the last one silently). Aliases are followed once."""
+    for path in map(Path, paths):
+        size = os.stat(path).st_size
+        if size > MAX_FILE_BYTES:
+            raise ConfigError(f"config file {path}: {size} bytes; a sweep config is at most {MAX_FILE_BYTES} bytes.")
+        with open(path, encoding="utf-8") as stream:
+            try:
+                root = yaml.compose(stream, Loader=yaml.SafeLoader)
+            except yaml.YAMLError as exc:
+                raise ConfigError(f"config file {path}: not valid YAML: {_short(exc)}") from None
+        _refuse_repeated_keys(root, path)
+
+
+def _refuse_repeated_keys(root, path: Path) -> None:
+    seen, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen or isinstance(node, yaml.ScalarNode):
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value != "<<":
+                    if key.value in keys:
+                        raise ConfigError(f"config file {path}, line {key.start_mark.line + 1}: key {key.value!r} "
+                                          f"appears twice in one mapping (YAML would keep the last silently); "
+                                          f"remove one.")
+                    keys.add(key.value)
+                stack += [key, value]
+        else:
+            stack += node.value
+
+
+def check_shape(config) -> None:
+    """At most :data:`MAX_VALUES` values (an alias counted at each use) nested at most
+    :data:`MAX_DEPTH` deep: counted without recursion and stopped at the bound, so neither
+    an alias tree nor deep nesting costs more than the bound. Lists of specs are at most
+    as long as :data:`kbench.sweep.config.LONGEST` says."""
+    for key, most in LONGEST.items():
+        if isinstance(config, dict) and isinstance(config.get(key), list) and len(config[key]) > most:
+            raise ConfigError(f"config key '{key}': {len(config[key])} entries; a sweep takes at most {most}.")
+    count, stack = 0, [(config, 0, "")]
+    while stack:
+        value, depth, key = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise ConfigError(f"config key '{_top(key)}': the config holds more than {MAX_VALUES} values (a YAML alias "
+                              f"counts at each use); a sweep config holds a few hundred.")
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"config key '{key}': nested more than {MAX_DEPTH} levels deep; no config key takes "
+                              f"that.")
+        if isinstance(value, dict):
+            stack += [(item, depth + 1, f"{key}.{name}" if key else str(name)) for name, item in value.items()]
+        elif isinstance(value, list):
+            stack += [(item, depth + 1, f"{key}[{index}]") for index, item in enumerate(value)]
+
+
+def check_schema(config, schema: Path) -> None:
+    """``config`` against the JSON schema: its most relevant error in one line, naming the
+    key, with the offending value shortened."""
+    validator = jsonschema.Draft202012Validator(yaml.safe_load(Path(schema).read_text()))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is not None:
+        key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+        raise ConfigError(f"config{f' key {key!r}' if key else ''}: {_short(error.message)}")
+
+
+def check_document(config, schema: Path, files=()) -> None:
+    """The config's files, then its shape, then its schema (module docstring)."""
+    check_files(files)
+    check_shape(config)
+    check_schema(config, schema)
+
+
+def _top(key: str) -> str:
+    """The top-level key of a path (``x`` of ``x[3].y``)."""
+    return key.split(".")[0].split("[")[0]
+
+
+def _short(text) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}… ({len(text)} characters)"
