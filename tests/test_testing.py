@@ -23,11 +23,11 @@ from tests.conftest import ALL_SAMPLERS, add_plugin
 # -- samplers ------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ALL_SAMPLERS)
 def test_builtin_samplers_pass_the_conformance_kit(name):
-    assert len(check_sampler(name)) == 5
+    assert len(check_sampler(name)) == 6
 
 
 def test_a_sampler_spec_carries_its_parameters():
-    assert len(check_sampler("squeak:qbar=20")) == 5
+    assert len(check_sampler("squeak:qbar=20")) == 6
     with pytest.raises(ValueError, match="'qbar' given both"):
         check_sampler("squeak:qbar=20", qbar=10)
 
@@ -272,7 +272,7 @@ def test_make_functions_take_specs_and_merge_keyword_parameters():
 
 # -- kbench check-plugin ---------------------------------------------------------------------
 def test_cli_check_plugin_finds_the_kind():
-    for spec, kind, count in [("rp-cholesky", "sampler", 5), ("squeak:qbar=20", "sampler", 5),
+    for spec, kind, count in [("rp-cholesky", "sampler", 6), ("squeak:qbar=20", "sampler", 6),
                               ("kpca:components=1;2", "task", 6), ("synthetic", "dataset provider", 4)]:
         result = CliRunner().invoke(main, ["check-plugin", spec])
         assert result.exit_code == 0, result.output
@@ -346,7 +346,7 @@ def test_cli_check_plugin_reports_failures_and_needs_the_kind_of_a_shared_name(t
 
 
 def test_a_kernel_whose_frequencies_disagree_with_its_values_is_caught(twin_env):
-    assert len(check_sampler("uniform", kernel="stale-gaussian:sigma=median")) == 5  # its values are fine
+    assert len(check_sampler("uniform", kernel="stale-gaussian:sigma=median")) == 6  # its values are fine
     with pytest.raises(AssertionError, match=r"E\[ZZᵀ\] is not K: .*stale-gaussian:sigma=3.82"):
         check_sampler("rff", kernel="stale-gaussian:sigma=median")
     result = CliRunner().invoke(main, ["check-plugin", "rff", "--kernel", "stale-gaussian:sigma=median"])

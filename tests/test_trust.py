@@ -64,9 +64,11 @@ import numpy as np
 import kbench
 
 class DiagonalGap(kbench.Task):
-    '''Mean of k(x, x) − ‖z(x)‖² on the test rows.'''
+    '''Mean of k(x, x) − ‖z(x)‖² on the test rows. It lists its headline again in metrics,
+    which the kit refuses and the leaderboard must survive.'''
     name = "diagonal-gap"
-    headline = kbench.Headline("mean_diagonal_gap", smaller_is_better=True)
+    headline = kbench.Headline("mean_diagonal_gap", smaller_is_better=True, exact="mean_diagonal_gap_exact")
+    metrics = (kbench.Headline("mean_diagonal_gap", smaller_is_better=True, exact="mean_diagonal_gap_exact"),)
     uses_lams = False
     needs_exact = False
 
@@ -76,7 +78,7 @@ class DiagonalGap(kbench.Task):
         for first, block in features.test.blocks():
             gap += float(np.sum(kernel.diag(data.X_test[first : first + len(block)])
                                 - np.einsum("ij,ij->i", block, block)))
-        return [{"lam": float("nan"), "mean_diagonal_gap": gap / len(data.X_test),
+        return [{"lam": float("nan"), "mean_diagonal_gap": gap / len(data.X_test), "mean_diagonal_gap_exact": 0.0,
                  "time_features_s": features.seconds}]
 
 @kbench.hookimpl
@@ -238,6 +240,9 @@ def test_a_plugin_task_gets_its_own_leaderboard_section(tmp_path, plugins):
     text = (out / "leaderboard.md").read_text()
     assert "## diagonal-gap: mean_diagonal_gap (lower is better)" in text
     assert "| rp-cholesky" in text and "| rff" in text
+    assert "mean_diagonal_gap:mean" in (out / "leaderboard.html").read_text()
+    kit = cli(["check-plugin", "diagonal-gap"], plugins)
+    assert kit.returncode == 1 and "metrics repeat a metric" in kit.stdout + kit.stderr
 
 
 # -- a cell's identity covers its inputs -------------------------------------------------

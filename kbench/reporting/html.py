@@ -103,9 +103,10 @@ def chart_data(frame: pd.DataFrame, board: Board) -> dict:
     headline: the sampler's for its values, the exact kernel's for the exact ones."""
     section = board.section
     task = section.task
-    metrics = [task.headline, *task.metrics]
-    cells = cell_table(frame, section.label, task, extra=("dataset_name", "kernel", *(m.metric for m in task.metrics)),
-                       exact_extra=tuple(m.exact for m in task.metrics if m.exact))
+    further = [m for m in task.metrics if m.metric != task.headline.metric]  # (the kit refuses a repeat)
+    metrics = [task.headline, *further]
+    cells = cell_table(frame, section.label, task, extra=("dataset_name", "kernel", *(m.metric for m in further)),
+                       exact_extra=tuple(m.exact for m in further if m.exact and m.exact != task.headline.exact))
     cells[task.headline.metric] = cells["metric"]
     if task.headline.exact:
         cells[task.headline.exact] = cells["exact"]

@@ -60,27 +60,46 @@ def _declarations(p: _ProviderProblem) -> None:
 
 
 def _loads(p: _ProviderProblem) -> None:
-    provider = p.make()
+    """Every dataset loads as RawData that load_dataset takes; all broken ones are named."""
+    provider, broken = p.make(), []
     for name in p.names:
-        spec = f"{provider.name}:{name}"
-        raw = p.load(name)
-        assert isinstance(raw, RawData), f"{spec}: load returned {type(raw).__name__}, not kbench.RawData"
-        X = raw.X
-        assert isinstance(X, np.ndarray | pd.DataFrame) and X.ndim == 2, \
-            f"{spec}: X must be a 2-D array or a data frame"
-        for label, values in (("y", raw.y), ("f", raw.f)):
-            assert values is None or np.shape(values) == (X.shape[0],), \
-                f"{spec}: {label} has shape {np.shape(values)}, X has {X.shape[0]} rows"
-        assert raw.task_type in TASK_TYPES, f"{spec}: task_type {raw.task_type!r} is not one of {TASK_TYPES}"
-        known = provider.task_type(name, **p.params)
-        assert known in (None, raw.task_type), f"{spec}: task_type() says {known!r}, the data is {raw.task_type!r}"
-        if isinstance(X, pd.DataFrame):
-            assert set(raw.categorical) <= set(X.columns), f"{spec}: categorical names columns X does not have"
-        else:
-            assert not raw.categorical, f"{spec}: categorical columns need X as a data frame"
-            assert raw.feature_names is None or len(raw.feature_names) == X.shape[1], \
-                f"{spec}: {len(raw.feature_names)} feature names for {X.shape[1]} columns"
-        split_and_scale(check_raw(raw, spec), spec, p.n, 0, DEFAULT_TEST_SIZE, True, DEFAULT_VAL_SIZE)  # as load_dataset
+        try:
+            _load(p, provider, name)
+        except Exception as exc:  # noqa: BLE001 - every dataset is reported, not only the first
+            broken.append(f"{name}: {exc}")
+    assert not broken, f"{len(broken)} of {len(p.names)} datasets are broken: " + "; ".join(broken)
+
+
+def _load(p: _ProviderProblem, provider: DatasetProvider, name: str) -> None:
+    spec = f"{provider.name}:{name}"
+    raw = p.load(name)
+    assert isinstance(raw, RawData), f"{spec}: load returned {type(raw).__name__}, not kbench.RawData"
+    X = raw.X
+    assert isinstance(X, np.ndarray | pd.DataFrame) and X.ndim == 2, f"{spec}: X must be a 2-D array or a data frame"
+    for label, values in (("y", raw.y), ("f", raw.f)):
+        assert values is None or np.shape(values) == (X.shape[0],), \
+            f"{spec}: {label} has shape {np.shape(values)}, X has {X.shape[0]} rows"
+    assert raw.task_type in TASK_TYPES, f"{spec}: task_type {raw.task_type!r} is not one of {TASK_TYPES}"
+    known = provider.task_type(name, **p.params)
+    assert known in (None, raw.task_type), f"{spec}: task_type() says {known!r}, the data is {raw.task_type!r}"
+    if isinstance(X, pd.DataFrame):
+        assert set(raw.categorical) <= set(X.columns), f"{spec}: categorical names columns X does not have"
+        text = [c for c in X.columns if X[c].dtype.kind in "OSU" and c not in raw.categorical]
+        assert not text, f"{spec}: columns {text[:5]} hold {X[text[0]].dtype} values, not numbers: convert them, " \
+                         "or name them in categorical"
+    else:
+        assert not raw.categorical, f"{spec}: categorical columns need X as a data frame"
+        assert raw.feature_names is None or len(raw.feature_names) == X.shape[1], \
+            f"{spec}: {len(raw.feature_names)} feature names for {X.shape[1]} columns"
+        assert X.dtype.kind in "biuf", f"{spec}: X has dtype {X.dtype}{_first_text(X)}; return numbers (float64), " \
+                                       "not text that kbench would have to convert"
+    split_and_scale(check_raw(raw, spec), spec, p.n, 0, DEFAULT_TEST_SIZE, True, DEFAULT_VAL_SIZE)  # as load_dataset
+
+
+def _first_text(X: np.ndarray) -> str:
+    """Where the first string of an object array is (', e.g. X[3, 1] = '2.5'')."""
+    found = np.argwhere(np.frompyfunc(lambda v: isinstance(v, str | bytes), 1, 1)(X).astype(bool))
+    return f", e.g. X[{found[0][0]}, {found[0][1]}] = {X[tuple(found[0])]!r}" if len(found) else ""
 
 
 def _determinism(p: _ProviderProblem) -> None:

@@ -55,6 +55,16 @@ def _determinism(p: _Problem) -> None:
     assert np.array_equal(a, b), "the same seed gave different features"
 
 
+#: seeds a sweep could give a fit (its seeds are 32-bit draws): a sampler that fails on some
+#: seeds fails on one of these unless it fails on fewer than one seed in ~6 (5/6 ** 16 < 5%)
+_SEEDS = tuple(int(s) for s in np.random.SeedSequence(2024).generate_state(16))
+
+
+def _seeds(p: _Problem) -> None:
+    bad = [seed for seed in _SEEDS if not np.all(np.isfinite(p.fit(seed=seed).transform(p.X)))]
+    assert not bad, f"transform returned NaN or inf with {len(bad)} of {len(_SEEDS)} seeds (e.g. seed={bad[0]})"
+
+
 def _kernel_agreement(p: _Problem) -> None:
     approx = p.fit(40)
     if not approx.nystrom_type:
@@ -137,7 +147,7 @@ def _bad_input(p: _Problem) -> None:
 
 #: the sampler contract checks, by name
 CHECKS: list[tuple[str, Callable[[_Problem], None]]] = [
-    ("shapes and rank bounds", _shapes), ("determinism", _determinism),
+    ("shapes and rank bounds", _shapes), ("determinism", _determinism), ("finite on every seed", _seeds),
     ("PSD order 0 ≼ L ≼ K, or E[ZZᵀ] ≈ K for random features", _kernel_agreement),
     ("rank > n", _rank_above_n), ("bad input", _bad_input)]
 

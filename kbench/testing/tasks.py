@@ -14,6 +14,7 @@ import pandas as pd
 from kbench.datasets import load_dataset
 from kbench.datasets.base import TASK_TYPES, Dataset
 from kbench.errors import ContractViolation
+from kbench.exact.baseline import exact_baseline
 from kbench.lowrank.maps import LowRank
 from kbench.registry import make_sampler
 from kbench.spec import Spec
@@ -60,7 +61,10 @@ class _TaskProblem:
         that read them share them)."""
         if ("rows", kind, family) not in self._cache:
             data, kernel, approx = self.setting(kind, family)
-            rows = self.make().evaluate(data, approx, kernel, lams=_LAMS)
+            task = self.make()
+            exact_baseline(data, kernel)  # as the sweep does: the exact values the task compares with
+            task.prepare(data, kernel)
+            rows = task.evaluate(data, approx, kernel, lams=_LAMS)
             try:  # the check every sweep makes: a check reading the rows fails with its reason
                 self._cache["rows", kind, family] = check_rows(rows, self.make().name)
             except ContractViolation as exc:
@@ -81,6 +85,9 @@ def _declarations(p: _TaskProblem) -> None:
     assert isinstance(task.name, str) and task.name, "name must be a non-empty string"
     assert task.headline is None or isinstance(task.headline, Headline), "headline must be a kbench.Headline or None"
     assert all(isinstance(m, Headline) for m in task.metrics), "metrics must be a tuple of kbench.Headline"
+    names = [m.metric for m in ((task.headline,) if task.headline else ()) + tuple(task.metrics)]
+    assert len(set(names)) == len(names), f"metrics repeat a metric ({names}): the headline is charted " \
+                                          "already; list each further metric once"
     assert task.accepts and set(task.accepts) <= set(TASK_TYPES), f"accepts {task.accepts!r} is not among {TASK_TYPES}"
     assert task.families and set(task.families) <= set(FAMILIES), f"families {task.families!r} not among {FAMILIES}"
     assert isinstance(task.uses_lams, bool) and isinstance(task.needs_exact, bool), \
@@ -109,7 +116,7 @@ def _headline(p: _TaskProblem) -> None:
     task = p.make()
     if task.headline is None:
         return
-    metric = task.headline.metric
+    metric, written = task.headline.metric, set()
     for kind, family in p.settings(task):
         rows = p.rows(kind, family)
         kept = task.headline_rows(pd.DataFrame(rows).assign(rank=_TASK_RANK))
@@ -117,12 +124,14 @@ def _headline(p: _TaskProblem) -> None:
         assert len(kept) and metric in kept, f"{where}: headline_rows kept no row with the headline {metric!r}"
         values = pd.to_numeric(kept[metric], errors="coerce").to_numpy(dtype=float)
         assert np.all(np.isfinite(values)), f"{where}: the headline {metric!r} is not finite: {kept[metric].tolist()}"
-        if task.validation is None:
-            continue
-        for column in (task.validation.metric, task.validation.trivial):  # what λ is chosen on, and its baseline
-            found = pd.to_numeric(pd.DataFrame(rows).get(column), errors="coerce")
+        written.update(pd.DataFrame(rows))
+        for column in (task.validation.metric, task.validation.trivial) if task.validation else ():
+            found = pd.to_numeric(pd.DataFrame(rows).get(column), errors="coerce")  # what λ is chosen on, its baseline
             assert found is not None and np.all(np.isfinite(found)), \
                 f"{where}: validation declares {column!r}, and the rows' values are {None if found is None else list(found)}"
+    declared = {column for m in (task.headline, *task.metrics) for column in (m.metric, m.exact) if column}
+    assert declared <= written, f"no setting writes the columns {sorted(declared - written)}, which the headline " \
+                                "or metrics declare"
 
 
 def _without_timings(rows: list[dict]) -> pd.DataFrame:
