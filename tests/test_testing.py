@@ -235,6 +235,33 @@ class KeyErrorOnUnknown(AnyName):
         return {"two": super().load}[name](name, n, seed)
 
 
+class SomeBroken(Rings):
+    """Three datasets: one fine, one whose X is numbers as text, one with a short target."""
+
+    def names(self):
+        return ["two", "text", "short"]
+
+    def task_type(self, name, **params):
+        return "binary"
+
+    def load(self, name, n, seed):
+        raw = super().load("two", n, seed)
+        if name == "text":
+            raw.X = raw.X.astype(str).astype(object)
+        if name == "short":
+            raw.y = raw.y[:-1]
+        return raw
+
+
+def test_every_broken_dataset_of_a_provider_is_named_and_text_in_x_with_its_place():
+    with pytest.raises(AssertionError) as failure:
+        check_dataset_provider(SomeBroken)
+    message = str(failure.value)
+    assert "2 of 3 datasets are broken" in message
+    assert "text: rings:text: X has dtype object, e.g. X[0, 0] = '" in message
+    assert "short: rings:short: y has shape (199,), X has 200 rows" in message
+
+
 @pytest.mark.parametrize("cls, failing", [
     (UnseededRings, r"determinism: .*the same seed gave different \['X', 'y'\]"),
     (Mislabelled, "RawData that kbench accepts: .*task_type.. says 'regression', the data is 'binary'"),
