@@ -8,6 +8,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from kbench.cli import main
+from kbench.datasets.tabular import DEFAULT_MAX_LEVELS
+from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
+from kbench.workflow import DEFAULT_RESOURCES
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -44,3 +51,64 @@ def test_readme_python_examples_run():
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, "README.md", "exec"), namespace)
+
+
+#: the pages users read: what they quote must be what the code does
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _numbers() -> list[tuple[str, str, int]]:
+    return [
+        ("README.md", r"a task's `exact_max_n` \((\d[\d ]*):", DEFAULT_EXACT_MAX_N),
+        ("README.md", r"dense up to (\d[\d ]*) training rows", DENSE_MAX_N),
+        ("README.md", r"3 n² floats up to n_train = (\d[\d ]*),", DENSE_MAX_N),
+        ("README.md", r"grows as n_train² beyond (\d[\d ]*) training rows", DEFAULT_EXACT_MAX_N),
+        ("README.md", r"\(default (\d+) MB", DEFAULT_RESOURCES["mem_mb"]),
+        ("README.md", r"MB, (\d+) minutes per repetition", DEFAULT_RESOURCES["runtime"]),
+        ("docs/conventions.md", r"`exact_max_n` \((\d[\d ]*) by default\)", DEFAULT_EXACT_MAX_N),
+        ("docs/conventions.md", r"\*\*dense\*\* up to n_train = (\d[\d ]*):", DENSE_MAX_N),
+        ("docs/architecture.md", r"the dense path up to (\d[\d ]*) training rows", DENSE_MAX_N),
+        ("docs/datasets.md", r"`max_levels=(\d+)`", DEFAULT_MAX_LEVELS),
+    ]
+
+
+def test_the_numbers_the_pages_quote_are_the_codes():
+    for page, pattern, value in _numbers():
+        text = " ".join((ROOT / page).read_text().split())
+        found = re.findall(pattern, text)
+        assert found, f"{page} no longer says {pattern!r}: update this test with the page"
+        assert {int(n.replace(" ", "")) for n in found} == {value}, f"{page}: {pattern!r} says {found}, the code {value}"
+
+
+def test_the_defaults_the_pages_quote_are_the_codes():
+    for command in ("run", "advise"):
+        option = next(p for p in main.commands[command].params if p.name == "kernel")
+        said = " ".join(CliRunner().invoke(main, [command, "--help"]).output.split())
+        assert f"[default: {option.default}]" in said, (command, option.default)
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "defaults to `sigma=\"median\"`, as `kbench run`" in readme
+
+
+def _written_folders(text: str) -> list[str]:
+    """The folders the kbench commands of a page write into: ``--out`` of every command,
+    else the folder a ``kbench leaderboard`` reads."""
+    folders = []
+    for command in re.findall(r"kbench (?:run|leaderboard|papers|aggregate)\b[^`\n]*", text.replace("\\\n", " ")):
+        out = re.search(r"--out\s+(\S+)", command)
+        if out or command.startswith("kbench leaderboard "):
+            folders.append((out.group(1) if out else command.split()[2]).strip("\"'"))
+    return folders
+
+
+def test_the_pages_commands_write_no_tracked_file():
+    """A reader who runs a page's commands changes no committed file (the README's first
+    command regenerates the published results, which it says)."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    for page in PAGES:
+        for folder in _written_folders(page.read_text()):
+            folder = folder.rstrip("/")
+            if folder.endswith(".parquet"):
+                folder = str(Path(folder).parent)
+            committed = [f for f in tracked if f.startswith(f"{folder}/") and Path(f).name.startswith("leaderboard")
+                         or f == folder]
+            assert not committed, f"{page.name}: a command writes into {folder}, over committed {committed[:3]}"

@@ -44,10 +44,10 @@ from kbench.advisor.model import (
 from kbench.advisor.probe import Probe
 from kbench.advisor.probe import probe as run_probe
 from kbench.advisor.regime import Regime, estimate_regime
-from kbench.datasets import load_dataset
+from kbench.advisor.task import AUTO_TASK, advisable_task, resolve_task
+from kbench.datasets import known_task_type, load_dataset
 from kbench.registry import make_kernel, make_task
 from kbench.reporting.advice import gap_text, percent
-from kbench.reporting.scores import task_of
 from kbench.reporting.standing import BASELINE
 from kbench.spec import Spec
 from kbench.sweep.config import AUTO_LAM_BOUNDS, BOUNDS
@@ -198,17 +198,6 @@ def _ordered(rec: Recommendation, single: str) -> Recommendation | None:
     return replace(rec, sampler=sampler, table=rec.table.loc[order], single=single)
 
 
-def advisable_task(label: str):
-    """The task of ``label``, if advice can be given for it: a λ-path task with an exact
-    headline and a validation criterion to choose λ on."""
-    task = task_of(label)
-    if (task is None or not task.uses_lams or task.headline is None or task.headline.exact is None
-            or task.validation is None):
-        raise ValueError(f"kbench advise answers for λ-path tasks scored against the exact kernel that choose λ on "
-                         f"validation rows (krr, classification), not {label!r}.")
-    return task
-
-
 def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str, cells: pd.DataFrame | None = None,
                 rank: int | None = None, within: float = 0.02, seconds: float | None = None) -> Advice:
     """The advice for a dataset of this ``regime``, from the evidence ``cells`` (the published
@@ -293,7 +282,7 @@ def choose(found: dict[int, Recommendation], rank: int | None, seconds: float | 
                             f"{percent(within)} of exact; the largest is shown, with the gap it is promised.")
 
 
-def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: int | None = None,
+def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL, rank: int | None = None,
            seconds: float | None = None, within: float = 0.02, probe: bool = False, lams=LAMS, seed: int = 0,
            cells: pd.DataFrame | None = None) -> Advice:
     """Which approximation for ``dataset`` (any dataset spec): its regime, the advice the
@@ -310,9 +299,10 @@ def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: i
     rank = None if rank is None else BOUNDS["ranks"].check(rank, "rank")
     seconds = None if seconds is None else SECONDS.check(seconds)
     within, seed = WITHIN.check(within), BOUNDS["seed"].check(seed)
-    advisable_task(task)
+    task = resolve_task(task, known_task_type(dataset), dataset)  # a mismatch known now fails before loading
     make_kernel(kernel)  # a bad spec fails before the data is read
     data = load_dataset(dataset, seed=seed)
+    task = resolve_task(task, data.task_type, dataset)
     if rank is not None and rank > data.n_train:
         raise ValueError(f"rank {rank} is above the {data.n_train} training rows of {dataset}.")
     fitted = fitted_kernel(kernel, data)
@@ -323,7 +313,7 @@ def advise(dataset: str, task: str = "krr", kernel: str = ADVISE_KERNEL, rank: i
         leading = [] if rec is None else list(rec.table.index[:PROBE_SAMPLERS])
         samplers = list(dict.fromkeys([*leading, *PROBE_DEFAULT_SAMPLERS]))[: PROBE_SAMPLERS + 1]
         advice.probe = run_probe(dataset, task, kernel, samplers, rank or (rec.rank if rec else PROBE_RANK),
-                                 rec.paths[0] if rec else lams, len(data.X_train) + len(data.X_test), seed=seed)
+                                 rec.paths[0] if rec else lams, data.n_train + data.n_val + len(data.X_test), seed=seed)
         advice.line += "; " + (advice.probe.verdict(None) if rec is None else
                                advice.probe.verdict(rec.best, rec.rank, rec.gap(rec.best), within))
     return advice

@@ -54,8 +54,11 @@ class Probe:
         if self.best is None:
             return f"probe: no sampler scored ({self.failed} of {self.cells} cells failed)"
         top = max(self.ranks)
-        said = f"{self.best} first, {percent(self.table.loc[self.best, f'gap at rank {top}'])} from exact at rank " \
-               f"{top} on {self.dataset}"
+        first = self.table.index[self.table["mean place"] == self.table["mean place"].iloc[0]].tolist()
+        leader = advised if advised in first else self.best
+        said = (f"{self.best} first" if len(first) == 1 else f"{', '.join(first)} tie first") + \
+            f", {percent(self.table.loc[leader, f'gap at rank {top}'])} from exact at rank {top} on {self.dataset}" + \
+            ("" if len(first) == 1 else f" ({leader}'s)")
         if advised is None:
             return f"probe: {said}"
         if advised not in self.table.index:

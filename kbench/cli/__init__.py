@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import platform
+import shlex
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from rich.table import Table
 
 from kbench import registry
 from kbench.advisor import ADVISE_KERNEL, advise
+from kbench.advisor.task import AUTO_TASK
 from kbench.cli.params import (
     ABSOLUTE_FOLDER,
     FOLDER,
@@ -25,7 +27,7 @@ from kbench.cli.params import (
     usage,
 )
 from kbench.datasets import load_dataset
-from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
+from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
 from kbench.spec import split_specs
 from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS, lam_path
 
@@ -73,7 +75,10 @@ def list_command(kind: str | None, as_json: bool) -> None:
 @main.command("run")
 @click.option("--datasets", required=True, help="Comma list, e.g. synthetic:two-balls:n=2000,sklearn:diabetes")
 @click.option("--samplers", required=True, help="Comma list, e.g. uniform,squeak:qbar=20,rp-cholesky")
-@click.option("--tasks", required=True, help="Comma list, e.g. krr,kpca:components=1;5;10")
+@click.option("--tasks", required=True,
+              help=f"Comma list, e.g. krr,kpca:components=1;5;10. Each compares with the exact kernel up to its "
+                   f"exact_max_n training rows ({DEFAULT_EXACT_MAX_N}; dense up to {DENSE_MAX_N}, matrix-free "
+                   f"above: minutes past ~20000 rows), e.g. krr:exact_max_n={DENSE_MAX_N}.")
 @click.option("--ranks", required=True, type=bounded("ranks", many=True),
               help="Comma list of integers, each once, e.g. 10,50,100")
 @lam_path_options(required=True)
@@ -120,6 +125,7 @@ def run_command(datasets, samplers, tasks, ranks, lams, lam_bounds, selection, r
         blas_threads=blas_threads, time_limit=time_limit, lam_bounds=lam_bounds, selection=selection),
         progress=not quiet))
     click.echo(str(summary))
+    click.echo(f"cells in {Path(out) / 'cells'}; their page: kbench leaderboard {shlex.quote(str(out))}")
     sys.exit(1 if summary.failed else 0)
 
 
@@ -239,8 +245,11 @@ def leaderboard_command(directory, out, command_line, executor, focus, sweep) ->
 
     frame = usage(lambda: read_results(directory, sweep))
     target = out or (directory if Path(directory).is_dir() else Path(directory).parent)
-    paths = usage(lambda: build(frame, target, command_line, executor, focus))
-    click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
+    command_line = command_line or shlex.join(["kbench", *sys.argv[1:]])
+    page = usage(lambda: build(frame, target, command_line, executor, focus))
+    for verdict in page.verdicts:
+        click.echo(verdict)
+    click.echo("wrote " + ", ".join(str(p) for p in page.files.values()) + f" (figures in {Path(target) / 'figures'})")
 
 
 @main.command("papers")
@@ -325,8 +334,11 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
 
 @main.command("advise")
 @click.argument("dataset")
-@click.option("--task", default="krr", show_default=True, help="A λ-path task: krr or classification.")
-@click.option("--kernel", default=ADVISE_KERNEL, show_default=True, help="Kernel spec.")
+@click.option("--task", default=AUTO_TASK, show_default=True,
+              help="krr or classification; auto: the one the target calls for (numbers or classes).")
+@click.option("--kernel", default=ADVISE_KERNEL, show_default=True,
+              help="Kernel spec. A validated bandwidth by default, as the evidence was measured with (kbench run's "
+                   "median is the papers' convention).")
 @click.option("--rank", type=bounded("ranks"), help="Advise at this rank.")
 @click.option("--seconds", type=float, help="Advise within this time per fit and evaluation.")
 @click.option("--within", type=float, default=0.02, show_default=True,

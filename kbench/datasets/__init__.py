@@ -14,13 +14,13 @@ from kbench.datasets.split import (
     split_and_scale,
     split_counts,
 )
-from kbench.datasets.tabular import TARGET_TRANSFORMS
+from kbench.datasets.tabular import TABLE_TASK_TYPES, TARGET_TRANSFORMS
 from kbench.registry import get_registry
 from kbench.spec import Spec
 
 _SPLIT_OPTIONS = ("n", "test_size", "val_size", "standardize", "dropna")
 #: dataset options that take one of a fixed set of values, whichever provider declares them
-CHOICES = {"task_type": TASK_TYPES, "transform": TARGET_TRANSFORMS}
+CHOICES = {"task_type": TABLE_TASK_TYPES, "transform": TARGET_TRANSFORMS}
 
 
 def check_dataset_spec(spec: str) -> tuple[DatasetProvider, str, dict]:

@@ -22,11 +22,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kbench.datasets.base import RawData, infer_task_type
+from kbench.datasets.base import TASK_TYPES, RawData, infer_task_type
 
 #: categorical columns with more levels than this are dropped (one-hot would add a column per level)
 DEFAULT_MAX_LEVELS = 32
 TARGET_TRANSFORMS = ("log",)
+#: what a table's ``task_type=`` may say: a task type, or "classification" (binary or
+#: multiclass by the number of classes)
+TABLE_TASK_TYPES = (*TASK_TYPES, "classification")
 _TARGET_NAMES = ("target", "y", "label", "class")
 
 
@@ -81,7 +84,11 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     y = None if target is None else _target(frame[target], transform, source)
     if target is not None and transform:
         preprocessing["target_transform"] = transform
-    task_type = task_type_of(y, task_type, source)
+    given, task_type = task_type, task_type_of(y, task_type, source)
+    if given is None and task_type == "multiclass" and pd.api.types.is_numeric_dtype(y):
+        levels = np.unique(y[~pd.isna(y)])
+        preprocessing["target_read_as"] = (f"classes: {len(levels)} numeric levels ({levels[0]:g} … {levels[-1]:g}); "
+                                           "task_type=regression reads them as numbers")
     preprocessing.update(numeric=[c for c in kept if c not in categorical], categorical=categorical)
     meta = {**meta, "target": target, "preprocessing": preprocessing, "preprocessing_summary": summary(preprocessing)}
     return RawData(X, y, task_type, kept, meta, categorical=categorical)

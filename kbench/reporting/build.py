@@ -3,6 +3,7 @@ interactive leaderboard.html, from the scores, the advice and the focus view."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -32,8 +33,16 @@ from kbench.sweep.store import check_one_sweep
 MAX_DATASET_FIGURES = 24
 
 
+@dataclass(frozen=True)
+class Page:
+    """What :func:`build` wrote, and the verdict of each task (the page's opening lines)."""
+
+    files: dict[str, Path]
+    verdicts: list[str]
+
+
 def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None,
-          focus: str | None = None) -> dict[str, Path]:
+          focus: str | None = None) -> Page:
     """Write leaderboard.md (seaborn figures in figures/*.png) and the interactive, self-contained
     leaderboard.html into ``out``; with ``focus``, a section of that sampler against every other."""
     check_one_sweep(frame)
@@ -72,4 +81,4 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
                                                      statuses, figures))
     write_text(out / "leaderboard.html", html.render(frame, lines, notes, boards, advice, views, focus,
                                                      costs, statuses, look))
-    return {"markdown": out / "leaderboard.md", "html": out / "leaderboard.html"}
+    return Page({"markdown": out / "leaderboard.md", "html": out / "leaderboard.html"}, list(advice.statements))

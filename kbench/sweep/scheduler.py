@@ -234,10 +234,15 @@ class Scheduler:
             try:
                 self.contexts[key] = prepare_context(job.dataset, job.kernel, job.repetition, c.seed, self.tasks,
                                                      self.environment, c.data_cache, self.ridge_samplers,
-                                                     list(c.lams), c.lam_bounds, c.selection)
+                                                     list(c.lams), c.lam_bounds, c.selection, say=self._say)
             except Exception as exc:  # the dataset cannot be loaded: its cells fail
                 self.contexts[key] = f"loading {job.dataset.label} failed: {describe(exc)}"
         return self.contexts[key]
+
+    def _say(self, text: str) -> None:
+        """A line above the progress bar (none without one: ``--quiet``)."""
+        if self.bar:
+            self.bar[0].console.print(text)
 
     def _start(self, batch: list[Job], rounds: int) -> None:
         """Fork a worker for ``batch`` (``rounds``: of batches still to start, this one's included)."""

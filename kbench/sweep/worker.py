@@ -170,13 +170,13 @@ def exact_and_path(data: Dataset, kernel: Kernel, limit: int, shared, tasks, lam
 
 def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tasks, env: dict,
                     data_cache=None, ridge_samplers: bool = False, lams=(), lam_bounds=None,
-                    selection: str = DEFAULT_SELECTION) -> JobContext:
+                    selection: str = DEFAULT_SELECTION, say: Callable[[str], None] = lambda text: None) -> JobContext:
     """Load the split, resolve the kernel on it, let each task prepare what its evaluations
     share (:meth:`kbench.Task.prepare`), get the exact baseline and the cells' λ path
     (:func:`exact_and_path`) once, in the parent, so that every forked worker shares them
     (:func:`exact_limit` says when the baseline is needed). With a ``data_cache`` the baseline
     is read from there when another process computed it (the workflow's ``exact`` jobs), else
-    computed and saved there."""
+    computed and saved there. ``say`` announces a matrix-free baseline, which takes minutes."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
     checksum = split_checksum(data)
     fitted = fitted_kernel(kernel, data, None if data_cache is None else (
@@ -189,6 +189,10 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     limit = exact_limit(tasks, ridge_samplers)
     baseline, path = None, sorted(lams)
     if limit is not None:
+        if DENSE_MAX_N < data.n_train <= limit:
+            say(f"{dataset.label}: the exact baseline on {data.n_train} training rows is matrix-free, a few passes "
+                f"over K ({float(data.n_train) ** 2:.1e} kernel values each; minutes past ~20 000 rows). A "
+                f"task's exact_max_n (e.g. krr:exact_max_n={DENSE_MAX_N}) sets where it stops.")
         shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)
         baseline, path = exact_and_path(data, fitted, limit, shared, tasks, lams, lam_bounds, selection)
     own_bounds = lam_bounds if baseline is None or baseline.dense else None

@@ -14,7 +14,9 @@ from click.testing import CliRunner
 import kbench
 from kbench.advisor import evidence
 from kbench.advisor.answer import CLOSE, advise_from
+from kbench.advisor.probe import Probe
 from kbench.advisor.regime import Regime, estimate_regime
+from kbench.advisor.task import resolve_task
 from kbench.cli import main
 from kbench.lowrank.linalg import factor_diagnostics
 from tests.conftest import ROOT
@@ -244,3 +246,26 @@ def test_a_local_file_is_advised_like_any_dataset(tmp_path):
     advice = kbench.advise(f"file:{path}:target=y", kernel="gaussian:sigma=median")
     assert advice.regime.n_train == 264 and advice.dataset == f"file:{path}:target=y"
     assert advice.line.startswith(("use ", "no close evidence"))
+
+
+def test_the_task_follows_the_target_and_a_mismatch_names_the_task_that_fits():
+    assert resolve_task("auto", "binary", "d") == "classification" == resolve_task("auto", "multiclass", "d")
+    assert resolve_task("auto", "regression", "d") == "krr" and resolve_task("auto", None, "d") == "auto"
+    with pytest.raises(ValueError, match="--task krr needs regression data; d is binary: pass --task classification"):
+        resolve_task("krr", "binary", "d")
+    with pytest.raises(ValueError, match="d has no target .unlabeled.; kbench advise needs one"):
+        resolve_task("auto", "unlabeled", "d")
+    refused = CliRunner().invoke(main, ["advise", "sklearn:breast_cancer", "--task", "krr"])
+    assert refused.exit_code == 2 and "pass --task classification" in refused.output
+    answered = CliRunner().invoke(main, ["advise", "sklearn:breast_cancer", "--json"])
+    assert answered.exit_code == 0, answered.output
+    assert json.loads(answered.output)["task"] == "classification"
+
+
+def test_a_probe_that_ties_says_so_and_reads_the_advised_samplers_gap():
+    table = pd.DataFrame({"mean place": [1.5, 1.5, 1.5, 4.0], "gap at rank 10": [0.01, 0.02, 0.03, 0.1]},
+                         index=pd.Index(["rff", "uniform", "orf", "sorf"], name="sampler"))
+    probe = Probe("x:n=45", [10], table, 0, 12, 1.0)
+    assert probe.verdict(None).startswith("probe: rff, uniform, orf tie first, 1% from exact at rank 10")
+    assert probe.verdict("uniform", 10, 0.05).startswith("probe confirms: rff, uniform, orf tie first, 2% from exact")
+    assert probe.verdict("sorf", 10, 0.05).startswith("probe overturns it")

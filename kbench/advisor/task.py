@@ -1,0 +1,41 @@
+"""Which task ``kbench advise`` answers for: one the user names, or by default the one the
+data's target calls for (krr for a numeric target, classification for classes)."""
+
+from __future__ import annotations
+
+from kbench.reporting.scores import task_of
+
+#: ``--task auto``: krr or classification by the target's type
+AUTO_TASK = "auto"
+#: the task ``auto`` takes per task type
+BY_TASK_TYPE = {"regression": "krr", "binary": "classification", "multiclass": "classification"}
+
+
+def advisable_task(label: str):
+    """The task of ``label``, if advice can be given for it: a λ-path task with an exact
+    headline and a validation criterion to choose λ on."""
+    task = task_of(label)
+    if (task is None or not task.uses_lams or task.headline is None or task.headline.exact is None
+            or task.validation is None):
+        raise ValueError(f"kbench advise answers for λ-path tasks scored against the exact kernel that choose λ on "
+                         f"validation rows (krr, classification, or {AUTO_TASK}: the one the target calls for), "
+                         f"not {label!r}.")
+    return task
+
+
+def resolve_task(label: str, task_type: str | None, dataset: str) -> str:
+    """The task advice is for on data of ``task_type`` (None: not known yet, before loading):
+    ``auto`` resolved, a task that cannot take that data refused, naming the one that can."""
+    if label == AUTO_TASK:
+        if task_type is None:
+            return label
+        if task_type not in BY_TASK_TYPE:
+            raise ValueError(f"{dataset} has no target ({task_type}); kbench advise needs one: name it, e.g. "
+                             f"{dataset}:target=<column>.")
+        return BY_TASK_TYPE[task_type]
+    task = advisable_task(label)
+    if task_type is not None and task_type not in task.accepts:
+        fits = BY_TASK_TYPE.get(task_type)
+        raise ValueError(f"--task {label} needs {' or '.join(task.accepts)} data; {dataset} is {task_type}"
+                         + (f": pass --task {fits} (or --task {AUTO_TASK})." if fits else "."))
+    return label
