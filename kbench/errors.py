@@ -90,7 +90,8 @@ class Failure:
 
 def describe(exc: BaseException) -> str:
     """One line: the exception, and for unexpected ones where it was raised."""
-    text = f"{type(exc).__name__}: {exc}".strip().replace("\n", " ")
+    detail = str(exc) or ("out of memory" if isinstance(exc, MemoryError) else "")
+    text = f"{type(exc).__name__}: {detail}".strip().replace("\n", " ")
     if isinstance(exc, ValueError | MemoryError | ContractViolation) or exc.__traceback__ is None:
         return text
     return text + " | " + traceback.format_tb(exc.__traceback__)[-1].strip().replace("\n", " ")

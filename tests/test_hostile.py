@@ -27,8 +27,9 @@ import kbench
 from kbench import registry
 from kbench._validation import declared_types
 from kbench.cli import main
-from kbench.datasets import check_dataset_spec
+from kbench.datasets import check_dataset_spec, files
 from kbench.registry import get_registry
+from kbench.sweep import worker
 from kbench.sweep.config import check_ranks
 from kbench.sweep.document import MAX_FILE_BYTES, MAX_VALUES, check_document, check_files
 from kbench.testing._kit import time_limit
@@ -76,6 +77,8 @@ def test_any_spec_value_gives_a_plugin_or_an_error_naming_its_parameter(target, 
     ("kernel:gaussian:sigma=abc", "sigma must be a number > 0"),
     ("kernel:periodic-sobolev:beta=200", "beta must be <= 50"),
     ("kernel:matern:nu=abc", "nu must be a finite number"),
+    ("kernel:gaussian:sigma=1e-300", r"gaussian: sigma must be a finite number in \[1e-150, 1e\+150\]"),
+    ("kernel:gaussian:sigma=1e300", r"gaussian: sigma must be a finite number in \[1e-150, 1e\+150\]"),
 ])
 def test_strict_values(text, message):
     kind, spec = text.split(":", 1)
@@ -168,6 +171,27 @@ def test_a_stray_string_in_a_numeric_target_is_refused(tmp_path):
     frame.to_csv(tmp_path / "stray.csv", index=False)
     with pytest.raises(ValueError, match="mixes numbers and text.*'oops'"):
         kbench.load_dataset(f"file:{tmp_path / 'stray.csv'}")
+
+
+def test_a_text_table_padded_with_nul_bytes_or_past_the_size_bound_is_refused_before_parsing(tmp_path, monkeypatch):
+    padded = tmp_path / "padded.csv"
+    padded.write_bytes(b"a,b,y\n1,2,3\n4,5,6\n" + bytes(10_000))  # the report's file was 2 GiB of them
+    with pytest.raises(ValueError, match="a NUL byte at byte 18: binary data, not a text table"):
+        kbench.load_dataset(f"file:{padded}:target=y")
+    (tmp_path / "big.csv").write_text("a,y\n" + "1,2\n" * 1000)
+    monkeypatch.setattr(files, "MAX_TEXT_BYTES", 1000)
+    with pytest.raises(ValueError, match=r"kbench reads text tables up to .* convert it to .parquet or .npy"):
+        kbench.load_dataset(f"file:{tmp_path / 'big.csv'}:target=y")
+
+
+def test_running_out_of_memory_while_loading_is_oom_with_its_message(tmp_path, monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(worker, "load_split_cached", exhausted)
+    frame = kbench.run(*RUN_ARGS, out=tmp_path, progress=False)
+    assert (frame.status == "oom").all() and (frame.failed_in == "dataset").all()
+    assert frame.error.str.contains("loading sklearn:diabetes failed: MemoryError: out of memory").all()
 
 
 def test_a_file_whose_path_holds_a_comma_is_named_with_an_escape(tmp_path):

@@ -16,7 +16,7 @@ from kbench.tasks.selection import SELECTIONS
 def usage(call):
     """Run ``call``; a ValueError (bad names, lists, values), a PluginError (a name two
     packages register) or an OSError (a path that cannot be read or written, a full disk)
-    becomes a usage error naming it, exit code 2."""
+    becomes a usage error naming it, exit code 2; a MemoryError, a one-line error, exit code 1."""
     try:
         return call()
     except (ValueError, PluginError) as exc:
@@ -24,6 +24,9 @@ def usage(call):
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         raise click.UsageError(f"{exc.strerror or exc}{where}") from None
+    except MemoryError as exc:
+        raise click.ClickException(f"out of memory{f' ({exc})' if str(exc) else ''}: the data or the computation "
+                                   "does not fit; try a subsample of the data (n=… in its spec).") from None
 
 
 class PathName(click.ParamType):

@@ -18,6 +18,7 @@ too large for a float64 (kbench.datasets.tabular.check_text_numbers).
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -34,6 +35,9 @@ MAX_COLUMNS = 10_000
 #: the most of a csv's first line (its header) that is read to count its columns, so that a
 #: file without a newline is not read whole: MAX_COLUMNS names of 100 bytes
 HEADER_BYTES = 100 * MAX_COLUMNS
+#: the largest text table read: a quarter of the machine's memory (pandas' parse takes a
+#: few times the file's size)
+MAX_TEXT_BYTES = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
 
 _SPECIAL_FILES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
                   (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
@@ -124,8 +128,17 @@ def check_header(path: Path, sep: str, source: str) -> None:
     import io
     import re
 
+    size = path.stat().st_size
+    if size > MAX_TEXT_BYTES:
+        raise ValueError(f"{source}: {size / 2**30:.1f} GiB of text; parsing takes a few times that in memory, "
+                         f"and kbench reads text tables up to {MAX_TEXT_BYTES / 2**30:.1f} GiB (a quarter of this "
+                         f"machine's memory): convert it to .parquet or .npy, which are read typed.")
     with path.open("rb") as handle:
         head = handle.read(HEADER_BYTES + 1)
+    nul = head.find(bytes(1))
+    if nul >= 0:
+        raise ValueError(f"{source}: a NUL byte at byte {nul}: binary data, not a text table; check that the file "
+                         "is a csv.")
     text = io.StringIO(head[:HEADER_BYTES].decode("utf-8", "replace"), newline="")
     try:
         if len(sep) == 1:

@@ -11,10 +11,12 @@ from typing import ClassVar
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from kbench._validation import check_features, check_positive
+from kbench._validation import Bound, check_features, check_positive
 from kbench.kernels.bandwidth import cv_sigma, median_distance
 from kbench.kernels.base import Kernel
 
+#: a numeric length scale: 1/(2σ²) must be a normal, finite float64 (σ = 1e-300 underflows σ² to 0)
+SIGMA = Bound("sigma", False, 1e-150, 1e150, why="1/(2σ²) must be a finite float64")
 #: the data-driven choices of sigma (kbench.kernels.bandwidth)
 DATA_DRIVEN = ("median", "cv")
 
@@ -36,6 +38,7 @@ class _LengthScaleKernel(Kernel):
             check_positive(gamma, "gamma", self.name)
         elif sigma is not None and sigma not in DATA_DRIVEN:
             check_positive(sigma, "sigma", f"{self.name} kernel (or pass sigma='median' or 'cv')")
+            SIGMA.check(sigma, f"{self.name}: sigma")
         self.sigma, self.gamma = sigma, gamma
         #: the length scale in use: resolved from gamma or the default here, from data by fit
         self.sigma_ = (None if sigma in DATA_DRIVEN else float(sigma) if sigma is not None

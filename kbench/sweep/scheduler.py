@@ -199,7 +199,7 @@ class Scheduler:
         self.tasks = list({cell.task: create(cell.task) for job in self.planned for cell in job.cells}.values())
         self.ridge_samplers = any(job.sampler_lam is not None for job in self.planned)
         self.environment = environment()
-        self.contexts: dict[tuple, JobContext | str] = {}
+        self.contexts: dict[tuple, JobContext | Failure] = {}
         self.remaining: Counter = Counter()
         self.running: dict = {}
         self.end = None if self.config.time_limit is None else time.monotonic() + self.config.time_limit
@@ -226,7 +226,7 @@ class Scheduler:
                     self.bar[0].stop()
         return self.counts
 
-    def _context(self, job: Job) -> JobContext | str:
+    def _context(self, job: Job) -> JobContext | Failure:
         """The shared state of the job's (dataset, repetition), or why it could not be had."""
         key = (job.dataset, job.repetition)
         if key not in self.contexts:
@@ -236,7 +236,8 @@ class Scheduler:
                                                      self.environment, c.data_cache, self.ridge_samplers,
                                                      list(c.lams), c.lam_bounds, c.selection, say=self._say)
             except Exception as exc:  # the dataset cannot be loaded: its cells fail
-                self.contexts[key] = f"loading {job.dataset.label} failed: {describe(exc)}"
+                status = Status.OOM if isinstance(exc, MemoryError) else Status.ERROR
+                self.contexts[key] = Failure(status, f"loading {job.dataset.label} failed: {describe(exc)}", "dataset")
         return self.contexts[key]
 
     def _say(self, text: str) -> None:
@@ -247,8 +248,8 @@ class Scheduler:
     def _start(self, batch: list[Job], rounds: int) -> None:
         """Fork a worker for ``batch`` (``rounds``: of batches still to start, this one's included)."""
         context = self._context(batch[0])
-        if isinstance(context, str):
-            return self._finish(batch, Failure(Status.ERROR, context, "dataset"))
+        if isinstance(context, Failure):
+            return self._finish(batch, context)
         progress, report = mp.get_context("fork").Pipe(duplex=False)
         process = mp.get_context("fork").Process(
             target=_work, args=(batch, context, self.config.memory_limit_mb, report))
@@ -310,7 +311,7 @@ class Scheduler:
             for cell in job.todo:
                 status = cell_status(cell.path, cell.inputs)
                 if status is None:
-                    known = context if not isinstance(context, str) else None
+                    known = context if not isinstance(context, Failure) else None
                     write_failure(cell, job, list(known.lams if known else self.config.lams), failure, known,
                                   self.environment)
                     status = failure.status.value
