@@ -20,15 +20,21 @@ os.umask(_UMASK)
 STALE_SECONDS = 3600
 
 
+def check_name(path) -> str:
+    """A path without a control character (a NUL, a newline), which no file name can hold."""
+    text = str(path)
+    if any(ord(character) < 32 for character in text):
+        raise ValueError(f"{text!r} holds a control character (a NUL, a newline, …), which no file or folder "
+                         "name can; name one without it.")
+    return text
+
+
 def check_folder(path) -> Path:
     """A folder name results can go to: not empty, no control character, not a file and not
     under one (nothing is created)."""
-    text = str(path)
-    if text.strip() == "":
+    if str(path).strip() == "":
         raise ValueError("the folder name is empty; name a results folder, e.g. results.")
-    if any(ord(character) < 32 for character in text):
-        raise ValueError(f"{text!r} holds a control character (a NUL, a newline, …), which no folder name "
-                         "can; name a folder without one.")
+    check_name(path)
     for folder in (Path(path), *Path(path).parents):
         if folder.exists():
             if not folder.is_dir():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from kbench._files import check_folder
+from kbench._files import check_folder, check_name
 from kbench._validation import Bound
 from kbench.errors import PluginError
 from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS
@@ -43,8 +43,7 @@ class PathName(click.ParamType):
             if self.folder:
                 folder = check_folder(value)
                 return str(folder.absolute() if self.absolute else folder)
-            check_folder(value if str(value).strip() else ".")  # an empty file name is the command's to refuse
-            return str(value)
+            return check_name(value)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 

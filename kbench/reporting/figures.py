@@ -3,6 +3,7 @@ critical-difference diagrams, cost in n; every file name from the labels' collis
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +12,9 @@ from kbench.reporting.scores import Section, pareto_front
 from kbench.reporting.standing import ALPHA, Standing
 from kbench.reporting.styles import Style
 from kbench.spec import slug_of
+
+#: characters per line of a figure's title (wrapped, not clipped)
+TITLE_WIDTH = 70
 
 
 def critical_difference(section: Section, result: Standing, path: Path, look: dict[str, Style]) -> str | None:
@@ -69,12 +73,14 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
     if len(exact):
         left.plot(exact.index, exact.to_numpy(), color="black", linestyle="--", linewidth=1,
                   label="exact kernel")
-    left.set(xscale="log", ylabel=metric, title=f"{title} on {dataset}: {metric} vs rank")
+    left.set(xscale="log", ylabel=metric)
+    left.set_title(textwrap.fill(f"{title} on {dataset}: {metric} vs rank", TITLE_WIDTH), fontsize=9)
     ranks = sorted(data["rank"].unique())
     left.set_xticks(ranks, [str(r) for r in ranks])
     left.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     if smaller and (data["metric"] > 0).all():
         left.set_yscale("log")
+        _plain_numbers(left.yaxis)
     left.legend(fontsize=7)
     means = data.groupby(["sampler", "rank"])[["metric", "seconds"]].mean().reset_index()
     sns.scatterplot(data=means, x="seconds", y="metric", hue="sampler", style="sampler", palette=palette,
@@ -83,14 +89,26 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
     if len(front):
         right.plot(front["seconds"], front["metric"], color="black", linewidth=1, label="Pareto front")
     right.legend(fontsize=7)
-    right.set(xscale="log", xlabel="seconds (sample + features + fit)", ylabel=metric,
-              title=f"{metric} vs time")
+    right.set(xscale="log", xlabel="seconds (sample + features + fit)", ylabel=metric)
+    right.set_title(f"{metric} vs time", fontsize=9)
     right.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     if smaller and (means["metric"] > 0).all():
         right.set_yscale("log")
+        _plain_numbers(right.yaxis)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
+
+
+def _plain_numbers(axis) -> None:
+    """A log axis labelled 0.5, 0.6, … (not 5 × 10⁻¹): its decades as plain numbers, and its
+    minor ticks too when it spans less than a decade (matplotlib labels them then)."""
+    import matplotlib.ticker
+
+    plain = matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:.2g}")
+    axis.set_major_formatter(plain)
+    low, high = axis.get_view_interval()
+    axis.set_minor_formatter(plain if 0 < low and high / low < 10 else matplotlib.ticker.NullFormatter())
 
 
 def cost_figure(seconds: pd.DataFrame, rank: int, family: str, path: Path, look: dict[str, Style]) -> None:
