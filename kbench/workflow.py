@@ -327,8 +327,12 @@ class Sweep:
                 for rep in repetitions for part in needed]
 
     def summary(self) -> str:
-        """The run's last lines: its cells by status and where its leaderboard is."""
-        return run_summary(self.out)
+        """The run's last lines: its cells by status, each task's verdict (what the leaderboard
+        job printed) and where its leaderboard is."""
+        log = Path(self.log("leaderboard"))
+        verdicts = [line for line in log.read_text().splitlines() if line and not line.startswith("wrote ")] \
+            if log.is_file() else []
+        return run_summary(self.out, verdicts)
 
     @cached_property
     def lams(self) -> tuple[tuple[float, ...], tuple[float, float] | None]:

@@ -277,15 +277,16 @@ def _newest(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values(keys, kind="stable", ignore_index=True)
 
 
-def run_summary(out) -> str:
-    """A workflow run's last lines: its cells by status (``out/all.parquet``) and where its
-    leaderboard is."""
+def run_summary(out, verdicts: list[str] = ()) -> str:
+    """A workflow run's last lines: its cells by status (``out/all.parquet``), the
+    ``verdicts`` of its leaderboard and where that is."""
     out = Path(out)
     cells = pd.read_parquet(out / "all.parquet", columns=[*CELL_KEYS, "status"]).drop_duplicates(CELL_KEYS)
     counts = cells["status"].value_counts()
     failed = int(sum(n for status, n in counts.items() if Status(status).failed))
     page = out / "leaderboard.html"
     lines = [f"kbench: {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.items()),
+             *(f"kbench: {verdict}" for verdict in verdicts),
              f"kbench: the leaderboard is {page} (open it in a browser; {out / 'leaderboard.md'} "
              "holds the same tables)"]
     if failed:

@@ -121,13 +121,14 @@ function draw(board, root) {
   // every chart has its legend, below the axes where the mode bar (upright at the right edge,
   // clear of the left-aligned title) cannot cover it
   const layout = (title, xaxis) => ({title: {text: title, font: {size: 13}, x: 0.02, xanchor: "left"}, xaxis,
-    yaxis, height: 640, margin: {t: 40, r: 40}, showlegend: true, hovermode: "closest",
+    yaxis, height: 640, margin: {t: 60, r: 40}, showlegend: true, hovermode: "closest",
     legend: {font: {size: 10}, orientation: "h", x: 0, xanchor: "left", y: -0.18, yanchor: "top"},
     modebar: {orientation: "v"}});
   const config = {displaylogo: false, responsive: true};
-  const where = `${board.label} on ${dataset} [${kernel}]`;
+  // two lines: a dataset spec is long, and a title wider than its chart is cut
+  const where = `${board.label} on ${dataset}<br>[${kernel}]`;
   Plotly.react(root.querySelector(".chart.rank"), byRank,
-    layout(`${where}: ${metric} vs rank`, {title: {text: "rank"}, type: "log", tickvals: ranks(rows, c),
+    layout(`${where} ${metric} vs rank`, {title: {text: "rank"}, type: "log", tickvals: ranks(rows, c),
       exponentformat: "e"}), config);
   Plotly.react(root.querySelector(".chart.time"), byTime,
     layout(`${metric} vs time (Pareto front)`, {title: {text: "seconds (sample + features + fit)"}, type: "log", exponentformat: "e"}),
