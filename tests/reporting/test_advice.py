@@ -127,6 +127,7 @@ def test_the_focus_flag_writes_its_section_and_refuses_an_unknown_sampler(tmp_pa
     assert refused.returncode == 2 and "no scored cells of that sampler label" in refused.stderr
 
 
+@pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
 def test_the_page_is_self_contained_and_small(leaderboard_page):
     """The page: under 5 MB, no reference to anything outside the file, a section per task."""
     page = leaderboard_page

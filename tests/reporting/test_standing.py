@@ -92,6 +92,7 @@ def table(text: str, title: str) -> dict[str, dict[str, str]]:
     return {r[0]: dict(zip(header[1:], r[1:])) for r in rows[:end]}
 
 
+@pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_a_sampler_failing_a_third_of_its_cells_ranks_below_its_twin_with_its_failure_rate(board):
     text, frame = board
     krr = table(text, "krr: test_mse")
@@ -102,6 +103,7 @@ def test_a_sampler_failing_a_third_of_its_cells_ranks_below_its_twin_with_its_fa
     assert krr["uniform"]["failure rate"] == "0%"
 
 
+@pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_exact_copies_of_a_deterministic_sampler_tie_and_win_nothing(board):
     text, _ = board
     for title in ("krr: test_mse", "approximation: rel_fro_error"):
@@ -112,6 +114,7 @@ def test_exact_copies_of_a_deterministic_sampler_tie_and_win_nothing(board):
         assert "budgets won" not in rows["uniform"]  # 3 repetitions: no budget can be won (a paired test needs 5)
 
 
+@pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_a_task_that_raises_keeps_its_section_with_its_error(board):
     text, _ = board
     section = text.split("## raising: nothing")[1].split("\n## ")[0]
@@ -121,6 +124,7 @@ def test_a_task_that_raises_keeps_its_section_with_its_error(board):
     assert "error in task" in status and "error in sampler" in status  # flaky's fits are its own
 
 
+@pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_every_cell_that_is_not_ok_is_listed_with_its_message(board):
     text, frame = board
     cells = frame.drop_duplicates(["dataset", "sampler_label", "task_label", "rank", "repetition"])
@@ -136,6 +140,7 @@ def test_every_cell_that_is_not_ok_is_listed_with_its_message(board):
     assert "raising task: boom" in listed and all(row["first message"] for row in rows)
 
 
+@pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_every_rank_to_match_is_a_swept_rank_or_beyond_the_largest(board):
     text, _ = board
     printed = [row[column] for row in table(text, "krr: test_mse").values() for column in row
@@ -143,6 +148,7 @@ def test_every_rank_to_match_is_a_swept_rank_or_beyond_the_largest(board):
     assert printed and set(printed) <= {"5", "10", "20", "> 20", "—"}, printed
 
 
+@pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_every_number_of_an_advice_line_is_in_its_sections_table(board):
     text, _ = board
     advice = text.split("## Which sampler for my data")[1].split("\n### ")[0]
@@ -234,6 +240,7 @@ def test_values_at_the_noise_floor_tie_and_failures_share_the_last_place():
     assert result.table.loc["bad", "failure rate"] == "100%"
 
 
+@pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
 def test_every_sampler_gets_its_own_colour_and_marker_on_every_chart(leaderboard_page):
     from kbench.reporting.styles import styles
 

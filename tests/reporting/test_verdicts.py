@@ -201,6 +201,7 @@ PUBLISHED = sorted((Path(__file__).resolve().parents[2] / "results").glob("**/le
 
 
 @pytest.mark.parametrize("page", PUBLISHED, ids=lambda p: str(p.parent.name))
+@pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
 def test_every_published_verdict_states_the_datasets_behind_it(page):
     """The committed pages: every answer line and every p-value or probability column says
     over how many datasets; none names a sampler by mean rank over blocks."""
