@@ -9,7 +9,6 @@ docs/plugins.md, docs/architecture.md). Everything else is internal and may chan
 """
 
 from kbench._provenance import KBENCH_VERSION
-from kbench.advisor import Advice, advise
 from kbench.datasets import load_dataset
 from kbench.datasets.base import Dataset, DatasetProvider, RawData
 from kbench.errors import (
@@ -93,3 +92,13 @@ __all__ = [
     "read_results",
     "run",
 ]
+
+
+def __getattr__(name: str):
+    """``advise`` and ``Advice``, loaded when first used (PEP 562): the advisor needs
+    scipy.stats and the reporting layer, which ``import kbench`` in a sweep's worker does not."""
+    if name in ("Advice", "advise"):
+        from kbench import advisor
+
+        return getattr(advisor, name)
+    raise AttributeError(f"module 'kbench' has no attribute {name!r}")

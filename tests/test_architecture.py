@@ -83,9 +83,14 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def _kbench_imports_in_functions(path: Path) -> list[str]:
+    """Function-level imports of kbench, but for a package's module ``__getattr__`` (PEP 562):
+    a name loaded when first used, so that what a sweep's worker imports stays light."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+    tree = ast.parse(path.read_text())
+    lazy = {id(node) for node in tree.body if path.name == "__init__.py" and isinstance(node, ast.FunctionDef)
+            and node.name == "__getattr__"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and id(node) not in lazy:
             for inner in ast.walk(node):
                 if isinstance(inner, ast.ImportFrom) and (inner.module or "").startswith("kbench") or (
                         isinstance(inner, ast.Import) and any(a.name.startswith("kbench") for a in inner.names)):

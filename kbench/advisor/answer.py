@@ -44,7 +44,7 @@ from kbench.advisor.model import (
 from kbench.advisor.probe import Probe
 from kbench.advisor.probe import probe as run_probe
 from kbench.advisor.regime import Regime, estimate_regime
-from kbench.advisor.task import AUTO_TASK, advisable_task, resolve_task
+from kbench.advisor.task import ADVISE_KERNEL, AUTO_TASK, advisable_task, resolve_task
 from kbench.datasets import known_task_type, load_dataset
 from kbench.registry import make_kernel, make_task
 from kbench.reporting.advice import gap_text, percent
@@ -59,8 +59,6 @@ CLOSE = 0.5
 #: ranks considered on the user's data when none is asked (the real-data board's grid and
 #: one step beyond it), up to the training rows
 RANKS = (20, 60, 180, 540, 1620, 4860)
-#: the kernel advised on by default: a validated bandwidth, as the published real-data sweep's
-ADVISE_KERNEL = "gaussian:sigma=cv"
 #: the λ path of the regime's estimate: every decade a published path (``lams: auto``) may
 #: reach, so your data's choice is read within each published dataset's own path
 LAMS = tuple(10.0**k for k in range(round(math.log10(AUTO_LAM_BOUNDS[0])), round(math.log10(AUTO_LAM_BOUNDS[1])) + 1))

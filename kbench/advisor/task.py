@@ -1,10 +1,13 @@
-"""Which task ``kbench advise`` answers for: one the user names, or by default the one the
-data's target calls for (krr for a numeric target, classification for classes)."""
+"""What ``kbench advise`` answers for: the task the user names, or by default the one the
+data's target calls for (krr for a numeric target, classification for classes), and the
+kernel. Light to import: the command line reads its defaults here."""
 
 from __future__ import annotations
 
-from kbench.reporting.scores import task_of
+from kbench.registry import create
 
+#: the kernel advised on by default: a validated bandwidth, as the published real-data sweep's
+ADVISE_KERNEL = "gaussian:sigma=cv"
 #: ``--task auto``: krr or classification by the target's type
 AUTO_TASK = "auto"
 #: the task ``auto`` takes per task type
@@ -14,7 +17,10 @@ BY_TASK_TYPE = {"regression": "krr", "binary": "classification", "multiclass": "
 def advisable_task(label: str):
     """The task of ``label``, if advice can be given for it: a λ-path task with an exact
     headline and a validation criterion to choose λ on."""
-    task = task_of(label)
+    try:
+        task = create(label, "task")
+    except ValueError:
+        task = None
     if (task is None or not task.uses_lams or task.headline is None or task.headline.exact is None
             or task.validation is None):
         raise ValueError(f"kbench advise answers for λ-path tasks scored against the exact kernel that choose λ on "

@@ -14,8 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
-from kbench.advisor import ADVISE_KERNEL, advise
-from kbench.advisor.task import AUTO_TASK
+from kbench.advisor.task import ADVISE_KERNEL, AUTO_TASK
 from kbench.cli.params import (
     ABSOLUTE_FOLDER,
     FOLDER,
@@ -349,6 +348,8 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def advise_command(dataset, task, kernel, rank, seconds, within, probe, seed, as_json) -> None:
     """Which approximation, at what rank, for DATASET (any dataset spec; docs/advise.md)."""
+    from kbench.advisor import advise
+
     advice = usage(lambda: advise(dataset, task, kernel, rank, seconds, within, probe, seed=seed))
     click.echo(json.dumps(advice.as_dict(), indent=2, default=str) if as_json else advice.text())
 
