@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from kbench.errors import Status
+from kbench.reporting.signed_rank import signed_rank_probabilities
 from kbench.reporting.units import unit_of, win_rate
 
 #: significance level of every test, and the posterior probability that separates two samplers
@@ -231,7 +232,6 @@ def _compare(leader: str, others: list[str], block_means: pd.DataFrame, headline
              samples: int = SAMPLES) -> dict[str, Comparison]:
     """The leader against each other sampler over datasets: Wilcoxon signed-rank (Holm over
     the comparisons) and the Bayesian signed-rank test with the equivalence region as ROPE."""
-    from baycomp import SignedRankTest
     from scipy.stats import rankdata, wilcoxon
     from statsmodels.stats.multitest import multipletests
 
@@ -244,8 +244,7 @@ def _compare(leader: str, others: list[str], block_means: pd.DataFrame, headline
             p = float(wilcoxon(d, zero_method="zsplit").pvalue)
         probabilities = (math.nan, math.nan, math.nan)
         if len(d) >= 2:  # baycomp: P(d < −rope), P(|d| ≤ rope), P(d > rope), d = the leader's advantage
-            probs = SignedRankTest.probs(np.zeros_like(d), d, rope=headline.equivalence, prior=PRIOR,
-                                         nsamples=samples, random_state=seed)
+            probs = signed_rank_probabilities(d, headline.equivalence, PRIOR, samples, seed)
             theirs, same, ours = probs if len(probs) == 3 else (probs[0], 0.0, probs[1])
             probabilities = (float(ours), float(same), float(theirs))
         raw.append(p)

