@@ -51,7 +51,7 @@ class ApproximationTask(Task):
                 np.random.default_rng(self.seed).choice(n, size=self.max_n, replace=False))
             K = kernel(data.X_train[rows])
             K.flags.writeable = False  # shared by every evaluation
-            data.cache[key] = rows, K, float(np.linalg.eigvalsh(K).max())
+            data.cache[key] = rows, K, symmetric_spectral_norm(K)
         return data.cache[key]
 
     def evaluate(self, data, approx, kernel, lams=None) -> list[dict]:
