@@ -36,10 +36,13 @@ def check_folder(path) -> Path:
         raise ValueError("the folder name is empty; name a results folder, e.g. results.")
     check_name(path)
     for folder in (Path(path), *Path(path).parents):
-        if folder.exists():
-            if not folder.is_dir():
-                raise ValueError(f"{folder} is a file, not a folder; name a folder.")
-            break
+        try:
+            if folder.exists():
+                if not folder.is_dir():
+                    raise ValueError(f"{folder} is a file, not a folder; name a folder.")
+                break
+        except OSError as exc:  # a name past the file system's limit (ENAMETOOLONG), a loop of links
+            raise ValueError(f"{str(folder)[:80]}…: {exc.strerror or exc}; name another folder.") from None
     return Path(path)
 
 

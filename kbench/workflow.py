@@ -60,6 +60,8 @@ def check_config(config: dict) -> None:
         if key in config:
             try:
                 check_folder(config[key])
+                if set("{}") & set(str(config[key])):
+                    raise ValueError("a '{' or '}', which Snakemake reads as a wildcard; name a folder without one.")
             except ValueError as exc:
                 raise ConfigError(f"config key '{key}': {exc}") from None
     if "paper" in config and config["paper"] not in PAPERS:
