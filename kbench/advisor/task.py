@@ -36,8 +36,8 @@ def resolve_task(label: str, task_type: str | None, dataset: str) -> str:
         if task_type is None:
             return label
         if task_type not in BY_TASK_TYPE:
-            raise ValueError(f"{dataset} has no target ({task_type}); kbench advise needs one: name it, e.g. "
-                             f"{dataset}:target=<column>.")
+            raise ValueError(f"{dataset} has no target ({task_type}); kbench advise needs one: name its column "
+                             "with target=<column> in the spec (and no task_type=unlabeled).")
         return BY_TASK_TYPE[task_type]
     task = advisable_task(label)
     if task_type is not None and task_type not in task.accepts:
