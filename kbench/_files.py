@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import tempfile
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +24,7 @@ STALE_SECONDS = 3600
 def check_name(path) -> str:
     """A path without a control character (a NUL, a newline), which no file name can hold."""
     text = str(path)
-    if any(ord(character) < 32 for character in text):
+    if any(unicodedata.category(character) == "Cc" for character in text):  # C0, DEL and C1 controls
         raise ValueError(f"{text!r} holds a control character (a NUL, a newline, …), which no file or folder "
                          "name can; name one without it.")
     return text

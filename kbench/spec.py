@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -209,7 +210,7 @@ def slug_of(text: str) -> str:
 def split_specs(text: str, name: str = "the list") -> list[str]:
     """Split a comma list of specs; a piece with '=' but no ':' continues the previous spec
     (so ``squeak:qbar=20,eps=0.3,uniform`` is two samplers). An empty item (``a,,b``) is a
-    ValueError naming ``name``; a path with a comma writes it ``%2C``."""
+    ValueError naming ``name``, and so is an item listed twice; a path with a comma writes it ``%2C``."""
     items: list[str] = []
     pieces = [p.strip() for p in str(text).split(",")]
     if len(pieces) > 1 and not all(pieces):
@@ -220,6 +221,9 @@ def split_specs(text: str, name: str = "the list") -> list[str]:
             items[-1] += "," + piece
         else:
             items.append(piece)
+    repeated = sorted(item for item, count in Counter(items).items() if count > 1)
+    if repeated:
+        raise ValueError(f"{name} lists {', '.join(repeated)} more than once; list each once.")
     return items
 
 

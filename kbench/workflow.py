@@ -342,12 +342,11 @@ class Sweep:
         return lam_path(self.config["lams"], self.config.get("lam_bounds"))
 
     def lam_params(self) -> dict[str, str]:
-        """The λ options of ``kbench run`` and ``kbench prepare`` (``--lams``, ``--lam-bounds``,
-        ``--selection``): a fixed path is its own bounds."""
+        """The λ options of ``kbench run`` and ``kbench prepare``: ``--lams``, the
+        ``--lam-bounds`` option as a list of arguments (none for a fixed path) and ``--selection``."""
         path, bounds = self.lams
-        low, high = bounds or (path[0], path[-1])
-        return {"lams": ",".join(map(repr, path)), "lam_bounds": f"{low!r},{high!r}",
-                "selection": self.config.get("selection", DEFAULT_SELECTION)}
+        return {"lams": ",".join(map(repr, path)), "lam_bounds": [] if bounds is None else
+                ["--lam-bounds", ",".join(map(repr, bounds))], "selection": self.config.get("selection", DEFAULT_SELECTION)}
 
     @property
     def sweep(self) -> str:

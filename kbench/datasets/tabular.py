@@ -244,4 +244,7 @@ def task_type_of(y: np.ndarray | None, task_type: str | None, source: str) -> st
                          "nothing to learn (task_type=unlabeled uses the data without it).")
     if task_type == "classification":
         task_type = "binary" if levels == 2 else "multiclass"
+    if task_type == "binary" and levels > 2:
+        raise ValueError(f"{source}: task_type=binary, but the target has {levels} levels; pass task_type=multiclass "
+                         "(or classification), or pick a target of two.")
     return task_type or infer_task_type(y)

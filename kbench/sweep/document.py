@@ -8,7 +8,9 @@ The values are checked afterwards by :func:`kbench.workflow.check_config`.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 
 import jsonschema
@@ -23,6 +25,8 @@ MAX_FILE_BYTES = 1_000_000
 MAX_VALUES = 100_000
 #: nesting of a config (the deepest shipped key, tiers[0].batch, is 3 levels down)
 MAX_DEPTH = 12
+#: YAML's tag of an integer, and the way a config writes one
+INTEGER, DECIMAL = "tag:yaml.org,2002:int", re.compile(r"[-+]?(0|[1-9][0-9]*)")
 #: how much of a value a message shows
 SHOWN = 120
 
@@ -34,18 +38,31 @@ def check_files(paths) -> None:
         size = os.stat(path).st_size
         if size > MAX_FILE_BYTES:
             raise ConfigError(f"config file {path}: {size} bytes; a sweep config is at most {MAX_FILE_BYTES} bytes.")
-        with open(path, encoding="utf-8") as stream:
-            try:
-                root = yaml.compose(stream, Loader=yaml.SafeLoader)
-            except yaml.YAMLError as exc:
-                raise ConfigError(f"config file {path}: not valid YAML: {_short(exc)}") from None
-        _refuse_repeated_keys(root, path)
+        text = Path(path).read_text(encoding="utf-8")
+        try:
+            json.loads(text)  # Snakemake reads JSON first; json keeps the last of a repeated key too
+            continue
+        except ValueError:
+            pass
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {path}: not valid YAML: {_short(exc)}") from None
+        if isinstance(root, yaml.MappingNode) and any(key.value == "__use_yte__" for key, _ in root.value):
+            raise ConfigError(f"config file {path}: __use_yte__ makes it a YTE template, whose values Snakemake "
+                              "evaluates as Python; a sweep config is data: write the values out.")
+        _refuse_ambiguous(root, path)
 
 
-def _refuse_repeated_keys(root, path: Path) -> None:
+def _refuse_ambiguous(root, path: Path) -> None:
+    """A repeated key in a mapping, and an integer YAML 1.1 reads otherwise than it reads
+    (``010`` is 8, ``1:30`` is 90, ``0x0A`` is 10)."""
     seen, stack = set(), [root]
     while stack:
         node = stack.pop()
+        if isinstance(node, yaml.ScalarNode) and node.tag == INTEGER and not DECIMAL.fullmatch(node.value):
+            raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: {node.value!r} is read by YAML as "
+                              f"the integer {yaml.safe_load(node.value)}; write the number in decimal digits.")
         if node is None or id(node) in seen or isinstance(node, yaml.ScalarNode):
             continue
         seen.add(id(node))

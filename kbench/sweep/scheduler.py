@@ -125,7 +125,7 @@ def execute(config: SweepConfig, progress: bool = True) -> tuple[list[Job], Summ
         planned = plan(config, excluded)  # every name and value checked before anything is written
         if not planned:
             raise ConfigError(nothing_planned(excluded))
-        check_output_dir(config.out)
+        check_output_dir(config.out, config.data_cache)
         queue, done = pending(planned, config.retry_failed)
         counts = Scheduler(config, planned, progress).run(batches(queue, config.jobs))
     counts["already done"] = done

@@ -40,15 +40,17 @@ PROVENANCE = [*PACKAGE_COLUMNS, "kbench_commit"]
 REQUIRED = [c for c in IDENTITY if c not in ("components", "sweep")] + ["status", "timestamp", "schema_version"]
 
 
-def check_output_dir(out) -> Path:
-    """The results directory, checked before anything is computed: a folder name
-    (:func:`kbench._files.check_folder`), created and writable; the temporary files of
-    writes killed in an earlier run are swept."""
-    try:
-        out = check_folder(out)
-        check_writable(out / CELLS_DIR)
-    except ValueError as exc:
-        raise ValueError(f"--out: {exc}") from None
+def check_output_dir(out, data_cache=None) -> Path:
+    """The results directory (and the data cache), checked before anything is computed: a
+    folder name (:func:`kbench._files.check_folder`), created and writable; the temporary
+    files of writes killed in an earlier run are swept."""
+    for option, folder, written in (("--out", out, CELLS_DIR), ("--data-cache", data_cache, "")):
+        try:
+            if folder is not None:
+                check_writable(check_folder(folder) / written)
+        except ValueError as exc:
+            raise ValueError(f"{option}: {exc}") from None
+    out = Path(out)
     sweep_temporary(out / CELLS_DIR, time.time())
     return out
 

@@ -34,7 +34,7 @@ if SWEEP.batches.specs:  # a catalogue's sweep: each batch aggregated on its own
         conda:
             "../envs/kbench.yaml"
         shell:
-            "kbench aggregate {params.folders:q} --out {output:q} > {log:q} 2>&1"
+            "kbench aggregate --out {output:q} -- {params.folders:q} > {log:q} 2>&1"
 
 
 rule aggregate:
@@ -55,7 +55,7 @@ rule aggregate:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench aggregate {params.paths:q} --sweep {params.sweep:q} --out {output:q} > {log:q} 2>&1"
+        "kbench aggregate --sweep {params.sweep:q} --out {output:q} -- {params.paths:q} > {log:q} 2>&1"
 
 
 rule paper:
@@ -75,7 +75,7 @@ rule paper:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench papers {input:q} --paper {wildcards.paper:q} --out {params.out:q} > {log:q} 2>&1"
+        "kbench papers --paper {wildcards.paper:q} --out {params.out:q} -- {input:q} > {log:q} 2>&1"
 
 
 rule leaderboard:
@@ -96,5 +96,5 @@ rule leaderboard:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "rm -rf {output.figures:q} && "
-        "kbench leaderboard {input:q} --out {params.out:q} > {log:q} 2>&1"
+        "rm -rf -- {output.figures:q} && "
+        "kbench leaderboard --out {params.out:q} -- {input:q} > {log:q} 2>&1"

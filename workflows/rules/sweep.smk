@@ -65,7 +65,7 @@ rule exact:
         "kbench prepare --datasets {params.dataset:q} --repetitions {params.repetitions:q} "
         "--seed {params.seed:q} --data-cache {params.cache:q} --exact {params.kernel:q} "
         "--exact-max-n {params.max_n:q} --tasks {params.tasks:q} --lams {params.lams:q} "
-        "--lam-bounds {params.lam_bounds:q} --selection {params.selection:q} > {log:q} 2>&1"
+        "{params.lam_bounds:q} --selection {params.selection:q} > {log:q} 2>&1"
 
 
 rule disqueak:
@@ -149,7 +149,7 @@ for RUN_RULE, RUN_TASKS, RUN_DATASETS in SWEEP.task_groups():
             "../envs/kbench.yaml"
         shell:
             "kbench run --datasets {params.dataset:q} --samplers {params.sampler:q} --tasks {params.tasks:q} "
-            "--ranks {params.ranks:q} --lams {params.lams:q} --lam-bounds {params.lam_bounds:q} "
+            "--ranks {params.ranks:q} --lams {params.lams:q} {params.lam_bounds:q} "
             "--selection {params.selection:q} --kernel {params.kernel:q} "
             "--repetitions {params.repetitions:q} --seed {params.seed:q} "
             "--jobs {threads} --cell-timeout {params.timeout:q} --time-limit {params.time_limit:q} "
