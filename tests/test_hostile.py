@@ -566,7 +566,8 @@ def test_held_out_configs_are_refused_in_one_line(tmp_path):
     cases = {"ranks: [010, 5]\n": "'010' is read by YAML as the integer 8",
              "ranks: [1:30]\n": "'1:30' is read by YAML as the integer 90",
              "__use_yte__: true\nseed: 0\n": "__use_yte__ makes it a YTE template",
-             '{\n\t"seed": 0\n}\n': None}
+             '{\n\t"seed": 0\n}\n': None,
+             '{"seed": 0, "seed": 1}': "key 'seed' appears twice in one object"}
     for index, (text, message) in enumerate(cases.items()):
         (tmp_path / f"{index}.yaml").write_text(text)
         if message is None:

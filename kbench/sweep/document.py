@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from functools import partial
 from pathlib import Path
 
 import jsonschema
@@ -32,17 +33,18 @@ SHOWN = 120
 
 
 def check_files(paths) -> None:
-    """Each config file: at most :data:`MAX_FILE_BYTES`, and no mapping repeating a key
-    (YAML keeps the last one silently). Aliases are followed once."""
+    """Each config file: at most :data:`MAX_FILE_BYTES`, JSON or YAML with no mapping
+    repeating a key (both keep the last one silently), no YAML integer that reads otherwise
+    than it looks, and no YTE template. Aliases are followed once."""
     for path in map(Path, paths):
         size = os.stat(path).st_size
         if size > MAX_FILE_BYTES:
             raise ConfigError(f"config file {path}: {size} bytes; a sweep config is at most {MAX_FILE_BYTES} bytes.")
         text = Path(path).read_text(encoding="utf-8")
-        try:
-            json.loads(text)  # Snakemake reads JSON first; json keeps the last of a repeated key too
+        try:  # Snakemake reads JSON first
+            json.loads(text, object_pairs_hook=partial(_once, path=path))
             continue
-        except ValueError:
+        except json.JSONDecodeError:
             pass
         try:
             root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -55,7 +57,7 @@ def check_files(paths) -> None:
 
 
 def _refuse_ambiguous(root, path: Path) -> None:
-    """A repeated key in a mapping, and an integer YAML 1.1 reads otherwise than it reads
+    """A repeated key in a mapping, and an integer YAML 1.1 reads otherwise than it looks
     (``010`` is 8, ``1:30`` is 90, ``0x0A`` is 10)."""
     seen, stack = set(), [root]
     while stack:
@@ -78,6 +80,16 @@ def _refuse_ambiguous(root, path: Path) -> None:
                 stack += [key, value]
         else:
             stack += node.value
+
+
+def _once(pairs: list, path: Path) -> dict:
+    """A JSON object whose keys are each given once."""
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise ConfigError(f"config file {path}: key {repeated[0]!r} appears twice in one object (JSON would keep the "
+                          "last silently); remove one.")
+    return dict(pairs)
 
 
 def check_shape(config) -> None:
