@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from functools import partial
 from pathlib import Path
 
@@ -84,8 +85,7 @@ def _refuse_ambiguous(root, path: Path) -> None:
 
 def _once(pairs: list, path: Path) -> dict:
     """A JSON object whose keys are each given once."""
-    keys = [key for key, _ in pairs]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    repeated = sorted(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
     if repeated:
         raise ConfigError(f"config file {path}: key {repeated[0]!r} appears twice in one object (JSON would keep the "
                           "last silently); remove one.")
