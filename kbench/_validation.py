@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from kbench.spec import format_value, parse_number
+from kbench.spec import format_value, parse_number, shown
 
 #: the integers a result column, a seed or a NumPy index can hold (int64)
 INT64_MAX = 2**63 - 1
@@ -168,14 +168,14 @@ class Bound:
                   and (self.low < number if self.low_open else self.low <= number)
                   and (self.high is None or number <= self.high))
         if not inside:
-            raise ValueError(f"{name or self.name} must be {self.allowed}, got {_shown(value)}.")
+            raise ValueError(f"{name or self.name} must be {self.allowed}, got {shown(value)}.")
         return number
 
     def parse(self, text: str, name: str | None = None) -> int | float:
         """Read ``text`` (a command-line value) strictly, then :meth:`check` it."""
         value = parse_number(str(text).strip())
         if value is None or (self.integer and not isinstance(value, int)):
-            raise ValueError(f"{name or self.name} must be {self.allowed}, got {_shown(str(text))}.")
+            raise ValueError(f"{name or self.name} must be {self.allowed}, got {shown(str(text))}.")
         return self.check(value, name)
 
     def parse_list(self, text: str, name: str | None = None) -> list[int | float]:
@@ -201,12 +201,6 @@ class Bound:
             raise ValueError(f"{name} lists {', '.join(map(format_value, repeated))} more than once; "
                              "pass each value once.")
         return checked
-
-
-def _shown(value, limit: int = 40) -> str:
-    """``repr(value)``, cut to ``limit`` characters (a 400-digit number is not echoed whole)."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 #: λ, the per-sample ridge (docs/conventions.md): of a sweep, and of every task's λ path

@@ -7,7 +7,8 @@ ASCII decimal numbers, booleans, ``none`` or ``;``-separated lists (no empty ite
 trailing ``;`` makes a one-item list); anything else is text. A name or a text value
 writes the characters the grammar reserves as percent escapes (``%2C`` for ``,``, ``%3A``
 for ``:``, ``%3B``, ``%3D``, ``%25``), so ``file:/data/a%2Cb.csv`` names ``/data/a,b.csv``.
-The canonical label sorts the parameters and writes every value in one form, so
+A spec is at most ``LONGEST`` characters of printable text (a control character is written
+as an escape, ``%09`` for a tab). The canonical label sorts the parameters and writes every value in one form, so
 ``squeak:eps=0.50,qbar=10`` and ``squeak:qbar=10,eps=0.5`` are one configuration, and
 ``Spec.parse(spec.label, kind) == spec`` for every spec. Every module that needs a label, a file
 name or a seed part takes it from here.
@@ -34,13 +35,27 @@ KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 RESERVED = "%,:;="
 #: words that read as a boolean or None
 WORDS = ("true", "false", "none", "null")
+#: the longest spec read: a file path (at most 4096 bytes on Linux) with its options
+LONGEST = 8192
+#: control characters (Unicode category Cc): never typed in a spec, written as escapes (%09)
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for an error message, cut to ``limit`` characters (its length said):
+    a 900 kB value is not echoed whole, a control character is escaped."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    start = repr(value[:limit]) if isinstance(value, str) else text[:limit]
+    return f"{start}… ({len(str(value))} characters)"
 
 
 def escape(text: str, reserved: str = RESERVED) -> str:
-    """``text`` as the grammar writes it: its reserved characters as percent escapes (``,`` →
-    ``%2C``), and so its leading and trailing blanks, and its first character when the text
+    """``text`` as the grammar writes it: its reserved and control characters as percent
+    escapes (``,`` → ``%2C``, a tab → ``%09``), and so its leading and trailing blanks, and its first character when the text
     would read as a number, a boolean or ``none`` (text ``'5'`` is ``%355``)."""
-    chars = [_percent(c) if c in reserved else c for c in text]
+    chars = [_percent(c) if c in reserved or CONTROL.match(c) else c for c in text]
     for end in (0, -1) if chars else ():
         if chars[end].isspace():
             chars[end] = _percent(chars[end])
@@ -107,6 +122,20 @@ def format_value(value) -> str:
     return str(value)
 
 
+def check_spec_text(text: str, kind: str) -> str:
+    """``text`` if it is at most ``LONGEST`` characters of printable text, else a ValueError
+    that shows its start."""
+    if len(text) > LONGEST:
+        raise ValueError(f"{kind} spec {shown(text)} is longer than {LONGEST} characters (a file path and "
+                         "its options); shorten it.")
+    control = CONTROL.search(text)
+    if control:
+        raise ValueError(f"{kind} spec {shown(text)} holds the control character {control.group()!r} at "
+                         f"position {control.start()}; write one in a value as a percent escape, e.g. %09 "
+                         "for a tab.")
+    return text
+
+
 def _parse_params(text: str, spec: str) -> dict[str, Any]:
     params: dict[str, Any] = {}
     items = [part.strip() for part in text.split(",")]
@@ -152,7 +181,7 @@ class Spec:
         """Read ``name[:key=value,...]`` (``provider:name[:key=value,...]`` for datasets)."""
         if isinstance(text, Spec):
             return text
-        text = str(text).strip()
+        text = check_spec_text(str(text).strip(), kind)
         if kind == "dataset":
             if ":" not in text:
                 raise ValueError(

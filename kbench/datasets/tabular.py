@@ -19,10 +19,13 @@ columns, whose factors may hold numbers and text): with ``check_text=True`` a te
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pandas as pd
 
 from kbench.datasets.base import TASK_TYPES, RawData, infer_task_type
+from kbench.spec import shown
 
 #: categorical columns with more levels than this are dropped (one-hot would add a column per level)
 DEFAULT_MAX_LEVELS = 32
@@ -47,9 +50,12 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     ``categorical`` columns are one-hot encoded whatever they hold; ``check_text`` refuses a
     text column that holds numbers with a stray value (:func:`check_text_numbers`)."""
     columns = [str(c) for c in frame.columns]
-    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    repeated = sorted(c for c, count in Counter(columns).items() if count > 1)
     if repeated:
         raise ValueError(f"{source}: column name(s) {repeated} appear more than once; rename them.")
+    if len(frame) == 0:
+        raise ValueError(f"{source}: the table has no rows ({len(columns)} columns: a header only?); check the "
+                         "file.")
     if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
         raise ValueError(f"{source}: max_levels must be an integer >= 2, got {max_levels!r}.")
     frame = frame.set_axis(columns, axis=1)
@@ -186,7 +192,7 @@ def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | N
             continue
         stray, count = int(np.argmax(~numbers)), int((~numbers).sum())
         raise ValueError(
-            f"{source}: column {name!r} holds numbers, but row {int(rows[stray])} holds {_shown(text.iloc[stray])} "
+            f"{source}: column {name!r} holds numbers, but row {int(rows[stray])} holds {shown(str(text.iloc[stray]))} "
             f"({count} of its {numbers.size} values {'is not a number' if count == 1 else 'are not numbers'}); "
             f"fix the value (a missing value is an empty field or NA), or declare the column categorical with "
             f"categorical={name}.")
@@ -203,14 +209,8 @@ def parse_numbers(text: pd.Series) -> tuple[pd.Series, np.ndarray]:
 
 def overflow_error(source: str, column: str, row: int, value: str) -> ValueError:
     """The error of a number too large for a float64, naming where it is."""
-    return ValueError(f"{source}: column {column!r}, row {row}: {_shown(value)} is a number too large for a "
+    return ValueError(f"{source}: column {column!r}, row {row}: {shown(str(value))} is a number too large for a "
                       "float64 (magnitude above 1.8e308); fix the value.")
-
-
-def _shown(value) -> str:
-    """A value for an error message: quoted, long ones cut (their length said)."""
-    text = str(value)
-    return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text)} characters)"
 
 
 def _describe(dropped: dict[str, str]) -> str:

@@ -33,9 +33,12 @@ def critical_difference(section: Section, result: Standing, path: Path, look: di
     n = result.datasets
     fig = Figure(figsize=(8, 0.6 + 0.3 * len(ranks)))
     ax = fig.subplots()
-    sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA, label_fmt_left="{label} ({rank:.2f})",
-                                   label_fmt_right="({rank:.2f}) {label}",
-                                   color_palette={s: look[s].colour for s in ranks.index})
+    drawn = sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA, label_fmt_left="{label} ({rank:.2f})",
+                                           label_fmt_right="({rank:.2f}) {label}",
+                                           color_palette={s: look[s].colour for s in ranks.index})
+    for lines in drawn["crossbars"]:  # drawn through a set's points (string-hash order): sorted, the same image every run
+        for line in lines:
+            line.set_xdata(sorted(line.get_xdata()))
     ax.set_title(f"{section.label}: mean standing over {n} datasets", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

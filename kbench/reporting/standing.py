@@ -203,9 +203,15 @@ def _order(standings: pd.DataFrame, block_means: pd.DataFrame, headline) -> list
     if standings.empty:
         return []
     mean = standings.mean()
-    advantage = {s: float(np.mean([dataset_differences(block_means, s, o, headline).mean()
-                                   for o in mean.index if o != s] or [0.0])) for s in mean.index}
-    return sorted(mean.index, key=lambda s: (round(mean[s], 9), -advantage[s]))
+    samplers = list(mean.index)
+    values = block_means[samplers].to_numpy(dtype=float)
+    # every pair at once: what dataset_differences(ours, theirs).mean() is for each of them
+    gain = headline.difference(values[:, :, None], values[:, None, :]).reshape(len(values), -1)
+    per_dataset = pd.DataFrame(gain, index=block_means.index).groupby(_units(block_means)).mean().to_numpy()
+    per_dataset = np.where(np.abs(per_dataset) > headline.equivalence, per_dataset, 0.0)
+    pairs = per_dataset.mean(axis=0).reshape(len(samplers), len(samplers))  # the diagonal is 0
+    advantage = dict(zip(samplers, pairs.sum(axis=1) / max(len(samplers) - 1, 1), strict=True))
+    return sorted(samplers, key=lambda s: (round(mean[s], 9), -advantage[s]))
 
 
 def dataset_differences(block_means: pd.DataFrame, ours: str, theirs: str, headline) -> pd.Series:

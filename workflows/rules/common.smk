@@ -15,7 +15,7 @@ from kbench.workflow import Sweep, check_config
 check_config(config)  # stops before any job, naming the offending key
 os.environ.update(job_environment())  # the jobs' BLAS threads, set before their numpy loads
 SWEEP = Sweep(config)
-if "datasets" in config and not SWEEP.all_cells():  # (a catalogue's sweep has none left once its batches are in)
+if "datasets" in config and not SWEEP.all_cells:  # (a catalogue's sweep has none left once its batches are in)
     raise ConfigError(nothing_planned(SWEEP.not_planned))
 OUT = SWEEP.out
 EXACT_MAX_N = SWEEP.exact_max_n

@@ -39,7 +39,7 @@ if SWEEP.batches.specs:  # a catalogue's sweep: each batch aggregated on its own
 
 rule aggregate:
     input:
-        [SWEEP.batches.file(b) for b in SWEEP.batches.specs] if SWEEP.batches.specs else SWEEP.all_cells(),
+        [SWEEP.batches.file(b) for b in SWEEP.batches.specs] if SWEEP.batches.specs else SWEEP.all_cells,
     output:
         OUT / "all.parquet",
     log:
