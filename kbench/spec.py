@@ -7,11 +7,12 @@ ASCII decimal numbers, booleans, ``none`` or ``;``-separated lists (no empty ite
 trailing ``;`` makes a one-item list); anything else is text. A name or a text value
 writes the characters the grammar reserves as percent escapes (``%2C`` for ``,``, ``%3A``
 for ``:``, ``%3B``, ``%3D``, ``%25``), so ``file:/data/a%2Cb.csv`` names ``/data/a,b.csv``.
-A spec is at most ``LONGEST`` characters of printable text (a control character is written
-as an escape, ``%09`` for a tab). The canonical label sorts the parameters and writes every value in one form, so
-``squeak:eps=0.50,qbar=10`` and ``squeak:qbar=10,eps=0.5`` are one configuration, and
-``Spec.parse(spec.label, kind) == spec`` for every spec. Every module that needs a label, a file
-name or a seed part takes it from here.
+A spec is at most ``LONGEST`` characters of printable text (a control character is
+written as an escape, ``%09`` for a tab). The canonical label sorts the parameters and
+writes every value in one form, so ``squeak:eps=0.50,qbar=10`` and
+``squeak:qbar=10,eps=0.5`` are one configuration, and ``Spec.parse(spec.label, kind) ==
+spec`` for every spec. Every module that needs a label, a file name or a seed part takes it
+from here.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ def shown(value, limit: int = 60) -> str:
 
 def escape(text: str, reserved: str = RESERVED) -> str:
     """``text`` as the grammar writes it: its reserved and control characters as percent
-    escapes (``,`` → ``%2C``, a tab → ``%09``), and so its leading and trailing blanks, and its first character when the text
-    would read as a number, a boolean or ``none`` (text ``'5'`` is ``%355``)."""
+    escapes (``,`` → ``%2C``, a tab → ``%09``), and so its leading and trailing blanks, and
+    its first character when the text would read as a number, a boolean or ``none`` (text
+    ``'5'`` is ``%355``)."""
     chars = [_percent(c) if c in reserved or CONTROL.match(c) else c for c in text]
     for end in (0, -1) if chars else ():
         if chars[end].isspace():

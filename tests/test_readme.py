@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from kbench.cli import main
 from kbench.datasets.tabular import DEFAULT_MAX_LEVELS
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
+from kbench.spec import LONGEST
 from kbench.workflow import DEFAULT_RESOURCES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,6 +70,7 @@ def _numbers() -> list[tuple[str, str, int]]:
         ("docs/conventions.md", r"\*\*dense\*\* up to n_train = (\d[\d ]*):", DENSE_MAX_N),
         ("docs/architecture.md", r"the dense path up to (\d[\d ]*) training rows", DENSE_MAX_N),
         ("docs/datasets.md", r"`max_levels=(\d+)`", DEFAULT_MAX_LEVELS),
+        ("docs/robustness.md", r"a spec longer than (\d[\d ]*) characters", LONGEST),
     ]
 
 

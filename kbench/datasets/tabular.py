@@ -50,12 +50,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     ``categorical`` columns are one-hot encoded whatever they hold; ``check_text`` refuses a
     text column that holds numbers with a stray value (:func:`check_text_numbers`)."""
     columns = [str(c) for c in frame.columns]
-    repeated = sorted(c for c, count in Counter(columns).items() if count > 1)
-    if repeated:
-        raise ValueError(f"{source}: column name(s) {repeated} appear more than once; rename them.")
-    if len(frame) == 0:
-        raise ValueError(f"{source}: the table has no rows ({len(columns)} columns: a header only?); check the "
-                         "file.")
+    _check_table(columns, len(frame), source)
     if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
         raise ValueError(f"{source}: max_levels must be an integer >= 2, got {max_levels!r}.")
     frame = frame.set_axis(columns, axis=1)
@@ -211,6 +206,16 @@ def overflow_error(source: str, column: str, row: int, value: str) -> ValueError
     """The error of a number too large for a float64, naming where it is."""
     return ValueError(f"{source}: column {column!r}, row {row}: {shown(str(value))} is a number too large for a "
                       "float64 (magnitude above 1.8e308); fix the value.")
+
+
+def _check_table(columns: list[str], rows: int, source: str) -> None:
+    """Each column named once, and a row at least."""
+    repeated = sorted(c for c, count in Counter(columns).items() if count > 1)
+    if repeated:
+        raise ValueError(f"{source}: column name(s) {repeated} appear more than once; rename them.")
+    if rows == 0:
+        raise ValueError(f"{source}: the table has no rows ({len(columns)} columns: a header only?); check the "
+                         "file.")
 
 
 def _describe(dropped: dict[str, str]) -> str:
