@@ -184,6 +184,15 @@ def test_the_probe_places_samplers_and_measures_their_gap_to_exact():
     assert nothing.best is None and nothing.verdict("uniform") == "probe: no sampler scored (12 of 12 cells failed)"
 
 
+def test_the_probe_of_a_small_dataset_stays_below_its_training_rows():
+    """Found by a held-out suite: a 45-row training set was probed at ranks 50 and 100 (before the cap)."""
+    from kbench.advisor.probe import probe
+
+    found = probe("sklearn:diabetes", "krr", "gaussian:sigma=median", ["uniform"], 50, [1e-2], 75)
+    assert found.dataset == "sklearn:diabetes:n=75" and found.ranks == [25, 44]  # 50 and 100 capped at the 44 training rows
+    assert found.failed == 0
+
+
 def test_a_probe_whose_gap_breaks_the_promise_never_confirms():
     from kbench.advisor.probe import Probe
 
