@@ -11,7 +11,7 @@ repetitions) runs through `snakemake --cores N` in a temporary directory. Overhe
 data loading and result writing add to the work itself.
 
 The second: the default sweep (workflows/config/default.yaml) at COMMIT (a git worktree,
-imported through PYTHONPATH) and at this checkout, one after the other on this machine;
+imported through PYTHONPATH, with its own config and profile) and at this checkout, one after the other on this machine;
 wall time, CPU seconds (user + sys of Snakemake and every process it started) and where
 they go: process starts (the jobs × a process that only imports kbench), exact baselines,
 sampler fits, tasks (from the rows' own timings, each computation once), the aggregation
@@ -96,7 +96,7 @@ def default_sweep(snakefile: Path, workdir: Path, cores: int, pythonpath: Path |
     kbench's imports) is the jobs times a process that only imports kbench; the aggregation
     and the page are rerun alone on the results; Snakemake, planning, loading splits, status
     checks and writing cells are the rest."""
-    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    config = yaml.safe_load((snakefile.parent / "workflows" / "config" / "default.yaml").read_text())  # its own
     (workdir / "config.yaml").write_text(yaml.safe_dump({**config, "out": "out"}))
     env = dict(os.environ, PYTHONPATH=str(pythonpath)) if pythonpath else None
     wall, cpu = cpu_run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(workdir),
