@@ -21,12 +21,18 @@ os.umask(_UMASK)
 STALE_SECONDS = 3600
 
 
+#: Unicode categories no file or folder name of a result holds: controls (C0, DEL, C1),
+#: formatting (bidi overrides, zero-width), line and paragraph separators
+UNPRINTABLE = ("Cc", "Cf", "Zl", "Zp")
+
+
 def check_name(path) -> str:
-    """A path without a control character (a NUL, a newline), which no file name can hold."""
+    """A path without a control character (a NUL, a newline), which no file name can hold, nor
+    an invisible one that reorders or hides what a terminal shows (a bidi override, U+2028)."""
     text = str(path)
-    if any(unicodedata.category(character) == "Cc" for character in text):  # C0, DEL and C1 controls
-        raise ValueError(f"{text!r} holds a control character (a NUL, a newline, …), which no file or folder "
-                         "name can; name one without it.")
+    if any(unicodedata.category(character) in UNPRINTABLE for character in text):
+        raise ValueError(f"{text!r} holds a control or invisible formatting character (a NUL, a newline, a bidi "
+                         "override, …); name the folder without it.")
     return text
 
 

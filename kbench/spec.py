@@ -7,8 +7,9 @@ ASCII decimal numbers, booleans, ``none`` or ``;``-separated lists (no empty ite
 trailing ``;`` makes a one-item list); anything else is text. A name or a text value
 writes the characters the grammar reserves as percent escapes (``%2C`` for ``,``, ``%3A``
 for ``:``, ``%3B``, ``%3D``, ``%25``), so ``file:/data/a%2Cb.csv`` names ``/data/a,b.csv``.
-A spec is at most ``LONGEST`` characters of printable text (a control character is
-written as an escape, ``%09`` for a tab). The canonical label sorts the parameters and
+A spec is at most ``LONGEST`` characters of printable text (a control or invisible
+formatting character is written as an escape, ``%09`` for a tab; parts are trimmed of ASCII
+spaces only). The canonical label sorts the parameters and
 writes every value in one form, so ``squeak:eps=0.50,qbar=10`` and
 ``squeak:qbar=10,eps=0.5`` are one configuration, and ``Spec.parse(spec.label, kind) ==
 spec`` for every spec. Every module that needs a label, a file name or a seed part takes it
@@ -38,8 +39,13 @@ RESERVED = "%,:;="
 WORDS = ("true", "false", "none", "null")
 #: the longest spec read: a file path (at most 4096 bytes on Linux) with its options
 LONGEST = 8192
-#: control characters (Unicode category Cc): never typed in a spec, written as escapes (%09)
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: control characters (Unicode Cc) and the invisible ones that reorder or hide text (bidi
+#: overrides, zero-width characters, line and paragraph separators): never typed in a spec,
+#: written as escapes (%09)
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+                     "\ufeff\ufff9-\ufffb]")
+#: the blanks a spec's parts are trimmed of: ASCII spaces only (an em space is not read away)
+BLANK = " "
 
 
 def shown(value, limit: int = 60) -> str:
@@ -90,10 +96,10 @@ def parse_value(text: str):
         parts = text.split(";")
         if parts[-1] == "" and len(parts) > 1:
             parts.pop()  # '5;' is the one-item list [5]
-        if any(not part.strip() for part in parts):
+        if any(not part.strip(BLANK) for part in parts):
             raise ValueError(f"the list {text!r} has an empty item; write items separated by ';', "
                              "e.g. 1;5;10 (a one-item list is 5;, a text ';' is %3B).")
-        return [parse_value(part.strip()) for part in parts]
+        return [parse_value(part.strip(BLANK)) for part in parts]
     number = parse_number(text)
     return number if number is not None else _unescape(text)
 
@@ -140,13 +146,13 @@ def check_spec_text(text: str, kind: str) -> str:
 
 def _parse_params(text: str, spec: str) -> dict[str, Any]:
     params: dict[str, Any] = {}
-    items = [part.strip() for part in text.split(",")]
+    items = [part.strip(BLANK) for part in text.split(",")]
     if len(items) > 1 and not all(items):
         raise ValueError(f"the parameters of {spec!r} have an empty item; separate key=value pairs by "
                          "single commas (a comma inside a value is written %2C).")
     for item in filter(None, items):
         key, eq, value = item.partition("=")
-        key = key.strip()
+        key = key.strip(BLANK)
         if not eq or not key:
             raise ValueError(f"parameter {item!r} in {spec!r} must be key=value.")
         if not KEY.match(key):
@@ -154,7 +160,7 @@ def _parse_params(text: str, spec: str) -> dict[str, Any]:
         if key in params:
             raise ValueError(f"parameter {key!r} is given twice in {spec!r}.")
         try:
-            params[key] = parse_value(value.strip())
+            params[key] = parse_value(value.strip(BLANK))
         except ValueError as exc:
             raise ValueError(f"parameter {key!r} in {spec!r}: {exc}") from None
     return params
@@ -183,7 +189,7 @@ class Spec:
         """Read ``name[:key=value,...]`` (``provider:name[:key=value,...]`` for datasets)."""
         if isinstance(text, Spec):
             return text
-        text = check_spec_text(str(text).strip(), kind)
+        text = check_spec_text(str(text), kind).strip(BLANK)
         if kind == "dataset":
             if ":" not in text:
                 raise ValueError(
@@ -192,14 +198,14 @@ class Spec:
             provider, rest = text.split(":", 1)
             head, sep, tail = rest.rpartition(":")
             name, params = (head, tail) if sep and "=" in tail else (rest, "")
-            if not provider.strip() or not name.strip():
-                raise ValueError(f"dataset spec {text!r} has no {'provider' if not provider.strip() else 'name'}.")
-            name = f"{_unescape(provider.strip())}:{_unescape(name.strip())}"
+            if not provider.strip(BLANK) or not name.strip(BLANK):
+                raise ValueError(f"dataset spec {text!r} has no {'provider' if not provider.strip(BLANK) else 'name'}.")
+            name = f"{_unescape(provider.strip(BLANK))}:{_unescape(name.strip(BLANK))}"
             return cls(kind, name, tuple(_parse_params(params, text).items()))
         name, _, params = text.partition(":")
-        if not name.strip():
+        if not name.strip(BLANK):
             raise ValueError(f"{kind} spec {text!r} has no name.")
-        return cls(kind, _unescape(name.strip()), tuple(_parse_params(params, text).items()))
+        return cls(kind, _unescape(name.strip(BLANK)), tuple(_parse_params(params, text).items()))
 
     @classmethod
     def of(cls, kind: str, name: str, params: dict | None = None) -> Spec:
@@ -238,12 +244,13 @@ def slug_of(text: str) -> str:
     return f"{readable}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
-def split_specs(text: str, name: str = "the list") -> list[str]:
+def split_specs(text: str, name: str = "the list", kind: str | None = None) -> list[str]:
     """Split a comma list of specs; a piece with '=' but no ':' continues the previous spec
     (so ``squeak:qbar=20,eps=0.3,uniform`` is two samplers). An empty item (``a,,b``) is a
-    ValueError naming ``name``, and so is an item listed twice; a path with a comma writes it ``%2C``."""
+    ValueError naming ``name``, and so is an item listed twice (given ``kind``, one
+    configuration written twice: :func:`check_distinct`); a path with a comma writes it ``%2C``."""
     items: list[str] = []
-    pieces = [p.strip() for p in str(text).split(",")]
+    pieces = [p.strip(BLANK) for p in str(text).split(",")]
     if len(pieces) > 1 and not all(pieces):
         raise ValueError(f"{name} {text!r} has an empty item; separate the items by single commas "
                          "(a comma inside a name or value is written %2C).")
@@ -255,7 +262,21 @@ def split_specs(text: str, name: str = "the list") -> list[str]:
     repeated = sorted(item for item, count in Counter(items).items() if count > 1)
     if repeated:
         raise ValueError(f"{name} lists {', '.join(repeated)} more than once; list each once.")
+    if kind is not None:
+        check_distinct(items, kind, name)
     return items
 
 
-__all__ = ["Spec", "escape", "format_value", "parse_number", "parse_value", "slug_of", "split_specs"]
+def check_distinct(specs, kind: str, name: str) -> None:
+    """Refuse two items of ``specs`` that are one configuration (``uniform`` and ``uniform:``,
+    ``squeak:eps=0.5,qbar=10`` and ``squeak:qbar=10,eps=0.50``): they would share one cell."""
+    seen: dict[str, str] = {}
+    for spec in specs:
+        label = Spec.parse(spec, kind).label
+        if label in seen:
+            raise ValueError(f"{name} lists {shown(seen[label])} and {shown(str(spec))}, one {kind} ({label}); "
+                             "list it once.")
+        seen[label] = str(spec)
+
+
+__all__ = ["Spec", "check_distinct", "escape", "format_value", "parse_number", "parse_value", "slug_of", "split_specs"]

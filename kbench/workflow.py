@@ -29,7 +29,7 @@ from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.batches import Batches, config_datasets
-from kbench.sweep.config import AUTO, BOUNDS, lam_path
+from kbench.sweep.config import AUTO, BOUNDS, check_config_lists, lam_path
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
 from kbench.sweep.plan import check_validation_rows, not_planned, task_refuses
 from kbench.sweep.store import run_summary
@@ -99,6 +99,7 @@ def check_config(config: dict) -> None:
                 check_validation_rows(spec)
         except ValueError as exc:
             raise ConfigError(f"config key '{key}': {exc}") from None
+    check_config_lists([*checks, ("datasets", datasets, "dataset")])  # each spec readable by now
 
 
 def _check_numbers(config: dict) -> None:
@@ -373,8 +374,7 @@ class Sweep:
         return ", ".join(f"{name} {version}" for name, version in packages)
 
     @cached_property
-    def all_cells(self) -> list[str]:
-        """Every cell file of the sweep (computed once: the Snakefile asks for it twice)."""
+    def all_cells(self) -> list[str]:  # computed once: the Snakefile asks for it twice
         return [f for job in self.jobs() for f in self.cell_files(*job)]
 
     def split_file(self, dataset: str, repetition: int) -> str:

@@ -331,7 +331,7 @@ def test_an_empty_out_is_refused_and_a_relative_one_made_absolute(tmp_path, monk
 def test_output_paths_that_cannot_be_written_are_usage_errors(tmp_path):
     (tmp_path / "a-file").write_text("")
     result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "re\0sults")])
-    assert result.exit_code == 2 and "holds a control character" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 2 and "holds a control or invisible formatting character" in result.output and "Traceback" not in result.output
     result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r"), "--data-cache", str(tmp_path / "a-file")])
     assert result.exit_code == 2 and "'--data-cache': " in result.output and "a-file is a file, not a folder" \
         in result.output and not (tmp_path / "r").exists()
@@ -575,7 +575,7 @@ def test_held_out_configs_are_refused_in_one_line(tmp_path):
         else:
             with pytest.raises(kbench.ConfigError, match=re.escape(message)):
                 check_files([tmp_path / f"{index}.yaml"])
-    with pytest.raises(ValueError, match="holds a control character"):
+    with pytest.raises(ValueError, match="holds a control or invisible formatting character"):
         kbench.run(*RUN_ARGS, out=tmp_path / "res\u0085ults", progress=False)
 
 

@@ -150,7 +150,7 @@ def test_invalid_config_stops_before_any_job(tmp_path, monkeypatch, change, mess
     ({"datasets": ["sklearn:diabetes"], "tasks": ["classification"]},
      "the sweep plans no cell: every combination is refused by design (sklearn:diabetes × gaussian:sigma=median × "
      "uniform × classification: task 'classification' needs a binary or multiclass dataset"),
-    ({"out": "re\0sults"}, "config key 'out': 're\\x00sults' holds a control character"),
+    ({"out": "re\0sults"}, "config key 'out': 're\\x00sults' holds a control or invisible formatting character"),
 ])
 def test_the_snakefile_checks_the_config_before_any_job(tmp_path, change, message):
     result = snakemake(tmp_path, {**TINY, **change}, "-n")

@@ -118,7 +118,8 @@ def run_command(datasets, samplers, tasks, ranks, lams, lam_bounds, selection, r
         error = " ".join(broken.error.split())
         click.echo(f"kbench: plugin {broken.entry_point} from '{broken.source}' is not loaded: {error}", err=True)
     _, summary = usage(lambda: execute(SweepConfig(
-        split_specs(datasets, "--datasets"), split_specs(samplers, "--samplers"), split_specs(tasks, "--tasks"),
+        split_specs(datasets, "--datasets", "dataset"), split_specs(samplers, "--samplers", "sampler"),
+        split_specs(tasks, "--tasks", "task"),
         ranks, lams, repetitions=indices, kernel=kernel, out=out, jobs=jobs, cell_timeout=cell_timeout,
         memory_limit_mb=memory_limit, seed=seed, retry_failed=retry_failed, data_cache=data_cache,
         blas_threads=blas_threads, time_limit=time_limit, lam_bounds=lam_bounds, selection=selection),

@@ -121,6 +121,15 @@ def rows_of(values, index):
     return values.iloc[index] if isinstance(values, pd.DataFrame) else values[index]
 
 
+def _check_shapes(X, y, name: str) -> None:
+    """Features a 2-D table, and a target of one value per row."""
+    if X.ndim != 2:
+        raise ValueError(f"{name}: the features must be a 2-D array (rows × columns), got shape {X.shape}.")
+    if y is not None and (np.ndim(y) != 1 or len(y) != X.shape[0]):
+        raise ValueError(f"{name}: the features have {X.shape[0]} rows but the target has shape {np.shape(y)}; "
+                         "give one target value per row.")
+
+
 def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
     """NaN in features or target: an error naming the column (or rows dropped with dropna=True).
 
@@ -134,6 +143,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
     if raw.y is None and raw.task_type != "unlabeled":
         raise ValueError(f"{name}: a {raw.task_type} dataset needs a target.")
     X = raw.X if frame else np.asarray(raw.X, dtype=float)
+    _check_shapes(X, raw.y, name)
     f, meta = raw.f, dict(raw.meta)
     y = None if raw.y is None or raw.task_type == "unlabeled" else np.asarray(raw.y)
     if raw.y is not None and y is None:

@@ -91,15 +91,32 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     meta = dict(raw.meta)
     scaled = bool(standardize and raw.standardize)
     meta.update(n_total=int(X.shape[0]), seed=seed, test_size=test_size, val_size=val_size, standardized=scaled)
-    (X_train, X_val, X_test), names = _features(X, raw, parts, scaled)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the error of _check_scaled
+        (X_train, X_val, X_test), names = _features(X, raw, parts, scaled)
+    _check_scaled((X_train, X_val, X_test), names, name)
     y_train, y_val, y_test = (rows_of(y, part) for part in parts)
     if scaled and raw.task_type == "regression":
         y_mean, y_scale = float(y_train.mean()), float(y_train.std()) or 1.0
+        if not (np.isfinite(y_mean) and np.isfinite(y_scale)):
+            raise ValueError(f"{name}: standardizing the target overflows a float64 (values near 1e154 or beyond); "
+                             "rescale it, e.g. transform=log.")
         y_train, y_val, y_test = ((part - y_mean) / y_scale for part in (y_train, y_val, y_test))
         meta.update(y_mean=y_mean, y_scale=y_scale)
     return Dataset(name=name, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
                    task_type=raw.task_type, feature_names=list(names), meta=meta, f_train=rows_of(f, train),
                    f_test=rows_of(f, test), X_val=X_val, y_val=y_val, f_val=rows_of(f, val))
+
+
+def _check_scaled(arrays, names: list[str], name: str) -> None:
+    """Finite features after scaling (the raw ones are): a column whose variance overflows a
+    float64 (values near 1e154 or beyond) is an error naming it."""
+    bad = np.zeros(len(names), dtype=bool)
+    for part in arrays:
+        bad |= ~np.isfinite(part).all(axis=0)
+    if bad.any():
+        columns = [names[j] for j in np.flatnonzero(bad)]
+        raise ValueError(f"{name}: standardizing column(s) {columns[:5]} overflows a float64 (values near 1e154 or "
+                         "beyond); rescale them, or pass standardize=false.")
 
 
 def _features(X, raw: RawData, parts, scaled: bool) -> tuple[list[np.ndarray], list[str]]:

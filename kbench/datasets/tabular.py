@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from kbench.datasets.base import TASK_TYPES, RawData, infer_task_type
-from kbench.spec import shown
+from kbench.spec import CONTROL, shown
 
 #: categorical columns with more levels than this are dropped (one-hot would add a column per level)
 DEFAULT_MAX_LEVELS = 32
@@ -50,7 +50,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     ``categorical`` columns are one-hot encoded whatever they hold; ``check_text`` refuses a
     text column that holds numbers with a stray value (:func:`check_text_numbers`)."""
     columns = [str(c) for c in frame.columns]
-    _check_table(columns, len(frame), source)
+    _check_table(frame, columns, source)
     if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
         raise ValueError(f"{source}: max_levels must be an integer >= 2, got {max_levels!r}.")
     frame = frame.set_axis(columns, axis=1)
@@ -208,14 +208,24 @@ def overflow_error(source: str, column: str, row: int, value: str) -> ValueError
                       "float64 (magnitude above 1.8e308); fix the value.")
 
 
-def _check_table(columns: list[str], rows: int, source: str) -> None:
-    """Each column named once, and a row at least."""
+def _check_table(frame: pd.DataFrame, columns: list[str], source: str) -> None:
+    """Each column named once in printable text, a row at least, and no column of lists."""
     repeated = sorted(c for c, count in Counter(columns).items() if count > 1)
     if repeated:
         raise ValueError(f"{source}: column name(s) {repeated} appear more than once; rename them.")
+    unprintable = next((c for c in columns if CONTROL.search(c)), None)
+    if unprintable is not None:
+        raise ValueError(f"{source}: the column name {shown(unprintable)} holds a control or invisible formatting "
+                         "character; rename the column.")
+    rows = len(frame)
     if rows == 0:
         raise ValueError(f"{source}: the table has no rows ({len(columns)} columns: a header only?); check the "
                          "file.")
+    for name, column in zip(columns, frame.columns, strict=True):
+        values = frame[column]
+        if values.dtype == object and values.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray)).any():
+            raise ValueError(f"{source}: column {shown(name)} holds lists or nested values; kbench reads a column "
+                             "of numbers or text: flatten it (or drop it with drop=...).")
 
 
 def _describe(dropped: dict[str, str]) -> str:

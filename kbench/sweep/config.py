@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbench._validation import INT64_MAX, LAMS, Bound
-from kbench.spec import split_specs
+from kbench.errors import ConfigError
+from kbench.spec import check_distinct, split_specs
 from kbench.tasks.selection import DEFAULT_SELECTION, check_selection
 
 #: BLAS/OpenMP threads per process of a sweep, launched from the CLI or the workflow alike
@@ -96,7 +97,17 @@ def _specs(value, name: str) -> tuple[str, ...]:
     specs = tuple(split_specs(value, name) if isinstance(value, str) else (str(v) for v in value))
     if not specs:
         raise ValueError(f"no {name} given: pass at least one.")
+    check_distinct(specs, name.removesuffix("s"), name)
     return specs
+
+
+def check_config_lists(lists) -> None:
+    """No config list (``(key, specs, kind)``) names one configuration twice."""
+    for key, specs, kind in lists:
+        try:
+            check_distinct(specs, kind, f"config key '{key}'")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
 
 
 def _absolute(path, name: str) -> Path:
