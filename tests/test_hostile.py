@@ -34,6 +34,7 @@ from kbench.sweep import worker
 from kbench.sweep.config import check_ranks
 from kbench.sweep.document import MAX_FILE_BYTES, MAX_VALUES, check_document, check_files
 from kbench.testing._kit import time_limit
+from kbench.workflow import check_config
 from tests.conftest import ROOT, TOY_SAMPLER, add_plugin, snakemake
 
 SCHEMA = ROOT / "workflows" / "schemas" / "config.schema.yaml"
@@ -619,3 +620,38 @@ def test_held_out_specs_and_files_second_round(tmp_path):
     (tmp_path / "header.csv").write_text("x0,x1,y\n")
     with pytest.raises(ValueError, match=r"the table has no rows \(3 columns: a header only\?\)"):
         kbench.load_dataset(f"file:{tmp_path / 'header.csv'}:target=y")
+
+
+def test_held_out_third_round(tmp_path):
+    """Found by the third held-out suite: tracebacks on a list column, 1-D features and a short
+    target; NaN features from an overflowing column; one configuration listed twice; a C1
+    control character and an em space read away by strip(); a bidi override in a folder name;
+    terminal escapes in a column name; numpy's advice to unpickle."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.standard_normal(60), "b": rng.standard_normal(60), "y": rng.standard_normal(60)})
+    frame.assign(nested=[[1, 2]] * 60).to_parquet(tmp_path / "nested.parquet")
+    np.savez(tmp_path / "flat.npz", X=np.arange(60.0), y=np.arange(60.0))
+    np.savez(tmp_path / "short.npz", X=rng.standard_normal((60, 3)), y=rng.standard_normal(50))
+    frame.assign(a=rng.uniform(1e299, 1e300, 60)).to_csv(tmp_path / "huge.csv", index=False)
+    frame.rename(columns={"a": "\x1b[31mred"}).to_csv(tmp_path / "ansi.csv", index=False)
+    (tmp_path / "text.npy").write_text("a,b\n1,2\n")
+    refused = {"nested.parquet:target=y": "column 'nested' holds lists or nested values",
+               "flat.npz": r"the features must be a 2-D array \(rows × columns\), got shape \(60,\)",
+               "short.npz": r"the features have 60 rows but the target has shape \(50,\)",
+               "huge.csv:target=y": r"standardizing column\(s\) \['a'\] overflows a float64",
+               "ansi.csv:target=y": r"the column name '\\x1b\[31mred' holds a control or invisible formatting",
+               "text.npy": r"holds Python objects \(pickled\) or is not a NumPy array file"}
+    for name, message in refused.items():
+        with pytest.raises(ValueError, match=message):
+            kbench.load_dataset(f"file:{tmp_path / name}")
+    twice = CliRunner().invoke(main, [*_with(RUN, samplers="uniform,uniform:"), "--out", str(tmp_path / "r")])
+    assert twice.exit_code == 2 and "--samplers lists 'uniform' and 'uniform:', one sampler (uniform)" in twice.output
+    with pytest.raises(kbench.ConfigError, match=r"'datasets' lists 'sklearn:diabetes' and 'sklearn:diabetes '"):
+        check_config({**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()),
+                      "datasets": ["sklearn:diabetes", "sklearn:diabetes "], "dataset_kernels": {}})
+    with pytest.raises(ValueError, match=r"holds the control character '\\x85'"):
+        kbench.make_kernel("gaussian:sigma=1\u0085")
+    with pytest.raises(ValueError, match=r"sigma must be a number > 0, got '\\u20031'"):
+        kbench.make_kernel("gaussian:sigma=\u20031")
+    with pytest.raises(ValueError, match="holds a control or invisible formatting character"):
+        kbench.run(*RUN_ARGS, out=tmp_path / "x\u202egpj", progress=False)

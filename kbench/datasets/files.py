@@ -112,6 +112,9 @@ class FileProvider(DatasetProvider):
         except ValueError as exc:
             if str(exc).startswith(source):
                 raise
+            if "allow_pickle" in str(exc):  # numpy's advice to unpickle: never followed (it runs code)
+                raise ValueError(f"{source}: the file holds Python objects (pickled) or is not a NumPy array file; "
+                                 "kbench reads arrays of numbers only: save one with numpy.save.") from None
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
         except (pd.errors.ParserError, OSError, UnicodeDecodeError, OverflowError) as exc:
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
