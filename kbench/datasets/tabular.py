@@ -223,7 +223,8 @@ def _check_table(frame: pd.DataFrame, columns: list[str], source: str) -> None:
                          "file.")
     for name, column in zip(columns, frame.columns, strict=True):
         values = frame[column]
-        if values.dtype == object and values.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray)).any():
+        if values.dtype == object and pd.api.types.infer_dtype(values, skipna=True).startswith("mixed") and \
+                values.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray)).any():  # text: no scan
             raise ValueError(f"{source}: column {shown(name)} holds lists or nested values; kbench reads a column "
                              "of numbers or text: flatten it (or drop it with drop=...).")
 
