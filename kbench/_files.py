@@ -37,12 +37,13 @@ def check_name(path) -> str:
 
 
 def check_folder(path) -> Path:
-    """A folder name results can go to: not empty, no control character, not a file and not
-    under one (nothing is created)."""
+    """A folder name results can go to, ``~`` expanded as everywhere in kbench: not empty, no
+    control character, not a file and not under one (nothing is created)."""
     if str(path).strip() == "":
         raise ValueError("the folder name is empty; name a results folder, e.g. results.")
     check_name(path)
-    for folder in (Path(path), *Path(path).parents):
+    path = Path(path).expanduser()
+    for folder in (path, *path.parents):
         try:
             if folder.exists():
                 if not folder.is_dir():

@@ -144,8 +144,8 @@ class Sweep:
     config: dict
 
     @property
-    def out(self) -> Path:
-        return Path(self.config["out"])
+    def out(self) -> Path:  # ~ expanded, as kbench's commands expand it
+        return Path(self.config["out"]).expanduser()
 
     @cached_property
     def batches(self) -> Batches:

@@ -26,6 +26,7 @@ from hypothesis.extra.numpy import arrays
 
 import kbench
 from kbench import registry
+from kbench._files import check_folder
 from kbench._validation import declared_types
 from kbench.cli import main
 from kbench.datasets import check_dataset_spec, files
@@ -34,7 +35,7 @@ from kbench.sweep import worker
 from kbench.sweep.config import check_ranks
 from kbench.sweep.document import MAX_FILE_BYTES, MAX_VALUES, check_document, check_files
 from kbench.testing._kit import time_limit
-from kbench.workflow import check_config
+from kbench.workflow import Sweep, check_config
 from tests.conftest import ROOT, TOY_SAMPLER, add_plugin, snakemake
 
 SCHEMA = ROOT / "workflows" / "schemas" / "config.schema.yaml"
@@ -655,3 +656,17 @@ def test_held_out_third_round(tmp_path):
         kbench.make_kernel("gaussian:sigma=\u20031")
     with pytest.raises(ValueError, match="holds a control or invisible formatting character"):
         kbench.run(*RUN_ARGS, out=tmp_path / "x\u202egpj", progress=False)
+
+
+def test_held_out_a_tilde_and_a_bad_separator(tmp_path, monkeypatch):
+    """Found by a held-out suite: a config's out of ``~/…`` was taken literally by the workflow's
+    patterns and prepare's cache, but expanded by ``kbench run`` (cells where Snakemake did not
+    look); a ``sep`` that is not a valid regular expression was a traceback."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    config = {**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()), "out": "~/wf"}
+    check_config(config)
+    assert Sweep(config).out == tmp_path / "wf" and Sweep(config).data == tmp_path / "wf" / "data"
+    assert check_folder("~/cache") == tmp_path / "cache"
+    (tmp_path / "spaces.txt").write_text("a b y\n1 2 3\n4 5 6\n7 8 9\n")
+    with pytest.raises(ValueError, match=r"sep='\[\(' is not a valid regular expression"):
+        kbench.load_dataset(f"file:{tmp_path / 'spaces.txt'}:sep=[(")

@@ -19,6 +19,7 @@ too large for a float64 (kbench.datasets.tabular.check_text_numbers).
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections import Counter
 from pathlib import Path
@@ -118,6 +119,9 @@ class FileProvider(DatasetProvider):
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
         except (pd.errors.ParserError, OSError, UnicodeDecodeError, OverflowError) as exc:
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
+        except re.error as exc:  # a sep of more than one character is a regular expression
+            raise ValueError(f"{source}: sep={sep!r} is not a valid regular expression ({exc}); a separator of "
+                             "more than one character is read as one.") from None
         raise ValueError(
             f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz, .npy "
             "and .svm/.svmlight/.libsvm."
