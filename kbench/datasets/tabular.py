@@ -217,8 +217,7 @@ def _check_table(frame: pd.DataFrame, columns: list[str], source: str) -> None:
     if unprintable is not None:
         raise ValueError(f"{source}: the column name {shown(unprintable)} holds a control or invisible formatting "
                          "character; rename the column.")
-    rows = len(frame)
-    if rows == 0:
+    if len(frame) == 0:
         raise ValueError(f"{source}: the table has no rows ({len(columns)} columns: a header only?); check the "
                          "file.")
     for name, column in zip(columns, frame.columns, strict=True):
