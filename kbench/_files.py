@@ -21,6 +21,12 @@ os.umask(_UMASK)
 STALE_SECONDS = 3600
 
 
+#: the longest name of a file or folder (bytes) on Linux file systems
+NAME_MAX = 255
+#: the longest results folder (bytes, absolute): a path is at most 4096 bytes (PATH_MAX), and
+#: kbench writes files up to ~400 bytes below its folder (five slugs and a file name)
+MAX_FOLDER_BYTES = 3072
+
 #: Unicode categories no file or folder name of a result holds: controls (C0, DEL, C1),
 #: formatting (bidi overrides, zero-width), line and paragraph separators
 UNPRINTABLE = ("Cc", "Cf", "Zl", "Zp")
@@ -43,6 +49,7 @@ def check_folder(path) -> Path:
         raise ValueError("the folder name is empty; name a results folder, e.g. results.")
     check_name(path)
     path = Path(path).expanduser()
+    _check_length(path)
     for folder in (path, *path.parents):
         try:
             if folder.exists():
@@ -52,6 +59,19 @@ def check_folder(path) -> Path:
         except OSError as exc:  # a name past the file system's limit (ENAMETOOLONG), a loop of links
             raise ValueError(f"{str(folder)[:80]}…: {exc.strerror or exc}; name another folder.") from None
     return Path(path)
+
+
+def _check_length(path: Path) -> None:
+    """A folder whose name and the paths of the files kbench writes below it fit the file
+    system's limits (checked before anything is computed or created)."""
+    size = len(os.fsencode(os.path.abspath(path)))
+    if size > MAX_FOLDER_BYTES:
+        raise ValueError(f"{str(path)[:80]}…: a folder path of {size} bytes; with the files kbench writes below it, a "
+                         f"path would pass the system's 4096 bytes: name a folder of at most {MAX_FOLDER_BYTES} bytes.")
+    long = next((part for part in path.parts if len(os.fsencode(part)) > NAME_MAX), None)
+    if long is not None:
+        raise ValueError(f"{long[:80]}…: a folder name of {len(os.fsencode(long))} bytes; a name is at most "
+                         f"{NAME_MAX} bytes: shorten it.")
 
 
 def check_writable(folder) -> None:

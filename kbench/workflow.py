@@ -23,7 +23,7 @@ from kbench.errors import ConfigError, PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
 from kbench.lowrank.features import DEFAULT_BUDGET_MB
-from kbench.papers import PAPERS
+from kbench.papers import check_paper
 from kbench.registry import create, package_of, plugin_class
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
@@ -64,9 +64,8 @@ def check_config(config: dict) -> None:
                     raise ValueError("a '{' or '}', which Snakemake reads as a wildcard; name a folder without one.")
             except ValueError as exc:
                 raise ConfigError(f"config key '{key}': {exc}") from None
-    if "paper" in config and config["paper"] not in PAPERS:
-        raise ConfigError(f"config key 'paper': unknown paper {config['paper']!r}; papers are: "
-                          f"{', '.join(sorted(PAPERS))}.")
+    if "paper" in config:
+        _check("paper", check_paper, config["paper"], config["tasks"])
     if ("catalogue" in config) == ("datasets" in config):
         raise ConfigError("config: list the datasets ('datasets') or name a catalogue and its tiers ('catalogue', "
                           "'tiers'), one of the two.")
@@ -93,41 +92,40 @@ def check_config(config: dict) -> None:
     chooses = config.get("selection", DEFAULT_SELECTION) == DEFAULT_SELECTION and any(
         create(t, "task").uses_lams for t in config["tasks"])
     for key, spec in where.items():
-        try:
-            check_dataset_spec(spec)
-            if chooses:
-                check_validation_rows(spec)
-        except ValueError as exc:
-            raise ConfigError(f"config key '{key}': {exc}") from None
+        _check(key, check_dataset_spec, spec)
+        if chooses:
+            _check(key, check_validation_rows, spec)
     check_config_lists([*checks, ("datasets", datasets, "dataset")])  # each spec readable by now
+
+
+def _check(key: str, method, *args) -> None:
+    """``method(*args)``, its ValueError a ConfigError naming the config's ``key``."""
+    try:
+        method(*args)
+    except ValueError as exc:
+        raise ConfigError(f"config key '{key}': {exc}") from None
 
 
 def _check_numbers(config: dict) -> None:
     """The config's numbers against their declarations (:data:`kbench.sweep.config.BOUNDS`)."""
-    def check(key: str, method, *args) -> None:
-        try:
-            method(*args)
-        except ValueError as exc:
-            raise ConfigError(f"config key '{key}': {exc}") from None
-
     for key in ("ranks", "lams", "lam_bounds"):
         values = config.get(key)
         if values is None or values == AUTO:  # the schema allows "auto" for lams only
             continue
         bound = BOUNDS["lams" if key == "lam_bounds" else key]
         for index, value in enumerate(values):
-            check(f"{key}[{index}]", bound.check, value, key)
-        check(key, bound.check_list, values)
-    check("lam_bounds", lam_path, config["lams"], config.get("lam_bounds"))
-    check("selection", check_selection, config.get("selection", DEFAULT_SELECTION))
+            _check(f"{key}[{index}]", bound.check, value, key)
+        _check(key, bound.check_list, values)
+    _check("lam_bounds", lam_path, config["lams"], config.get("lam_bounds"))
+    _check("selection", check_selection, config.get("selection", DEFAULT_SELECTION))
     for key in ("seed", "repetitions", "cell_timeout", "memory_limit_mb"):
         if config.get(key) is not None:
-            check(key, BOUNDS[key].check, config[key])
+            _check(key, BOUNDS[key].check, config[key])
     for key, value in config.get("resources", {}).items():
         if key not in RESOURCE_BOUNDS:
             raise ConfigError(f"config key 'resources.{key}': unknown resource{suggest(key, RESOURCE_BOUNDS)}; "
                               f"resources are: {', '.join(RESOURCE_BOUNDS)}.")
-        check(f"resources.{key}", RESOURCE_BOUNDS[key].check, value)
+        _check(f"resources.{key}", RESOURCE_BOUNDS[key].check, value)
 
 
 def _as_list(specs) -> list[str]:

@@ -28,8 +28,10 @@ import kbench
 from kbench import registry
 from kbench._files import check_folder
 from kbench._validation import declared_types
+from kbench.advisor.task import resolve_task
 from kbench.cli import main
 from kbench.datasets import check_dataset_spec, files
+from kbench.datasets.catalogue import read_catalogue
 from kbench.registry import get_registry
 from kbench.sweep import worker
 from kbench.sweep.config import check_ranks
@@ -592,7 +594,7 @@ def test_held_out_run_inputs_are_refused_before_any_cell(tmp_path):
 
 def test_held_out_data_files_are_refused_naming_the_problem(tmp_path):
     (tmp_path / "twice.csv").write_text("a,a,y\n1,2,3\n4,5,6\n")
-    with pytest.raises(ValueError, match="the header names 'a' more than once"):
+    with pytest.raises(ValueError, match=r"the column name\(s\) 'a' appear more than once"):
         kbench.load_dataset(f"file:{tmp_path / 'twice.csv'}:target=a")
     (tmp_path / "huge.svmlight").write_text("1 1:0.5 4000000000:1.0\n0 1:0.1\n1 2:0.3\n")
     with pytest.raises(ValueError, match="could not parse the file"):
@@ -637,7 +639,7 @@ def test_held_out_third_round(tmp_path):
     frame.rename(columns={"a": "\x1b[31mred"}).to_csv(tmp_path / "ansi.csv", index=False)
     (tmp_path / "text.npy").write_text("a,b\n1,2\n")
     refused = {"nested.parquet:target=y": "column 'nested' holds lists or nested values",
-               "flat.npz": r"the features must be a 2-D array \(rows × columns\), got shape \(60,\)",
+               "flat.npz": r"the features must be a 2-D array \(rows × columns\) of a column at least, got shape \(60,\)",
                "short.npz": r"the features have 60 rows but the target has shape \(50,\)",
                "huge.csv:target=y": r"standardizing column\(s\) \['a'\] overflows a float64",
                "ansi.csv:target=y": r"the column name '\\x1b\[31mred' holds a control or invisible formatting",
@@ -670,3 +672,73 @@ def test_held_out_a_tilde_and_a_bad_separator(tmp_path, monkeypatch):
     (tmp_path / "spaces.txt").write_text("a b y\n1 2 3\n4 5 6\n7 8 9\n")
     with pytest.raises(ValueError, match=r"sep='\[\(' is not a valid regular expression"):
         kbench.load_dataset(f"file:{tmp_path / 'spaces.txt'}:sep=[(")
+
+
+def test_held_out_fourth_round(tmp_path):
+    """Found by the fourth held-out suite: silent readings (a csv row longer than its header
+    shifted every column; integers beyond 64 bits read as text; a byte-order mark hid a repeated
+    name; dates in an npz read as numbers; an empty X; ٣٣٣ read as 333; a merge key and a
+    repeated option overridden silently), options a format ignored, raw control characters and
+    a whole path in messages, a paper's missing tasks found after the sweep."""
+    rng = np.random.default_rng(0)
+    numbers = "\n".join(",".join(f"{v:.3f}" for v in row) for row in rng.standard_normal((40, 3)))
+    (tmp_path / "plus1.csv").write_text("a,b,y\n" + "\n".join(f"{i},{line}" for i, line in
+                                                             enumerate(numbers.splitlines())) + "\n")
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbfy,a,y\n" + numbers.encode() + b"\n")
+    big = [f"{value}00000000000000000000" for value in rng.integers(1, 9, 40)]
+    (tmp_path / "big.csv").write_text("a,big,y\n" + "\n".join(f"{line.split(',')[0]},{b},{line.split(',')[2]}"
+                                                             for line, b in zip(numbers.splitlines(), big)) + "\n")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table([np.arange(40.0), np.arange(40.0), rng.standard_normal(40)], names=["a", "a", "y"]),
+                   tmp_path / "twice.parquet")
+    X = rng.standard_normal((40, 2))
+    np.savez(tmp_path / "dates.npz", X=np.arange(40).astype("datetime64[D]").reshape(-1, 1), y=np.arange(40.0))
+    np.savez(tmp_path / "text.npz", X=np.array([["a", "b"]] * 40), y=np.arange(40.0))
+    np.savez(tmp_path / "complex.npz", X=X + 1j, y=np.arange(40.0))
+    np.savez(tmp_path / "empty.npz", X=np.zeros((40, 0)), y=np.arange(40.0))
+    np.savez(tmp_path / "ok.npz", X=X, y=np.arange(40.0))
+    np.save(tmp_path / "ok.npy", np.column_stack([X, np.arange(40.0)]))
+    (tmp_path / "ok.svmlight").write_text("".join(f"{i % 2} 1:{v:.3f}\n" for i, v in enumerate(X[:, 0])))
+    refused = {"plus1.csv": r"its first row has 4 fields, its header 3 names \(pandas would read the first 1",
+               "bom.csv:target=a": r"the column name\(s\) 'y' appear more than once",
+               "twice.parquet:target=y": r"the column name\(s\) 'a' appear more than once",
+               "dates.npz": r"its array 'X' holds datetime64\[D\] values; kbench reads real numbers",
+               "text.npz": r"its array 'X' holds <U1 values", "complex.npz": r"its array 'X' holds complex128",
+               "empty.npz": r"of a column at least, got shape \(40, 0\)",
+               "ok.npz:sep=%3B": r"sep= is the separator of a text table \(.csv, .tsv, .txt\); a .npz file has no use",
+               "ok.npz:target=y": r"a .npz file's target is its array 'y'",
+               "ok.svmlight:categorical=a": r"categorical= names columns of a table",
+               "ok.npy:target=\u0663": r"target must be a column index of the .npy array, got '\u0663'"}
+    for name, message in refused.items():
+        with pytest.raises(ValueError, match=message):
+            kbench.load_dataset(f"file:{tmp_path / name}")
+    read = kbench.load_dataset(f"file:{tmp_path / 'big.csv'}:target=y")  # numbers, as R reads them
+    assert read.meta["preprocessing"]["text_read_as_numbers"] == ["big"] and read.X_train.shape[1] == 2
+    with pytest.raises(ValueError, match=r"no such file \(.*/x%E2%80%AEvsc.csv\)") as raised:
+        kbench.load_dataset(f"file:{tmp_path}/x%E2%80%AEvsc.csv")
+    assert "\u202e" not in str(raised.value)
+
+    catalogue = tmp_path / "catalogue.csv"
+    catalogue.write_text("dataset,task,target,drop,transform,rows,why,documentation\n"
+                         "sklearn:diabetes,regression,target,,,\u0663\u0663\u0663,a reason,https://example.org\n")
+    with pytest.raises(ValueError, match=r"rows must be a whole number >= 4, got '\u0663\u0663\u0663'"):
+        read_catalogue(catalogue)
+    merged = tmp_path / "merged.yaml"
+    merged.write_text("<<: {seed: 5, repetitions: 3}\nseed: 0\n")
+    with pytest.raises(kbench.ConfigError, match=r"line 1: key 'seed' is given by a merge key \(<<\) and again"):
+        check_files([merged])
+    twice = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r"), "--samplers", "rff"])
+    assert twice.exit_code == 2 and "--samplers is given 2 times; give it once" in twice.output
+    assert not (tmp_path / "r").exists()
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    with pytest.raises(kbench.ConfigError, match=r"'paper': bach2013's claims read cells of the task\(s\) "
+                                                 r"approximation, which 'tasks' does not list"):
+        check_config({**config, "tasks": ["krr"], "paper": "bach2013"})
+    with pytest.raises(ValueError, match=r"a folder path of 3\d{3} bytes; .* at most 3072 bytes"):
+        check_folder(tmp_path / "/".join(["d" * 200] * 16))
+    with pytest.raises(ValueError, match=r"a folder name of 300 bytes; a name is at most 255 bytes"):
+        check_folder(tmp_path / ("e" * 300))
+    with pytest.raises(ValueError, match=r"an .npz file holds it as its array 'y'"):
+        resolve_task("auto", "unlabeled", f"file:{tmp_path / 'unlabeled.npz'}")

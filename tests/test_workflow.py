@@ -168,7 +168,7 @@ def test_the_snakefile_checks_the_config_before_any_job(tmp_path, change, messag
     ({"out": ""}, "config key 'out': the folder name is empty"),
     ({"out": "a-file/sub"}, "config key 'out': a-file is a file"),
     ({"out": "res{dataset}ults"}, "config key 'out': a '{' or '}', which Snakemake reads as a wildcard"),
-    ({"out": "L" * 300}, "…: File name too long; name another folder."),
+    ({"out": "L" * 300}, "…: a folder name of 300 bytes; a name is at most 255 bytes: shorten it."),
     ({"resources": {"mem_mb": 0}}, "config key 'resources.mem_mb': mem_mb must be an integer in [32,"),
     ({"tasks": ["kpca:components=1000"]}, "config key 'tasks[0]': kpca: components 1000 exceed the sweep's largest rank 10"),
     ({"datasets": ["sklearn:diabetes", "file:a%2Cb.csv"]}, "/a,b.csv); check the path."),

@@ -36,8 +36,9 @@ def resolve_task(label: str, task_type: str | None, dataset: str) -> str:
         if task_type is None:
             return label
         if task_type not in BY_TASK_TYPE:
-            raise ValueError(f"{dataset} has no target ({task_type}); kbench advise needs one: name its column "
-                             "with target=<column> in the spec (and no task_type=unlabeled).")
+            raise ValueError(f"{dataset} has no target ({task_type}); kbench advise needs one: a table's spec "
+                             "names its column with target=<column> (and no task_type=unlabeled), an .npz file "
+                             "holds it as its array 'y'.")
         return BY_TASK_TYPE[task_type]
     task = advisable_task(label)
     if task_type is not None and task_type not in task.accepts:

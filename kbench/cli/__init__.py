@@ -20,6 +20,7 @@ from kbench.cli.params import (
     FOLDER,
     PATH,
     Bounded,
+    Commands,
     bounded,
     lam_path_options,
     only,
@@ -33,7 +34,7 @@ from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS, lam_path
 _KIND_CHOICES = ["samplers", "kernels", "tasks", "datasets"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="kbench")
 def main() -> None:
     """Benchmark low-rank kernel approximations."""
@@ -260,7 +261,7 @@ def leaderboard_command(directory, out, command_line, executor, focus, sweep) ->
               "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
 def papers_command(results, paper, out, sweep) -> None:
     """Check a paper's claims on a results directory or all.parquet; write its page."""
-    from kbench.papers import write_page
+    from kbench.papers.page import write_page
     from kbench.sweep.store import read_results
 
     frame = usage(lambda: read_results(results, sweep))

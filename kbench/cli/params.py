@@ -4,6 +4,8 @@ command turns bad input into."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import click
 
 from kbench._files import check_folder, check_name
@@ -11,6 +13,27 @@ from kbench._validation import Bound
 from kbench.errors import PluginError
 from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS
 from kbench.tasks.selection import SELECTIONS
+
+
+class OptionsOnce(click.Command):
+    """A command whose options taking a value are each given once: click keeps the last of a
+    repeated one silently (``--samplers uniform … --samplers rff`` ran rff alone)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        counts = Counter(param for param in order if isinstance(param, click.Option)
+                         and not (param.is_flag or param.multiple or param.count))
+        twice = next((param for param, count in counts.items() if count > 1), None)
+        if twice is not None:
+            raise click.UsageError(f"{twice.opts[0]} is given {counts[twice]} times; give it once (a list of values "
+                                   "is one comma-separated value).", ctx)
+        return super().parse_args(ctx, args)
+
+
+class Commands(click.Group):
+    """kbench's commands, each an :class:`OptionsOnce`."""
+
+    command_class = OptionsOnce
 
 
 def usage(call):

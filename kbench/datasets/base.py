@@ -121,10 +121,23 @@ def rows_of(values, index):
     return values.iloc[index] if isinstance(values, pd.DataFrame) else values[index]
 
 
+def _numbers(X, name: str) -> np.ndarray:
+    """Features as float64; dates, durations and text are refused, not read as numbers."""
+    X = np.asarray(X)
+    if X.dtype.kind not in "biufO":
+        raise ValueError(f"{name}: the features are {X.dtype} values; kbench reads features as numbers: convert "
+                         "them (a category to one-hot columns, a date to a number) first.")
+    try:
+        return np.asarray(X, dtype=float)  # no copy of float64 (a memory-mapped file stays mapped)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: the features are not all numbers ({exc}).") from None
+
+
 def _check_shapes(X, y, name: str) -> None:
-    """Features a 2-D table, and a target of one value per row."""
-    if X.ndim != 2:
-        raise ValueError(f"{name}: the features must be a 2-D array (rows × columns), got shape {X.shape}.")
+    """Features a 2-D table of a column at least, and a target of one value per row."""
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise ValueError(f"{name}: the features must be a 2-D array (rows × columns) of a column at least, got shape "
+                         f"{X.shape}.")
     if y is not None and (np.ndim(y) != 1 or len(y) != X.shape[0]):
         raise ValueError(f"{name}: the features have {X.shape[0]} rows but the target has shape {np.shape(y)}; "
                          "give one target value per row.")
@@ -142,7 +155,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
         raise ValueError(f"{name}: task_type must be one of {TASK_TYPES}, got {raw.task_type!r}.")
     if raw.y is None and raw.task_type != "unlabeled":
         raise ValueError(f"{name}: a {raw.task_type} dataset needs a target.")
-    X = raw.X if frame else np.asarray(raw.X, dtype=float)
+    X = raw.X if frame else _numbers(raw.X, name)
     _check_shapes(X, raw.y, name)
     f, meta = raw.f, dict(raw.meta)
     y = None if raw.y is None or raw.task_type == "unlabeled" else np.asarray(raw.y)

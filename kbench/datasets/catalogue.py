@@ -47,7 +47,7 @@ def read_catalogue(path) -> pd.DataFrame:
             raise ValueError(f"{where}: task must be one of {', '.join(TASKS)}, got {row.task!r}.")
         if row.transform not in TRANSFORMS:
             raise ValueError(f"{where}: transform must be 'log' or empty, got {row.transform!r}.")
-        if not row.rows.isdigit() or int(row.rows) < 4:
+        if not (row.rows.isascii() and row.rows.isdigit()) or int(row.rows) < 4:  # not ٣٣٣ nor ³
             raise ValueError(f"{where}: rows must be a whole number >= 4, got {row.rows!r}.")
         if "\n" in row.why:
             raise ValueError(f"{where}: 'why' is one line.")

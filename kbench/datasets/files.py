@@ -18,6 +18,7 @@ too large for a float64 (kbench.datasets.tabular.check_text_numbers).
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import stat
@@ -29,6 +30,7 @@ import numpy as np
 from kbench.datasets.base import DatasetProvider, RawData, infer_task_type
 from kbench.datasets.tabular import frame_to_raw, overflow_error, parse_numbers, task_type_of
 from kbench.hookspecs import hookimpl
+from kbench.spec import INTEGER, escape, shown
 
 #: the widest table kbench reads: 10 000 features is far beyond the data kernel
 #: approximations are benchmarked on, and a wider file is refused from its header in
@@ -40,6 +42,13 @@ HEADER_BYTES = 100 * MAX_COLUMNS
 #: the largest text table read: a quarter of the machine's memory (pandas' parse takes a
 #: few times the file's size)
 MAX_TEXT_BYTES = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+
+#: the file types kbench reads, by suffix
+TEXT_TABLES, PARQUET, SVMLIGHT = (".csv", ".tsv", ".txt"), (".parquet", ".pq"), (".svm", ".svmlight", ".libsvm")
+FORMATS = (*TEXT_TABLES, *PARQUET, ".npz", ".npy", *SVMLIGHT)
+#: the formats that take each option; the others hold their target in their own way
+_TAKES = {"sep": TEXT_TABLES, "categorical": TEXT_TABLES + PARQUET, "target": TEXT_TABLES + PARQUET + (".npy",)}
+_OWN_TARGET = {".npz": "its array 'y'", **dict.fromkeys(SVMLIGHT, "the first field of each line")}
 
 _SPECIAL_FILES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
                   (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
@@ -57,16 +66,16 @@ class FileProvider(DatasetProvider):
         try:
             mode = path.stat().st_mode
         except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the path
-            shown = path.resolve() if "\0" not in name else repr(name)
+            shown = shown_path(path.resolve() if "\0" not in name else path)
             raise ValueError(f"{spec}: no such file ({shown}); check the path.") from None
         except OSError as exc:
-            raise ValueError(f"{spec}: cannot read {path} ({exc.strerror or exc}); check the path and its "
+            raise ValueError(f"{spec}: cannot read {shown_path(path)} ({exc.strerror or exc}); check the path and its "
                              "permissions.") from None
         kind = next((kind for test, kind in _SPECIAL_FILES if test(mode)), None if stat.S_ISREG(mode) else
                     "a special file")
         if kind:
-            raise ValueError(f"{spec}: {path} is not a regular file ({kind}); name a data file (.csv, .tsv, "
-                             ".parquet, .npz, .npy or .svmlight).")
+            raise ValueError(f"{spec}: {shown_path(path)} is not a regular file ({kind}); name a data file (.csv, "
+                             ".tsv, .parquet, .npz, .npy or .svmlight).")
 
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
              task_type: str | None = None, sep: str | None = None,
@@ -77,39 +86,36 @@ class FileProvider(DatasetProvider):
         import pandas as pd
         from sklearn.datasets import load_svmlight_file
         path = Path(name).expanduser()
-        source = f"file:{name}"
+        source = f"file:{shown_path(name)}"
         self.check_name(name, source)
         suffix = path.suffix.lower()
+        if suffix not in FORMATS:
+            raise ValueError(f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz, .npy "
+                             "and .svm/.svmlight/.libsvm.")
+        _check_options(suffix, source, target=target, sep=sep, categorical=categorical)
         meta = {"source": str(path.resolve()), "format": suffix.lstrip(".")}
         table = {"categorical": [] if categorical is None else categorical, "check_text": True}
         try:
-            if suffix in (".csv", ".tsv", ".txt"):
+            if suffix in TEXT_TABLES:
                 sep = sep if sep else ("\t" if suffix == ".tsv" else ",")
                 check_header(path, sep, source)
                 frame = pd.read_csv(path, sep=sep)
                 check_overflow(frame, path, sep, source)
                 return frame_to_raw(frame, target, task_type, meta, source, **table)
-            if suffix in (".parquet", ".pq"):
+            if suffix in PARQUET:
                 import pyarrow.parquet as pq
 
-                _check_width(len(pq.read_schema(path).names), source)
+                names = pq.read_schema(path).names
+                _check_width(len(names), source)
+                _refuse_repeated(names, source)
                 return frame_to_raw(pd.read_parquet(path), target, task_type, meta, source, **table)
             if suffix == ".npz":
-                with np.load(path, allow_pickle=False) as archive:
-                    if "X" not in archive:
-                        raise ValueError(f"{source}: an npz file needs an array named 'X' (and 'y' for a "
-                                         f"target), found {sorted(archive.files)}.")
-                    _check_width(_npz_columns(archive, "X"), source)
-                    X, y = archive["X"], (archive["y"] if "y" in archive else None)
-                if y is None or task_type == "unlabeled":
-                    return RawData(X, None, task_type_of(None, task_type, source), None, meta)
-                return RawData(X, y, task_type or infer_task_type(y), None, meta)
+                return _npz(path, task_type, meta, source)
             if suffix == ".npy":
                 return _npy(path, target, task_type, meta, source)
-            if suffix in (".svm", ".svmlight", ".libsvm"):
-                X, y = load_svmlight_file(str(path))
-                _check_width(X.shape[1], source)  # before the dense copy
-                return RawData(X.toarray(), y, task_type or infer_task_type(y), None, meta)
+            X, y = load_svmlight_file(str(path))
+            _check_width(X.shape[1], source)  # before the dense copy
+            return RawData(X.toarray(), y, task_type or infer_task_type(y), None, meta)
         except ValueError as exc:
             if str(exc).startswith(source):
                 raise
@@ -122,10 +128,31 @@ class FileProvider(DatasetProvider):
         except re.error as exc:  # a sep of more than one character is a regular expression
             raise ValueError(f"{source}: sep={sep!r} is not a valid regular expression ({exc}); a separator of "
                              "more than one character is read as one.") from None
-        raise ValueError(
-            f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz, .npy "
-            "and .svm/.svmlight/.libsvm."
-        )
+
+
+def shown_path(path: Path) -> str:
+    """A path for a message: its control and invisible formatting characters percent-escaped
+    (a right-to-left override or a terminal escape is not printed raw)."""
+    return escape(str(path), reserved="")
+
+
+def _check_options(suffix: str, source: str, **given) -> None:
+    """A format's own options only (:data:`_TAKES`): an option the format has no use for is
+    refused, not ignored."""
+    for option, value in given.items():
+        if value is not None and suffix not in _TAKES[option]:
+            why = {"sep": "is the separator of a text table (.csv, .tsv, .txt)",
+                   "categorical": "names columns of a table (.csv, .tsv, .txt, .parquet)",
+                   "target": f"names a column of a table or of an .npy array; a {suffix} file's target is "
+                             f"{_OWN_TARGET.get(suffix)}"}[option]
+            raise ValueError(f"{source}: {option}= {why}; a {suffix} file has no use for it: drop it.")
+
+
+def _refuse_repeated(names, source: str) -> None:
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
+    if repeated:
+        raise ValueError(f"{source}: the column name(s) {', '.join(map(repr, repeated[:5]))} appear more than once; "
+                         "name each column once (a target or feature of a repeated name is ambiguous).")
 
 
 def check_header(path: Path, sep: str, source: str) -> None:
@@ -133,9 +160,7 @@ def check_header(path: Path, sep: str, source: str) -> None:
     by Python's csv module, quotes as pandas reads them) before pandas parses the file. At
     most ``HEADER_BYTES`` are read: a first line longer than that is refused too. The file is
     scanned for a NUL byte (binary data) in blocks, at disk speed."""
-    import csv
     import io
-    import re
 
     size = path.stat().st_size
     if size > MAX_TEXT_BYTES:
@@ -148,14 +173,12 @@ def check_header(path: Path, sep: str, source: str) -> None:
     if nul >= 0:
         raise ValueError(f"{source}: a NUL byte at byte {nul}: binary data, not a text table; check that the file "
                          "is a csv.")
-    text = io.StringIO(head[:HEADER_BYTES].decode("utf-8", "replace"), newline="")
-    try:
-        if len(sep) == 1:
-            header = next((row for row in csv.reader(text, delimiter=sep) if row), [])
-        else:  # pandas reads a longer separator as a regular expression
-            header = re.split(sep, next((line for line in text if line.strip()), ""))
-    except (csv.Error, re.error):  # a name longer than 128 kB, a bad separator: pandas says what is wrong
-        header = None
+    text = io.StringIO(head[:HEADER_BYTES].decode("utf-8-sig", "replace"), newline="")  # pandas drops a BOM too
+    if len(sep) == 1:
+        rows = (row for row in csv.reader(text, delimiter=sep) if row)
+    else:  # pandas reads a longer separator as a regular expression
+        rows = (re.split(sep, line.rstrip("\r\n")) for line in text if line.strip())
+    header = _next_row(rows)
     complete = len(head) <= HEADER_BYTES or text.getvalue()[:text.tell()].endswith(("\n", "\r"))
     if header is not None and len(header) > MAX_COLUMNS:
         _check_width(len(header), source, at_least=not complete)
@@ -164,10 +187,21 @@ def check_header(path: Path, sep: str, source: str) -> None:
                          f"reads tables of at most {MAX_COLUMNS} columns with names of up to 100 bytes: shorten "
                          "the names, or check that the file is a table.")
     if header:
-        repeated = sorted(name for name, count in Counter(header).items() if count > 1)
-        if repeated:
-            raise ValueError(f"{source}: the header names {', '.join(map(repr, repeated[:5]))} more than once; name "
-                             "each column once (a target or feature of a repeated name is ambiguous).")
+        _refuse_repeated(header, source)
+        first = _next_row(rows)  # cut short at the end of ``head``, it counts fewer fields, never more
+        if first is not None and len(first) > len(header):
+            raise ValueError(f"{source}: its first row has {len(first)} fields, its header {len(header)} names (pandas "
+                             f"would read the first {len(first) - len(header)} field(s) as row labels and shift every "
+                             "column); name every column in the header, or check sep=.")
+
+
+def _next_row(rows) -> list[str] | None:
+    """The next row of a csv reader, None at the end or where it cannot be read (a field
+    longer than 128 kB, a bad separator: pandas says what is wrong)."""
+    try:
+        return next(rows, None)
+    except (csv.Error, re.error):
+        return None
 
 
 def _first_nul(head: bytes, handle, block: int = 1 << 24) -> int:
@@ -223,6 +257,23 @@ def _npz_columns(archive, key: str) -> int:
     return int(shape[1]) if len(shape) >= 2 else 0
 
 
+def _npz(path: Path, task_type: str | None, meta: dict, source: str) -> RawData:
+    """Arrays ``X`` (numbers) and, for a target, ``y`` (numbers or text labels)."""
+    with np.load(path, allow_pickle=False) as archive:
+        if "X" not in archive:
+            raise ValueError(f"{source}: an npz file needs an array named 'X' (and 'y' for a target), found "
+                             f"{sorted(archive.files)}.")
+        _check_width(_npz_columns(archive, "X"), source)
+        X, y = archive["X"], (archive["y"] if "y" in archive else None)
+    for key, array, kinds in (("X", X, "biuf"), ("y", y, "biufUS")):
+        if array is not None and array.dtype.kind not in kinds:
+            raise ValueError(f"{source}: its array {key!r} holds {array.dtype} values; kbench reads "
+                             f"{'real numbers' if key == 'X' else 'real numbers or text labels'}: convert it before saving.")
+    if y is None or task_type == "unlabeled":
+        return RawData(X, None, task_type_of(None, task_type, source), None, meta)
+    return RawData(X, y, task_type or infer_task_type(y), None, meta)
+
+
 def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, source: str) -> RawData:
     """A memory-mapped 2-D array: features and the target column (the last by default) as
     views of the file, no copy (a target column in the middle costs one copy of the rest)."""
@@ -232,10 +283,9 @@ def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, sour
                          f"the target), got shape {array.shape} of {array.dtype}.")
     d = array.shape[1]
     _check_width(d, source)
-    try:
-        column = d - 1 if target is None else int(target)
-    except ValueError:
-        raise ValueError(f"{source}: target must be a column index of the .npy array, got {target!r}.") from None
+    if target is not None and not INTEGER.match(str(target)):  # ASCII digits: int() reads ٣ as 3
+        raise ValueError(f"{source}: target must be a column index of the .npy array, got {shown(target)}.")
+    column = d - 1 if target is None else int(target)
     if not -d <= column < d:
         raise ValueError(f"{source}: target column {column} is out of range for {d} columns.")
     column %= d

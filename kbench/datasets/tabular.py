@@ -50,9 +50,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     ``categorical`` columns are one-hot encoded whatever they hold; ``check_text`` refuses a
     text column that holds numbers with a stray value (:func:`check_text_numbers`)."""
     columns = [str(c) for c in frame.columns]
-    _check_table(frame, columns, source)
-    if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
-        raise ValueError(f"{source}: max_levels must be an integer >= 2, got {max_levels!r}.")
+    _check_table(frame, columns, source, max_levels)
     frame = frame.set_axis(columns, axis=1)
     if task_type == "unlabeled":
         if target is not None:
@@ -65,13 +63,17 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     chosen = [str(c) for c in _as_list(features)] or [c for c in columns if c != target]
     dropped = {c: "dropped by the spec" for c in map(str, _as_list(drop))}
     kept = [c for c in chosen if c not in dropped and c != target]
+    as_numbers = []
     if check_text:  # before the drops below: a stray value makes a column look identifier-like
-        check_text_numbers(frame, [c for c in kept if c not in declared], target, source)
+        as_numbers = check_text_numbers(frame, [c for c in kept if c not in declared], target, source)
+        frame = frame.assign(**{c: pd.to_numeric(frame[c]).astype(float) for c in as_numbers})
     dropped.update(_unusable(frame[kept], max_levels, declared))
     kept = [c for c in kept if c not in dropped]
     used = kept + ([target] if target is not None else [])
     missing = frame[used].isna().any(axis=1).to_numpy()
     preprocessing = {"target": target, "dropped_columns": dropped, "rows_in_source": int(len(frame))}
+    if as_numbers:
+        preprocessing["text_read_as_numbers"] = as_numbers
     if dropna and missing.any():
         frame = frame.loc[~missing]
         preprocessing["rows_with_missing_dropped"] = int(missing.sum())
@@ -87,12 +89,16 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
         preprocessing["target_transform"] = transform
     given, task_type = task_type, task_type_of(y, task_type, source)
     if given is None and task_type == "multiclass" and pd.api.types.is_numeric_dtype(y):
-        levels = np.unique(y[~pd.isna(y)])
-        preprocessing["target_read_as"] = (f"classes: {len(levels)} numeric levels ({levels[0]:g} … {levels[-1]:g}); "
-                                           "task_type=regression reads them as numbers")
+        preprocessing["target_read_as"] = _read_as_classes(y)
     preprocessing.update(numeric=[c for c in kept if c not in categorical], categorical=categorical)
     meta = {**meta, "target": target, "preprocessing": preprocessing, "preprocessing_summary": summary(preprocessing)}
     return RawData(X, y, task_type, kept, meta, categorical=categorical)
+
+
+def _read_as_classes(y: np.ndarray) -> str:
+    levels = np.unique(y[~pd.isna(y)])
+    return (f"classes: {len(levels)} numeric levels ({levels[0]:g} … {levels[-1]:g}); task_type=regression reads "
+            "them as numbers")
 
 
 def summary(preprocessing: dict) -> str:
@@ -158,9 +164,11 @@ def _unusable(features: pd.DataFrame, max_levels: int, declared: list[str] = ())
     return reasons
 
 
-def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | None, source: str) -> None:
+def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | None, source: str) -> list[str]:
     """Refuse a text column that holds numbers but also a stray value, in one line naming the
-    column, the row (counted from 0, the header not counted) and the value.
+    column, the row (counted from 0, the header not counted) and the value. Returns the text
+    columns whose every value is a number (integers beyond 64 bits, which pandas reads as
+    text), for the caller to read as numbers.
 
     The rule: a column of text (object or string dtype) *holds numbers* when more than half
     of its non-missing values parse as numbers (``pd.to_numeric``: ``1.5``, ``-3``, ``1e5``,
@@ -170,6 +178,7 @@ def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | N
     where at most half the values are numbers is categorical, as before. Columns declared
     categorical are not passed here; a target mixing numbers and text is ``check_raw``'s
     error (it names a text value and its row)."""
+    all_numbers = []
     for name in features + ([target] if target is not None else []):
         column = frame[name]
         if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
@@ -183,6 +192,8 @@ def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | N
         rows = np.flatnonzero(present)
         if overflow.any():
             raise overflow_error(source, name, int(rows[np.argmax(overflow)]), text.iloc[int(np.argmax(overflow))])
+        if numbers.all():
+            all_numbers.append(name)
         if name == target or numbers.all():
             continue
         stray, count = int(np.argmax(~numbers)), int((~numbers).sum())
@@ -191,6 +202,7 @@ def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | N
             f"({count} of its {numbers.size} values {'is not a number' if count == 1 else 'are not numbers'}); "
             f"fix the value (a missing value is an empty field or NA), or declare the column categorical with "
             f"categorical={name}.")
+    return all_numbers
 
 
 def parse_numbers(text: pd.Series) -> tuple[pd.Series, np.ndarray]:
@@ -208,8 +220,11 @@ def overflow_error(source: str, column: str, row: int, value: str) -> ValueError
                       "float64 (magnitude above 1.8e308); fix the value.")
 
 
-def _check_table(frame: pd.DataFrame, columns: list[str], source: str) -> None:
-    """Each column named once in printable text, a row at least, and no column of lists."""
+def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_levels: int) -> None:
+    """Each column named once in printable text, a row at least, no column of lists, and a
+    valid ``max_levels``."""
+    if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
+        raise ValueError(f"{source}: max_levels must be an integer >= 2, got {max_levels!r}.")
     repeated = sorted(c for c, count in Counter(columns).items() if count > 1)
     if repeated:
         raise ValueError(f"{source}: column name(s) {repeated} appear more than once; rename them.")

@@ -39,6 +39,8 @@ FULL_SIZE = "OpenML letter (id 6) and mnist_784 (id 554, 30 000 rows)"
 FIGURES = ("approximation",)
 #: the result columns the claims read (kbench papers refuses rows without them)
 COLUMNS = ("dictionary_size", "rel_spec_error", "risk_ratio")
+#: the tasks whose cells hold COLUMNS (a config naming the paper runs them)
+TASKS = ("krr", "approximation")
 COHERENT = "design=beta"
 SEQUENTIAL, DISTRIBUTED, PROB = "squeak", "squeak:shards=4", "squeak:subsample=prob"
 #: "matches rls": at most this multiple of its error; size and risk gaps of the distributed

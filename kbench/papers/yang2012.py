@@ -19,6 +19,8 @@ FULL_SIZE = "OpenML adult (id 1590) and covertype (id 1596), the paper's ADULT a
 FIGURES = ("classification", "approximation")
 #: the result columns the claims read (kbench papers refuses rows without them)
 COLUMNS = ("accuracy", "rel_spec_error")
+#: the tasks whose cells hold COLUMNS (a config naming the paper runs them)
+TASKS = ("classification", "approximation")
 SYNTHETIC = "synthetic:two-balls"
 REAL = "sklearn:breast_cancer"
 #: RFF's 1/√m: log-log slope in this band; Nyström's at least SLOPE_GAP steeper; the

@@ -73,14 +73,15 @@ def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
         chosen_on = task.validation.exact if on_validation else f"{headline.exact} (oracle)"
         rows = rows.dropna(subset=[headline.exact, "d_eff", "d_mof"])
         at = chosen_rows(rows, "lam_selected_exact", headline.exact, headline.smaller_is_better)
+        paths = dict(tuple(rows[["dataset", "repetition", "sampler", "rank", "lam", "d_eff"]].groupby("dataset")))
         for key, group in at.groupby("dataset"):
             if key in records:
                 continue
             per_rep = group.groupby("repetition").first()
             d_eff, d_mof = float(per_rep["d_eff"].mean()), float(per_rep["d_mof"].mean())
-            paths = rows[rows["dataset"] == key]
+            by_rep = paths[key].groupby("repetition")
             growth = np.array([decay(cell["lam"], cell["d_eff"], per_rep.loc[rep, "lam"]) for rep, cell in
-                               ((rep, _one_cell(paths[paths["repetition"] == rep])) for rep in per_rep.index)])
+                               ((rep, _one_cell(by_rep.get_group(rep))) for rep in per_rep.index)])
             growth = float(np.median(growth[np.isfinite(growth)])) if np.isfinite(growth).any() else np.nan
             method = per_rep["diagnostics_method"].dropna() if "diagnostics_method" in per_rep else pd.Series(dtype=str)
             edge = per_rep["lam_at_edge_exact"] if "lam_at_edge_exact" in per_rep else pd.Series(dtype=bool)

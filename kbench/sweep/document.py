@@ -79,8 +79,24 @@ def _refuse_ambiguous(root, path: Path) -> None:
                                           f"remove one.")
                     keys.add(key.value)
                 stack += [key, value]
+            _refuse_merge_overlap(node, keys, path)
         else:
             stack += node.value
+
+
+def _refuse_merge_overlap(node, keys: set, path: Path) -> None:
+    """A key both given and merged (``<<: *defaults``), or merged from two mappings: YAML
+    keeps one of them silently."""
+    merged = []
+    for key, value in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.value == "<<":
+            sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            merged += [item.value for source in sources if isinstance(source, yaml.MappingNode)
+                       for item, _ in source.value if isinstance(item, yaml.ScalarNode)]
+    twice = sorted(name for name, count in Counter(merged).items() if count > 1 or name in keys)
+    if twice:
+        raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: key {twice[0]!r} is given by a merge "
+                          "key (<<) and again in the same mapping (YAML would keep one silently); give it once.")
 
 
 def _once(pairs: list, path: Path) -> dict:

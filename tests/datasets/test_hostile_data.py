@@ -148,7 +148,7 @@ def test_a_path_with_a_nul_byte_is_no_such_file():
     """Typed, a NUL is refused by the spec grammar; escaped, it reaches the path and is shown escaped."""
     with pytest.raises(ValueError, match=r"holds the control character '\\x00'"):
         kbench.load_dataset("file:a\0b.csv")
-    with pytest.raises(ValueError, match=r"file:a%00b.csv: no such file \('a\\x00b.csv'\)"):
+    with pytest.raises(ValueError, match=r"file:a%00b.csv: no such file \(a%00b.csv\)"):
         kbench.load_dataset("file:a%00b.csv")
 
 
