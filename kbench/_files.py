@@ -52,6 +52,9 @@ def check_folder(path) -> Path:
     _check_length(path)
     for folder in (path, *path.parents):
         try:
+            if folder.is_symlink() and not folder.exists():
+                raise ValueError(f"{folder} is a link to {os.readlink(folder)}, which does not exist; create that "
+                                 "folder or name another.")
             if folder.exists():
                 if not folder.is_dir():
                     raise ValueError(f"{folder} is a file, not a folder; name a folder.")

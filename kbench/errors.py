@@ -19,6 +19,7 @@ MemoryError makes it ``oom``. :meth:`Failure.of` is that rule.
 from __future__ import annotations
 
 import enum
+import re
 import traceback
 from dataclasses import dataclass
 
@@ -88,13 +89,33 @@ class Failure:
         return cls(status, describe(exc), component)
 
 
+#: the longest message a cell keeps (a plugin's 2 MB exception text is cut, its length said)
+MAX_MESSAGE = 1000
+#: control and invisible formatting characters, escaped in a message (a terminal escape, a
+#: carriage return or a bidi override is not printed raw)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+
+
 def describe(exc: BaseException) -> str:
-    """One line: the exception, and for unexpected ones where it was raised."""
-    detail = str(exc) or ("out of memory" if isinstance(exc, MemoryError) else "")
-    text = f"{type(exc).__name__}: {detail}".strip().replace("\n", " ")
-    if isinstance(exc, ValueError | MemoryError | ContractViolation) or exc.__traceback__ is None:
-        return text
-    return text + " | " + traceback.format_tb(exc.__traceback__)[-1].strip().replace("\n", " ")
+    """One printable line of at most :data:`MAX_MESSAGE` characters: the exception, and for
+    unexpected ones where it was raised."""
+    try:
+        detail = str(exc)
+    except Exception as failed:  # noqa: BLE001 - a plugin's __str__ that raises
+        detail = f"(its message could not be read: {type(failed).__name__})"
+    detail = detail or ("out of memory" if isinstance(exc, MemoryError) else "")
+    text = f"{type(exc).__name__}: {detail}".strip()
+    if not (isinstance(exc, ValueError | MemoryError | ContractViolation) or exc.__traceback__ is None):
+        text += " | " + traceback.format_tb(exc.__traceback__)[-1].strip()
+    return one_line(text)
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` on one line (newlines and tabs as spaces), its other control characters
+    escaped, cut to ``limit`` characters with its length said."""
+    text = _UNPRINTABLE.sub(lambda m: " " if m.group() in "\n\r\t" else m.group().encode("unicode_escape").decode(),
+                            text)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 __all__ = ["ConfigError", "ContractViolation", "Failure", "KbenchError", "PluginError", "Refused", "Status",

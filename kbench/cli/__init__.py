@@ -219,9 +219,12 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 def aggregate_command(paths, out, sweep) -> None:
     """Merge results directories (or folders below one, or aggregated files) into one
     parquet file (newest row of each identity)."""
-    from kbench.sweep.store import read_results, write_frame
+    from kbench.sweep.store import check_one_sweep, read_results, write_frame
 
+    if Path(out).suffix != ".parquet" and not Path(out).is_dir():  # (a folder: write_frame says so)
+        raise click.UsageError(f"--out {out}: the merged file is parquet; name it <name>.parquet.")
     frame = usage(lambda: read_results(list(paths), sweep))
+    usage(lambda: check_one_sweep(frame))
     usage(lambda: write_frame(frame, Path(out)))
     click.echo(f"wrote {out}: {len(frame)} rows")
 

@@ -107,8 +107,6 @@ def only(repetitions: int, only_repetition: int | None) -> list[int]:
     return [only_repetition]
 
 
-
-
 class LamPath(Bounded):
     """The λ path: a comma list of λ (:data:`kbench.sweep.config.BOUNDS`), or ``auto``."""
 
@@ -119,6 +117,9 @@ class LamPath(Bounded):
     def convert(self, value, param, ctx):
         if isinstance(value, str) and value.strip() == AUTO:
             return AUTO
+        if isinstance(value, str) and AUTO in (item.strip() for item in value.split(",")):
+            self.fail(f"{AUTO} stands alone (a path of its own, extended as needed), got {value!r}; give {AUTO} or a "
+                      "list of λ.", param, ctx)
         return super().convert(value, param, ctx)
 
 

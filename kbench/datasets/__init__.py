@@ -3,8 +3,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kbench._validation import coerce_params, declared_types, suggest
-from kbench.datasets.base import TASK_TYPES, Dataset, DatasetProvider, RawData, check_raw
+from kbench.datasets.base import (
+    TASK_TYPES,
+    Dataset,
+    DatasetProvider,
+    RawData,
+    check_raw,
+    file_version,
+)
 from kbench.datasets.split import (
     DEFAULT_TEST_SIZE,
     DEFAULT_VAL_SIZE,
@@ -49,6 +58,18 @@ def _check_parameters(provider: DatasetProvider, name: str, params: dict, spec: 
             raise ValueError(f"{spec}: {key} must be one of {', '.join(choices)}, got {params[key]!r}"
                              f"{suggest(str(params[key]), choices)}.")
     return coerce_params(params, declared, spec)
+
+
+def data_files(spec: str) -> list[Path]:
+    """The local files a dataset is read from (:meth:`DatasetProvider.files`)."""
+    provider, name, _ = check_dataset_spec(spec)
+    return provider.files(name)
+
+
+def data_version(spec: str) -> str | None:
+    """The version of a dataset's content where its spec does not say it all: its local
+    files' sizes and modification times (an edited file is new data), else None."""
+    return file_version(data_files(spec))
 
 
 def known_task_type(spec: str) -> str | None:

@@ -11,6 +11,7 @@ kbench.datasets.split.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -113,6 +114,21 @@ class DatasetProvider:
         """The task type of a dataset without loading it, or None when unknown before loading."""
         return params.get("task_type")
 
+    def files(self, name: str) -> list[Path]:
+        """The local files the dataset ``name`` is read from, which can change under the same
+        spec (kbench.datasets.files): an edited one is new data (kbench.datasets.data_version),
+        and the workflow's input; none for data a package version pins."""
+        return []
+
+
+def file_version(paths: list[Path]) -> str | None:
+    """The files' sizes and modification times (ns): an edited file is another version, told
+    at the cost of a stat, not a read; None without files (or where one cannot be read)."""
+    try:
+        return ";".join(f"{info.st_size}-{info.st_mtime_ns}" for info in map(Path.stat, paths)) or None
+    except (OSError, ValueError):
+        return None
+
 
 def rows_of(values, index):
     """The rows ``index`` of an array or a frame (None stays None)."""
@@ -186,7 +202,8 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
         if counts.min() < 2:
             raise ValueError(f"{name}: class {str(labels[counts.argmin()])!r} of the target has one row; a "
                              "classification needs at least two rows per class (drop the class, or pick another "
-                             "target).")
+                             "target" + (", or read its numbers as such: task_type=regression)." if
+                                         np.issubdtype(y.dtype, np.number) else ")."))
     if raw.task_type == "regression":
         if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
             raise ValueError(

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from kbench.datasets.base import DatasetProvider, RawData, infer_task_type
+from kbench.datasets.base import DatasetProvider, RawData, file_version, infer_task_type
 from kbench.datasets.tabular import frame_to_raw, overflow_error, parse_numbers, task_type_of
 from kbench.hookspecs import hookimpl
-from kbench.spec import INTEGER, escape, shown
+from kbench.spec import FLOAT, INTEGER, escape, shown
 
 #: the widest table kbench reads: 10 000 features is far beyond the data kernel
 #: approximations are benchmarked on, and a wider file is refused from its header in
@@ -77,6 +77,9 @@ class FileProvider(DatasetProvider):
             raise ValueError(f"{spec}: {shown_path(path)} is not a regular file ({kind}); name a data file (.csv, "
                              ".tsv, .parquet, .npz, .npy or .svmlight).")
 
+    def files(self, name: str) -> list[Path]:
+        return [Path(name).expanduser()]
+
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
              task_type: str | None = None, sep: str | None = None,
              categorical: list[str] | str | None = None) -> RawData:
@@ -93,7 +96,7 @@ class FileProvider(DatasetProvider):
             raise ValueError(f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz, .npy "
                              "and .svm/.svmlight/.libsvm.")
         _check_options(suffix, source, target=target, sep=sep, categorical=categorical)
-        meta = {"source": str(path.resolve()), "format": suffix.lstrip(".")}
+        meta = {"source": str(path.resolve()), "format": suffix.lstrip("."), "version": file_version([path])}
         table = {"categorical": [] if categorical is None else categorical, "check_text": True}
         try:
             if suffix in TEXT_TABLES:
@@ -116,6 +119,9 @@ class FileProvider(DatasetProvider):
             X, y = load_svmlight_file(str(path))
             _check_width(X.shape[1], source)  # before the dense copy
             return RawData(X.toarray(), y, task_type or infer_task_type(y), None, meta)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{source}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} cannot be "
+                             "decoded); convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
         except ValueError as exc:
             if str(exc).startswith(source):
                 raise
@@ -123,7 +129,7 @@ class FileProvider(DatasetProvider):
                 raise ValueError(f"{source}: the file holds Python objects (pickled) or is not a NumPy array file; "
                                  "kbench reads arrays of numbers only: save one with numpy.save.") from None
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
-        except (pd.errors.ParserError, OSError, UnicodeDecodeError, OverflowError) as exc:
+        except (pd.errors.ParserError, OSError, OverflowError) as exc:
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
         except re.error as exc:  # a sep of more than one character is a regular expression
             raise ValueError(f"{source}: sep={sep!r} is not a valid regular expression ({exc}); a separator of "
@@ -186,6 +192,9 @@ def check_header(path: Path, sep: str, source: str) -> None:
         raise ValueError(f"{source}: its first line (the header) is longer than {HEADER_BYTES} bytes; kbench "
                          f"reads tables of at most {MAX_COLUMNS} columns with names of up to 100 bytes: shorten "
                          "the names, or check that the file is a table.")
+    if header and all(FLOAT.match(name.strip()) for name in header):
+        raise ValueError(f"{source}: its first line holds only numbers ({shown(header[0].strip(), 24)}, …): a "
+                         "csv's first line names its columns; add a header line.")
     if header:
         _refuse_repeated(header, source)
         first = _next_row(rows)  # cut short at the end of ``head``, it counts fewer fields, never more
@@ -260,9 +269,9 @@ def _npz_columns(archive, key: str) -> int:
 def _npz(path: Path, task_type: str | None, meta: dict, source: str) -> RawData:
     """Arrays ``X`` (numbers) and, for a target, ``y`` (numbers or text labels)."""
     with np.load(path, allow_pickle=False) as archive:
-        if "X" not in archive:
-            raise ValueError(f"{source}: an npz file needs an array named 'X' (and 'y' for a target), found "
-                             f"{sorted(archive.files)}.")
+        if "X" not in archive or set(archive.files) - {"X", "y"}:
+            raise ValueError(f"{source}: an npz file holds an array named 'X' (and 'y' for a target), nothing else; "
+                             f"found {sorted(archive.files)[:10]}.")
         _check_width(_npz_columns(archive, "X"), source)
         X, y = archive["X"], (archive["y"] if "y" in archive else None)
     for key, array, kinds in (("X", X, "biuf"), ("y", y, "biufUS")):

@@ -79,7 +79,8 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
         preprocessing["rows_with_missing_dropped"] = int(missing.sum())
     if not kept:
         raise ValueError(f"{source}: no usable feature after preprocessing "
-                         f"({_describe(dropped) or 'the frame has no column besides the target'}).")
+                         f"({_describe(dropped) or 'the frame has no column besides the target'})"
+                         + ("; the table reads as one column: check its separator (sep=)." if len(columns) == 1 else "."))
     categorical = [c for c in kept if c in declared or _is_categorical(frame[c])]
     X = frame[kept].copy()
     for column in categorical:  # text levels (a column may mix types); missing stays missing
@@ -131,7 +132,11 @@ def check_choices(columns: list[str], target: str | None, features, drop, transf
                         ("categorical", _as_list(categorical))):
         unknown = [str(c) for c in names if str(c) not in columns]
         if unknown:
-            raise ValueError(f"{source}: no {role} column {unknown[0]!r}; its columns are: {', '.join(columns)}.")
+            raise ValueError(f"{source}: no {role} column {unknown[0]!r}; its columns are: "
+                             f"{', '.join(map(repr, columns[:50]))}{' …' if len(columns) > 50 else ''}.")
+    if target is not None and str(target) in map(str, _as_list(drop)):
+        raise ValueError(f"{source}: drop= names the target {str(target)!r}; drop it from drop= (or pick another "
+                         "target).")
     if target is not None and str(target) in map(str, _as_list(categorical)):
         raise ValueError(f"{source}: categorical= names feature columns, not the target {str(target)!r}; "
                          "drop it from categorical= (task_type=classification makes the target's values classes).")
@@ -188,6 +193,7 @@ def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | N
         values, overflow = parse_numbers(text)
         numbers = values.notna().to_numpy()  # overflowing values too: they are numbers, written too large
         if numbers.sum() * 2 <= numbers.size:
+            _refuse_formatted_numbers(text, name, source)
             continue  # text: a categorical column
         rows = np.flatnonzero(present)
         if overflow.any():
@@ -203,6 +209,19 @@ def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | N
             f"fix the value (a missing value is an empty field or NA), or declare the column categorical with "
             f"categorical={name}.")
     return all_numbers
+
+
+def _refuse_formatted_numbers(text: pd.Series, name: str, source: str) -> None:
+    """A text column most of whose values are numbers written with a thousands separator, a
+    decimal comma or a percent sign (``12,345``, ``0,5``, ``5.0%``), which would be read as
+    categories: an error naming an example."""
+    plain = text.str.strip().str.replace(r"(?<=\d)[,' ](?=\d{3}\b)|%$", "", regex=True).str.replace(",", ".")
+    formatted = pd.to_numeric(plain, errors="coerce").notna().to_numpy() & (plain != text.str.strip()).to_numpy()
+    if formatted.sum() * 2 > formatted.size:
+        example = text.iloc[int(np.argmax(formatted))]
+        raise ValueError(f"{source}: column {name!r} holds numbers written as text ({shown(str(example))}: a "
+                         "thousands separator, a decimal comma or a percent sign); write plain numbers (12345.6, "
+                         f"0.05), or declare the column categorical with categorical={name}.")
 
 
 def parse_numbers(text: pd.Series) -> tuple[pd.Series, np.ndarray]:

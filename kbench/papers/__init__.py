@@ -16,6 +16,8 @@ import pandas as pd
 from kbench.papers import alaoui2015, bach2013, squeak2016, sterge2020, yang2012
 from kbench.spec import Spec
 
+#: where a config's paper page goes by default (the workflow's schema says so too)
+PAPER_OUT = "results/papers"
 PAPERS = {"alaoui2015": alaoui2015, "bach2013": bach2013, "squeak2016": squeak2016, "sterge2020": sterge2020,
           "yang2012": yang2012}
 
@@ -30,9 +32,13 @@ class Claim:
     reason: str = ""
 
 
-def check_paper(paper: str, tasks: list[str] | None = None) -> None:
-    """A known paper and, before a sweep naming it runs, its ``tasks`` those whose cells hold
-    the columns the paper's claims read."""
+def check_paper(paper: str | None, tasks: list[str] | None = None) -> None:
+    """A known paper (None: a config that sets where its page goes, and names none) and,
+    before a sweep naming it runs, its ``tasks`` those whose cells hold the columns the
+    paper's claims read."""
+    if paper is None:
+        raise ValueError(f"no paper named, and paper_out says where its page goes; name one (papers are: "
+                         f"{', '.join(sorted(PAPERS))}) or drop paper_out.")
     if paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; papers are: {', '.join(sorted(PAPERS))}.")
     names = {Spec.parse(task, "task").name for task in tasks or ()}

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
+from kbench.errors import one_line
 from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT, split_regimes
 from kbench.reporting.focus import FOCUS_TEXT
 from kbench.reporting.regimes import BY_REGIME_TEXT
@@ -55,7 +56,8 @@ def header(frame: pd.DataFrame, command: str | None, executor: str | None = None
     sweep = f" (sweep {first['sweep']})" if pd.notna(first.get("sweep")) else ""
     return [
         f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows ({len(cells)} cells){sweep}.",
-        f"Command: `{command or 'kbench leaderboard'}`" + (f" (executor: {executor})." if executor else "."),
+        f"Command: `{one_line(command or 'kbench leaderboard')}`"
+        + (f" (executor: {one_line(executor)})." if executor else "."),
         f"Versions: {versions(frame)}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
         f"({platform.machine()}, Python {platform.python_version()}).",
         "A row is one sampler configuration, a section one task configuration. Metric of a cell: its test "

@@ -37,6 +37,10 @@ def tier_specs(config: dict) -> dict[str, list[str]]:
     tiers = {f"tiers[{index}]": [spec_of(entry, tier.get("n")) for entry in table.itertuples(index=False)
                                  if entry.rows >= tier.get("min_rows", 0)]
              for index, tier in enumerate(config["tiers"])}
+    for index, tier in enumerate(config["tiers"]):
+        if not tiers[f"tiers[{index}]"]:
+            raise ConfigError(f"config key 'tiers[{index}].min_rows': no catalogue entry has {tier.get('min_rows', 0)} "
+                              f"rows or more (the largest has {table['rows'].max()}); lower it or drop the tier.")
     specs = [spec for specs in tiers.values() for spec in specs]
     repeated = sorted({spec for spec in specs if specs.count(spec) > 1})
     if repeated:

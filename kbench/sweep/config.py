@@ -6,14 +6,18 @@ keyword arguments through each other.
 
 from __future__ import annotations
 
+import inspect
+import json
 import numbers
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from kbench._validation import INT64_MAX, LAMS, Bound
-from kbench.errors import ConfigError
-from kbench.spec import check_distinct, split_specs
+from kbench.datasets import check_dataset_spec, load_dataset
+from kbench.errors import ConfigError, PluginError
+from kbench.registry import create
+from kbench.spec import Spec, check_distinct, shown, split_specs
 from kbench.tasks.selection import DEFAULT_SELECTION, check_selection
 
 #: BLAS/OpenMP threads per process of a sweep, launched from the CLI or the workflow alike
@@ -98,6 +102,7 @@ def _specs(value, name: str) -> tuple[str, ...]:
     if not specs:
         raise ValueError(f"no {name} given: pass at least one.")
     check_distinct(specs, name.removesuffix("s"), name)
+    check_configurations(specs, name.removesuffix("s"), name)
     return specs
 
 
@@ -106,8 +111,49 @@ def check_config_lists(lists) -> None:
     for key, specs, kind in lists:
         try:
             check_distinct(specs, kind, f"config key '{key}'")
+            check_configurations(specs, kind, f"config key '{key}'")
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+
+
+def check_configurations(specs, kind: str, name: str) -> None:
+    """Refuse two of ``specs`` that configure the same thing written two ways (a default
+    given: ``squeak`` and ``squeak:qbar=10``; ``gaussian:sigma=1`` and ``gamma=0.5``): they
+    would be computed twice and ranked as two. A spec that cannot be read is left to the
+    checks that name its problem."""
+    seen: dict[str, str] = {}
+    for spec in specs:
+        try:
+            key = configuration(spec, kind)
+        except (ValueError, TypeError, PluginError):
+            continue
+        if key in seen:
+            raise ValueError(f"{name} lists {shown(seen[key])} and {shown(str(spec))}: one {kind} configuration (the "
+                             "same values, defaults included, written two ways); list it once.")
+        seen[key] = str(spec)
+
+
+def configuration(spec: str, kind: str) -> str:
+    """What ``spec`` configures, however written: a plugin's name and every parameter, defaults
+    filled in; a kernel's canonical spec; a dataset's name and parameters with its provider's
+    and its split's defaults."""
+    if kind == "kernel":
+        return create(spec, "kernel").spec()
+    if kind == "dataset":
+        provider, name, params = check_dataset_spec(spec)
+        defaults = {key: value.default for function in (provider.load, load_dataset)
+                    for key, value in inspect.signature(function).parameters.items()
+                    if value.default is not inspect.Parameter.empty and key not in ("seed",)}
+        label, values = Spec.parse(spec, "dataset").name, {**defaults, **params}
+    else:
+        plugin = create(spec, kind)
+        label, values = plugin.name, plugin.get_params()
+    return json.dumps([label, {key: _plain(value) for key, value in sorted(values.items())}], default=str)
+
+
+def _plain(value):
+    """A parameter's value as compared: an integer as the float it equals (1 and 1.0 are one value)."""
+    return float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else value
 
 
 def _absolute(path, name: str) -> Path:

@@ -29,6 +29,8 @@ MAX_VALUES = 100_000
 MAX_DEPTH = 12
 #: YAML's tag of an integer, and the way a config writes one
 INTEGER, DECIMAL = "tag:yaml.org,2002:int", re.compile(r"[-+]?(0|[1-9][0-9]*)")
+#: YAML's tag of text, and a number YAML 1.1 reads as text (1e-3, 1.5e3: no dot or no exponent sign)
+TEXT, NUMBER = "tag:yaml.org,2002:str", re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
 #: how much of a value a message shows
 SHOWN = 120
 
@@ -58,14 +60,17 @@ def check_files(paths) -> None:
 
 
 def _refuse_ambiguous(root, path: Path) -> None:
-    """A repeated key in a mapping, and an integer YAML 1.1 reads otherwise than it looks
-    (``010`` is 8, ``1:30`` is 90, ``0x0A`` is 10)."""
+    """A repeated key in a mapping, an integer YAML 1.1 reads otherwise than it looks (``010``
+    is 8, ``1:30`` is 90, ``0x0A`` is 10), and a number it reads as text (``1e-3``)."""
     seen, stack = set(), [root]
     while stack:
         node = stack.pop()
         if isinstance(node, yaml.ScalarNode) and node.tag == INTEGER and not DECIMAL.fullmatch(node.value):
             raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: {node.value!r} is read by YAML as "
                               f"the integer {yaml.safe_load(node.value)}; write the number in decimal digits.")
+        if isinstance(node, yaml.ScalarNode) and node.tag == TEXT and node.style is None and NUMBER.fullmatch(node.value):
+            raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: {node.value} is read by YAML 1.1 as "
+                              "text, not a number (it wants a dot and a signed exponent): write 1.0e-3, not 1e-3.")
         if node is None or id(node) in seen or isinstance(node, yaml.ScalarNode):
             continue
         seen.add(id(node))

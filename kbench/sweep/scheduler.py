@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import os
 import signal
 import sys
 import time
@@ -31,7 +32,7 @@ from kbench.spec import Spec
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.disqueak import merge_tree_roots
 from kbench.sweep.plan import Job, not_planned, nothing_planned, plan
-from kbench.sweep.signals import held, raising_on, release
+from kbench.sweep.signals import held, raising_on, worker_signals
 from kbench.sweep.store import cell_status, check_output_dir, read_cells
 from kbench.sweep.worker import (
     JobContext,
@@ -252,7 +253,7 @@ class Scheduler:
             return self._finish(batch, context)
         progress, report = mp.get_context("fork").Pipe(duplex=False)
         process = mp.get_context("fork").Process(
-            target=_work, args=(batch, context, self.config.memory_limit_mb, report))
+            target=_work, args=(batch, context, self.config.memory_limit_mb, report, os.getpid()))
         timeout = self.config.cell_timeout
         try:
             with held():  # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
@@ -368,13 +369,12 @@ def _drain(progress: Connection) -> bool:
     return got
 
 
-def _work(batch: list[Job], context: JobContext, memory_limit_mb, report: Connection) -> None:
-    """A worker: SIGTERM kills it at once (the parent's handler is inherited by fork); its
+def _work(batch: list[Job], context: JobContext, memory_limit_mb, report: Connection, parent: int) -> None:
+    """A worker of process ``parent``: its signals set (:func:`worker_signals`); its
     address space is capped once, then it runs the batch's fits in order, reporting each
     cell it writes on ``report``. Work other processes did for a fit (DISQUEAK's merge-tree
     roots) is handed to the sampler."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    release()
+    worker_signals(parent)
     if memory_limit_mb:
         limit_memory(memory_limit_mb)
     for job in batch:

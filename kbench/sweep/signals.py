@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -45,3 +47,22 @@ def held(signals=STOPPING) -> Iterator[None]:
 def release(signals=STOPPING) -> None:
     """Deliver ``signals`` again in this process (a worker forked under :func:`held`)."""
     signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+
+
+def worker_signals(parent: int) -> None:
+    """A forked worker's signals: SIGTERM kills it at once; SIGINT (a terminal's Ctrl-C, sent
+    to the whole group) is left to the parent, which kills its workers, so a
+    KeyboardInterrupt in a worker is a plugin's, recorded like any failure; and on Linux the
+    worker dies with its parent ``parent`` (a pid), even when the parent was SIGKILLed and
+    could not kill it (PR_SET_PDEATHSIG)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    release()
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: the parent's kill is the only one
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the call
+        os._exit(1)
+
+
+#: prctl's option that signals a process when its parent dies (linux/prctl.h)
+PR_SET_PDEATHSIG = 1

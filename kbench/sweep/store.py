@@ -265,6 +265,9 @@ def describe_sweeps(frame: pd.DataFrame) -> str:
 def _read_all(directory: Path) -> pd.DataFrame:
     if directory.is_file() and directory.suffix == ".parquet":
         return read_cell(directory)  # an aggregated file (kbench aggregate)
+    if directory.is_file():
+        raise ValueError(f"{directory} is a file, not a results directory or an aggregated .parquet file (kbench "
+                         "aggregate writes one).")
     if not directory.is_dir():
         raise ValueError(f"{directory} is not a results directory (run 'kbench run --out {directory}').")
     files = sorted((directory / CELLS_DIR).rglob("*.parquet")) or sorted(directory.rglob("*.parquet"))

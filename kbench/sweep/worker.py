@@ -25,7 +25,7 @@ import numpy as np
 
 from kbench._files import write_absent, write_text
 from kbench._provenance import KBENCH_VERSION, kbench_commit
-from kbench.datasets import Dataset, load_dataset, split_sizes
+from kbench.datasets import Dataset, data_version, load_dataset, split_sizes
 from kbench.datasets.split import load_split, save_split
 from kbench.errors import Failure, Status, describe
 from kbench.exact.baseline import DENSE_MAX_N, exact_baseline
@@ -37,7 +37,7 @@ from kbench.spec import Spec
 from kbench.sweep.layout import exact_path, kernel_path, split_path
 from kbench.sweep.plan import Cell, Job, split_seed
 from kbench.sweep.store import write_cell
-from kbench.tasks.base import check_rows
+from kbench.tasks.base import check_columns, check_rows
 from kbench.tasks.selection import (
     DEFAULT_SELECTION,
     criterion,
@@ -47,6 +47,10 @@ from kbench.tasks.selection import (
     resolve_path,
 )
 
+#: a split's arrays, read-only in a sweep
+SPLIT_ARRAYS = ("X_train", "y_train", "f_train", "X_val", "y_val", "f_val", "X_test", "y_test", "f_test")
+#: the columns of a cell's rows that its task writes among them
+TASK_COLUMNS = ("lam", "components")
 #: columns every row gets besides identity, shared context and task metrics
 ROW_COLUMNS = ("lam", "components", "status", "error", "failed_in", "timestamp", "peak_rss_mb", "schema_version")
 
@@ -124,7 +128,8 @@ def load_split_cached(dataset, repetition: int, seed: int = 0, data_cache=None) 
         path = split_path(data_cache, dataset, repetition, seed)
         if path.is_file():
             cached = load_split(path)
-            if cached.meta.get("val_size") == split_sizes(dataset.label)[1]:
+            if cached.meta.get("val_size") == split_sizes(dataset.label)[1] and \
+                    cached.meta.get("version") == data_version(dataset.label):  # not of an edited file
                 return cached
     data = load_dataset(dataset.label, seed=split_seed(seed, dataset, repetition))
     if data_cache is not None:
@@ -178,6 +183,9 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     is read from there when another process computed it (the workflow's ``exact`` jobs), else
     computed and saved there. ``say`` announces a matrix-free baseline, which takes minutes."""
     data = load_split_cached(dataset, repetition, seed, data_cache)
+    for array in (getattr(data, part) for part in SPLIT_ARRAYS):  # a plugin writing into them fails its own cell
+        if isinstance(array, np.ndarray):
+            array.flags.writeable = False
     checksum = split_checksum(data)
     fitted = fitted_kernel(kernel, data, None if data_cache is None else (
         kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
@@ -267,16 +275,14 @@ def run_job(job: Job, context: JobContext, memory_limit_mb: float | None = None,
                   **(exact.score_check(approx.info["scores"], job.sampler_lam) if exact is not None else {})}
         reserved = {*todo[0].identity(), *common, *context.columns(), *ROW_COLUMNS}
         common.update(info_columns(approx.info, reserved))
-    except BaseException as exc:  # noqa: BLE001 - every failure becomes data
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+    except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
         _release(approx)
         for cell in todo:
             write_failure(cell, job, lams, Failure.of(exc, "sampler"), context)
             written()
         return
     try:
-        _evaluate_cells(todo, job, context, approx, common, written)
+        _evaluate_cells(todo, job, context, approx, common, {*reserved, *common} - set(TASK_COLUMNS), written)
     finally:
         _release(approx)
 
@@ -309,15 +315,14 @@ def evaluate_cell(task, context: JobContext, approx) -> list[dict]:
     return mark(sorted(rows, key=lambda row: row["lam"]), task, context.selection)
 
 
-def _evaluate_cells(todo, job: Job, context: JobContext, approx, common: dict,
+def _evaluate_cells(todo, job: Job, context: JobContext, approx, common: dict, reserved: set[str],
                     written: Callable[[], None]) -> None:
-    """Each cell's task on the fit, one file per cell."""
+    """Each cell's task on the fit, one file per cell; a task's row holds none of the
+    ``reserved`` columns kbench writes itself."""
     for cell in todo:
         try:
-            rows = evaluate_cell(create(cell.task), context, approx)
-        except BaseException as exc:  # noqa: BLE001
-            if isinstance(exc, KeyboardInterrupt):
-                raise
+            rows = check_columns(evaluate_cell(create(cell.task), context, approx), cell.task.name, reserved)
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
             write_failure(cell, job, list(context.lams), Failure.of(exc, "task"), context)
         else:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -219,10 +219,24 @@ def check_rows(rows, task: str) -> list[dict]:
         for key, value in row.items():
             if not isinstance(key, str):
                 raise ContractViolation(f"task {task!r}: row {index} has a column named {key!r}, not text.")
-            if value is not None and not isinstance(value, numbers.Number | str | np.generic):
+            if value is not None and not isinstance(value, numbers.Real | str | np.generic) or \
+                    isinstance(value, numbers.Complex | np.complexfloating) and not isinstance(value, numbers.Real):
                 raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is {_kind(value)}, "
-                                        "not a number, text, a boolean or None.")
+                                        "not a real number, text, a boolean or None.")
+            if isinstance(value, int) and not -2**63 <= value < 2**63:
+                raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is an integer beyond 64 bits "
+                                        f"({len(str(abs(value)))} digits); return it as a float.")
     return list(rows)
+
+
+def check_columns(rows: list[dict], task: str, reserved) -> list[dict]:
+    """``rows`` without a column kbench writes itself (``reserved``: a cell's identity, its
+    fit's and its split's columns), which a task's value would overwrite."""
+    clash = sorted({key for row in rows for key in row} & set(reserved))
+    if clash:
+        raise ContractViolation(f"task {task!r} returned the column(s) {', '.join(map(repr, clash[:5]))}, which kbench "
+                                "writes itself (the cell's identity and provenance); rename them.")
+    return rows
 
 
 def _kind(value) -> str:

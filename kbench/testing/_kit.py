@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kbench.errors import describe
 from kbench.registry import create, make_sampler, make_task
 from kbench.spec import Spec
 from kbench.sweep.signals import raising_on
@@ -45,8 +46,11 @@ def run_checks(what: str, checks: list[tuple[str, Callable]], problem, timeout: 
         try:
             with time_limit(timeout):
                 body(problem)
-        except Exception as exc:  # report every failure, not only the first
-            failures.append(f"{name}: {type(exc).__name__}: {exc}")
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # report every failure, not only the first
+            failures.append(f"{name}: {describe(exc)}")
+            if not isinstance(exc, Exception):  # the plugin (or the user) asked to stop: the rest is not run
+                failures.append(f"the checks after {name} were not run ({type(exc).__name__} stops them)")
+                break
         else:
             passed.append(name)
     if failures:

@@ -72,7 +72,7 @@ def test_declaring_the_column_categorical_loads_it_one_hot(tmp_path):
 
 
 @pytest.mark.parametrize("categorical, message", [
-    ("nope", "no categorical column 'nope'; its columns are: size, x, y"),
+    ("nope", "no categorical column 'nope'; its columns are: 'size', 'x', 'y'"),
     ("y", "categorical= names feature columns, not the target 'y'"),
 ])
 def test_a_bad_categorical_declaration_is_refused(tmp_path, categorical, message):

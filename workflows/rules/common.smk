@@ -5,6 +5,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from kbench.datasets import data_files
 from kbench.errors import ConfigError
 from kbench.spec import Spec
 from kbench.sweep import layout
@@ -19,12 +20,18 @@ if "datasets" in config and not SWEEP.all_cells:  # (a catalogue's sweep has non
     raise ConfigError(nothing_planned(SWEEP.not_planned))
 OUT = SWEEP.out
 EXACT_MAX_N = SWEEP.exact_max_n
-PAPER_OUT = Path(config.get("paper_out", "results/papers"))
+PAPER_OUT = Path(config["paper_out"])  # the schema's default: kbench.papers.PAPER_OUT
 
 
 def spec_of(kind, wildcard):
     """The config entry behind a slug wildcard (kbench.spec.Spec.slug)."""
     return SWEEP.by_slug(kind)[wildcard]
+
+
+def dataset_files(wildcards):
+    """The local files a job's dataset is read from (file:<path>): an edited one reruns its
+    prepare job, and so its jobs, whose cells kbench recomputes (their inputs hold its version)."""
+    return data_files(spec_of("datasets", wildcards.dataset))
 
 
 def _executor():

@@ -18,6 +18,8 @@ wildcard_constraints:
 
 
 rule prepare:
+    input:
+        dataset_files,
     output:
         expand(SWEEP.split_pattern(), rep=SWEEP.repetitions, allow_missing=True),
     log:
