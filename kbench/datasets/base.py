@@ -184,7 +184,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
             names = raw.feature_names or [f"x{j}" for j in range(X.shape[1])]
             columns = [names[j] for j in np.flatnonzero(bad_X.any(axis=0))]
             if bad_y.any():
-                columns.append("target")
+                columns.append(f"{meta.get('target') or 'the target'} (the target)")
             raise ValueError(
                 f"{name} has missing or infinite values in column(s) {columns[:8]} "
                 f"({int((bad_X.any(axis=1) | bad_y).sum())} rows); pass dropna=True to drop "

@@ -16,6 +16,7 @@ Columns:
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pandas as pd
@@ -27,17 +28,31 @@ TASKS = ("regression", "classification")
 TRANSFORMS = ("", "log")
 
 
+def _check_fields(path: Path) -> None:
+    """Every line of the catalogue holds its header's columns (pandas would shift a longer one)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, [])  # checked by name afterwards
+        for fields in reader:
+            if fields and len(fields) != len(header):
+                raise ValueError(f"catalogue {path}, line {reader.line_num}: {len(fields)} fields, where its header has "
+                                 f"{len(header)} ({', '.join(header)}); quote a field holding a comma.")
+
+
 def read_catalogue(path) -> pd.DataFrame:
     """The catalogue at ``path``, checked (columns, values, one row per dataset and target),
     with each entry's full-size ``spec``; a ValueError names the row and the problem."""
     path = Path(path)
     try:
+        _check_fields(path)
         table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError) as exc:
+    except (OSError, UnicodeDecodeError, csv.Error, pd.errors.ParserError) as exc:
         raise ValueError(f"catalogue {path}: cannot be read ({exc}).") from None
     if tuple(table.columns) != COLUMNS:
         raise ValueError(f"catalogue {path}: the columns must be {', '.join(COLUMNS)} (in this order); "
                          f"it has {', '.join(table.columns)}.")
+    if table.empty:
+        raise ValueError(f"catalogue {path}: no entry (a header only); add a line per dataset.")
     for line, row in zip(range(2, len(table) + 2), table.itertuples(index=False), strict=True):
         where = f"catalogue {path}, line {line} ({row.dataset or 'no dataset'})"
         for column in ("dataset", "task", "target", "rows", "why", "documentation"):

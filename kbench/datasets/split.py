@@ -99,7 +99,7 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
         y_mean, y_scale = float(y_train.mean()), float(y_train.std()) or 1.0
         if not (np.isfinite(y_mean) and np.isfinite(y_scale)):
             raise ValueError(f"{name}: standardizing the target overflows a float64 (values near 1e154 or beyond); "
-                             "rescale it, e.g. transform=log.")
+                             "rescale it (a table from R or OpenML takes transform=log).")
         y_train, y_val, y_test = ((part - y_mean) / y_scale for part in (y_train, y_val, y_test))
         meta.update(y_mean=y_mean, y_scale=y_scale)
     return Dataset(name=name, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,

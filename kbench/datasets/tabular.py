@@ -56,7 +56,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
         if target is not None:
             raise ValueError(f"{source}: task_type=unlabeled takes no target; drop target={target}.")
     elif target is None and default_target:
-        target = next((c for c in columns if c.lower() in _TARGET_NAMES), columns[-1])
+        target = _default_target(columns, source)
     target = None if target is None else str(target)
     check_choices(columns, target, features, drop, transform, source, categorical=categorical)
     declared = [str(c) for c in _as_list(categorical)]
@@ -67,7 +67,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     if check_text:  # before the drops below: a stray value makes a column look identifier-like
         as_numbers = check_text_numbers(frame, [c for c in kept if c not in declared], target, source)
         frame = frame.assign(**{c: pd.to_numeric(frame[c]).astype(float) for c in as_numbers})
-    dropped.update(_unusable(frame[kept], max_levels, declared))
+    dropped.update(_unusable(frame[kept], max_levels, source, declared))
     kept = [c for c in kept if c not in dropped]
     used = kept + ([target] if target is not None else [])
     missing = frame[used].isna().any(axis=1).to_numpy()
@@ -94,6 +94,16 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     preprocessing.update(numeric=[c for c in kept if c not in categorical], categorical=categorical)
     meta = {**meta, "target": target, "preprocessing": preprocessing, "preprocessing_summary": summary(preprocessing)}
     return RawData(X, y, task_type, kept, meta, categorical=categorical)
+
+
+def _default_target(columns: list[str], source: str) -> str:
+    """The column named target, y, label or class, else the last one; two such names are an
+    error (the one not taken would be a feature: the target, leaked)."""
+    named = [c for c in columns if c.lower() in _TARGET_NAMES]
+    if len(named) > 1:
+        raise ValueError(f"{source}: the columns {', '.join(map(repr, named))} could each be the target; name it "
+                         "with target=<column> (and drop= the others that are not features).")
+    return named[0] if named else columns[-1]
 
 
 def _read_as_classes(y: np.ndarray) -> str:
@@ -148,9 +158,10 @@ def _is_categorical(column: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)
 
 
-def _unusable(features: pd.DataFrame, max_levels: int, declared: list[str] = ()) -> dict[str, str]:
+def _unusable(features: pd.DataFrame, max_levels: int, source: str, declared: list[str] = ()) -> dict[str, str]:
     """Feature columns that cannot be used, with the reason: constant, identifier-like, or
-    categorical (by type, or ``declared``) with too many levels."""
+    categorical (by type, or ``declared``) with too many levels. A column declared
+    categorical that cannot be one is an error, not a silent drop."""
     reasons = {}
     for name in features.columns:
         column = features[name]
@@ -166,6 +177,10 @@ def _unusable(features: pd.DataFrame, max_levels: int, declared: list[str] = ())
             reasons[name] = "identifier-like (consecutive integers, one per row)"
         elif categorical and levels > max_levels:
             reasons[name] = f"categorical with {levels} levels > max_levels={max_levels}"
+    lost = [name for name in declared if name in reasons]
+    if lost:
+        raise ValueError(f"{source}: categorical= names {lost[0]!r}, which cannot be a category ({reasons[lost[0]]}); "
+                         "drop it from categorical=.")
     return reasons
 
 

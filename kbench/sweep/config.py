@@ -135,8 +135,8 @@ def check_configurations(specs, kind: str, name: str) -> None:
 
 def configuration(spec: str, kind: str) -> str:
     """What ``spec`` configures, however written: a plugin's name and every parameter, defaults
-    filled in; a kernel's canonical spec; a dataset's name and parameters with its provider's
-    and its split's defaults."""
+    filled in; a kernel's canonical spec; a dataset's name (its files' resolved paths) and
+    parameters with its provider's and its split's defaults."""
     if kind == "kernel":
         return create(spec, "kernel").spec()
     if kind == "dataset":
@@ -144,7 +144,8 @@ def configuration(spec: str, kind: str) -> str:
         defaults = {key: value.default for function in (provider.load, load_dataset)
                     for key, value in inspect.signature(function).parameters.items()
                     if value.default is not inspect.Parameter.empty and key not in ("seed",)}
-        label, values = Spec.parse(spec, "dataset").name, {**defaults, **params}
+        files = [str(path.resolve()) for path in provider.files(name)]  # one file, however its path is written
+        label, values = files or Spec.parse(spec, "dataset").name, {**defaults, **params}
     else:
         plugin = create(spec, kind)
         label, values = plugin.name, plugin.get_params()

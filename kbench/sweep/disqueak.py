@@ -32,7 +32,7 @@ from kbench.sweep.config import check_lams, check_ranks
 from kbench.sweep.plan import Job, fit_seed, sampler_lam
 from kbench.sweep.worker import JobContext, fitted_kernel, load_split_cached, split_checksum
 
-_NODE = re.compile(r"(\d+)-(\d+)")
+_NODE = re.compile(r"([0-9]+)-([0-9]+)")  # ASCII digits: \d takes ０ too
 
 
 def tree_shards(sampler) -> int:

@@ -31,6 +31,8 @@ MAX_DEPTH = 12
 INTEGER, DECIMAL = "tag:yaml.org,2002:int", re.compile(r"[-+]?(0|[1-9][0-9]*)")
 #: YAML's tag of text, and a number YAML 1.1 reads as text (1e-3, 1.5e3: no dot or no exponent sign)
 TEXT, NUMBER = "tag:yaml.org,2002:str", re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
+#: what a config names its data by: the message of a config with both, or neither
+DATA_SOURCES = "list the datasets ('datasets') or name a catalogue and its tiers ('catalogue', 'tiers'), one of the two."
 #: how much of a value a message shows
 SHOWN = 120
 
@@ -144,7 +146,12 @@ def check_schema(config, schema: Path) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is not None:
         key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
-        raise ConfigError(f"config{f' key {key!r}' if key else ''}: {_short(error.message)}")
+        message = _short(error.message)
+        if error.validator == "oneOf" and not key:  # the whole config echoed: say what is wrong instead
+            message = DATA_SOURCES
+        elif error.validator == "oneOf" and "description" in error.schema:
+            message = f"{_short(repr(error.instance))} is not {error.schema['description']}."
+        raise ConfigError(f"config{f' key {key!r}' if key else ''}: {message}")
 
 
 def check_document(config, schema: Path, files=()) -> None:

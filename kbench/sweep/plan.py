@@ -19,7 +19,7 @@ from kbench._provenance import KBENCH_VERSION
 from kbench.datasets import check_dataset_spec, data_version, known_task_type, split_sizes
 from kbench.registry import create, package_of, plugin_class
 from kbench.spec import Spec
-from kbench.sweep.config import SweepConfig
+from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.layout import cell_path, sweep_id
 from kbench.sweep.store import PACKAGE_COLUMNS, SCHEMA_VERSION
 from kbench.tasks.selection import DEFAULT_SELECTION
@@ -92,16 +92,20 @@ def provenance(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec) -> dict[s
 def cell_inputs(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec, rank: int, repetition: int,
                 seed: int, sampler_lam: float | None, lams: list[float] | None,
                 packages: dict[str, str] | None = None, lam_bounds=None, selection: str = DEFAULT_SELECTION,
-                data: str | None = None) -> str:
+                data: str | None = None, blas_threads: int = DEFAULT_BLAS_THREADS) -> str:
     """A hash of everything a cell's values depend on: the four specs, rank, repetition,
     base seed, the λ a ridge-dependent sampler is fitted at, the λ path of a task that uses
     one (its bounds and how λ is chosen), the result schema and kbench's version, the
     packages and versions that provided the plugins (:func:`provenance`): a new version of a
-    plugin recomputes its cells only; and the version of the ``data`` where its spec does not
-    say it all (kbench.datasets.data_version: an edited file recomputes its cells)."""
+    plugin recomputes its cells only; the version of the ``data`` where its spec does not say
+    it all (kbench.datasets.data_version: an edited file recomputes its cells); and the BLAS
+    threads, which change the last digits (a rerun with others recomputes, never mixes).
+    The last two count only when they are not their defaults, so the other cells' hashes
+    stay the same."""
     path = None if lams is None else [lams, None if lam_bounds is None else list(lam_bounds), selection]
     inputs = [SCHEMA_VERSION, KBENCH_VERSION, dataset.label, kernel.label, sampler.label, task.label, rank,
-              repetition, seed, sampler_lam, path, sorted((packages or {}).items())] + ([data] if data else [])
+              repetition, seed, sampler_lam, path, sorted((packages or {}).items())] + ([data] if data else []) + \
+        ([blas_threads] if blas_threads != DEFAULT_BLAS_THREADS else [])
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:16]
 
 
@@ -208,7 +212,7 @@ def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
                         packages = provenance(dataset, kernel, sampler, task)
                         inputs = cell_inputs(dataset, kernel, sampler, task, rank, repetition, seed,
                                              lam, lams if uses_lams else None, packages, config.lam_bounds,
-                                             config.selection, version)
+                                             config.selection, version, config.blas_threads)
                         path = cell_path(config.out, sweep, kernel, dataset, sampler, task, rank, repetition)
                         job.cells.append(Cell(dataset, kernel, sampler, task, rank, repetition, seed,
                                               inputs, uses_lams, path, sweep, packages))

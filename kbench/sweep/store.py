@@ -226,6 +226,10 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
     if not paths:
         raise ValueError("no results to read: name a results directory or an aggregated file.")
     frame = _newest(pd.concat([_read_all(path) for path in paths], ignore_index=True))
+    unknown = sorted(set(frame["status"].dropna().astype(str)) - {status.value for status in Status})
+    if unknown:
+        raise ValueError(f"{paths[0]}: rows of status {unknown[0]!r}, which kbench never writes (its statuses: "
+                         f"{', '.join(status.value for status in Status)}); are these kbench's results?")
     if sweep is None:
         return frame
     chosen = frame[frame["sweep"] == sweep]

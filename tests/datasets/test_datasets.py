@@ -158,7 +158,7 @@ def test_missing_values_are_an_error_naming_the_column(tmp_path, frame):
     frame.loc[7, "price"] = np.nan
     path = tmp_path / "nan.csv"
     frame.to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"column\(s\) \['b', 'target'\].*dropna=True"):
+    with pytest.raises(ValueError, match=r"column\(s\) \['b', 'price \(the target\)'\].*dropna=True"):
         kbench.load_dataset(f"file:{path}:target=price")
     data = kbench.load_dataset(f"file:{path}:target=price", dropna=True)
     assert data.n_train + data.n_val + len(data.X_test) == 58 and data.meta["rows_dropped"] == 2
