@@ -902,9 +902,9 @@ def test_held_out_sixth_round(tmp_path):
                "base.csv:categorical=a": r"categorical= names 'a', which cannot be a category \(identifier-like",
                "na.csv:target=y": r"missing or infinite values in column\(s\) \['y \(the target\)'\]"}
     assert_refused(tmp_path, refused)
-    with pytest.raises(ValueError, match=r"one dataset configuration"):
-        check_configurations([f"file:{tmp_path / 'base.csv'}", f"file:{tmp_path}/../{tmp_path.name}/link.csv"],
-                             "dataset", "datasets")
+    for other in (f"file:{tmp_path}/../{tmp_path.name}/link.csv", f"file:{tmp_path / 'base.csv'}:target=y"):
+        with pytest.raises(ValueError, match=r"one dataset configuration"):  # by another path; its default target
+            check_configurations([f"file:{tmp_path / 'base.csv'}", other], "dataset", "datasets")
     spec = [kbench.Spec.parse(text, kind) for text, kind in (("sklearn:diabetes", "dataset"),
             ("gaussian", "kernel"), ("uniform", "sampler"), ("krr", "task"))]
     assert cell_inputs(*spec, 5, 0, 0, None, [1e-3]) != cell_inputs(*spec, 5, 0, 0, None, [1e-3], blas_threads=2)

@@ -114,6 +114,11 @@ class DatasetProvider:
         """The task type of a dataset without loading it, or None when unknown before loading."""
         return params.get("task_type")
 
+    def resolved(self, name: str, params: dict) -> dict:
+        """``params`` with the defaults the data itself decides (a table's default target),
+        for telling two specs of one configuration apart without loading the data."""
+        return params
+
     def files(self, name: str) -> list[Path]:
         """The local files the dataset ``name`` is read from, which can change under the same
         spec (kbench.datasets.files): an edited one is new data (kbench.datasets.data_version),

@@ -28,7 +28,13 @@ from pathlib import Path
 import numpy as np
 
 from kbench.datasets.base import DatasetProvider, RawData, file_version, infer_task_type
-from kbench.datasets.tabular import frame_to_raw, overflow_error, parse_numbers, task_type_of
+from kbench.datasets.tabular import (
+    default_target_of,
+    frame_to_raw,
+    overflow_error,
+    parse_numbers,
+    task_type_of,
+)
 from kbench.hookspecs import hookimpl
 from kbench.spec import FLOAT, INTEGER, escape, shown
 
@@ -79,6 +85,25 @@ class FileProvider(DatasetProvider):
 
     def files(self, name: str) -> list[Path]:
         return [Path(name).expanduser()]
+
+    def resolved(self, name: str, params: dict) -> dict:
+        """A table's default target named (``y`` is ``target=y``), read from its header or schema."""
+        path, suffix = Path(name).expanduser(), Path(name).suffix.lower()
+        if params.get("target") is not None or params.get("task_type") == "unlabeled" or suffix not in \
+                (*TEXT_TABLES, *PARQUET):
+            return params
+        try:
+            if suffix in PARQUET:
+                import pyarrow.parquet as pq
+
+                columns = pq.read_schema(path).names
+            else:
+                with path.open(newline="", encoding="utf-8-sig") as handle:
+                    columns = next(csv.reader(handle, delimiter=params.get("sep") or
+                                              ("\t" if suffix == ".tsv" else ",")), [])
+            return {**params, "target": default_target_of([str(c) for c in columns], f"file:{name}")}
+        except (OSError, ValueError, csv.Error, StopIteration):  # loading says what is wrong
+            return params
 
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
              task_type: str | None = None, sep: str | None = None,

@@ -56,7 +56,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
         if target is not None:
             raise ValueError(f"{source}: task_type=unlabeled takes no target; drop target={target}.")
     elif target is None and default_target:
-        target = _default_target(columns, source)
+        target = default_target_of(columns, source)
     target = None if target is None else str(target)
     check_choices(columns, target, features, drop, transform, source, categorical=categorical)
     declared = [str(c) for c in _as_list(categorical)]
@@ -96,7 +96,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     return RawData(X, y, task_type, kept, meta, categorical=categorical)
 
 
-def _default_target(columns: list[str], source: str) -> str:
+def default_target_of(columns: list[str], source: str) -> str:
     """The column named target, y, label or class, else the last one; two such names are an
     error (the one not taken would be a feature: the target, leaked)."""
     named = [c for c in columns if c.lower() in _TARGET_NAMES]

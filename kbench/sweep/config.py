@@ -145,7 +145,7 @@ def configuration(spec: str, kind: str) -> str:
                     for key, value in inspect.signature(function).parameters.items()
                     if value.default is not inspect.Parameter.empty and key not in ("seed",)}
         files = [str(path.resolve()) for path in provider.files(name)]  # one file, however its path is written
-        label, values = files or Spec.parse(spec, "dataset").name, {**defaults, **params}
+        label, values = files or Spec.parse(spec, "dataset").name, {**defaults, **provider.resolved(name, params)}
     else:
         plugin = create(spec, kind)
         label, values = plugin.name, plugin.get_params()
