@@ -99,10 +99,9 @@ class FileProvider(DatasetProvider):
                 columns = pq.read_schema(path).names
             else:
                 with path.open(newline="", encoding="utf-8-sig") as handle:
-                    columns = next(csv.reader(handle, delimiter=params.get("sep") or
-                                              ("\t" if suffix == ".tsv" else ",")), [])
+                    columns = next(csv.reader(handle, delimiter=separator(suffix, params.get("sep"))), [])
             return {**params, "target": default_target_of([str(c) for c in columns], f"file:{name}")}
-        except (OSError, ValueError, csv.Error, StopIteration):  # loading says what is wrong
+        except (OSError, ValueError, TypeError, csv.Error):  # (a regex separator, a bad file): loading says
             return params
 
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
@@ -125,7 +124,7 @@ class FileProvider(DatasetProvider):
         table = {"categorical": [] if categorical is None else categorical, "check_text": True}
         try:
             if suffix in TEXT_TABLES:
-                sep = sep if sep else ("\t" if suffix == ".tsv" else ",")
+                sep = separator(suffix, sep)
                 check_header(path, sep, source)
                 frame = pd.read_csv(path, sep=sep)
                 check_overflow(frame, path, sep, source)
@@ -159,6 +158,11 @@ class FileProvider(DatasetProvider):
         except re.error as exc:  # a sep of more than one character is a regular expression
             raise ValueError(f"{source}: sep={sep!r} is not a valid regular expression ({exc}); a separator of "
                              "more than one character is read as one.") from None
+
+
+def separator(suffix: str, sep: str | None) -> str:
+    """A text table's separator: ``sep``, else a tab for .tsv and a comma for the others."""
+    return sep if sep else ("\t" if suffix == ".tsv" else ",")
 
 
 def shown_path(path: Path) -> str:
