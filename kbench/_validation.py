@@ -108,13 +108,25 @@ def check_positive(value, name: str, owner: str, integer: bool = False) -> float
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value <= 0:
         what = "an integer" if integer else "a number"
-        raise ValueError(f"{owner}: {name} must be {what} > 0, got {value!r}.")
+        raise ValueError(f"{owner}: {name} must be {what} > 0, got {got(value)}.")
     return int(value) if integer else float(value)
+
+
+def got(value, integer: bool = False) -> str:
+    """``value`` as an error message shows what was given: a text that reads as a number is
+    named as text (a percent-escaped value stays text: ``sigma=%31`` is the text '1'), and a
+    whole float where an integer is wanted as the float it was read as (``1e1`` is 10.0)."""
+    if isinstance(value, str) and parse_number(value) is not None:
+        return f"the text {shown(value)} (a percent-escaped value stays text; write it unescaped for a number)"
+    if integer and isinstance(value, float) and value.is_integer():
+        return (f"{format_value(value)} (a number with a point or an exponent is a float; write it as digits, "
+                f"e.g. {int(value)})")
+    return shown(value) if isinstance(value, str) else shown(format_value(value)).strip("'")
 
 
 def check_in_open_unit_interval(value, name: str, owner: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-        raise ValueError(f"{owner}: {name} must lie strictly between 0 and 1, got {value!r}.")
+        raise ValueError(f"{owner}: {name} must lie strictly between 0 and 1, got {got(value)}.")
     return float(value)
 
 
@@ -308,4 +320,4 @@ def _coerce(value, allowed, name: str, owner: str):
         if list in allowed:
             return list(value)
     expected = " or ".join(dict.fromkeys(_TYPE_NAMES.get(t, t.__name__) for t in allowed))
-    raise ValueError(f"{owner}: {name} must be {expected}, got {format_value(value)!r}.")
+    raise ValueError(f"{owner}: {name} must be {expected}, got {got(value, integer=int in allowed)}.")

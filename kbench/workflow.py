@@ -18,7 +18,7 @@ from pathlib import Path
 from kbench._files import check_folder
 from kbench._provenance import KBENCH_VERSION
 from kbench._validation import Bound, suggest
-from kbench.datasets import known_task_type, stated_size
+from kbench.datasets import canonical_spec, known_task_type, stated_size
 from kbench.errors import ConfigError, PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
@@ -76,9 +76,8 @@ def check_config(config: dict) -> None:
         if dataset not in datasets:
             raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
                               f"({', '.join(datasets)}).")
-    checks = [("kernel", [config["kernel"]], "kernel")]
-    checks += [(f"dataset_kernels[{d!r}]", _as_list(k), "kernel")
-               for d, k in config.get("dataset_kernels", {}).items()]
+    checks = [("kernel", [config["kernel"]], "kernel"), *((f"dataset_kernels[{d!r}]", _as_list(k), "kernel")
+                                                          for d, k in config.get("dataset_kernels", {}).items())]
     checks += [("samplers", config["samplers"], "sampler"), ("tasks", config["tasks"], "task")]
     for key, specs, kind in checks:
         for index, spec in enumerate(specs):
@@ -153,8 +152,8 @@ class Sweep:
     @cached_property
     def datasets(self) -> list[str]:
         """The datasets this run computes: the config's, or those of a catalogue's missing batches."""
-        if "catalogue" not in self.config:
-            return list(self.config["datasets"])
+        if "catalogue" not in self.config:  # as their results are labelled: a file's absolute path
+            return [canonical_spec(spec) for spec in self.config["datasets"]]
         return [spec for batch in self.batches.missing for spec in self.batches.specs[batch]]
 
     def batch_folders(self, batch: str) -> list[str]:
@@ -221,9 +220,12 @@ class Sweep:
         return named
 
     def kernels(self, dataset: str) -> list[str]:
-        """The kernel specs of a dataset: its ``dataset_kernels`` entry (one spec or a list),
-        else ``kernel``."""
-        return _as_list(self.config.get("dataset_kernels", {}).get(dataset, self.config["kernel"]))
+        """The kernel specs of a dataset: its ``dataset_kernels`` entry (one spec or a list), else ``kernel``."""
+        return self._kernels.get(dataset, [self.config["kernel"]])
+
+    @cached_property
+    def _kernels(self) -> dict[str, list[str]]:  # ``dataset_kernels`` keyed as :attr:`datasets` are
+        return {canonical_spec(d): _as_list(k) for d, k in self.config.get("dataset_kernels", {}).items()}
 
     def kernels_by_slug(self) -> dict[str, str]:
         return {Spec.parse(k, "kernel").slug: k for d in self.datasets for k in self.kernels(d)}

@@ -158,3 +158,41 @@ PLUGIN_AND_DOC_FILES = sorted([*ROOT.glob("plugins/*/**/*.py"), *ROOT.glob("docs
 @pytest.mark.parametrize("path", PLUGIN_AND_DOC_FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_plugins_and_docs_use_only_the_public_api(path):
     assert private_uses(path.read_text()) == []
+
+
+def _imported_modules(folder: Path) -> set[str]:
+    """The top-level modules the Python files under ``folder`` import (at any level)."""
+    found = set()
+    for path in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+def _declared(pyproject: Path) -> set[str]:
+    """The distributions a pyproject.toml declares as its dependencies, normalised."""
+    import tomllib
+
+    requirements = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    return {re.split(r"[<>=!~\[; ]", req, maxsplit=1)[0].lower().replace("_", "-") for req in requirements}
+
+
+@pytest.mark.parametrize("package", [ROOT, *sorted((ROOT / "plugins").glob("kbench-*"))],
+                         ids=lambda path: "kbench" if path == ROOT else path.name)
+def test_every_imported_package_is_a_declared_dependency(package):
+    """A module that kbench (or a bundled plugin) imports comes from the standard library, from
+    itself, or from a distribution its pyproject.toml declares: an undeclared one (installed on
+    the developer's machine by hand, or by another package) fails a fresh install."""
+    import importlib.metadata
+    import sys
+
+    code = package / "kbench" if package == ROOT else next(package.glob("kbench_*"))
+    providers = importlib.metadata.packages_distributions()
+    own = {"kbench", code.name}
+    declared = _declared(package / "pyproject.toml")
+    missing = {module: providers.get(module) for module in _imported_modules(code) - sys.stdlib_module_names - own
+               if not {d.lower().replace("_", "-") for d in providers.get(module, [])} & declared}
+    assert not missing, f"{package.name}/pyproject.toml does not declare what provides {missing}"

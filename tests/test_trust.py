@@ -135,11 +135,12 @@ def test_file_datasets_differing_in_punctuation_get_their_own_cells_and_splits(t
     specs = ["file:data/x.csv", "file:data_x.csv", "file:data x.csv"]
     frame = kbench.run(specs, ["uniform"], ["krr"], [5], [1e-3], repetitions=1, out="out",
                        data_cache="out/data", progress=False)
-    assert (frame.status == "ok").all() and sorted(frame.dataset.unique()) == sorted(specs)
+    labels = [Spec.parse(f"file:{tmp_path / name}", "dataset").label for name in ["data/x.csv", "data_x.csv", "data x.csv"]]
+    assert (frame.status == "ok").all() and sorted(frame.dataset.unique()) == sorted(labels)  # made absolute
     assert frame.groupby("dataset").split_checksum.first().nunique() == 3
     assert len(list((tmp_path / "out" / "cells").rglob("*.parquet"))) == 3
-    assert len({split_path("out/data", s, 0) for s in specs}) == 3
-    assert all(split_path("out/data", s, 0).is_file() for s in specs)
+    assert len({split_path("out/data", s, 0) for s in labels}) == 3
+    assert all(split_path("out/data", s, 0).is_file() for s in labels)
 
 
 # -- results checked before they are scored ----------------------------------------------

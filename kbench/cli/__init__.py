@@ -151,12 +151,12 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     baseline) for `kbench run --data-cache`."""
     from threadpoolctl import threadpool_limits
 
-    from kbench.datasets import check_dataset_spec
+    from kbench.datasets import canonical_spec, check_dataset_spec
     from kbench.sweep.layout import split_path
     from kbench.sweep.worker import load_split_cached, prepare_exact
 
     indices = only(repetitions, only_repetition)
-    specs = usage(lambda: split_specs(datasets, "--datasets"))
+    specs = [canonical_spec(spec) for spec in usage(lambda: split_specs(datasets, "--datasets"))]  # as `run` labels them
     for spec in specs:
         usage(lambda spec=spec: check_dataset_spec(spec))
     if exact_kernel is not None:
@@ -203,10 +203,11 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
     --data-cache` fits start from the root; the dictionaries equal the in-process fit's."""
     from threadpoolctl import threadpool_limits
 
+    from kbench.datasets import canonical_spec
     from kbench.sweep.disqueak import build_node
 
     with threadpool_limits(limits=blas_threads):
-        path, failure = usage(lambda: build_node(dataset, kernel, sampler, ranks, lams, repetition, seed,
+        path, failure = usage(lambda: build_node(canonical_spec(dataset), kernel, sampler, ranks, lams, repetition, seed,
                                                   data_cache, node))
     click.echo(f"{path}  (node {node} of {sampler}" + (f"; none: {failure})" if failure else ")"))
 

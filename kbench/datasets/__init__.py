@@ -24,6 +24,7 @@ from kbench.datasets.split import (
     split_counts,
 )
 from kbench.datasets.tabular import TABLE_TASK_TYPES, TARGET_TRANSFORMS
+from kbench.errors import PluginError
 from kbench.registry import get_registry
 from kbench.spec import Spec
 
@@ -58,6 +59,22 @@ def _check_parameters(provider: DatasetProvider, name: str, params: dict, spec: 
             raise ValueError(f"{spec}: {key} must be one of {', '.join(choices)}, got {params[key]!r}"
                              f"{suggest(str(params[key]), choices)}.")
     return coerce_params(params, declared, spec)
+
+
+def canonical_spec(spec: str) -> str:
+    """``spec`` as its results are labelled: the dataset's name in its provider's one form
+    (:meth:`DatasetProvider.canonical`), so that a file written relative in one run and
+    absolute in another, or run from two folders, is one dataset and not two; the rest as
+    written. A spec that cannot be read is returned as it is, for the checks that name its
+    problem."""
+    try:
+        parsed = Spec.parse(spec, "dataset")
+        provider_name, name = parsed.name.split(":", 1)
+        provider = get_registry().get("dataset", provider_name).obj()
+    except (ValueError, PluginError):
+        return spec
+    canonical = provider.canonical(name)
+    return spec if canonical == name else Spec("dataset", f"{provider_name}:{canonical}", parsed.items).label
 
 
 def data_files(spec: str) -> list[Path]:
@@ -131,4 +148,4 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
 
 
 __all__ = ["DEFAULT_TEST_SIZE", "DEFAULT_VAL_SIZE", "TASK_TYPES", "Dataset", "DatasetProvider", "RawData",
-           "check_dataset_spec", "known_task_type", "load_dataset", "split_sizes", "stated_size"]
+           "canonical_spec", "check_dataset_spec", "known_task_type", "load_dataset", "split_sizes", "stated_size"]

@@ -114,6 +114,11 @@ class DatasetProvider:
         """The task type of a dataset without loading it, or None when unknown before loading."""
         return params.get("task_type")
 
+    def canonical(self, name: str) -> str:
+        """The one form of ``name`` that labels the dataset's results wherever it is run from,
+        however written (kbench.datasets.canonical_spec): a file's absolute path."""
+        return name
+
     def resolved(self, name: str, params: dict) -> dict:
         """``params`` with the defaults the data itself decides (a table's default target),
         for telling two specs of one configuration apart without loading the data."""

@@ -86,6 +86,10 @@ class FileProvider(DatasetProvider):
     def files(self, name: str) -> list[Path]:
         return [Path(name).expanduser()]
 
+    def canonical(self, name: str) -> str:
+        """The absolute path (``~`` expanded, ``..`` folded; a symlink kept as written)."""
+        return os.path.abspath(os.path.expanduser(name)) if "\0" not in name else name
+
     def resolved(self, name: str, params: dict) -> dict:
         """A table's default target named (``y`` is ``target=y``), read from its header or schema."""
         path, suffix = Path(name).expanduser(), Path(name).suffix.lower()
@@ -128,6 +132,7 @@ class FileProvider(DatasetProvider):
                 check_header(path, sep, source)
                 frame = pd.read_csv(path, sep=sep)
                 check_overflow(frame, path, sep, source)
+                check_short_rows(frame, path, sep, source)
                 return frame_to_raw(frame, target, task_type, meta, source, **table)
             if suffix in PARQUET:
                 import pyarrow.parquet as pq
@@ -242,6 +247,13 @@ def _next_row(rows) -> list[str] | None:
         return None
 
 
+def _readable(rows):
+    """The rows of a csv reader up to one it cannot read (pandas read the file: a field longer
+    than 128 kB)."""
+    while (row := _next_row(rows)) is not None:
+        yield row
+
+
 def _first_nul(head: bytes, handle, block: int = 1 << 24) -> int:
     """The offset of the first NUL byte of a file whose first bytes ``head`` were read from
     ``handle``, -1 if there is none; the rest is read in blocks, never whole."""
@@ -272,6 +284,21 @@ def check_overflow(frame, path: Path, sep: str, source: str) -> None:
         if overflow.any():
             row = int(np.argmax(overflow))
             raise overflow_error(source, str(frame.columns[j]), row, column.iloc[row])
+
+
+def check_short_rows(frame, path: Path, sep: str, source: str) -> None:
+    """A row with fewer fields than the header names, which pandas reads as missing values,
+    is an error that names its line. The file is read again (only when a value is missing)."""
+    if len(sep) > 1 or not frame.isna().to_numpy().any():  # (pandas reads a longer separator as a regex)
+        return
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        rows = csv.reader(handle, delimiter=sep)
+        width = len(next((row for row in _readable(rows) if row), []))  # the header: the first line not blank
+        short = next((row for row in _readable(rows) if len(row) < width and "".join(row).strip()), None)
+        if short is not None:  # (a line of blanks is skipped, as pandas skips it)
+            raise ValueError(f"{source}: line {rows.line_num} has {len(short)} field(s), the header names {width} "
+                             "columns: a short row (pandas would read its missing fields as missing values); "
+                             "complete the row, or write its empty fields with separators.")
 
 
 def _check_width(columns: int, source: str, at_least: bool = False) -> None:

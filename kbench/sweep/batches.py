@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from kbench.datasets import canonical_spec
 from kbench.datasets.catalogue import read_catalogue, spec_of
 from kbench.errors import ConfigError
 from kbench.sweep import layout
@@ -34,7 +35,7 @@ def tier_specs(config: dict) -> dict[str, list[str]]:
         for key, low in (("n", 4), ("min_rows", 0), ("batch", 1)):
             if key in tier and tier[key] < low:
                 raise ConfigError(f"config key 'tiers[{index}].{key}': must be an integer >= {low}, got {tier[key]}.")
-    tiers = {f"tiers[{index}]": [spec_of(entry, tier.get("n")) for entry in table.itertuples(index=False)
+    tiers = {f"tiers[{index}]": [canonical_spec(spec_of(entry, tier.get("n"))) for entry in table.itertuples(index=False)
                                  if entry.rows >= tier.get("min_rows", 0)]
              for index, tier in enumerate(config["tiers"])}
     for index, tier in enumerate(config["tiers"]):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbench._validation import INT64_MAX, LAMS, Bound
-from kbench.datasets import check_dataset_spec, load_dataset
+from kbench.datasets import canonical_spec, check_dataset_spec, load_dataset
 from kbench.errors import ConfigError, PluginError
 from kbench.registry import create
 from kbench.spec import Spec, check_distinct, shown, split_specs
@@ -201,6 +201,7 @@ class SweepConfig:
         fix = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen
         for name in ("datasets", "samplers", "tasks"):
             fix(name, _specs(getattr(self, name), name))
+        fix("datasets", tuple(map(canonical_spec, self.datasets)))  # as results label them: a file's absolute path
         fix("ranks", tuple(check_ranks(self.ranks)))
         lams, bounds = lam_path(self.lams, self.lam_bounds)
         fix("lams", lams)
