@@ -4,6 +4,7 @@ complete, so a reader (or a rerun after a kill) never sees half a file."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -42,17 +43,39 @@ def check_name(path) -> str:
     return text
 
 
+def _is_loop(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def expand_home(path) -> Path:
+    """``path`` with a leading ``~`` (or ``~user``) expanded, as everywhere in kbench; an unknown
+    user is a ValueError (a folder named so is written ``./~name``)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        user = str(path).split("/", 1)[0]
+        raise ValueError(f"{str(path)!r}: there is no user {user[1:]!r} whose home {user} could be; for a "
+                         f"folder named {user!r}, write ./{user}.") from None
+
+
 def check_folder(path) -> Path:
     """A folder name results can go to, ``~`` expanded as everywhere in kbench: not empty, no
     control character, not a file and not under one (nothing is created)."""
     if str(path).strip() == "":
         raise ValueError("the folder name is empty; name a results folder, e.g. results.")
     check_name(path)
-    path = Path(path).expanduser()
+    path = expand_home(path)
     _check_length(path)
     for folder in (path, *path.parents):
         try:
             if folder.is_symlink() and not folder.exists():
+                if _is_loop(folder):
+                    raise ValueError(f"{folder} is a loop of symbolic links (it never reaches a folder); name "
+                                     "another folder, or replace a link of the loop.")
                 raise ValueError(f"{folder} is a link to {os.readlink(folder)}, which does not exist; create that "
                                  "folder or name another.")
             if folder.exists():

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from kbench._files import check_folder
+from kbench._files import check_folder, expand_home
 from kbench._provenance import KBENCH_VERSION
 from kbench._validation import Bound, suggest
 from kbench.datasets import canonical_spec, known_task_type, stated_size
@@ -142,7 +142,7 @@ class Sweep:
 
     @property
     def out(self) -> Path:  # ~ expanded, as kbench's commands expand it
-        return Path(self.config["out"]).expanduser()
+        return expand_home(self.config["out"])
 
     @cached_property
     def batches(self) -> Batches:

@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 
+import click
 import numpy as np
 import pandas as pd
 import pytest
@@ -31,11 +32,13 @@ from kbench._files import check_folder, write_text
 from kbench._validation import declared_types
 from kbench.advisor.task import resolve_task
 from kbench.cli import main
+from kbench.cli.params import usage
 from kbench.datasets import check_dataset_spec, files
 from kbench.datasets.catalogue import read_catalogue
 from kbench.errors import describe
 from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
+from kbench.reporting.markdown import markdown_table
 from kbench.sweep import worker
 from kbench.sweep.config import check_configurations, check_ranks
 from kbench.sweep.disqueak import parse_node
@@ -955,3 +958,56 @@ def test_held_out_sixth_round_leftovers(tmp_path, monkeypatch):
     (tmp_path / "blank.csv").write_text("a,b,y\n1,2,0\n3,4,1\n   \n5,,0\n7,8,1\n")  # an empty field, a blank line
     assert_refused(tmp_path, {"short.csv": r"line 4 has 2 field\(s\), the header names 3 columns: a short row",
                               "blank.csv": r"missing or infinite values in column\(s\) \['b'\]"})
+
+
+def test_held_out_seventh_round(tmp_path, monkeypatch):
+    """Found by the seventh held-out suite: result files with no rows, rows without a status,
+    numbers as text or no headline were tracebacks; so was ~user for an unknown user, and a
+    numerical failure in `advise`; val_size=0 failed on every table; one .npy or csv written
+    two ways was two datasets; prepare ignored its --exact options without --exact; a "|" in a
+    label broke the markdown tables; a rerun over failed cells said nothing of them; messages
+    advised what did not work (a list for --kernel, drop= for a file) or misnamed the cause."""
+    monkeypatch.chdir(tmp_path)
+    rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
+    rows.iloc[:0].to_parquet("zero.parquet")
+    rows.assign(status=None).to_parquet("nostatus.parquet")
+    rows.assign(test_mse=rows["test_mse"].astype(str)).to_parquet("text.parquet")
+    for name, message in {"zero": r"zero.parquet: no rows", "nostatus": r"200 of 200 rows have no 'status'",
+                          "text": r"column 'test_mse' holds numbers written as text"}.items():
+        with pytest.raises(ValueError, match=message):
+            read_results(f"{name}.parquet")
+    with pytest.raises(ValueError, match=r"there is no user 'nosuchuser0' whose home ~nosuchuser0 could be"):
+        check_folder("~nosuchuser0/results")
+    with pytest.raises(ValueError, match=r"file:~nosuchuser0/d.csv: .*no user 'nosuchuser0'"):
+        check_dataset_spec("file:~nosuchuser0/d.csv")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.standard_normal(60), "b": rng.standard_normal(60), "y": rng.standard_normal(60)})
+    frame.assign(leak=frame["y"] > 0, b=np.where(np.arange(60) < 50, 0.0, frame["b"]),
+                 a=np.where(np.arange(60) < 50, 0.0, frame["a"])).to_csv("d.csv", index=False)
+    data = kbench.load_dataset("file:d.csv:target=y,drop=leak,val_size=0", seed=0)
+    assert data.n_val == 0 and data.feature_names == ["a", "b"] and data.n_train > 0
+    np.save("a.npy", rng.standard_normal((60, 4)))
+    for specs in (["file:a.npy:target=-1", "file:a.npy:target=3", "file:a.npy"], ["file:d.csv", "file:d.csv:sep=%2C"]):
+        with pytest.raises(ValueError, match=r"one dataset configuration"):
+            check_configurations(specs, "dataset", "datasets")
+    with pytest.raises(ValueError, match=r"sep= is empty"):
+        kbench.load_dataset("file:d.csv:sep=")
+    with pytest.raises(ValueError, match=r"the median distance between the 36 rows is 0 \(more than half"):
+        kbench.make_kernel("gaussian:sigma=median").fit(kbench.load_dataset("file:d.csv:target=y,drop=leak").X_train)
+    result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--data-cache", "cache", "--tasks", "krr"])
+    assert result.exit_code == 2 and "--tasks only matter with --exact KERNEL" in result.output
+    result = CliRunner().invoke(main, [*RUN, "--kernel", "gaussian", "--kernel", "laplacian"])
+    assert result.exit_code == 2 and "give it once (--kernel takes one value)" in result.output
+    (tmp_path / "loopA").symlink_to("loopB")
+    (tmp_path / "loopB").symlink_to("loopA")
+    with pytest.raises(ValueError, match=r"loopA is a loop of symbolic links"):
+        check_folder("loopA/sub")
+    with pytest.raises(click.ClickException, match=r"FloatingPointError: no pivot"):
+        usage(lambda: (_ for _ in ()).throw(FloatingPointError("no pivot")))
+    table = markdown_table(pd.DataFrame({"n": [1]}, index=["file:a|b.csv <i>"]))
+    assert "file:a\\|b.csv &lt;i>" in table and len(re.findall(r"(?<!\\)\|", table.splitlines()[2])) == 3
+    grid = dict(samplers=["uniform"], tasks=["krr"], ranks=[5, 10], lams=[1e-3], repetitions=1, out="out",
+                progress=False, return_summary=True)
+    kbench.run(["file:d.csv:target=y"], cell_timeout=1e-6, **grid)
+    _, summary = kbench.run(["file:d.csv:target=y"], **grid)  # the timeouts are not computed again
+    assert summary.failed == 2 and "2 already done (2 timeout: --retry-failed computes those again)" in str(summary)

@@ -155,6 +155,12 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     from kbench.sweep.layout import split_path
     from kbench.sweep.worker import load_split_cached, prepare_exact
 
+    context = click.get_current_context()
+    idle = [f"--{name.replace('_', '-')}" for name in ("exact_max_n", "tasks", "lams", "lam_bounds", "selection")
+            if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+    if exact_kernel is None and idle:
+        raise click.UsageError(f"{', '.join(idle)} only matter with --exact KERNEL (the exact baseline); add it, or "
+                               "drop them.")
     indices = only(repetitions, only_repetition)
     specs = [canonical_spec(spec) for spec in usage(lambda: split_specs(datasets, "--datasets"))]  # as `run` labels them
     for spec in specs:

@@ -7,12 +7,16 @@ from __future__ import annotations
 from collections import Counter
 
 import click
+import numpy as np
 
-from kbench._files import check_folder, check_name
+from kbench._files import check_folder, check_name, expand_home
 from kbench._validation import Bound
 from kbench.errors import PluginError
 from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS
 from kbench.tasks.selection import SELECTIONS
+
+#: the options that take a comma list (besides those whose help says so)
+LIST_OPTIONS = {"datasets", "samplers", "tasks", "ranks", "lams", "lam_bounds"}
 
 
 class OptionsOnce(click.Command):
@@ -25,8 +29,10 @@ class OptionsOnce(click.Command):
                          and not (param.is_flag or param.multiple or param.count))
         twice = next((param for param, count in counts.items() if count > 1), None)
         if twice is not None:
-            raise click.UsageError(f"{twice.opts[0]} is given {counts[twice]} times; give it once (a list of values "
-                                   "is one comma-separated value).", ctx)
+            lists = "comma list" in (twice.help or "").lower() or twice.name in LIST_OPTIONS
+            raise click.UsageError(f"{twice.opts[0]} is given {counts[twice]} times; give it once" + (
+                " (a list of values is one comma-separated value)." if lists else
+                f" ({twice.opts[0]} takes one value)."), ctx)
         return super().parse_args(ctx, args)
 
 
@@ -39,7 +45,8 @@ class Commands(click.Group):
 def usage(call):
     """Run ``call``; a ValueError (bad names, lists, values), a PluginError (a name two
     packages register) or an OSError (a path that cannot be read or written, a full disk)
-    becomes a usage error naming it, exit code 2; a MemoryError, a one-line error, exit code 1."""
+    becomes a usage error naming it, exit code 2; a MemoryError or a numerical failure
+    (FloatingPointError, LinAlgError), a one-line error, exit code 1."""
     try:
         return call()
     except (ValueError, PluginError) as exc:
@@ -47,6 +54,8 @@ def usage(call):
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         raise click.UsageError(f"{exc.strerror or exc}{where}") from None
+    except (FloatingPointError, np.linalg.LinAlgError) as exc:  # a kernel or data the arithmetic cannot carry
+        raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
     except MemoryError as exc:
         raise click.ClickException(f"out of memory{f' ({exc})' if str(exc) else ''}: the data or the computation "
                                    "does not fit; try a subsample of the data (n=… in its spec).") from None
@@ -66,7 +75,7 @@ class PathName(click.ParamType):
             if self.folder:
                 folder = check_folder(value)
                 return str(folder.absolute() if self.absolute else folder)
-            return check_name(value)
+            return str(expand_home(check_name(value)))
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kbench._files import expand_home
 from kbench.datasets.base import DatasetProvider, RawData, file_version, infer_task_type
 from kbench.datasets.tabular import (
     default_target_of,
@@ -53,7 +54,8 @@ MAX_TEXT_BYTES = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
 TEXT_TABLES, PARQUET, SVMLIGHT = (".csv", ".tsv", ".txt"), (".parquet", ".pq"), (".svm", ".svmlight", ".libsvm")
 FORMATS = (*TEXT_TABLES, *PARQUET, ".npz", ".npy", *SVMLIGHT)
 #: the formats that take each option; the others hold their target in their own way
-_TAKES = {"sep": TEXT_TABLES, "categorical": TEXT_TABLES + PARQUET, "target": TEXT_TABLES + PARQUET + (".npy",)}
+_TAKES = {"sep": TEXT_TABLES, "categorical": TEXT_TABLES + PARQUET, "drop": TEXT_TABLES + PARQUET,
+          "target": TEXT_TABLES + PARQUET + (".npy",)}
 _OWN_TARGET = {".npz": "its array 'y'", **dict.fromkeys(SVMLIGHT, "the first field of each line")}
 
 _SPECIAL_FILES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
@@ -68,7 +70,10 @@ class FileProvider(DatasetProvider):
     def check_name(self, name: str, spec: str) -> None:
         """A regular file, or a ValueError saying what the path is instead (its status only:
         a FIFO or a device is never opened)."""
-        path = Path(name).expanduser()
+        try:
+            path = expand_home(name)
+        except ValueError as exc:  # an unknown ~user
+            raise ValueError(f"{spec}: {exc}") from None
         try:
             mode = path.stat().st_mode
         except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the path
@@ -84,15 +89,29 @@ class FileProvider(DatasetProvider):
                              ".tsv, .parquet, .npz, .npy or .svmlight).")
 
     def files(self, name: str) -> list[Path]:
-        return [Path(name).expanduser()]
+        return [expand_home(name)]
 
     def canonical(self, name: str) -> str:
         """The absolute path (``~`` expanded, ``..`` folded; a symlink kept as written)."""
-        return os.path.abspath(os.path.expanduser(name)) if "\0" not in name else name
+        try:
+            return os.path.abspath(expand_home(name)) if "\0" not in name else name
+        except ValueError:  # an unknown ~user: check_name says so
+            return name
 
     def resolved(self, name: str, params: dict) -> dict:
-        """A table's default target named (``y`` is ``target=y``), read from its header or schema."""
-        path, suffix = Path(name).expanduser(), Path(name).suffix.lower()
+        """A table's default target named (``y`` is ``target=y``), read from its header or schema;
+        an .npy's target as its column index from 0 (the last by default: ``target=-1``); a
+        text table's ``sep`` left out when it is the format's own."""
+        path, suffix = expand_home(name), Path(name).suffix.lower()
+        if params.get("sep") == separator(suffix, None):
+            params = {key: value for key, value in params.items() if key != "sep"}
+        if suffix == ".npy" and params.get("task_type") != "unlabeled":
+            try:
+                d = np.load(path, mmap_mode="r").shape[-1]
+                column = d - 1 if params.get("target") is None else int(params["target"])
+                return {**params, "target": column % d if -d <= column < d else column}
+            except (OSError, ValueError, TypeError, IndexError):  # loading says what is wrong
+                return params
         if params.get("target") is not None or params.get("task_type") == "unlabeled" or suffix not in \
                 (*TEXT_TABLES, *PARQUET):
             return params
@@ -110,22 +129,22 @@ class FileProvider(DatasetProvider):
 
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
              task_type: str | None = None, sep: str | None = None,
-             categorical: list[str] | str | None = None) -> RawData:
+             categorical: list[str] | str | None = None, drop: list[str] | str | None = None) -> RawData:
         """``categorical=a;b`` (a single one: ``categorical=a``) one-hot encodes these columns
-        of a table whatever they hold; a text column that holds numbers is otherwise refused
+        of a table whatever they hold, ``drop=a;b`` leaves these out; a text column that holds numbers is otherwise refused
         when a value is not a number (tabular.check_text_numbers)."""
         import pandas as pd
         from sklearn.datasets import load_svmlight_file
-        path = Path(name).expanduser()
         source = f"file:{shown_path(name)}"
         self.check_name(name, source)
+        path = expand_home(name)
         suffix = path.suffix.lower()
         if suffix not in FORMATS:
             raise ValueError(f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz, .npy "
                              "and .svm/.svmlight/.libsvm.")
-        _check_options(suffix, source, target=target, sep=sep, categorical=categorical)
+        _check_options(suffix, source, target=target, sep=sep, categorical=categorical, drop=drop)
         meta = {"source": str(path.resolve()), "format": suffix.lstrip("."), "version": file_version([path])}
-        table = {"categorical": [] if categorical is None else categorical, "check_text": True}
+        table = {"categorical": [] if categorical is None else categorical, "drop": drop, "check_text": True}
         try:
             if suffix in TEXT_TABLES:
                 sep = separator(suffix, sep)
@@ -179,10 +198,14 @@ def shown_path(path: Path) -> str:
 def _check_options(suffix: str, source: str, **given) -> None:
     """A format's own options only (:data:`_TAKES`): an option the format has no use for is
     refused, not ignored."""
+    if given.get("sep") == "":
+        raise ValueError(f"{source}: sep= is empty; name the separator (sep=%3B for ';', sep=%09 for a tab), or drop "
+                         "it for the format's own.")
     for option, value in given.items():
         if value is not None and suffix not in _TAKES[option]:
             why = {"sep": "is the separator of a text table (.csv, .tsv, .txt)",
                    "categorical": "names columns of a table (.csv, .tsv, .txt, .parquet)",
+                   "drop": "names columns of a table (.csv, .tsv, .txt, .parquet)",
                    "target": f"names a column of a table or of an .npy array; a {suffix} file's target is "
                              f"{_OWN_TARGET.get(suffix)}"}[option]
             raise ValueError(f"{source}: {option}= {why}; a {suffix} file has no use for it: drop it.")

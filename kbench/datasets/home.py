@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kbench._files import expand_home
+
 ENVIRONMENT_VARIABLE = "KBENCH_DATA_HOME"
 
 
 def data_home(provider: str) -> Path:
     """The cache folder of ``provider`` ('sklearn' or 'openml') under kbench's data home."""
     root = os.environ.get(ENVIRONMENT_VARIABLE) or "~/.cache/kbench"
-    return Path(root).expanduser() / provider
+    return expand_home(root) / provider

@@ -127,8 +127,10 @@ def _features(X, raw: RawData, parts, scaled: bool) -> tuple[list[np.ndarray], l
     if isinstance(X, pd.DataFrame):
         numeric = [c for c in X.columns if c not in raw.categorical]
         fitted = encoder(numeric, raw.categorical, scaled).fit(X.iloc[train])
-        arrays = [np.ascontiguousarray(fitted.transform(X.iloc[part]), dtype=float) for part in parts]
-        return arrays, [str(c) for c in fitted.get_feature_names_out()]
+        names = [str(c) for c in fitted.get_feature_names_out()]
+        arrays = [np.ascontiguousarray(fitted.transform(X.iloc[part]), dtype=float) if len(part) else
+                  np.empty((0, len(names))) for part in parts]  # (val_size=0: no validation rows to encode)
+        return arrays, names
     arrays = [np.ascontiguousarray(X[part], dtype=float) for part in parts]
     if scaled:  # in place: indexing by the parts made fresh copies
         mean, scale = arrays[0].mean(axis=0), arrays[0].std(axis=0)

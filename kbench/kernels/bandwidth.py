@@ -27,6 +27,11 @@ def median_distance(X: np.ndarray, metric: str, owner: str) -> float:
     """The median pairwise distance of a seeded subsample of ``X``."""
     idx = np.random.default_rng(0).permutation(len(X))[:SUBSAMPLE]
     median = float(np.median(pdist(X[idx], metric))) if len(idx) > 1 else 0.0
+    distinct = len(np.unique(X[idx], axis=0)) if not median > 0 else len(idx)
+    if not median > 0 and distinct > 1 and np.isfinite(median):  # most pairs of rows are the same point
+        raise ValueError(f"{owner}: the median distance between the {len(idx)} rows is 0 (more than half the pairs "
+                         f"of rows are identical: {distinct} distinct rows); pass a numeric sigma, or remove the "
+                         "repeated rows.")
     if not median > 0:
         raise ValueError(f"{owner} needs at least two distinct points in X "
                          f"(got n_samples = {len(X)}); pass a numeric sigma.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import re
 from datetime import datetime, timezone
 
 import pandas as pd
@@ -90,11 +91,21 @@ def format_ranking(result: Standing, unscored: dict[str, str]) -> tuple[pd.DataF
     return table.fillna(""), footnotes
 
 
-def markdown_table(table: pd.DataFrame) -> str:
-    """A numeric table as markdown, missing values as "—", a "|" inside a cell (a traceback's)
-    escaped so it does not end the cell."""
-    cells = table.map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v).astype(object)
-    return cells.where(table.notna(), None).to_markdown(floatfmt=".4g", missingval=MISSING)
+def plain(value):
+    """A text as markdown shows it: "|" escaped, so that it does not end a table cell (a
+    traceback's, a file name's), and a "<" that would open an HTML tag (``<i>``, ``</script``)."""
+    if not isinstance(value, str):
+        return value
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", value).replace("|", "\\|")
+
+
+def markdown_table(table: pd.DataFrame, **options) -> str:
+    """A table as markdown, missing values as "—", every text (cells, index, column names)
+    :func:`plain`; ``options`` go to ``DataFrame.to_markdown``."""
+    cells = table.map(plain).astype(object).where(table.notna(), None)
+    cells.index = cells.index.map(plain)
+    cells.columns = cells.columns.map(plain)
+    return cells.to_markdown(**{"floatfmt": ".4g", "missingval": MISSING, **options})
 
 
 def page(header_lines: list[str], notes: list[str], advice, focused: str | None, focus_views, boards,
@@ -107,18 +118,18 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
     if focus_views is not None:
         md += [f"## Focus: {focused}", "", FOCUS_TEXT, ""]
         for view in focus_views:
-            md += [f"### {view.section.title}", "", view.overall.to_markdown(), ""]
+            md += [f"### {view.section.title}", "", markdown_table(view.overall), ""]
             for dataset, table in view.per_dataset.items():
-                md += [f"#### {dataset}", "", table.to_markdown(), ""]
+                md += [f"#### {plain(dataset)}", "", markdown_table(table), ""]
     for board in boards:
         section = board.section
-        md += [f"## {section.title}", "", board.ranking.to_markdown(disable_numparse=True), "", *board.footnotes, ""]
+        md += [f"## {section.title}", "", markdown_table(board.ranking, disable_numparse=True), "", *board.footnotes, ""]
         if len(board.by_regime):
             md += ["### By regime", "", BY_REGIME_TEXT, "", markdown_table(board.by_regime.set_index("regime")), ""]
         if len(section.uninformative):
             md += ["### Uninformative datasets", "", UNINFORMATIVE_TEXT, "", markdown_table(section.uninformative), ""]
         if len(board.failures):
-            md += [FAILURES_TEXT, "", board.failures.to_markdown(index=False), ""]
+            md += [FAILURES_TEXT, "", markdown_table(board.failures, index=False), ""]
         if board.caption:
             md += [f"![critical difference, {section.label}]({figures['cd', section.label]})", "",
                    board.caption, ""]
@@ -129,7 +140,7 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
                              for r in means.columns]
             chart = (f"![{section.label} on {dataset}]({figures[section.label, dataset]})"
                      if (section.label, dataset) in figures else "Its charts: leaderboard.html.")
-            md += [f"<details><summary>{section.label} on {dataset}</summary>", "", markdown_table(means), "",
+            md += [f"<details><summary>{plain(section.label)} on {plain(dataset)}</summary>", "", markdown_table(means), "",
                    chart, "", "</details>", ""]
     if len(advice.regimes) or len(advice.winners):
         md += ["## Datasets", ""]
@@ -146,9 +157,9 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
         md += [f"## {title}", "", COST_TEXT, "", markdown_table(seconds), "", markdown_table(memory), "",
                f"![{title}]({figures['cost', family]})", ""]
     by_status, not_ok, unplanned = statuses
-    md += ["## Cells by status", "", by_status.to_markdown(), ""]
+    md += ["## Cells by status", "", markdown_table(by_status), ""]
     if len(not_ok):
         md += ["### Cells not ok", "", NOT_OK_TEXT, "", markdown_table(not_ok.set_index("sampler")), ""]
     if len(unplanned):
-        md += ["### Not planned, by design", "", NOT_PLANNED_TEXT, "", unplanned.to_markdown(index=False), ""]
+        md += ["### Not planned, by design", "", NOT_PLANNED_TEXT, "", markdown_table(unplanned, index=False), ""]
     return "\n".join(md)

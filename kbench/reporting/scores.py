@@ -229,7 +229,11 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
                 unscored[sampler] = str(notes_column.iloc[0])
             else:
                 unscored[sampler] = f"no {task.headline.metric} value in its ok cells"
-        if not cells.empty or unscored or len(left_out):
+        if cells.empty and len(ok):
+            notes.append(f"{label}: no ok row gives a {task.headline.metric} value to rank ("
+                         f"{'; '.join(f'{s}: {why}' for s, why in unscored.items()) or 'none at a chosen λ'}), so it "
+                         "has no section.")
+        elif not cells.empty or unscored or len(left_out):
             found.append(Section(label, task, cells, unscored, left_out))
     return found, notes
 

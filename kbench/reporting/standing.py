@@ -165,7 +165,7 @@ def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True, tab
     ``samples``: the Bayesian signed-rank test's Monte Carlo samples."""
     headline = section.task.headline
     cells = section.cells.assign(failed=section.cells["status"].isin(FAILED))
-    present = cells.groupby("sampler")[["dataset", "rank"]].apply(lambda c: len(c.drop_duplicates()))
+    present = cells.drop_duplicates(["sampler", "dataset", "rank"]).groupby("sampler").size()
     blocks = cells[["dataset", "rank"]].drop_duplicates()
     left_out = {s: int(c) for s, c in present.items() if c < len(blocks) / 2}
     kept = cells[~cells["sampler"].isin(left_out)]

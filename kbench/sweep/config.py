@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbench._files import expand_home
 from kbench._validation import INT64_MAX, LAMS, Bound
 from kbench.datasets import canonical_spec, check_dataset_spec, load_dataset
 from kbench.errors import ConfigError, PluginError
@@ -162,7 +163,7 @@ def _absolute(path, name: str) -> Path:
     (a plugin may change it in a worker)."""
     if str(path).strip() == "":
         raise ValueError(f"{name} is empty: pass a directory, e.g. {name}='results'.")
-    return Path(os.path.abspath(os.path.expanduser(str(path))))
+    return Path(os.path.abspath(expand_home(str(path))))
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,8 @@ class SweepConfig:
     ``repetitions`` is a count R (repetitions 0..R−1) or a list of repetition indices;
     ``cell_timeout`` and ``time_limit`` are seconds; ``memory_limit_mb`` caps each worker;
     ``data_cache`` is a folder of prepared splits (``kbench prepare``). Numbers are checked
-    against :data:`BOUNDS`; ``out`` and ``data_cache`` are made absolute.
+    against :data:`BOUNDS`; ``out``, ``data_cache`` and a ``file:`` dataset's path are made
+    absolute (kbench.datasets.canonical_spec).
     """
 
     datasets: tuple[str, ...]

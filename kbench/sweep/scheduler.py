@@ -34,6 +34,7 @@ from kbench.sweep.disqueak import merge_tree_roots
 from kbench.sweep.plan import Job, not_planned, nothing_planned, plan
 from kbench.sweep.signals import held, raising_on, worker_signals
 from kbench.sweep.store import cell_status, check_output_dir, read_cells
+from kbench.sweep.summary import Summary
 from kbench.sweep.worker import (
     JobContext,
     environment,
@@ -46,27 +47,6 @@ from kbench.tasks.selection import DEFAULT_SELECTION
 
 #: a worker's exit code when a cell file cannot be written (sysexits' EX_IOERR)
 CANNOT_WRITE = 74
-
-@dataclass
-class Summary:
-    counts: dict
-    wall_s: float
-    cells: list[str]
-    #: (dataset, kernel, sampler, task) combinations not planned: they cannot run by design
-    not_planned: list[dict] = field(default_factory=list)
-
-    @property
-    def failed(self) -> int:
-        return sum(v for k, v in self.counts.items() if k in {s.value for s in Status if s.failed})
-
-    def __str__(self) -> str:
-        parts = ", ".join(f"{self.counts.get(s.value, 0)} {s.value}" for s in Status)
-        done = self.counts.get("already done", 0)
-        reasons = sorted({row["reason"] for row in self.not_planned})
-        skipped = (f"; {len(self.not_planned)} combinations not planned, by design: " + "; ".join(reasons)
-                   if reasons else "")
-        return f"{len(self.cells)} cells: {parts}; {done} already done; wall time {self.wall_s:.1f} s{skipped}"
-
 
 def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3,
         kernel: str = "gaussian:sigma=median", out="results", jobs: int = 1,
@@ -129,21 +109,24 @@ def execute(config: SweepConfig, progress: bool = True) -> tuple[list[Job], Summ
         check_output_dir(config.out, config.data_cache)
         queue, done = pending(planned, config.retry_failed)
         counts = Scheduler(config, planned, progress).run(batches(queue, config.jobs))
-    counts["already done"] = done
+    counts["already done"] = sum(done.values())
     cells = [cell for job in planned for cell in job.cells]
-    return planned, Summary(dict(counts), time.perf_counter() - started, [str(cell.path) for cell in cells], excluded)
+    failed_before = {status: n for status, n in done.items() if Status(status).failed}
+    return planned, Summary(dict(counts), time.perf_counter() - started, [str(cell.path) for cell in cells], excluded,
+                            failed_before)
 
 
-def pending(planned: list[Job], retry_failed: bool) -> tuple[deque[Job], int]:
+def pending(planned: list[Job], retry_failed: bool) -> tuple[deque[Job], Counter]:
     """Mark the cells to compute (no result of these inputs; with ``retry_failed``, a failed
-    one too): the jobs with such cells, and the number of cells already done."""
+    one too): the jobs with such cells, and the cells already done, by status."""
     queue: deque[Job] = deque()
-    done = 0
+    done: Counter = Counter()
     for job in planned:
         for cell in job.cells:
             status = cell_status(cell.path, cell.inputs)
             cell.run = status is None or (retry_failed and status != Status.OK)
-            done += not cell.run
+            if not cell.run:
+                done[str(status)] += 1
         if job.todo:
             queue.append(job)
     return queue, done

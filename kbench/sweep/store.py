@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from kbench._files import atomic_path, check_folder, check_writable, sweep_temporary
 from kbench.errors import Status
-from kbench.spec import Spec
+from kbench.spec import Spec, shown
 from kbench.sweep.layout import CELLS_DIR
 
 SCHEMA_VERSION = 4
@@ -127,6 +127,8 @@ def migrate(frame: pd.DataFrame, where: str = "the rows") -> pd.DataFrame:
     """Rows of any older schema version brought to :data:`SCHEMA_VERSION`, step by step (a
     new frame; the argument is left as it is). Rows of a newer version, or of a version with
     no migration, are a ValueError naming the versions."""
+    if frame.empty:
+        raise ValueError(f"{where}: no rows, where a kbench result has at least one; delete it and rerun.")
     if "schema_version" not in frame or frame["schema_version"].isna().any():
         raise ValueError(f"{where} carry no schema_version: not a kbench result file; "
                          "move it out of the results directory.")
@@ -226,6 +228,7 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
     if not paths:
         raise ValueError("no results to read: name a results directory or an aggregated file.")
     frame = _newest(pd.concat([_read_all(path) for path in paths], ignore_index=True))
+    check_values(frame, paths[0] if len(paths) == 1 else f"{len(paths)} paths ({paths[0]}, …)")
     unknown = sorted(set(frame["status"].dropna().astype(str)) - {status.value for status in Status})
     if unknown:
         raise ValueError(f"{paths[0]}: rows of status {unknown[0]!r}, which kbench never writes (its statuses: "
@@ -237,6 +240,25 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
         where = paths[0] if len(paths) == 1 else f"{len(paths)} paths ({paths[0]}, …)"
         raise ValueError(f"{where} holds no sweep {sweep!r}; it holds:\n{describe_sweeps(frame)}")
     return chosen.reset_index(drop=True)
+
+
+#: the text columns kbench writes in every row
+TEXT_COLUMNS = ("dataset", "kernel", "sampler_label", "task_label", "status")
+
+
+def check_values(frame: pd.DataFrame, where) -> None:
+    """A ValueError naming the column when rows lack a value kbench writes in every row, or
+    a column holds numbers written as text (a file edited or written by another program)."""
+    for column in TEXT_COLUMNS:
+        missing = int(frame[column].isna().sum())
+        if missing:
+            raise ValueError(f"{where}: {missing} of {len(frame)} rows have no {column!r}, which kbench writes in every "
+                             "row; are these kbench's results?")
+    for column in frame.columns.difference([*TEXT_COLUMNS, *PROVENANCE]):  # (a version or a commit may be digits)
+        values = frame[column].dropna()
+        if len(values) and pd.api.types.is_string_dtype(values) and pd.to_numeric(values, errors="coerce").notna().all():
+            raise ValueError(f"{where}: column {column!r} holds numbers written as text ({shown(values.iloc[0])}, …); "
+                             "kbench writes them as numbers: are these kbench's results?")
 
 
 def sweeps(frame: pd.DataFrame) -> pd.DataFrame:
