@@ -40,7 +40,7 @@ from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
 from kbench.reporting.markdown import markdown_table
 from kbench.sweep import worker
-from kbench.sweep.config import check_configurations, check_ranks
+from kbench.sweep.config import check_configurations, check_ranks, lam_path
 from kbench.sweep.disqueak import parse_node
 from kbench.sweep.document import MAX_FILE_BYTES, MAX_VALUES, check_document, check_files
 from kbench.sweep.plan import cell_inputs
@@ -990,6 +990,14 @@ def test_held_out_seventh_round(tmp_path, monkeypatch):
     for specs in (["file:a.npy:target=-1", "file:a.npy:target=3", "file:a.npy"], ["file:d.csv", "file:d.csv:sep=%2C"]):
         with pytest.raises(ValueError, match=r"one dataset configuration"):
             check_configurations(specs, "dataset", "datasets")
+    with pytest.raises(ValueError, match=r"lam_bounds \[1e-300, 1e\+300\] let the λ path grow by decades to 601"):
+        lam_path("auto", (1e-300, 1e300))
+    even = np.arange(60) % 2 == 0
+    frame.assign(a=frame["a"].where(even), b=frame["b"].where(~even)).to_csv("empty_a.csv", index=False)
+    (tmp_path / "empty.svm").write_text("")
+    np.savez("nan_y.npz", X=rng.standard_normal((60, 2)), y=np.where(np.arange(60) == 3, np.nan, 1.0 * np.arange(60)))
+    assert_refused(tmp_path, {"empty_a.csv:target=y,dropna=true": r"dropna=true drops all 60 rows",
+                              "empty.svm": r"holds no rows", "nan_y.npz": r"column\(s\) \['the target'\]"})
     with pytest.raises(ValueError, match=r"sep= is empty"):
         kbench.load_dataset("file:d.csv:sep=")
     with pytest.raises(ValueError, match=r"the median distance between the 36 rows is 0 \(more than half"):

@@ -183,6 +183,8 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
         raise ValueError(f"{name}: a {raw.task_type} dataset needs a target.")
     X = raw.X if frame else _numbers(raw.X, name)
     _check_shapes(X, raw.y, name)
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} holds no rows; check that the file is the data you meant.")
     f, meta = raw.f, dict(raw.meta)
     y = None if raw.y is None or raw.task_type == "unlabeled" else np.asarray(raw.y)
     if raw.y is not None and y is None:
@@ -194,13 +196,16 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
             names = raw.feature_names or [f"x{j}" for j in range(X.shape[1])]
             columns = [names[j] for j in np.flatnonzero(bad_X.any(axis=0))]
             if bad_y.any():
-                columns.append(f"{meta.get('target') or 'the target'} (the target)")
+                columns.append(f"{meta['target']} (the target)" if meta.get("target") is not None else "the target")
             raise ValueError(
                 f"{name} has missing or infinite values in column(s) {columns[:8]} "
                 f"({int((bad_X.any(axis=1) | bad_y).sum())} rows); pass dropna=True to drop "
                 "those rows, or clean the data first."
             )
         keep = np.flatnonzero(~(bad_X.any(axis=1) | bad_y))
+        if not keep.size:
+            raise ValueError(f"{name}: dropna=true drops all {bad_X.shape[0]} rows (each has a missing or infinite "
+                             "value); drop the columns that are missing most (drop=… for a table), or clean the data first.")
         X, y, f = rows_of(X, keep), rows_of(y, keep), rows_of(f, keep)
         meta["rows_dropped"] = int(bad_X.shape[0] - keep.size)
     if y is not None:

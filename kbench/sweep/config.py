@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import numbers
 import os
 from dataclasses import dataclass
@@ -88,6 +89,10 @@ def lam_path(lams, lam_bounds=None) -> tuple[tuple[float, ...], tuple[float, flo
     if path[0] < low or path[-1] > high:
         raise ValueError(f"the λ path {list(path)} reaches beyond lam_bounds [{low:g}, {high:g}]; widen the "
                          "bounds or shorten the path.")
+    longest = len(path) + math.ceil(math.log10(path[0] / low)) + math.ceil(math.log10(high / path[-1]))
+    if longest > LAMS.most:  # extended by decades, it could outgrow what a sweep takes
+        raise ValueError(f"lam_bounds [{low:g}, {high:g}] let the λ path grow by decades to {longest} values; a path "
+                         f"holds at most {LAMS.most}: narrow the bounds.")
     return path, (None if (low, high) == (path[0], path[-1]) else (low, high))  # its own ends: a fixed path
 
 
