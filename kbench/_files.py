@@ -43,6 +43,12 @@ def check_name(path) -> str:
     return text
 
 
+def check_no_wildcard(path, what: str = "a folder") -> None:
+    """A path the workflow can name: no ``{`` or ``}``, which Snakemake reads as a wildcard."""
+    if set("{}") & set(str(path)):
+        raise ValueError(f"a '{{' or '}}', which Snakemake reads as a wildcard; name {what} without one.")
+
+
 def _is_loop(path: Path) -> bool:
     try:
         os.stat(path)

