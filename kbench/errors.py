@@ -69,8 +69,8 @@ class Status(enum.StrEnum):
 @dataclass(frozen=True)
 class Failure:
     """Why a cell has no values: its status, a one-line message, and the component that
-    failed (the ``failed_in`` column: "dataset", "sampler", "task", or "job" when the worker
-    was killed or died without saying)."""
+    failed (the ``failed_in`` column: "dataset", "kernel", "exact" (the exact baseline),
+    "sampler", "task", or "job" when the worker was killed or died without saying)."""
 
     status: Status
     message: str

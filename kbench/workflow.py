@@ -29,7 +29,7 @@ from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.batches import Batches, config_datasets
-from kbench.sweep.config import AUTO, BOUNDS, check_config_lists, lam_path
+from kbench.sweep.config import AUTO, BOUNDS, check_config_lists, lam_path, same_configuration
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
 from kbench.sweep.document import DATA_SOURCES
 from kbench.sweep.plan import check_validation_rows, not_planned, task_refuses
@@ -69,7 +69,7 @@ def check_config(config: dict) -> None:
         f"datasets[{index}]": spec for index, spec in enumerate(config["datasets"])}
     datasets = list(where.values())
     for dataset in config.get("dataset_kernels", {}):
-        if dataset not in datasets:
+        if same_configuration(dataset, datasets, "dataset") is None:
             raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
                               f"({', '.join(datasets)}).")
     checks = [("kernel", [config["kernel"]], "kernel"), *((f"dataset_kernels[{d!r}]", _as_list(k), "kernel")
@@ -223,7 +223,8 @@ class Sweep:
 
     @cached_property
     def _kernels(self) -> dict[str, list[str]]:  # ``dataset_kernels`` keyed as :attr:`datasets` are
-        return {canonical_spec(d): _as_list(k) for d, k in self.config.get("dataset_kernels", {}).items()}
+        return {same_configuration(d, self.datasets, "dataset") or canonical_spec(d): _as_list(k)
+                for d, k in self.config.get("dataset_kernels", {}).items()}
 
     def kernels_by_slug(self) -> dict[str, str]:
         return {Spec.parse(k, "kernel").slug: k for d in self.datasets for k in self.kernels(d)}

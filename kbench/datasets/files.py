@@ -11,7 +11,7 @@ A file means what it says, or is refused in one line before it is parsed where i
 only a regular file is read (a device, a FIFO, a socket or a directory is refused as what it
 is, without opening it); a table is at most ``MAX_COLUMNS`` wide, counted from its header
 (csv, tsv: the first line, read up to ``HEADER_BYTES``), schema (parquet) or array header
-(npy, npz); in a table's text column that holds numbers, a stray value is an error, not a
+(npy, npz) (kbench.datasets.table_checks); in a table's text column that holds numbers, a stray value is an error, not a
 categorical level (``categorical=a;b`` declares columns categorical), and so is a number
 too large for a float64 (kbench.datasets.tabular.check_text_numbers).
 """
@@ -22,33 +22,26 @@ import csv
 import os
 import re
 import stat
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from kbench._files import expand_home
 from kbench.datasets.base import DatasetProvider, RawData, file_version, infer_task_type
+from kbench.datasets.table_checks import (
+    check_header,
+    check_overflow,
+    check_short_rows,
+    check_width,
+    refuse_repeated,
+)
 from kbench.datasets.tabular import (
     default_target_of,
     frame_to_raw,
-    overflow_error,
-    parse_numbers,
     task_type_of,
 )
 from kbench.hookspecs import hookimpl
-from kbench.spec import FLOAT, INTEGER, escape, shown
-
-#: the widest table kbench reads: 10 000 features is far beyond the data kernel
-#: approximations are benchmarked on, and a wider file is refused from its header in
-#: milliseconds, where pandas took 76 s to parse a million-column csv (of two rows)
-MAX_COLUMNS = 10_000
-#: the most of a csv's first line (its header) that is read to count its columns, so that a
-#: file without a newline is not read whole: MAX_COLUMNS names of 100 bytes
-HEADER_BYTES = 100 * MAX_COLUMNS
-#: the largest text table read: a quarter of the machine's memory (pandas' parse takes a
-#: few times the file's size)
-MAX_TEXT_BYTES = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+from kbench.spec import INTEGER, escape, shown
 
 #: the file types kbench reads, by suffix
 TEXT_TABLES, PARQUET, SVMLIGHT = (".csv", ".tsv", ".txt"), (".parquet", ".pq"), (".svm", ".svmlight", ".libsvm")
@@ -157,15 +150,15 @@ class FileProvider(DatasetProvider):
                 import pyarrow.parquet as pq
 
                 names = pq.read_schema(path).names
-                _check_width(len(names), source)
-                _refuse_repeated(names, source)
+                check_width(len(names), source)
+                refuse_repeated(names, source)
                 return frame_to_raw(pd.read_parquet(path), target, task_type, meta, source, **table)
             if suffix == ".npz":
                 return _npz(path, task_type, meta, source)
             if suffix == ".npy":
                 return _npy(path, target, task_type, meta, source)
             X, y = load_svmlight_file(str(path))
-            _check_width(X.shape[1], source)  # before the dense copy
+            check_width(X.shape[1], source)  # before the dense copy
             return RawData(X.toarray(), y, task_type or infer_task_type(y), None, meta)
         except UnicodeDecodeError as exc:
             raise ValueError(f"{source}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} cannot be "
@@ -211,127 +204,6 @@ def _check_options(suffix: str, source: str, **given) -> None:
             raise ValueError(f"{source}: {option}= {why}; a {suffix} file has no use for it: drop it.")
 
 
-def _refuse_repeated(names, source: str) -> None:
-    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
-    if repeated:
-        raise ValueError(f"{source}: the column name(s) {', '.join(map(repr, repeated[:5]))} appear more than once; "
-                         "name each column once (a target or feature of a repeated name is ambiguous).")
-
-
-def check_header(path: Path, sep: str, source: str) -> None:
-    """Refuse a csv wider than ``MAX_COLUMNS`` from its first non-blank line (the header, read
-    by Python's csv module, quotes as pandas reads them) before pandas parses the file. At
-    most ``HEADER_BYTES`` are read: a first line longer than that is refused too. The file is
-    scanned for a NUL byte (binary data) in blocks, at disk speed."""
-    import io
-
-    size = path.stat().st_size
-    if size > MAX_TEXT_BYTES:
-        raise ValueError(f"{source}: {size / 2**30:.1f} GiB of text; parsing takes a few times that in memory, "
-                         f"and kbench reads text tables up to {MAX_TEXT_BYTES / 2**30:.1f} GiB (a quarter of this "
-                         f"machine's memory): convert it to .parquet or .npy, which are read typed.")
-    with path.open("rb") as handle:
-        head = handle.read(HEADER_BYTES + 1)
-        nul = _first_nul(head, handle)
-    if nul >= 0:
-        raise ValueError(f"{source}: a NUL byte at byte {nul}: binary data, not a text table; check that the file "
-                         "is a csv.")
-    text = io.StringIO(head[:HEADER_BYTES].decode("utf-8-sig", "replace"), newline="")  # pandas drops a BOM too
-    if len(sep) == 1:
-        rows = (row for row in csv.reader(text, delimiter=sep) if row)
-    else:  # pandas reads a longer separator as a regular expression
-        rows = (re.split(sep, line.rstrip("\r\n")) for line in text if line.strip())
-    header = _next_row(rows)
-    complete = len(head) <= HEADER_BYTES or text.getvalue()[:text.tell()].endswith(("\n", "\r"))
-    if header is not None and len(header) > MAX_COLUMNS:
-        _check_width(len(header), source, at_least=not complete)
-    if not complete:
-        raise ValueError(f"{source}: its first line (the header) is longer than {HEADER_BYTES} bytes; kbench "
-                         f"reads tables of at most {MAX_COLUMNS} columns with names of up to 100 bytes: shorten "
-                         "the names, or check that the file is a table.")
-    if header and all(FLOAT.match(name.strip()) for name in header):
-        raise ValueError(f"{source}: its first line holds only numbers ({shown(header[0].strip(), 24)}, …): a "
-                         "csv's first line names its columns; add a header line.")
-    if header:
-        _refuse_repeated(header, source)
-        first = _next_row(rows)  # cut short at the end of ``head``, it counts fewer fields, never more
-        if first is not None and len(first) > len(header):
-            raise ValueError(f"{source}: its first row has {len(first)} fields, its header {len(header)} names (pandas "
-                             f"would read the first {len(first) - len(header)} field(s) as row labels and shift every "
-                             "column); name every column in the header, or check sep=.")
-
-
-def _next_row(rows) -> list[str] | None:
-    """The next row of a csv reader, None at the end or where it cannot be read (a field
-    longer than 128 kB, a bad separator: pandas says what is wrong)."""
-    try:
-        return next(rows, None)
-    except (csv.Error, re.error):
-        return None
-
-
-def _readable(rows):
-    """The rows of a csv reader up to one it cannot read (pandas read the file: a field longer
-    than 128 kB)."""
-    while (row := _next_row(rows)) is not None:
-        yield row
-
-
-def _first_nul(head: bytes, handle, block: int = 1 << 24) -> int:
-    """The offset of the first NUL byte of a file whose first bytes ``head`` were read from
-    ``handle``, -1 if there is none; the rest is read in blocks, never whole."""
-    offset, chunk = 0, head
-    while chunk:
-        nul = chunk.find(bytes(1))
-        if nul >= 0:
-            return offset + nul
-        offset += len(chunk)
-        chunk = handle.read(block)
-    return -1
-
-
-def check_overflow(frame, path: Path, sep: str, source: str) -> None:
-    """pandas reads a number too large for a float64 (``1e400``) as infinity: a numeric
-    column with an infinity is read again as text (only then), and an infinity that was not
-    written ``inf`` is an error naming the column, the row and the value."""
-    import pandas as pd
-
-    infinite = [j for j, dtype in enumerate(frame.dtypes) if pd.api.types.is_float_dtype(dtype)
-                and np.isinf(frame.iloc[:, j].to_numpy(dtype=float, na_value=np.nan)).any()]
-    if not infinite:
-        return
-    text = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)  # as read before: the same columns
-    for j in infinite:
-        column = text[frame.columns[j]]
-        _, overflow = parse_numbers(column)
-        if overflow.any():
-            row = int(np.argmax(overflow))
-            raise overflow_error(source, str(frame.columns[j]), row, column.iloc[row])
-
-
-def check_short_rows(frame, path: Path, sep: str, source: str) -> None:
-    """A row with fewer fields than the header names, which pandas reads as missing values,
-    is an error that names its line. The file is read again (only when a value is missing)."""
-    if len(sep) > 1 or not frame.isna().to_numpy().any():  # (pandas reads a longer separator as a regex)
-        return
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        rows = csv.reader(handle, delimiter=sep)
-        width = len(next((row for row in _readable(rows) if row), []))  # the header: the first line not blank
-        short = next((row for row in _readable(rows) if len(row) < width and "".join(row).strip()), None)
-        if short is not None:  # (a line of blanks is skipped, as pandas skips it)
-            raise ValueError(f"{source}: line {rows.line_num} has {len(short)} field(s), the header names {width} "
-                             "columns: a short row (pandas would read its missing fields as missing values); "
-                             "complete the row, or write its empty fields with separators.")
-
-
-def _check_width(columns: int, source: str, at_least: bool = False) -> None:
-    if columns > MAX_COLUMNS:
-        count = f"at least {columns} columns (counted in its first {HEADER_BYTES} bytes)" if at_least else \
-            f"{columns} columns"
-        raise ValueError(f"{source}: the file has {count}, more than kbench's limit of {MAX_COLUMNS} "
-                         "(kbench.datasets.files.MAX_COLUMNS); write the columns you need to a smaller file.")
-
-
 def _npz_columns(archive, key: str) -> int:
     """The number of columns of the array ``key`` of an npz archive, from its .npy header
     (the data is not read; 0 when the header is of a version numpy reads only whole)."""
@@ -351,7 +223,7 @@ def _npz(path: Path, task_type: str | None, meta: dict, source: str) -> RawData:
         if "X" not in archive or set(archive.files) - {"X", "y"}:
             raise ValueError(f"{source}: an npz file holds an array named 'X' (and 'y' for a target), nothing else; "
                              f"found {sorted(archive.files)[:10]}.")
-        _check_width(_npz_columns(archive, "X"), source)
+        check_width(_npz_columns(archive, "X"), source)
         X, y = archive["X"], (archive["y"] if "y" in archive else None)
     for key, array, kinds in (("X", X, "biuf"), ("y", y, "biufUS")):
         if array is not None and array.dtype.kind not in kinds:
@@ -370,7 +242,7 @@ def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, sour
         raise ValueError(f"{source}: a .npy file must hold a 2-D numeric array (rows × features and "
                          f"the target), got shape {array.shape} of {array.dtype}.")
     d = array.shape[1]
-    _check_width(d, source)
+    check_width(d, source)
     if target is not None and not INTEGER.match(str(target)):  # ASCII digits: int() reads ٣ as 3
         raise ValueError(f"{source}: target must be a column index of the .npy array, got {shown(target)}.")
     column = d - 1 if target is None else int(target)

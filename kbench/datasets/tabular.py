@@ -24,7 +24,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from kbench.datasets.base import TASK_TYPES, RawData, infer_task_type
+from kbench.datasets.base import MAX_CLASS_LEVELS, TASK_TYPES, RawData, infer_task_type
 from kbench.spec import CONTROL, shown
 
 #: categorical columns with more levels than this are dropped (one-hot would add a column per level)
@@ -89,8 +89,8 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     if target is not None and transform:
         preprocessing["target_transform"] = transform
     given, task_type = task_type, task_type_of(y, task_type, source)
-    if given is None and task_type == "multiclass" and pd.api.types.is_numeric_dtype(y):
-        preprocessing["target_read_as"] = _read_as_classes(y)
+    if given is None and pd.api.types.is_numeric_dtype(y) and y.dtype != bool:
+        preprocessing.update(_read_as(y, task_type))
     preprocessing.update(numeric=[c for c in kept if c not in categorical], categorical=categorical)
     meta = {**meta, "target": target, "preprocessing": preprocessing, "preprocessing_summary": summary(preprocessing)}
     return RawData(X, y, task_type, kept, meta, categorical=categorical)
@@ -106,10 +106,19 @@ def default_target_of(columns: list[str], source: str) -> str:
     return named[0] if named else columns[-1]
 
 
-def _read_as_classes(y: np.ndarray) -> str:
+def _read_as(y: np.ndarray, task_type: str) -> dict:
+    """How an undeclared numeric target of whole numbers was read (``target_read_as``): as
+    classes up to MAX_CLASS_LEVELS levels, as numbers above; nothing for other targets."""
     levels = np.unique(y[~pd.isna(y)])
-    return (f"classes: {len(levels)} numeric levels ({levels[0]:g} … {levels[-1]:g}); task_type=regression reads "
-            "them as numbers")
+    if not np.all(np.mod(levels, 1) == 0):
+        return {}
+    span = f"{len(levels)} whole-number levels ({levels[0]:g} … {levels[-1]:g})"
+    if task_type == "multiclass":
+        return {"target_read_as": f"classes: {span}; task_type=regression reads them as numbers"}
+    if task_type == "regression":
+        return {"target_read_as": f"numbers: {span}, more than {MAX_CLASS_LEVELS}; task_type=classification "
+                                  "reads them as classes"}
+    return {}
 
 
 def summary(preprocessing: dict) -> str:

@@ -26,9 +26,21 @@ class _PeriodicKernel(Kernel):
         if X.shape[1] != 1:
             raise ValueError(
                 f"the {self.name} kernel is defined on [0, 1) with one feature; {name} has "
-                f"{X.shape[1]} features. Pass {name}[:, :1] or use another kernel."
+                f"{X.shape[1]} features. Keep one (features=<column> in a table's spec) or use another kernel."
             )
         return X
+
+    def fit(self, X, y=None, validation=None) -> Kernel:
+        """Check that the training rows lie in one period, [0, 1]: the kernel wraps x mod 1,
+        so features spread wider (standardized ones, say) are folded onto each other."""
+        X = self._check(X, "X")
+        low, high = float(X.min(initial=0.0)), float(X.max(initial=0.0))
+        if low < 0.0 or high > 1.0:
+            raise ValueError(
+                f"the {self.name} kernel is defined on [0, 1), one period; the feature spans "
+                f"[{low:.3g}, {high:.3g}] and would be folded onto itself. Tables are standardized by "
+                "default: load this one with standardize=false, or rescale its feature to [0, 1).")
+        return self
 
     def _block(self, Xb, Y, out):
         np.subtract(Xb[:, :1], Y[:, 0][None, :], out=out)

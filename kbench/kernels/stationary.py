@@ -17,6 +17,8 @@ from kbench.kernels.base import Kernel
 
 #: a numeric length scale: 1/(2σ²) must be a normal, finite float64 (σ = 1e-300 underflows σ² to 0)
 SIGMA = Bound("sigma", False, 1e-150, 1e150, why="1/(2σ²) must be a finite float64")
+#: float64's machine epsilon, the unit of the GEMM form's round-off
+EPS = float(np.finfo(np.float64).eps)
 #: the data-driven choices of sigma (kbench.kernels.bandwidth)
 DATA_DRIVEN = ("median", "cv")
 
@@ -123,13 +125,31 @@ class _EuclideanKernel(_LengthScaleKernel):
             augmented[:, -2] = np.einsum("ij,ij->i", Xb, Xb)
             augmented[:, -1] = 1.0
             np.matmul(augmented, prepared.T, out=out)
+            x_terms = c * augmented[:, -2]
         else:
             np.matmul(Xb, prepared[:, :-2].T, out=out)
-            out += (c * np.einsum("ij,ij->i", Xb, Xb))[:, None]
+            x_terms = c * np.einsum("ij,ij->i", Xb, Xb)
+            out += x_terms[:, None]
             out += prepared[:, -1][None, :]
+        self._zero_round_off(out, x_terms, prepared[:, -1], Xb.shape[1])
         # c‖x − y‖² has the sign of c; round-off may give it the other one
         (np.minimum if c < 0 else np.maximum)(out, 0.0, out=out)
         self._from_sq_distance(out)
+
+    def _zero_round_off(self, out, x_terms, y_terms, d):
+        """Set to 0 the entries of c‖x − y‖² = c‖x‖² + c‖y‖² − 2c·xᵀy within its round-off,
+        about (d + 2)·ε·(|c‖x‖²| + |c‖y‖²|) (Higham 2002, Accuracy and Stability of
+        Numerical Algorithms, §3.1): a row against itself gives exactly k(x, x), however
+        small σ. The pass runs only when the bound moves a kernel value by more than √ε,
+        e.g. σ ≲ 1e-7 on standardized data or large offsets with standardize=false."""
+        bound = (d + 2) * EPS
+        worst = bound * (np.abs(x_terms).max(initial=0.0) + np.abs(y_terms).max(initial=0.0))
+        probe = np.array([[math.copysign(worst, self._sq_factor())]])
+        self._from_sq_distance(probe)
+        if abs(probe[0, 0] - self.diag_value) <= math.sqrt(EPS):
+            return
+        tolerance = bound * (np.abs(x_terms)[:, None] + np.abs(y_terms)[None, :])
+        out[np.abs(out) <= tolerance] = 0.0
 
     def _from_sq_distance(self, sq: np.ndarray) -> None:
         """Turn the block of c‖x − y‖² into kernel values, in place."""

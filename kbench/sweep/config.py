@@ -158,6 +158,22 @@ def configuration(spec: str, kind: str) -> str:
     return json.dumps([label, {key: _plain(value) for key, value in sorted(values.items())}], default=str)
 
 
+def same_configuration(spec: str, specs, kind: str) -> str | None:
+    """The one of ``specs`` that configures what ``spec`` does, however each is written
+    (:func:`configuration`), or None."""
+    try:
+        key = configuration(spec, kind)
+    except (ValueError, TypeError, PluginError):
+        return None
+    for other in specs:
+        try:
+            if configuration(other, kind) == key:
+                return other
+        except (ValueError, TypeError, PluginError):
+            continue
+    return None
+
+
 def _plain(value):
     """A parameter's value as compared: an integer as the float it equals (1 and 1.0 are one value)."""
     return float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else value

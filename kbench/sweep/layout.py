@@ -7,6 +7,7 @@ numbers; :func:`pattern` keeps some fields as Snakemake wildcards.
 Below ``OUT`` (a results directory)::
 
     cells/<sweep>/<kernel>/<dataset>/<sampler>/<task>/rank<r>_rep<i>.parquet    one cell's rows
+    cells/<sweep>.txt                                                   the workflow config's cells
     data/                                                               the workflow's data cache
     logs/<rule>/...                                                     the workflow's logs (LOGS)
 
@@ -45,6 +46,9 @@ EXACT = "exact/{kernel}/" + SPLIT
 #: the kernel resolved on a split (σ chosen on its validation rows), for every job on it
 KERNEL = "kernels/{kernel}/{dataset}_rep{rep}_seed{seed}.json"
 NODE = "disqueak/{kernel}/{dataset}/{sampler}/rep{rep}_seed{seed}_node{node}.npz"
+#: the cell files of a workflow's config, one per line: what its ``aggregate`` reads (so a
+#: sampler or rank dropped from the config leaves the page, though its cells stay)
+CELL_LIST = CELLS_DIR + "/{sweep}.txt"
 #: a batch's aggregated cells, below ``OUT`` (a sweep of a catalogue: kbench.sweep.batches)
 BATCH = "batches/{batch}.parquet"
 #: each workflow rule's log, below ``OUT/logs``
@@ -92,6 +96,11 @@ def cell_path(out, sweep: str, kernel, dataset, sampler, task, rank: int, repeti
     :class:`kbench.Spec`)."""
     return Path(out) / CELL.format(**_slugs(kernel=kernel, dataset=dataset, sampler=sampler, task=task),
                                    sweep=sweep, rank=rank, rep=repetition)
+
+
+def cell_list_path(out, sweep: str) -> Path:
+    """The list of a workflow config's cell files (:data:`CELL_LIST`)."""
+    return Path(out) / CELL_LIST.format(sweep=sweep)
 
 
 def dataset_folder(out, sweep: str, kernel, dataset) -> Path:

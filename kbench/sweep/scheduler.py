@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection, wait
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from kbench.errors import ConfigError, Failure, Status, describe
+from kbench.errors import ConfigError, Failure, Status
 from kbench.registry import create
 from kbench.spec import Spec
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
@@ -36,6 +36,7 @@ from kbench.sweep.signals import held, raising_on, worker_signals
 from kbench.sweep.store import cell_status, check_output_dir, read_cells
 from kbench.sweep.summary import Summary
 from kbench.sweep.worker import (
+    ContextFailed,
     JobContext,
     environment,
     limit_memory,
@@ -219,9 +220,8 @@ class Scheduler:
                 self.contexts[key] = prepare_context(job.dataset, job.kernel, job.repetition, c.seed, self.tasks,
                                                      self.environment, c.data_cache, self.ridge_samplers,
                                                      list(c.lams), c.lam_bounds, c.selection, say=self._say)
-            except Exception as exc:  # the dataset cannot be loaded: its cells fail
-                status = Status.OOM if isinstance(exc, MemoryError) else Status.ERROR
-                self.contexts[key] = Failure(status, f"loading {job.dataset.label} failed: {describe(exc)}", "dataset")
+            except ContextFailed as exc:  # the dataset, its kernel or its baseline failed: the cells fail
+                self.contexts[key] = exc.failure
         return self.contexts[key]
 
     def _say(self, text: str) -> None:

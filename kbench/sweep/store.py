@@ -227,7 +227,7 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
     paths = [Path(directory)] if isinstance(directory, str | Path) else [Path(p) for p in directory]
     if not paths:
         raise ValueError("no results to read: name a results directory or an aggregated file.")
-    frame = _newest(pd.concat([_read_all(path) for path in paths], ignore_index=True))
+    frame = _newest(read_cells([file for path in paths for file in _files_of(path)]))
     check_values(frame, paths[0] if len(paths) == 1 else f"{len(paths)} paths ({paths[0]}, …)")
     unknown = sorted(set(frame["status"].dropna().astype(str)) - {status.value for status in Status})
     if unknown:
@@ -288,9 +288,10 @@ def describe_sweeps(frame: pd.DataFrame) -> str:
                      for sweep, row in sweeps(frame).iterrows())
 
 
-def _read_all(directory: Path) -> pd.DataFrame:
+def _files_of(directory: Path) -> list[Path]:
+    """The result files a path names: itself (a cell or aggregated file), or those below it."""
     if directory.is_file() and directory.suffix == ".parquet":
-        return read_cell(directory)  # an aggregated file (kbench aggregate)
+        return [directory]  # a cell, or an aggregated file (kbench aggregate)
     if directory.is_file():
         raise ValueError(f"{directory} is a file, not a results directory or an aggregated .parquet file (kbench "
                          "aggregate writes one).")
@@ -300,7 +301,7 @@ def _read_all(directory: Path) -> pd.DataFrame:
     files = [f for f in files if f.name != "all.parquet"]
     if not files:
         raise ValueError(f"{directory} holds no result files (*.parquet).")
-    return read_cells(files)
+    return files
 
 
 def _newest(frame: pd.DataFrame) -> pd.DataFrame:

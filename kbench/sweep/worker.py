@@ -16,6 +16,7 @@ import platform
 import resource
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import version
@@ -173,6 +174,25 @@ def exact_and_path(data: Dataset, kernel: Kernel, limit: int, shared, tasks, lam
     return baseline, path
 
 
+class ContextFailed(Exception):
+    """A job's shared state could not be had; ``failure`` says where and why."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+@contextmanager
+def _stage(component: str, what: str):
+    """Turn an exception in one stage of :func:`prepare_context` into :class:`ContextFailed`
+    naming the stage (``failed_in``: the dataset, the kernel or the exact baseline)."""
+    try:
+        yield
+    except Exception as exc:
+        status = Status.OOM if isinstance(exc, MemoryError) else Status.ERROR
+        raise ContextFailed(Failure(status, f"{what} failed: {describe(exc)}", component)) from exc
+
+
 def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tasks, env: dict,
                     data_cache=None, ridge_samplers: bool = False, lams=(), lam_bounds=None,
                     selection: str = DEFAULT_SELECTION, say: Callable[[str], None] = lambda text: None) -> JobContext:
@@ -182,13 +202,15 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     (:func:`exact_limit` says when the baseline is needed). With a ``data_cache`` the baseline
     is read from there when another process computed it (the workflow's ``exact`` jobs), else
     computed and saved there. ``say`` announces a matrix-free baseline, which takes minutes."""
-    data = load_split_cached(dataset, repetition, seed, data_cache)
-    for array in (getattr(data, part) for part in SPLIT_ARRAYS):  # a plugin writing into them fails its own cell
-        if isinstance(array, np.ndarray):
-            array.flags.writeable = False
-    checksum = split_checksum(data)
-    fitted = fitted_kernel(kernel, data, None if data_cache is None else (
-        kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
+    with _stage("dataset", f"loading {dataset.label}"):
+        data = load_split_cached(dataset, repetition, seed, data_cache)
+        for array in (getattr(data, part) for part in SPLIT_ARRAYS):  # a plugin writing into them fails its own cell
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
+        checksum = split_checksum(data)
+    with _stage("kernel", f"the kernel {kernel.label} on {dataset.label}"):
+        fitted = fitted_kernel(kernel, data, None if data_cache is None else (
+            kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
     for task in tasks:
         try:
             task.prepare(data, fitted)
@@ -202,7 +224,8 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
                 f"over K ({float(data.n_train) ** 2:.1e} kernel values each; minutes past ~20 000 rows). A "
                 f"task's exact_max_n (e.g. krr:exact_max_n={DENSE_MAX_N}) sets where it stops.")
         shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)
-        baseline, path = exact_and_path(data, fitted, limit, shared, tasks, lams, lam_bounds, selection)
+        with _stage("exact", f"the exact baseline on {dataset.label}"):
+            baseline, path = exact_and_path(data, fitted, limit, shared, tasks, lams, lam_bounds, selection)
     own_bounds = lam_bounds if baseline is None or baseline.dense else None
     return JobContext(data, fitted, checksum, env, None if data_cache is None else Path(data_cache),
                       tuple(path), own_bounds, selection)

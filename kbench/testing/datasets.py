@@ -15,7 +15,7 @@ from kbench.datasets.base import TASK_TYPES, DatasetProvider, RawData, check_raw
 from kbench.datasets.split import split_and_scale
 from kbench.registry import get_registry
 from kbench.spec import Spec
-from kbench.testing._kit import run_checks, same_values
+from kbench.testing._kit import run_checks, same_values, time_limit
 
 #: load_dataset's own options: a provider parameter of one of these names would be shadowed
 _OWN = ("name", *(p for p in inspect.signature(load_dataset).parameters if p not in ("spec", "params")))
@@ -140,6 +140,7 @@ def check_dataset_provider(provider: str | Spec | type | DatasetProvider, names:
     that passed; raises AssertionError naming the ones that failed.
     """
     params: dict = {}
+    named = names is None and isinstance(provider, str | Spec) and ":" in str(provider)  # one dataset, the spec's
     if isinstance(provider, str | Spec):
         text = str(provider)
         name = text.split(":", 1)[0].strip()
@@ -156,4 +157,18 @@ def check_dataset_provider(provider: str | Spec | type | DatasetProvider, names:
     if not names:
         raise ValueError(f"dataset provider {label!r} lists no dataset (names()): pass the ones to load, "
                          f"names=[...] (kbench check-plugin {label}:NAME).")
-    return run_checks(f"dataset provider {label!r}", PROVIDER_CHECKS, _ProviderProblem(make, names, params, n), timeout)
+    problem = _ProviderProblem(make, names, params, n)
+    if named:
+        _loads_as_named(problem, label, timeout)
+    return run_checks(f"dataset provider {label!r}", PROVIDER_CHECKS, problem, timeout)
+
+
+def _loads_as_named(p: _ProviderProblem, spec: str, timeout: float | None) -> None:
+    """The dataset a spec names, with its parameters, is one the provider loads: its refusal
+    (a column the file lacks, say) is the spec's problem, not a broken contract."""
+    try:
+        with time_limit(timeout):
+            p.load(p.names[0])
+    except ValueError as exc:
+        raise ValueError(f"the provider refuses {spec}, so the checks cannot run on it: {exc} Fix the spec, or name "
+                         "another dataset.") from None

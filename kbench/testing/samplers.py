@@ -163,4 +163,9 @@ def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3, timeo
     names of the checks that passed; raises AssertionError naming the ones that failed.
     """
     make, label = plugin_factory("sampler", sampler, params)
-    return run_checks(label, CHECKS, _Problem(make, *small_problem(kernel), lam, kernel), timeout)
+    X, fitted = small_problem(kernel)
+    reason = make().refuses(fitted)
+    if reason:  # by design, as a sweep plans: a kernel to check it with is the caller's to choose
+        raise ValueError(f"{label} refuses the kernel {kernel!r} (its refuses()): {reason} Check it with a kernel it "
+                         "takes (kbench check-plugin --kernel).")
+    return run_checks(label, CHECKS, _Problem(make, X, fitted, lam, kernel), timeout)

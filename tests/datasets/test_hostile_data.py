@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 
 import kbench
-from kbench.datasets import files
-from kbench.datasets.files import HEADER_BYTES, MAX_COLUMNS
+from kbench.datasets import table_checks
+from kbench.datasets.table_checks import HEADER_BYTES, MAX_COLUMNS
 from tests.datasets.test_datasets import write_openml_cache
 
 
@@ -205,7 +205,7 @@ def test_a_file_without_a_newline_is_not_read_whole(tmp_path):
 
 
 def test_commas_in_quoted_names_are_not_columns(tmp_path, monkeypatch):
-    monkeypatch.setattr(files, "MAX_COLUMNS", 10)
+    monkeypatch.setattr(table_checks, "MAX_COLUMNS", 10)
     path = tmp_path / "quoted.csv"
     path.write_text(",".join(f'"name, {i}"' for i in range(6)) + ",y\n" + "\n".join(
         ",".join([str(i % 3)] * 6 + [str(i / 7)]) for i in range(8)))

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.spatial.distance import pdist
+from scipy.spatial.distance import cdist, pdist
 from scipy.special import zeta
 from sklearn.gaussian_process.kernels import Matern
 from sklearn.metrics.pairwise import (
@@ -117,6 +117,23 @@ def test_blockwise_equals_one_shot_to_rounding(name, params, m, d):
         assert (np.abs(pieces - full) <= tolerance).all(), f"rows in slices of {step} differ"
     for i in gen.choice(len(A), size=20, replace=False):  # single rows, anywhere in a block
         assert (np.abs(kernel(A[i : i + 1], B)[0] - full[i]) <= tolerance[i]).all()
+
+
+@pytest.mark.parametrize("name", ["gaussian", "matern"])
+@pytest.mark.parametrize("sigma", [1e-10, 1e-7, 1e-3])
+@pytest.mark.parametrize("m", [5, 200])  # a few columns, then the one-GEMM form
+def test_a_tiny_length_scale_keeps_the_diagonal(name, sigma, m):
+    """At σ ≪ ‖x‖ the GEMM form's round-off on ‖x − x‖² is multiplied by 1/σ²: before the
+    round-off was zeroed, k(x, x) came out anywhere in [0, 1]. The reference takes the
+    differences first (scipy's cdist), so it has no cancellation; both have the same zero
+    pattern and agree to rounding (1e-12 absolute: 1e-3 gives exponents of order 1e6·ε·d)."""
+    A = np.random.default_rng(5).standard_normal((m, 3)) * 10  # ‖x‖² ≈ 300
+    kernel = kbench.make_kernel(name, sigma=sigma)
+    K = kernel(A, A)
+    assert (np.diag(K) == 1.0).all()
+    r = cdist(A, A) / sigma
+    reference = np.exp(-(r**2) / 2) if name == "gaussian" else (1 + math.sqrt(3) * r) * np.exp(-math.sqrt(3) * r)
+    np.testing.assert_allclose(K, reference, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("name, params", KERNELS + [("periodic-sobolev", {"beta": 2})])

@@ -5,6 +5,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from kbench._files import write_text
 from kbench.datasets import data_files
 from kbench.errors import ConfigError
 from kbench.spec import Spec

@@ -1,4 +1,4 @@
-# aggregate: every cell of this sweep (seed and λ path) → all.parquet (a catalogue's sweep: each batch's
+# aggregate: the config's cells (listed by cell_list) → all.parquet (a catalogue's sweep: each batch's
 # cells → batches/<batch>.parquet, and those → all.parquet); leaderboard: tables, figures and the HTML page.
 # Local rules: light, and the leaderboard header reads the main process's command line and
 # executor from its environment (KBENCH_COMMAND, KBENCH_EXECUTOR: common.smk), not from
@@ -37,16 +37,30 @@ if SWEEP.batches.specs:  # a catalogue's sweep: each batch aggregated on its own
             "kbench aggregate --out {output:q} -- {params.folders:q} > {log:q} 2>&1"
 
 
+else:  # the config's cells, listed in a file: a config no longer naming a sampler, rank or task drops its cells
+
+    localrules:
+        cell_list,
+
+    rule cell_list:
+        input:
+            SWEEP.all_cells,
+        output:
+            layout.cell_list_path(OUT, SWEEP.sweep),
+        run:
+            write_text(output[0], "".join(f"{path}\n" for path in input))
+
+
 rule aggregate:
     input:
-        [SWEEP.batches.file(b) for b in SWEEP.batches.specs] if SWEEP.batches.specs else SWEEP.all_cells,
+        [SWEEP.batches.file(b) for b in SWEEP.batches.specs] if SWEEP.batches.specs else layout.cell_list_path(OUT, SWEEP.sweep),
     output:
         OUT / "all.parquet",
     log:
         SWEEP.log("aggregate"),
     params:
-        # a catalogue's batch files, else the sweep's cells below out/
-        paths=lambda wc, input: input if SWEEP.batches.specs else [OUT],
+        # a catalogue's batch files, else the list of the config's cells
+        paths=lambda wc, input: ["--", *input] if SWEEP.batches.specs else ["--files-from", *input],
         sweep=SWEEP.sweep,
     resources:
         mem_mb=lambda wc, attempt: SWEEP.resources("mem_mb") * attempt,
@@ -55,7 +69,7 @@ rule aggregate:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench aggregate --sweep {params.sweep:q} --out {output:q} -- {params.paths:q} > {log:q} 2>&1"
+        "kbench aggregate --sweep {params.sweep:q} --out {output:q} {params.paths:q} > {log:q} 2>&1"
 
 
 rule paper:
