@@ -11,7 +11,9 @@ from kbench.sweep.document import check_document
 
 min_version("9.0")
 
-if not config:  # --configfile replaces the default config instead of merging into it
+# --configfile replaces the default config instead of merging into it; --config KEY=VALUE
+# overrides a key of whichever config is read (snakemake --cores all --config out=elsewhere)
+if not workflow.configfiles:
     configfile: Path(workflow.basedir) / "workflows" / "config" / "default.yaml"
 
 SCHEMA = Path(workflow.basedir) / "workflows" / "schemas" / "config.schema.yaml"

@@ -128,6 +128,17 @@ def test_the_page_ranks_the_configs_cells_only(finished, tmp_path):
     assert len(list((workdir / "out" / "cells").rglob("rff-*/*/*.parquet"))) == 16
 
 
+def test_config_on_the_command_line_overrides_a_key_of_the_default_config(tmp_path):
+    """`--config out=X` without --configfile reads the default config and sets its out (it
+    used to replace the whole config: 'seed' is a required property)."""
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
+                           "--summary", "--cores", "1", "--config", "out=elsewhere"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    outputs = [line.split("\t")[0] for line in done.stdout.splitlines()[1:]]  # the planned files, one per line
+    assert "elsewhere/leaderboard.html" in outputs and all(path.startswith("elsewhere/") for path in outputs)
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

@@ -57,6 +57,7 @@ LOGS = {
     "exact": "exact/{kernel}/{dataset}.log",
     "disqueak": "disqueak/{kernel}/{dataset}/{sampler}_rep{rep}_node{node}.log",
     "run": "run/{kernel}/{dataset}/{sampler}.log",
+    "cell_list": "cell_list.log",
     "aggregate": "aggregate.log",
     "batch": "batches/{batch}.log",
     "paper": "paper_{paper}.log",

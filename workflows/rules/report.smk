@@ -47,6 +47,8 @@ else:  # the config's cells, listed in a file: a config no longer naming a sampl
             SWEEP.all_cells,
         output:
             layout.cell_list_path(OUT, SWEEP.sweep),
+        log:
+            SWEEP.log("cell_list"),
         run:
             write_text(output[0], "".join(f"{path}\n" for path in input))
 
