@@ -51,6 +51,12 @@ def blas_threads() -> int:
     return max((lib.num_threads for lib in _blas().lib_controllers), default=1)
 
 
+def blas_ceiling(requested: int) -> int:
+    """The threads BLAS runs when asked for ``requested`` (fewer past its build's limit)."""
+    with _blas().limit(limits=requested):
+        return max((lib.num_threads for lib in _blas().lib_controllers), default=requested)
+
+
 def for_each_block(work: Callable[[int], object], starts: Sequence[int], min_per_thread: int = 2) -> None:
     """``work(start)`` for every start, in up to :func:`blas_threads` threads (each with at
     least ``min_per_thread`` blocks, else one after another), BLAS on one thread meanwhile.

@@ -1072,3 +1072,57 @@ def test_held_out_seventh_round_leftovers(tmp_path, monkeypatch):
         assert result.exit_code == 2 and re.search(message, " ".join(result.output.split())), result.output
     result = CliRunner().invoke(main, ["check-plugin", "krr:exact_max_n=1"])
     assert result.exit_code == 0 and "all 6 contract checks passed" in result.output, result.output
+
+
+def test_held_out_eighth_round(tmp_path, monkeypatch):
+    """Found by the eighth held-out suite: a csv opening with '#' comment lines gave pandas'
+    bare parse error; an unknown suffix's message left out .txt; a polynomial kernel with a
+    negative coef0 (indefinite) was blamed on the sampler; approximation took max_n below the
+    ranks and a negative seed; --blas-threads past the BLAS build's limit said nothing; prepare
+    announced an exact baseline past --exact-max-n."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "commented.csv").write_text("# made by hand\n# two lines\na,b,y\n1,2,3\n4,5,6\n")
+    (tmp_path / "d.dat").write_text("a,y\n1,2\n")
+    assert_refused(tmp_path, {"commented.csv": r"opens with a '#' line, .* remove the comment lines",
+                              "d.dat": r"unknown file type '.dat'; kbench reads .csv, .tsv, .txt, .parquet"})
+    with pytest.raises(ValueError, match=r"coef0 must be a number >= 0"):
+        kbench.make_kernel("polynomial:degree=3,coef0=-5")
+    with pytest.raises(ValueError, match=r"approximation: seed must be an integer >= 0"):
+        kbench.make_task("approximation:seed=-1")
+    with pytest.raises(ValueError, match=r"max_n = 1 is below the sweep's largest rank 10"):
+        kbench.make_task("approximation:max_n=1").check_ranks([5, 10])
+    result = CliRunner().invoke(main, [*RUN, "--blas-threads", "4096", "--out", "out"])
+    assert "--blas-threads 4096: this BLAS runs" in " ".join(result.output.split()) and result.exit_code == 0
+    rng = np.random.default_rng(0)
+    pd.DataFrame(rng.standard_normal((60, 3)), columns=["a", "b", "y"]).to_csv("d.csv", index=False)
+    result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--repetitions", "1", "--data-cache",
+                                       "cache", "--exact", "gaussian", "--exact-max-n", "10"])
+    assert result.exit_code == 0 and "(no exact baseline: 36 training rows > --exact-max-n 10)" in result.output
+    rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
+    rows.assign(rank=-5).to_parquet("rank.parquet")
+    rows.assign(lam=-1.0).to_parquet("lam.parquet")
+    rows.assign(sampler_label="\x1b[31mred").to_parquet("escape.parquet")
+    for name, message in {"rank": r"column 'rank' holds -5; kbench writes ranks >= 1",
+                          "lam": r"column 'lam' holds -1.0; kbench writes λ > 0",
+                          "escape": r"column 'sampler_label' holds a control character"}.items():
+        with pytest.raises(ValueError, match=message):
+            read_results(f"{name}.parquet")
+    rows.to_parquet("good.parquet")
+    (tmp_path / "list.txt").write_text("# my list\ngood.parquet\n")
+    result = CliRunner().invoke(main, ["aggregate", "--out", "merged.parquet", "--files-from", "list.txt"])
+    assert result.exit_code == 0 and "wrote merged.parquet: 200 rows" in result.output, result.output
+    with pytest.raises(ValueError, match=r"missing.parquet: no such file"):
+        read_results("missing.parquet")
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    with pytest.raises(kbench.ConfigError, match=r"list the datasets \('datasets'\) or name a catalogue and its tiers"):
+        check_document({**config, "tiers": [{"name": "small", "n": 100}]}, ROOT / "workflows" / "schemas" /
+                       "config.schema.yaml")
+    for specs in (["file:d.csv:drop=a;b", "file:d.csv:drop=b;a"], ["file:d.csv:drop=a;a", "file:d.csv:drop=a"]):
+        with pytest.raises(ValueError, match=r"one dataset configuration"):
+            check_configurations(specs, "dataset", "datasets")
+    with pytest.raises(ValueError, match=r"has no validation rows \(val_size=0\), and advise chooses λ on them"):
+        kbench.advise("file:d.csv:val_size=0")
+    for args, message in ((["check-plugin", "synthetic:two-balls:n=3"], r"n must be an integer >= 4"),
+                          (["describe", "sklearn:iris,sklearn:diabetes"], r"takes one dataset spec, got 2")):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2 and re.search(message, " ".join(result.output.split())), result.output

@@ -45,7 +45,7 @@ from kbench.advisor.probe import Probe
 from kbench.advisor.probe import probe as run_probe
 from kbench.advisor.regime import Regime, estimate_regime
 from kbench.advisor.task import ADVISE_KERNEL, AUTO_TASK, advisable_task, resolve_task
-from kbench.datasets import known_task_type, load_dataset
+from kbench.datasets import known_task_type, load_dataset, split_sizes
 from kbench.registry import make_kernel, make_task
 from kbench.reporting.advice import gap_text, percent
 from kbench.reporting.standing import BASELINE
@@ -299,6 +299,8 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL, ran
     within, seed = WITHIN.check(within), BOUNDS["seed"].check(seed)
     task = resolve_task(task, known_task_type(dataset), dataset)  # a mismatch known now fails before loading
     make_kernel(kernel)  # a bad spec fails before the data is read
+    if split_sizes(dataset)[1] == 0:
+        raise ValueError(f"{dataset} has no validation rows (val_size=0), and advise chooses λ on them: drop val_size=0.")
     data = load_dataset(dataset, seed=seed)
     task = resolve_task(task, data.task_type, dataset)
     if rank is not None and rank > data.n_train:

@@ -14,10 +14,12 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
+from kbench._parallel import blas_ceiling
 from kbench.advisor.task import ADVISE_KERNEL, AUTO_TASK
 from kbench.cli.params import (
     ABSOLUTE_FOLDER,
     FOLDER,
+    ONE_DATASET,
     PATH,
     Bounded,
     Commands,
@@ -115,6 +117,8 @@ def run_command(datasets, samplers, tasks, ranks, lams, lam_bounds, selection, r
     from kbench.sweep.scheduler import execute
 
     indices = only(repetitions, only_repetition)
+    if (most := blas_ceiling(blas_threads)) < blas_threads:
+        click.echo(f"kbench: --blas-threads {blas_threads}: this BLAS runs {most} at most; rows record {most}.", err=True)
     for broken in registry.get_registry().broken:
         error = " ".join(broken.error.split())
         click.echo(f"kbench: plugin {broken.entry_point} from '{broken.source}' is not loaded: {error}", err=True)
@@ -183,7 +187,8 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
                     path = usage(lambda spec=spec, r=repetition: prepare_exact(
                         spec, exact_kernel, r, seed, data_cache, exact_max_n, task_objects, lam_values, bounds,
                         selection))
-                click.echo(f"{path}  (exact baseline of {exact_kernel})")
+                click.echo(f"{path}  (" + (f"exact baseline of {exact_kernel})" if data.n_train <= exact_max_n else
+                           f"no exact baseline: {data.n_train} training rows > --exact-max-n {exact_max_n})"))
 
 
 @main.command("disqueak")
@@ -223,8 +228,8 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 @click.option("--out", required=True, type=PATH, help="The merged parquet file.")
 @click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
               "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
-@click.option("--files-from", type=click.File(encoding="utf-8"), help="A text file naming one path per line, "
-              "read with PATHS (the workflow lists its config's cells so: thousands do not fit a command line).")
+@click.option("--files-from", type=click.File(encoding="utf-8"), help="A file naming a path per line ('#' lines "
+              "skipped), read with PATHS: the workflow lists its config's cells so, past a command line's size.")
 def aggregate_command(paths, out, sweep, files_from) -> None:
     """Merge results directories (or folders below one, cell files or aggregated files) into
     one parquet file (newest row of each identity)."""
@@ -232,8 +237,8 @@ def aggregate_command(paths, out, sweep, files_from) -> None:
 
     if Path(out).suffix != ".parquet" and not Path(out).is_dir():  # (a folder: write_frame says so)
         raise click.UsageError(f"--out {out}: the merged file is parquet; name it <name>.parquet.")
-    paths = [*paths, *(PATH.convert(line.rstrip("\n"), None, None) for line in files_from or () if line.strip())]
-    if not paths:
+    listed = [line.rstrip("\n") for line in files_from or () if line.strip() and not line.startswith("#")]
+    if not (paths := [*paths, *(PATH.convert(line, None, None) for line in listed)]):
         raise click.UsageError("name the results to merge: PATHS, or --files-from FILE.")
     frame = usage(lambda: read_results(list(paths), sweep))
     usage(lambda: check_one_sweep(frame))
@@ -323,7 +328,7 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
 
 
 @main.command("describe")
-@click.argument("dataset")
+@click.argument("dataset", type=ONE_DATASET)
 @click.option("--seed", type=bounded("seed"), default=0, show_default=True,
               help="Seed of the split (and subsample).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -349,7 +354,7 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
 
 
 @main.command("advise")
-@click.argument("dataset")
+@click.argument("dataset", type=ONE_DATASET)
 @click.option("--task", default=AUTO_TASK, show_default=True,
               help="krr or classification; auto: the one the target calls for (numbers or classes).")
 @click.option("--kernel", default=ADVISE_KERNEL, show_default=True,

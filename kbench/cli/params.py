@@ -12,6 +12,7 @@ import numpy as np
 from kbench._files import check_folder, check_name, expand_home
 from kbench._validation import Bound
 from kbench.errors import PluginError
+from kbench.spec import split_specs
 from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS
 from kbench.tasks.selection import SELECTIONS
 
@@ -81,6 +82,25 @@ class PathName(click.ParamType):
 
 
 FOLDER, ABSOLUTE_FOLDER, PATH = PathName(folder=True), PathName(folder=True, absolute=True), PathName()
+
+
+class OneDataset(click.ParamType):
+    """One dataset spec: a comma list of several (``sklearn:iris,sklearn:diabetes``) is refused,
+    where it would read as one unknown name."""
+
+    name = "dataset"
+
+    def convert(self, value, param, ctx):
+        try:
+            specs = split_specs(value, "DATASET")
+        except ValueError:  # (the loader names what is wrong)
+            return value
+        if len(specs) > 1:
+            self.fail(f"takes one dataset spec, got {len(specs)} ({', '.join(specs)}); give one at a time.", param, ctx)
+        return value
+
+
+ONE_DATASET = OneDataset()
 
 
 class Bounded(click.ParamType):

@@ -133,8 +133,8 @@ class FileProvider(DatasetProvider):
         path = expand_home(name)
         suffix = path.suffix.lower()
         if suffix not in FORMATS:
-            raise ValueError(f"{source}: unknown file type {suffix!r}; kbench reads .csv, .tsv, .parquet, .npz, .npy "
-                             "and .svm/.svmlight/.libsvm.")
+            raise ValueError(f"{source}: unknown file type {suffix!r}; kbench reads {', '.join(FORMATS)} (a .txt as "
+                             "a csv): rename the file, or convert it.")
         _check_options(suffix, source, target=target, sep=sep, categorical=categorical, drop=drop)
         meta = {"source": str(path.resolve()), "format": suffix.lstrip("."), "version": file_version([path])}
         table = {"categorical": [] if categorical is None else categorical, "drop": drop, "check_text": True}
@@ -169,12 +169,23 @@ class FileProvider(DatasetProvider):
             if "allow_pickle" in str(exc):  # numpy's advice to unpickle: never followed (it runs code)
                 raise ValueError(f"{source}: the file holds Python objects (pickled) or is not a NumPy array file; "
                                  "kbench reads arrays of numbers only: save one with numpy.save.") from None
-            raise ValueError(f"{source}: could not parse the file: {exc}") from None
-        except (pd.errors.ParserError, OSError, OverflowError) as exc:
+            raise ValueError(f"{source}: could not parse the file: {str(exc).strip()}{_comment_hint(path)}") from None
+        except (OSError, OverflowError) as exc:
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
         except re.error as exc:  # a sep of more than one character is a regular expression
             raise ValueError(f"{source}: sep={sep!r} is not a valid regular expression ({exc}); a separator of "
                              "more than one character is read as one.") from None
+
+
+def _comment_hint(path: Path) -> str:
+    """A hint when a text table opens with a '#' line: kbench reads its first line as the header."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(1)
+    except OSError:
+        return ""
+    return ("; the file opens with a '#' line, and kbench reads the first line as the header: remove the comment "
+            "lines" if first == b"#" else "")
 
 
 def separator(suffix: str, sep: str | None) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbench._validation import check_positive
+from kbench._validation import check_nonnegative, check_positive
 from kbench.kernels.base import Kernel
 
 
@@ -32,7 +32,8 @@ class PolynomialKernel(Kernel):
         super().__init__()
         self.degree = check_positive(degree, "degree", "polynomial kernel", integer=True)
         self.gamma = None if gamma is None else check_positive(gamma, "gamma", "polynomial kernel")
-        self.coef0 = float(coef0)
+        # (γxᵀy + c)^d is a kernel for c >= 0 (a sum of products of kernels); c < 0 makes it indefinite
+        self.coef0 = check_nonnegative(coef0, "coef0", "polynomial kernel (a negative coef0 makes it indefinite)")
 
     def get_params(self) -> dict:
         return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}

@@ -152,10 +152,19 @@ def configuration(spec: str, kind: str) -> str:
                     if value.default is not inspect.Parameter.empty and key not in ("seed",)}
         files = [str(path.resolve()) for path in provider.files(name)]  # one file, however its path is written
         label, values = files or Spec.parse(spec, "dataset").name, {**defaults, **provider.resolved(name, params)}
+        # a dataset's lists name columns (drop=, categorical=, features=): sets, however ordered or repeated
+        values = {key: _column_set(value) if isinstance(value, list) else value for key, value in values.items()}
     else:
         plugin = create(spec, kind)
         label, values = plugin.name, plugin.get_params()
     return json.dumps([label, {key: _plain(value) for key, value in sorted(values.items())}], default=str)
+
+
+def _column_set(names: list):
+    """A list of column names as compared: sorted, each once, one name as itself (``drop=a;a``
+    is ``drop=a``)."""
+    names = sorted(set(names), key=str)
+    return names[0] if len(names) == 1 else names
 
 
 def same_configuration(spec: str, specs, kind: str) -> str | None:

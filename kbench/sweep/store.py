@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from kbench._files import atomic_path, check_folder, check_writable, sweep_temporary
 from kbench.errors import Status
-from kbench.spec import Spec, shown
+from kbench.spec import CONTROL, Spec, format_value, shown
 from kbench.sweep.layout import CELLS_DIR
 
 SCHEMA_VERSION = 4
@@ -247,18 +247,30 @@ TEXT_COLUMNS = ("dataset", "kernel", "sampler_label", "task_label", "status")
 
 
 def check_values(frame: pd.DataFrame, where) -> None:
-    """A ValueError naming the column when rows lack a value kbench writes in every row, or
-    a column holds numbers written as text (a file edited or written by another program)."""
+    """A ValueError naming the column when rows lack a value kbench writes in every row, a
+    label holds a control character, a rank or λ is out of range, or a column holds numbers
+    written as text (a file edited or written by another program)."""
     for column in TEXT_COLUMNS:
         missing = int(frame[column].isna().sum())
         if missing:
             raise ValueError(f"{where}: {missing} of {len(frame)} rows have no {column!r}, which kbench writes in every "
                              "row; are these kbench's results?")
+        control = frame[column].astype(str).str.contains(CONTROL)
+        if control.any():  # (a spec refuses them: a terminal escape would reach the page raw)
+            raise ValueError(f"{where}: column {column!r} holds a control character "
+                             f"({shown(frame[column][control].iloc[0])}), which no kbench label has; are these kbench's "
+                             "results?")
     for column in frame.columns.difference([*TEXT_COLUMNS, *PROVENANCE]):  # (a version or a commit may be digits)
         values = frame[column].dropna()
         if len(values) and pd.api.types.is_string_dtype(values) and pd.to_numeric(values, errors="coerce").notna().all():
             raise ValueError(f"{where}: column {column!r} holds numbers written as text ({shown(values.iloc[0])}, …); "
                              "kbench writes them as numbers: are these kbench's results?")
+    for column, inside, kbench_writes in (("rank", lambda v: v >= 1, "ranks >= 1"), ("lam", lambda v: v > 0, "λ > 0")):
+        values = frame[column].dropna() if column in frame and pd.api.types.is_numeric_dtype(frame[column]) else []
+        if len(values) and not inside(values).all():
+            outside = format_value(values[~inside(values)].iloc[0].item())
+            raise ValueError(f"{where}: column {column!r} holds {outside}; kbench writes {kbench_writes}: are these "
+                             "kbench's results?")
 
 
 def sweeps(frame: pd.DataFrame) -> pd.DataFrame:
@@ -295,6 +307,8 @@ def _files_of(directory: Path) -> list[Path]:
     if directory.is_file():
         raise ValueError(f"{directory} is a file, not a results directory or an aggregated .parquet file (kbench "
                          "aggregate writes one).")
+    if not directory.exists() and directory.suffix == ".parquet":
+        raise ValueError(f"{directory}: no such file.")
     if not directory.is_dir():
         raise ValueError(f"{directory} is not a results directory (run 'kbench run --out {directory}').")
     files = sorted((directory / CELLS_DIR).rglob("*.parquet")) or sorted(directory.rglob("*.parquet"))

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from kbench._validation import check_positive
+from kbench._validation import check_nonnegative, check_positive
 from kbench.datasets.base import TASK_TYPES
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.features import features_of
@@ -33,7 +33,14 @@ class ApproximationTask(Task):
     def __init__(self, max_n: int = 3000, seed: int = 0) -> None:
         super().__init__()
         self.max_n = check_positive(max_n, "max_n", "approximation", integer=True)
-        self.seed = int(seed)
+        self.seed = check_nonnegative(seed, "seed", "approximation", integer=True)
+
+    def check_ranks(self, ranks) -> None:
+        """The error of a rank-p map is read on at least p points (max_n >= the largest rank)."""
+        if self.max_n < max(ranks):
+            raise ValueError(f"approximation: max_n = {self.max_n} is below the sweep's largest rank {max(ranks)}: a "
+                             f"rank-{max(ranks)} map's error would be read on fewer points than its rank; pass max_n >= "
+                             f"{max(ranks)}.")
 
     def get_params(self) -> dict:
         return {"max_n": self.max_n, "seed": self.seed}

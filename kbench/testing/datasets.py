@@ -12,7 +12,7 @@ import pandas as pd
 
 from kbench.datasets import DEFAULT_TEST_SIZE, DEFAULT_VAL_SIZE, check_dataset_spec, load_dataset
 from kbench.datasets.base import TASK_TYPES, DatasetProvider, RawData, check_raw
-from kbench.datasets.split import split_and_scale
+from kbench.datasets.split import check_n, split_and_scale
 from kbench.registry import get_registry
 from kbench.spec import Spec
 from kbench.testing._kit import run_checks, same_values, time_limit
@@ -147,7 +147,7 @@ def check_dataset_provider(provider: str | Spec | type | DatasetProvider, names:
         get_registry().get("dataset", name)  # an unknown provider stops here, once
         if ":" in text:
             _, dataset, params = check_dataset_spec(text)
-            names, n = [dataset] if names is None else names, params.pop("n", n)
+            names, n = [dataset] if names is None else names, check_n(params.pop("n", n), None, text)
             params = {k: v for k, v in params.items() if k not in _OWN}
         make, label = (lambda: get_registry().create("dataset", name)), text
     else:
