@@ -34,7 +34,7 @@ class _PeriodicKernel(Kernel):
         """Check that the training rows lie in one period, [0, 1]: the kernel wraps x mod 1,
         so features spread wider (standardized ones, say) are folded onto each other."""
         X = self._check(X, "X")
-        low, high = float(X.min(initial=0.0)), float(X.max(initial=0.0))
+        low, high = float(X.min()), float(X.max())  # (X has a row: _check refuses an empty one)
         if low < 0.0 or high > 1.0:
             raise ValueError(
                 f"the {self.name} kernel is defined on [0, 1), one period; the feature spans "
