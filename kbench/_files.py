@@ -185,6 +185,12 @@ def write_absent(path, reason: str) -> None:
     write_npz(path, absent=np.array(reason))
 
 
+def absent_reason(path) -> str | None:
+    """Why there is nothing to load at ``path`` (:func:`write_absent`), or None."""
+    with np.load(path, allow_pickle=False) as archive:
+        return str(archive["absent"]) if "absent" in archive.files else None
+
+
 def read_keyed_npz(path, key: str | dict, required=()) -> dict[str, np.ndarray] | str | None:
     """The arrays saved at ``path`` for ``key``, read into memory; the reason when the file
     says why it is absent; None when there is no file, or it was computed from something

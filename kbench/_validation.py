@@ -103,12 +103,15 @@ def check_lam(lam, owner: str) -> float:
     return float(lam)
 
 
-def check_positive(value, name: str, owner: str, integer: bool = False) -> float | int:
-    """A strictly positive (optionally integer) parameter."""
+def check_positive(value, name: str, owner: str, integer: bool = False,
+                   at_most: float | None = None) -> float | int:
+    """A strictly positive (optionally integer) parameter, at most ``at_most`` if given."""
     kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value <= 0:
+    if (isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value <= 0
+            or (at_most is not None and value > at_most)):
         what = "an integer" if integer else "a number"
-        raise ValueError(f"{owner}: {name} must be {what} > 0, got {got(value)}.")
+        span = "> 0" if at_most is None else f"in [1, {int(at_most)}]" if integer else f"in (0, {at_most:g}]"
+        raise ValueError(f"{owner}: {name} must be {what} {span}, got {got(value)}.")
     return int(value) if integer else float(value)
 
 

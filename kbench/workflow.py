@@ -17,8 +17,13 @@ from pathlib import Path
 
 from kbench._files import check_folder, check_no_wildcard, expand_home
 from kbench._provenance import KBENCH_VERSION
-from kbench._validation import Bound, suggest
-from kbench.datasets import canonical_spec, data_files, known_task_type, stated_size
+from kbench.datasets import (
+    canonical_spec,
+    check_stated_rows,
+    data_files,
+    known_task_type,
+    stated_size,
+)
 from kbench.errors import ConfigError, PluginError
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
@@ -29,25 +34,24 @@ from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.batches import Batches, config_datasets
-from kbench.sweep.config import AUTO, BOUNDS, check_config_lists, lam_path, same_configuration
+from kbench.sweep.config import (
+    BOUNDS,
+    DEFAULT_RESOURCES,
+    check_config_lists,
+    check_numbers,
+    lam_path,
+    same_configuration,
+)
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
 from kbench.sweep.document import DATA_SOURCES
 from kbench.sweep.plan import check_validation_rows, not_planned, task_refuses
 from kbench.sweep.store import run_summary
 from kbench.sweep.worker import exact_limit
-from kbench.tasks.selection import DEFAULT_SELECTION, check_selection
+from kbench.tasks.selection import DEFAULT_SELECTION
 
-#: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
-DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
 #: the config's runtime is meant for jobs on up to this many rows (and for exact baselines
 #: up to DEFAULT_EXACT_MAX_N training rows); larger datasets ask for more (Sweep.runtime_min)
 RUNTIME_REFERENCE_N = 100_000
-#: the ranges of the config's ``resources``
-RESOURCE_BOUNDS = {bound.name: bound for bound in (
-    Bound("mem_mb", True, int(BOUNDS["memory_limit_mb"].low), int(BOUNDS["memory_limit_mb"].high), why="MB"),
-    Bound("runtime", True, 1, 10**7, why="minutes"),
-    Bound("cpus_per_task", True, BOUNDS["jobs"].low, BOUNDS["jobs"].high),
-)}
 
 
 def check_config(config: dict) -> None:
@@ -56,7 +60,7 @@ def check_config(config: dict) -> None:
     that can be folders, every name a registered plugin with valid parameters, every dataset
     spec readable and available (a ``file:`` exists) and the paper known. Runs before any
     job; the error names the key."""
-    _check_numbers(config)
+    check_numbers(config)
     for key in ("out", "paper_out"):
         if key in config:
             _check(key, check_folder, config[key])
@@ -68,10 +72,15 @@ def check_config(config: dict) -> None:
     where = config_datasets(config) if "catalogue" in config else {
         f"datasets[{index}]": spec for index, spec in enumerate(config["datasets"])}
     datasets = list(where.values())
+    keyed: dict[str, str] = {}
     for dataset in config.get("dataset_kernels", {}):
-        if same_configuration(dataset, datasets, "dataset") is None:
+        if (same := same_configuration(dataset, datasets, "dataset")) is None:
             raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
                               f"({', '.join(datasets)}).")
+        if same in keyed:
+            raise ConfigError(f"config key 'dataset_kernels': {keyed[same]!r} and {dataset!r} both name the dataset "
+                              f"{same!r}; give its kernels under one key (a list for several).")
+        keyed[same] = dataset
     checks = [("kernel", [config["kernel"]], "kernel"), *((f"dataset_kernels[{d!r}]", _as_list(k), "kernel")
                                                           for d, k in config.get("dataset_kernels", {}).items())]
     checks += [("samplers", config["samplers"], "sampler"), ("tasks", config["tasks"], "task")]
@@ -88,6 +97,7 @@ def check_config(config: dict) -> None:
         create(t, "task").uses_lams for t in config["tasks"])
     for key, spec in where.items():
         _check(key, known_task_type, spec)  # the spec checked, and what a provider reads to plan (a table's columns)
+        _check(key, check_stated_rows, spec)
         for path in data_files(spec):  # the prepare job's input
             _check(key, check_no_wildcard, path, "a data file")
         if chooses:
@@ -101,28 +111,6 @@ def _check(key: str, method, *args) -> None:
         method(*args)
     except ValueError as exc:
         raise ConfigError(f"config key '{key}': {exc}") from None
-
-
-def _check_numbers(config: dict) -> None:
-    """The config's numbers against their declarations (:data:`kbench.sweep.config.BOUNDS`)."""
-    for key in ("ranks", "lams", "lam_bounds"):
-        values = config.get(key)
-        if values is None or values == AUTO:  # the schema allows "auto" for lams only
-            continue
-        bound = BOUNDS["lams" if key == "lam_bounds" else key]
-        for index, value in enumerate(values):
-            _check(f"{key}[{index}]", bound.check, value, key)
-        _check(key, bound.check_list, values)
-    _check("lam_bounds", lam_path, config["lams"], config.get("lam_bounds"))
-    _check("selection", check_selection, config.get("selection", DEFAULT_SELECTION))
-    for key in ("seed", "repetitions", "cell_timeout", "memory_limit_mb"):
-        if config.get(key) is not None:
-            _check(key, BOUNDS[key].check, config[key])
-    for key, value in config.get("resources", {}).items():
-        if key not in RESOURCE_BOUNDS:
-            raise ConfigError(f"config key 'resources.{key}': unknown resource{suggest(key, RESOURCE_BOUNDS)}; "
-                              f"resources are: {', '.join(RESOURCE_BOUNDS)}.")
-        _check(f"resources.{key}", RESOURCE_BOUNDS[key].check, value)
 
 
 def _as_list(specs) -> list[str]:

@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 
 from kbench.cli import Bounded
 from kbench.spec import Spec, parse_value, split_specs
-from kbench.sweep.config import BOUNDS
-from kbench.workflow import RESOURCE_BOUNDS
+from kbench.sweep.config import BOUNDS, RESOURCE_BOUNDS
 
 FUZZ = settings(max_examples=400, deadline=None, derandomize=True)
 

@@ -85,7 +85,7 @@ def test_workflow_writes_the_leaderboard(finished):
     assert "win rate vs uniform" in text and "rank within 1% of exact" in text
     # the run's own command line (python -m snakemake ...) and executor
     assert "Command: `snakemake --snakefile" in text and "--configfile" in text and "BLAS threads" in text
-    assert "(executor: local; 2 prepare, 2 exact, 4 run jobs)" in text
+    assert "(executor: `local; 2 prepare, 2 exact, 4 run jobs`)" in text
     assert "### Not planned, by design" in text and "| task 'krr' needs a regression dataset; synthetic:moons" in text
     assert "skipped" not in text.split("## Cells by status")[1].split("###")[0]
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
@@ -298,7 +298,7 @@ def test_cli_and_workflow_give_identical_numbers(tmp_path):
     (tmp_path / "workflow").mkdir()
     result = snakemake(tmp_path / "workflow", config)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "(executor: local; 1 prepare, 1 exact, 5 disqueak, 4 run jobs)" in (
+    assert "(executor: `local; 1 prepare, 1 exact, 5 disqueak, 4 run jobs`)" in (
         tmp_path / "workflow" / "out" / "leaderboard.md").read_text()
     cli = subprocess.run(
         [sys.executable, "-m", "kbench.cli", "run", "--datasets", data, "--samplers", ",".join(samplers),

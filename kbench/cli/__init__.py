@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
+from kbench._files import absent_reason
 from kbench._parallel import blas_ceiling
 from kbench.advisor.task import ADVISE_KERNEL, AUTO_TASK
 from kbench.cli.params import (
@@ -26,6 +27,7 @@ from kbench.cli.params import (
     bounded,
     lam_path_options,
     only,
+    plain,
     usage,
 )
 from kbench.datasets import load_dataset
@@ -50,9 +52,7 @@ def list_command(kind: str | None, as_json: bool) -> None:
     failed to load or whose name two packages claim (a listing: exit code 0 all the same)."""
     reg = registry.get_registry()
     kinds = [kind] if kind else _KIND_CHOICES
-    payload = {
-        k: [info.to_dict() for info in registry.list_plugins(k).values()] for k in kinds
-    }
+    payload = {k: [info.to_dict() for info in registry.list_plugins(k).values()] for k in kinds}
     payload["broken"] = [b.to_dict() for b in reg.broken]
     if as_json:
         click.echo(json.dumps(payload, indent=2))
@@ -187,8 +187,8 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
                     path = usage(lambda spec=spec, r=repetition: prepare_exact(
                         spec, exact_kernel, r, seed, data_cache, exact_max_n, task_objects, lam_values, bounds,
                         selection))
-                click.echo(f"{path}  (" + (f"exact baseline of {exact_kernel})" if data.n_train <= exact_max_n else
-                           f"no exact baseline: {data.n_train} training rows > --exact-max-n {exact_max_n})"))
+                why = absent_reason(path)
+                click.echo(f"{path}  (" + (f"no exact baseline: {why})" if why else f"exact baseline of {exact_kernel})"))
 
 
 @main.command("disqueak")
@@ -233,14 +233,13 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 def aggregate_command(paths, out, sweep, files_from) -> None:
     """Merge results directories (or folders below one, cell files or aggregated files) into
     one parquet file (newest row of each identity)."""
-    from kbench.sweep.store import check_one_sweep, read_results, write_frame
+    from kbench.sweep.store import check_merged_out, check_one_sweep, read_results, write_frame
 
-    if Path(out).suffix != ".parquet" and not Path(out).is_dir():  # (a folder: write_frame says so)
-        raise click.UsageError(f"--out {out}: the merged file is parquet; name it <name>.parquet.")
     listed = [line.rstrip("\n") for line in files_from or () if line.strip() and not line.startswith("#")]
     if not (paths := [*paths, *(PATH.convert(line, None, None) for line in listed)]):
         raise click.UsageError("name the results to merge: PATHS, or --files-from FILE.")
-    frame = usage(lambda: read_results(list(paths), sweep))
+    usage(lambda: check_merged_out(Path(out), paths))
+    frame = usage(lambda: read_results(paths, sweep))
     usage(lambda: check_one_sweep(frame))
     usage(lambda: write_frame(frame, Path(out)))
     click.echo(f"wrote {out}: {len(frame)} rows")
@@ -349,7 +348,7 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
             value = "; ".join(f"{k}: {v}" for k, v in value.items()) or "none"
         elif isinstance(value, list):
             value = ", ".join(map(str, value)) or "none"
-        table.add_row(key, str(value))
+        table.add_row(key, plain(value))
     Console(width=max(120, Console().width)).print(table)
 
 

@@ -8,12 +8,14 @@ from collections import Counter
 
 import click
 import numpy as np
+from rich.text import Text
 
 from kbench._files import check_folder, check_name, expand_home
 from kbench._validation import Bound
-from kbench.errors import PluginError
+from kbench.errors import PluginError, one_line
 from kbench.spec import split_specs
 from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS
+from kbench.sweep.layout import CELLS_DIR, enclosing_results
 from kbench.tasks.selection import SELECTIONS
 
 #: the options that take a comma list (besides those whose help says so)
@@ -62,9 +64,16 @@ def usage(call):
                                    "does not fit; try a subsample of the data (n=… in its spec).") from None
 
 
+def plain(value) -> Text:
+    """A value as a table prints it: on one line, control characters escaped (a terminal
+    escape in a data file's category stays text), brackets not read as rich markup."""
+    return Text(one_line(str(value), limit=10**6))
+
+
 class PathName(click.ParamType):
     """A path: refused when it holds a control character (a NUL), which no file name can; with
-    ``folder``, also when it is a file or under one (:func:`kbench._files.check_folder`);
+    ``folder``, also when it is a file or under one (:func:`kbench._files.check_folder`) or in
+    a results folder's cells;
     with ``absolute``, made absolute."""
 
     def __init__(self, folder: bool = False, absolute: bool = False) -> None:
@@ -75,6 +84,10 @@ class PathName(click.ParamType):
         try:
             if self.folder:
                 folder = check_folder(value)
+                if (results := enclosing_results(folder)) is not None:
+                    raise ValueError(f"{folder} lies in {results / CELLS_DIR}, the cells of the results folder "
+                                     f"{results}, whose page would take in what is written here; name a folder "
+                                     "outside it.")
                 return str(folder.absolute() if self.absolute else folder)
             return str(expand_home(check_name(value)))
         except ValueError as exc:

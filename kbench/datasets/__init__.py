@@ -111,6 +111,14 @@ def stated_size(spec: str) -> tuple[int, int] | None:
     return n, split_counts(n, *split_sizes(spec))[0]
 
 
+def check_stated_rows(spec: str) -> None:
+    """A ValueError when the spec's ``n`` exceeds the rows its provider can tell it has
+    before loading (:meth:`DatasetProvider.rows_at_most`)."""
+    provider, name, params = check_dataset_spec(spec)
+    if params.get("n") is not None and (rows := provider.rows_at_most(name, params)) is not None:
+        check_n(params["n"], rows, spec)
+
+
 def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: float = DEFAULT_TEST_SIZE,
                  standardize: bool = True, dropna: bool = False, val_size: float = DEFAULT_VAL_SIZE,
                  **params) -> Dataset:
@@ -148,4 +156,5 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
 
 
 __all__ = ["DEFAULT_TEST_SIZE", "DEFAULT_VAL_SIZE", "TASK_TYPES", "Dataset", "DatasetProvider", "RawData",
-           "canonical_spec", "check_dataset_spec", "known_task_type", "load_dataset", "split_sizes", "stated_size"]
+           "canonical_spec", "check_dataset_spec", "check_stated_rows", "known_task_type", "load_dataset",
+           "split_sizes", "stated_size"]

@@ -124,6 +124,12 @@ class DatasetProvider:
         for telling two specs of one configuration apart without loading the data."""
         return params
 
+    def rows_at_most(self, name: str, params: dict) -> int | None:
+        """At least as many rows as the dataset has, found without loading it (a file's
+        metadata or line count), so that a spec's ``n`` past it is refused before any job;
+        None when unknown."""
+        return None
+
     def files(self, name: str) -> list[Path]:
         """The local files the dataset ``name`` is read from, which can change under the same
         spec (kbench.datasets.files): an edited one is new data (kbench.datasets.data_version),

@@ -59,6 +59,13 @@ def read_catalogue(path) -> pd.DataFrame:
         for column in ("dataset", "task", "target", "rows", "why", "documentation"):
             if not getattr(row, column).strip():
                 raise ValueError(f"{where}: '{column}' is empty.")
+        try:
+            given = Spec.parse(row.dataset, "dataset").params
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if given:
+            raise ValueError(f"{where}: 'dataset' is provider:name without parameters (got {', '.join(given)}); the "
+                             "target, drop and transform have their columns, and a tier's n subsamples.")
         if row.task not in TASKS:
             raise ValueError(f"{where}: task must be one of {', '.join(TASKS)}, got {row.task!r}.")
         if row.transform not in TRANSFORMS:

@@ -36,6 +36,7 @@ from kbench.datasets.table_checks import (
     refuse_repeated,
 )
 from kbench.datasets.tabular import (
+    DEFAULT_MAX_LEVELS,
     default_target_of,
     frame_to_raw,
     task_type_of,
@@ -48,7 +49,7 @@ TEXT_TABLES, PARQUET, SVMLIGHT = (".csv", ".tsv", ".txt"), (".parquet", ".pq"), 
 FORMATS = (*TEXT_TABLES, *PARQUET, ".npz", ".npy", *SVMLIGHT)
 #: the formats that take each option; the others hold their target in their own way
 _TAKES = {"sep": TEXT_TABLES, "categorical": TEXT_TABLES + PARQUET, "drop": TEXT_TABLES + PARQUET,
-          "target": TEXT_TABLES + PARQUET + (".npy",)}
+          "max_levels": TEXT_TABLES + PARQUET, "target": TEXT_TABLES + PARQUET + (".npy",)}
 _OWN_TARGET = {".npz": "its array 'y'", **dict.fromkeys(SVMLIGHT, "the first field of each line")}
 
 _SPECIAL_FILES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
@@ -120,11 +121,34 @@ class FileProvider(DatasetProvider):
         except (OSError, ValueError, TypeError, csv.Error):  # (a regex separator, a bad file): loading says
             return params
 
+    def rows_at_most(self, name: str, params: dict) -> int | None:
+        """A parquet's or an array's row count from its metadata; a text file's lines (past a
+        header), which a quoted line break can only make more (files up to 1 GiB)."""
+        path, suffix = expand_home(name), Path(name).suffix.lower()
+        try:
+            if suffix in PARQUET:
+                import pyarrow.parquet as pq
+
+                return pq.ParquetFile(path).metadata.num_rows
+            if suffix == ".npy":
+                return int(np.load(path, mmap_mode="r").shape[0])
+            if suffix in (*TEXT_TABLES, *SVMLIGHT) and path.stat().st_size <= 2**30:
+                lines, last = 0, b"\n"
+                with path.open("rb") as handle:
+                    for chunk in iter(lambda: handle.read(2**24), b""):
+                        lines, last = lines + chunk.count(b"\n"), chunk[-1:]
+                return lines + (last != b"\n") - (suffix in TEXT_TABLES)  # (a last line without a line break)
+        except (OSError, ValueError, IndexError):  # loading says what is wrong
+            return None
+        return None
+
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
              task_type: str | None = None, sep: str | None = None,
-             categorical: list[str] | str | None = None, drop: list[str] | str | None = None) -> RawData:
+             categorical: list[str] | str | None = None, drop: list[str] | str | None = None,
+             max_levels: int = DEFAULT_MAX_LEVELS) -> RawData:
         """``categorical=a;b`` (a single one: ``categorical=a``) one-hot encodes these columns
-        of a table whatever they hold, ``drop=a;b`` leaves these out; a text column that holds numbers is otherwise refused
+        of a table whatever they hold, ``drop=a;b`` leaves these out, ``max_levels`` drops a
+        text column of more levels; a text column that holds numbers is otherwise refused
         when a value is not a number (tabular.check_text_numbers)."""
         import pandas as pd
         from sklearn.datasets import load_svmlight_file
@@ -135,9 +159,11 @@ class FileProvider(DatasetProvider):
         if suffix not in FORMATS:
             raise ValueError(f"{source}: unknown file type {suffix!r}; kbench reads {', '.join(FORMATS)} (a .txt as "
                              "a csv): rename the file, or convert it.")
-        _check_options(suffix, source, target=target, sep=sep, categorical=categorical, drop=drop)
+        _check_options(suffix, source, target=target, sep=sep, categorical=categorical, drop=drop,
+                       max_levels=None if max_levels == DEFAULT_MAX_LEVELS else max_levels)
         meta = {"source": str(path.resolve()), "format": suffix.lstrip("."), "version": file_version([path])}
-        table = {"categorical": [] if categorical is None else categorical, "drop": drop, "check_text": True}
+        table = {"categorical": [] if categorical is None else categorical, "drop": drop, "check_text": True,
+                 "max_levels": max_levels}
         try:
             if suffix in TEXT_TABLES:
                 sep = separator(suffix, sep)
@@ -210,6 +236,7 @@ def _check_options(suffix: str, source: str, **given) -> None:
             why = {"sep": "is the separator of a text table (.csv, .tsv, .txt)",
                    "categorical": "names columns of a table (.csv, .tsv, .txt, .parquet)",
                    "drop": "names columns of a table (.csv, .tsv, .txt, .parquet)",
+                   "max_levels": "caps a table's text columns (.csv, .tsv, .txt, .parquet)",
                    "target": f"names a column of a table or of an .npy array; a {suffix} file's target is "
                              f"{_OWN_TARGET.get(suffix)}"}[option]
             raise ValueError(f"{source}: {option}= {why}; a {suffix} file has no use for it: drop it.")
@@ -247,13 +274,24 @@ def _npz(path: Path, task_type: str | None, meta: dict, source: str) -> RawData:
 
 def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, source: str) -> RawData:
     """A memory-mapped 2-D array: features and the target column (the last by default) as
-    views of the file, no copy (a target column in the middle costs one copy of the rest)."""
+    views of the file, no copy (a target column in the middle costs one copy of the rest);
+    with ``task_type=unlabeled``, every column a feature."""
     array = np.load(path, mmap_mode="r", allow_pickle=False)
-    if array.ndim != 2 or array.shape[1] < 2 or not np.issubdtype(array.dtype, np.number):
+    unlabeled = task_type == "unlabeled"
+    if array.ndim != 2 or not np.issubdtype(array.dtype, np.number):
         raise ValueError(f"{source}: a .npy file must hold a 2-D numeric array (rows × features and "
                          f"the target), got shape {array.shape} of {array.dtype}.")
     d = array.shape[1]
     check_width(d, source)
+    if unlabeled and target is not None:
+        raise ValueError(f"{source}: task_type=unlabeled takes no target (every column is a feature); drop "
+                         f"target={target}.")
+    if unlabeled:
+        meta.update(memory_mapped=True)
+        return RawData(array, None, task_type_of(None, task_type, source), None, meta)
+    if d < 2:
+        raise ValueError(f"{source}: its array has {d} column, a target and no feature column; a .npy holds the "
+                         "features and the target (or only features, with task_type=unlabeled).")
     if target is not None and not INTEGER.match(str(target)):  # ASCII digits: int() reads ٣ as 3
         raise ValueError(f"{source}: target must be a column index of the .npy array, got {shown(target)}.")
     column = d - 1 if target is None else int(target)

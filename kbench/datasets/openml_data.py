@@ -62,11 +62,10 @@ class OpenMLProvider(DatasetProvider):
             openml = import_openml()
         except ImportError:  # pragma: no cover - openml is a dependency
             raise ValueError("openml:<id> needs openml-python: pip install openml") from None
-        try:
-            dataset_id = int(name)
-        except ValueError:
-            raise ValueError(f"openml:{name}: an OpenML dataset is named by its integer id, "
-                             "e.g. openml:61 (iris).") from None
+        if not (name.isascii() and name.isdigit() and int(name) >= 1):
+            raise ValueError(f"openml:{name}: an OpenML dataset is named by its integer id (1 or more), "
+                             "e.g. openml:61 (iris).")
+        dataset_id = int(name)
         cache = data_home("openml")
         openml.config.set_root_cache_directory(str(cache))
         try:

@@ -95,6 +95,9 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
         (X_train, X_val, X_test), names = _features(X, raw, parts, scaled)
     _check_scaled((X_train, X_val, X_test), names, name)
     y_train, y_val, y_test = (rows_of(y, part) for part in parts)
+    if raw.task_type == "regression" and y_test.size and np.all(y_test == y_test[0]):
+        raise ValueError(f"{name}: every test row's target is {y_test[0]:g}, so R² (1 − MSE / the test targets' "
+                         "variance) is undefined; pass more points (n), a larger test_size or another seed.")
     if scaled and raw.task_type == "regression":
         y_mean, y_scale = float(y_train.mean()), float(y_train.std()) or 1.0
         if not (np.isfinite(y_mean) and np.isfinite(y_scale)):

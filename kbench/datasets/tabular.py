@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from kbench.datasets.base import MAX_CLASS_LEVELS, TASK_TYPES, RawData, infer_task_type
-from kbench.spec import CONTROL, shown
+from kbench.spec import CONTROL, escape, shown
 
 #: categorical columns with more levels than this are dropped (one-hot would add a column per level)
 DEFAULT_MAX_LEVELS = 32
@@ -67,13 +67,15 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     if check_text:  # before the drops below: a stray value makes a column look identifier-like
         as_numbers = check_text_numbers(frame, [c for c in kept if c not in declared], target, source)
         frame = frame.assign(**{c: pd.to_numeric(frame[c]).astype(float) for c in as_numbers})
+    durations = [c for c in kept if pd.api.types.is_timedelta64_dtype(frame[c])]  # a quantity, not a category
+    frame = frame.assign(**{c: frame[c].dt.total_seconds() for c in durations})
     dropped.update(_unusable(frame[kept], max_levels, source, declared))
     kept = [c for c in kept if c not in dropped]
     used = kept + ([target] if target is not None else [])
     missing = frame[used].isna().any(axis=1).to_numpy()
     preprocessing = {"target": target, "dropped_columns": dropped, "rows_in_source": int(len(frame))}
-    if as_numbers:
-        preprocessing["text_read_as_numbers"] = as_numbers
+    preprocessing.update({key: columns for key, columns in (("text_read_as_numbers", as_numbers),
+                                                          ("durations_read_as_seconds", durations)) if columns})
     if dropna and missing.any():
         frame = frame.loc[~missing]
         preprocessing["rows_with_missing_dropped"] = int(missing.sum())
@@ -97,9 +99,10 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
 
 
 def default_target_of(columns: list[str], source: str) -> str:
-    """The column named target, y, label or class, else the last one; two such names are an
-    error (the one not taken would be a feature: the target, leaked)."""
-    named = [c for c in columns if c.lower() in _TARGET_NAMES]
+    """The column named target, y, label or class (in any case, spaces around it ignored: a
+    header ``a, target, b``), else the last one; two such names are an error (the one not
+    taken would be a feature: the target, leaked)."""
+    named = [c for c in columns if c.strip().lower() in _TARGET_NAMES]
     if len(named) > 1:
         raise ValueError(f"{source}: the columns {', '.join(map(repr, named))} could each be the target; name it "
                          "with target=<column> (and drop= the others that are not features).")
@@ -127,6 +130,8 @@ def summary(preprocessing: dict) -> str:
                                                     if "target_transform" in preprocessing else "")
              if preprocessing["target"] is not None else "unlabeled"]
     parts.append(f"{len(preprocessing['numeric'])} numeric columns")
+    if preprocessing.get("durations_read_as_seconds"):
+        parts.append(f"durations as seconds: {', '.join(preprocessing['durations_read_as_seconds'])}")
     if preprocessing["categorical"]:
         parts.append(f"one-hot: {', '.join(preprocessing['categorical'])}")
     if preprocessing.get("rows_with_missing_dropped"):
@@ -151,8 +156,10 @@ def check_choices(columns: list[str], target: str | None, features, drop, transf
                         ("categorical", _as_list(categorical))):
         unknown = [str(c) for c in names if str(c) not in columns]
         if unknown:
+            near = [c for c in columns if c.strip() == unknown[0].strip() and c != unknown[0]]
+            hint = f" ({near[0]!r} is written {escape(near[0])} in a spec: a space is %20)" if near else ""
             raise ValueError(f"{source}: no {role} column {unknown[0]!r}; its columns are: "
-                             f"{', '.join(map(repr, columns[:50]))}{' …' if len(columns) > 50 else ''}.")
+                             f"{', '.join(map(repr, columns[:50]))}{' …' if len(columns) > 50 else ''}{hint}.")
     for option, names in (("drop", drop), ("features", features)):
         if target is not None and str(target) in map(str, _as_list(names)):
             raise ValueError(f"{source}: {option}= names the target {str(target)!r}; take it out of {option}= (or "

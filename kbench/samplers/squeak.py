@@ -30,6 +30,10 @@ from kbench.samplers.base import Sampler
 
 #: a node of the merge tree: the shards [first, stop) its dictionary summarises
 Node = tuple[int, int]
+#: the merge tree's largest leaf count: 2·shards − 1 workflow jobs, each loading the data
+MAX_SHARDS = 1024
+#: the largest copy count q̄ per point (more changes nothing but the integers' width)
+MAX_QBAR = 10**6
 
 
 @dataclass
@@ -116,11 +120,11 @@ class SqueakSampler(Sampler):
 
     def __init__(self, qbar: int = 10, eps: float = 0.5, block_size: int | None = None,
                  shards: int = 1, halving_floor: bool = False, subsample: str = "copies") -> None:
-        self.qbar = check_positive(qbar, "qbar", "squeak", integer=True)
+        self.qbar = check_positive(qbar, "qbar", "squeak", integer=True, at_most=MAX_QBAR)
         self.eps = check_in_open_unit_interval(eps, "eps", "squeak")
         self.block_size = None if block_size is None else check_positive(
             block_size, "block_size", "squeak", integer=True)
-        self.shards = check_positive(shards, "shards", "squeak", integer=True)
+        self.shards = check_positive(shards, "shards", "squeak", integer=True, at_most=MAX_SHARDS)
         self.halving_floor = bool(halving_floor)
         if subsample not in ("prob", "copies"):
             raise ValueError(f"squeak: subsample must be 'prob' or 'copies', got {subsample!r}.")
@@ -180,6 +184,9 @@ class SqueakSampler(Sampler):
 
     def shard_rows(self, n: int, shard: int) -> np.ndarray:
         """The rows of shard ``shard``: ``shards`` contiguous, near-equal parts of 0..n−1."""
+        if self.shards > n:
+            raise ValueError(f"squeak: shards={self.shards} is more than the {n} training rows; "
+                             f"use at most shards={n} (a shard holds at least one row).")
         return np.array_split(np.arange(n), self.shards)[shard]
 
     def node(self, X, kernel, lam: float, seed: int, node: Node,

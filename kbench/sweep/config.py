@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbench._files import expand_home
-from kbench._validation import INT64_MAX, LAMS, Bound
+from kbench._validation import INT64_MAX, LAMS, Bound, suggest
 from kbench.datasets import canonical_spec, check_dataset_spec, load_dataset
 from kbench.errors import ConfigError, PluginError
 from kbench.registry import create
@@ -53,6 +53,16 @@ BOUNDS = {bound.name: bound for bound in (
 
 #: the longest list of specs a sweep config takes (the real-data board lists 173 datasets)
 LONGEST = {"datasets": 10_000, "samplers": 1000, "tasks": 100, "tiers": 100}
+
+
+#: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
+DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
+#: the ranges of the config's ``resources``
+RESOURCE_BOUNDS = {bound.name: bound for bound in (
+    Bound("mem_mb", True, int(BOUNDS["memory_limit_mb"].low), int(BOUNDS["memory_limit_mb"].high), why="MB"),
+    Bound("runtime", True, 1, 10**7, why="minutes"),
+    Bound("cpus_per_task", True, BOUNDS["jobs"].low, BOUNDS["jobs"].high),
+)}
 
 
 def check_ranks(ranks) -> list[int]:
@@ -101,6 +111,37 @@ def check_repetitions(repetitions) -> list[int]:
     if isinstance(repetitions, numbers.Integral) and not isinstance(repetitions, bool):
         return list(range(BOUNDS["repetitions"].check(repetitions)))
     return BOUNDS["only_repetition"].check_list(repetitions, "repetition indices")
+
+
+def check_numbers(config: dict) -> None:
+    """A workflow config's numbers against their declarations (:data:`BOUNDS`), each
+    failure a ConfigError naming its key."""
+    for key in ("ranks", "lams", "lam_bounds"):
+        values = config.get(key)
+        if values is None or values == AUTO:  # the schema allows "auto" for lams only
+            continue
+        bound = BOUNDS["lams" if key == "lam_bounds" else key]
+        for index, value in enumerate(values):
+            _check(f"{key}[{index}]", bound.check, value, key)
+        _check(key, bound.check_list, values)
+    _check("lam_bounds", lam_path, config["lams"], config.get("lam_bounds"))
+    _check("selection", check_selection, config.get("selection", DEFAULT_SELECTION))
+    for key in ("seed", "repetitions", "cell_timeout", "memory_limit_mb"):
+        if config.get(key) is not None:
+            _check(key, BOUNDS[key].check, config[key])
+    for key, value in config.get("resources", {}).items():
+        if key not in RESOURCE_BOUNDS:
+            raise ConfigError(f"config key 'resources.{key}': unknown resource{suggest(key, RESOURCE_BOUNDS)}; "
+                              f"resources are: {', '.join(RESOURCE_BOUNDS)}.")
+        _check(f"resources.{key}", RESOURCE_BOUNDS[key].check, value)
+
+
+def _check(key: str, method, *args) -> None:
+    """``method(*args)``, its ValueError a ConfigError naming the config's ``key``."""
+    try:
+        method(*args)
+    except ValueError as exc:
+        raise ConfigError(f"config key '{key}': {exc}") from None
 
 
 def _specs(value, name: str) -> tuple[str, ...]:

@@ -31,6 +31,8 @@ MAX_DEPTH = 12
 INTEGER, DECIMAL = "tag:yaml.org,2002:int", re.compile(r"[-+]?(0|[1-9][0-9]*)")
 #: YAML's tag of text, and a number YAML 1.1 reads as text (1e-3, 1.5e3: no dot or no exponent sign)
 TEXT, NUMBER = "tag:yaml.org,2002:str", re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
+#: a number as --config's list items carry it, as text
+NUMBER_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 #: what a config names its data by: the message of a config with both, or neither
 DATA_SOURCES = "list the datasets ('datasets') or name a catalogue and its tiers ('catalogue', 'tiers'), one of the two."
 #: how much of a value a message shows
@@ -151,6 +153,10 @@ def check_schema(config, schema: Path) -> None:
             message = DATA_SOURCES
         elif error.validator == "oneOf" and "description" in error.schema:
             message = f"{_short(repr(error.instance))} is not {error.schema['description']}."
+            if not isinstance(error.instance, list) and any(b.get("type") == "array" for b in error.schema["oneOf"]):
+                message += " It takes a list in brackets, which snakemake --config cannot set: use --configfile."
+        if error.validator == "type":
+            message += _yaml_hint(error.instance, error.validator_value)
         raise ConfigError(f"config{f' key {key!r}' if key else ''}: {message}")
 
 
@@ -159,6 +165,20 @@ def check_document(config, schema: Path, files=()) -> None:
     check_files(files)
     check_shape(config)
     check_schema(config, schema)
+
+
+def _yaml_hint(value, wanted) -> str:
+    """What a value of the wrong type likely was as written: YAML reads ``~`` as null and
+    ``on``/``yes`` as true; Snakemake's ``--config key=[5,10]`` passes list items as text."""
+    wanted = set([wanted] if isinstance(wanted, str) else wanted)
+    if value is None and "string" in wanted:
+        return " (YAML reads ~ and an empty value as null: quote the text, e.g. \"~/results\")"
+    if isinstance(value, bool) and "string" in wanted:
+        return " (YAML reads on, off, yes and no as true or false: quote the text, e.g. \"on\")"
+    if isinstance(value, str) and wanted & {"number", "integer"} and NUMBER_TEXT.fullmatch(value.strip()):
+        return (" (snakemake --config passes a list's items as text: set a list in a config file, given with "
+                "--configfile)")
+    return ""
 
 
 def _top(key: str) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -90,6 +91,20 @@ def sweep_id(seed: int, lams: Sequence[float], lam_bounds: Sequence[float] | Non
         path = [path, None if lam_bounds is None else [float(v) for v in lam_bounds], selection]
     text = json.dumps(path)
     return f"seed{int(seed)}_lams-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+#: a sweep's folder name below cells/ (:func:`sweep_id`)
+SWEEP_FOLDER = re.compile(r"seed-?\d+_lams-[0-9a-f]{8}")
+
+
+def enclosing_results(path) -> Path | None:
+    """The results directory whose ``cells/`` tree holds ``path`` (or is it), if any: a
+    ``cells`` folder with a sweep folder in it."""
+    for folder in (path := Path(path).absolute(), *path.parents):
+        if folder.name == CELLS_DIR and folder.is_dir() and any(
+                SWEEP_FOLDER.fullmatch(entry.name) for entry in folder.iterdir()):
+            return folder.parent
+    return None
 
 
 def cell_path(out, sweep: str, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from kbench._files import atomic_path, check_folder, check_writable, sweep_temporary
 from kbench.errors import Status
 from kbench.spec import CONTROL, Spec, format_value, shown
-from kbench.sweep.layout import CELLS_DIR
+from kbench.sweep.layout import CELLS_DIR, enclosing_results
 
 SCHEMA_VERSION = 4
 
@@ -72,6 +72,31 @@ def write_cell(path: Path, rows: list[dict]) -> None:
 def write_frame(frame: pd.DataFrame, path: Path) -> None:
     """Write a DataFrame to parquet atomically."""
     _write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+
+
+def check_merged_out(out: Path, inputs: list) -> None:
+    """``kbench aggregate --out``: a new file, or an aggregated file none of ``inputs`` names,
+    never a cell of a results folder nor a parquet file kbench did not write."""
+    out = Path(out)
+    if out.suffix != ".parquet" and not out.is_dir():  # (a folder: write_frame says so)
+        raise ValueError(f"--out {out}: the merged file is parquet; name it <name>.parquet.")
+    if (results := enclosing_results(out)) is not None:
+        raise ValueError(f"--out {out} lies in {results / CELLS_DIR}, the cells of the results folder {results}; "
+                         f"write the merged file elsewhere, e.g. {results / 'all.parquet'}.")
+    if out.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory; pass a file name (or remove the folder)", str(out))
+    if any(out.resolve() == Path(path).resolve() for path in inputs):
+        raise ValueError(f"--out {out} is also an input; write the merged file elsewhere.")
+    if out.is_file() and "schema_version" not in _column_names(out):
+        raise ValueError(f"--out {out} exists and is not a kbench results file (it has no schema_version "
+                         "column); name a new file.")
+
+
+def _column_names(path: Path) -> list[str]:
+    try:
+        return pq.read_schema(path).names
+    except (OSError, pa.ArrowException):  # not a parquet file
+        return []
 
 
 def _write_table(table: pa.Table, path: Path) -> None:
@@ -153,9 +178,24 @@ def _read_table(path: Path) -> pa.Table:
     """One small file, read in this thread without pre-buffering (Arrow's thread pool and
     read-ahead cost more than the read itself: 0.7 instead of 1.2 ms for a cell)."""
     try:
-        return pq.ParquetFile(path, pre_buffer=False).read(use_threads=False)
+        table = pq.ParquetFile(path, pre_buffer=False).read(use_threads=False)
     except (pa.ArrowInvalid, OSError) as exc:
         raise ValueError(f"{path} is not a readable parquet file ({exc}); delete it and rerun.") from None
+    return _plain_types(path, table)
+
+
+def _plain_types(path: Path, table: pa.Table) -> pa.Table:
+    """Dictionary (categorical) columns as their values, as a file saved with factors has
+    them; a λ column narrower than float64 refused: rounded, λ no longer equals the λ chosen."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))
+    for name in ("lam", "lam_selected"):
+        kind = table.schema.field(name).type if name in table.column_names else pa.float64()
+        if pa.types.is_floating(kind) and kind != pa.float64():
+            raise ValueError(f"{path}: column {name!r} is float{kind.bit_width}; kbench writes λ as float64, and a rounded λ no "
+                             "longer matches the λ chosen (lam_selected): are these kbench's results?")
+    return table
 
 
 def _check_columns(path: Path, columns) -> None:
@@ -187,7 +227,10 @@ def read_cells(paths) -> pd.DataFrame:
             current.append(table)
         else:  # older (migrated), newer or unversioned (refused with the file's name)
             older.append(read_cell(path))
-    frames = [pa.concat_tables(current, promote_options="permissive").to_pandas()] if current else []
+    try:
+        frames = [pa.concat_tables(current, promote_options="permissive").to_pandas()] if current else []
+    except pa.ArrowInvalid:  # a column whose types Arrow cannot unify (an integer past 2**53 beside floats)
+        frames = [pd.concat([table.to_pandas() for table in current], ignore_index=True)]
     frames += older
     if not frames:
         return pd.DataFrame()
@@ -265,7 +308,8 @@ def check_values(frame: pd.DataFrame, where) -> None:
         if len(values) and pd.api.types.is_string_dtype(values) and pd.to_numeric(values, errors="coerce").notna().all():
             raise ValueError(f"{where}: column {column!r} holds numbers written as text ({shown(values.iloc[0])}, …); "
                              "kbench writes them as numbers: are these kbench's results?")
-    for column, inside, kbench_writes in (("rank", lambda v: v >= 1, "ranks >= 1"), ("lam", lambda v: v > 0, "λ > 0")):
+    for column, inside, kbench_writes in (("rank", lambda v: (v >= 1) & (v % 1 == 0), "whole ranks >= 1"),
+                                          ("lam", lambda v: v > 0, "λ > 0")):
         values = frame[column].dropna() if column in frame and pd.api.types.is_numeric_dtype(frame[column]) else []
         if len(values) and not inside(values).all():
             outside = format_value(values[~inside(values)].iloc[0].item())
@@ -311,7 +355,9 @@ def _files_of(directory: Path) -> list[Path]:
         raise ValueError(f"{directory}: no such file.")
     if not directory.is_dir():
         raise ValueError(f"{directory} is not a results directory (run 'kbench run --out {directory}').")
-    files = sorted((directory / CELLS_DIR).rglob("*.parquet")) or sorted(directory.rglob("*.parquet"))
+    cells = directory / CELLS_DIR
+    files = [f for f in sorted(cells.rglob("*.parquet"))  # (not a results folder written inside cells/)
+             if CELLS_DIR not in f.relative_to(cells).parts] or sorted(directory.rglob("*.parquet"))
     files = [f for f in files if f.name != "all.parquet"]
     if not files:
         raise ValueError(f"{directory} holds no result files (*.parquet).")

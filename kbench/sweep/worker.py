@@ -243,14 +243,14 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
     data = load_split_cached(dataset, repetition, seed, data_cache)
     path = exact_path(data_cache, dataset, kernel, repetition, seed)
     if data.n_train > exact_max_n:
-        write_absent(path, f"n_train = {data.n_train} > exact_max_n = {exact_max_n}")
+        write_absent(path, f"{data.n_train} training rows > exact_max_n {exact_max_n}")
         return path
     checksum = split_checksum(data)
     try:
         fitted = fitted_kernel(kernel, data, (kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
         exact_and_path(data, fitted, exact_max_n, (path, checksum), tasks, lams, lam_bounds, selection)
     except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
-        write_absent(path, f"the exact baseline failed: {describe(exc)}")
+        write_absent(path, f"it failed: {describe(exc)}")
     return path
 
 

@@ -653,7 +653,7 @@ def test_orf_refuses_a_kernel_that_is_not_isotropic(data300):
 @pytest.mark.parametrize(
     "name, params, message",
     [
-        ("squeak", {"qbar": 0}, "qbar must be an integer > 0"),
+        ("squeak", {"qbar": 0}, r"qbar must be an integer in \[1, 1000000\]"),
         ("squeak", {"eps": 1.5}, "eps must lie strictly between 0 and 1"),
         ("rp-cholesky", {"block_size": 0}, "block_size must be an integer > 0"),
         ("rls-fast", {"p1": -1}, "p1 must be an integer > 0"),
