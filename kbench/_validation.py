@@ -11,6 +11,7 @@ import difflib
 import inspect
 import math
 import numbers
+import re
 import types
 import typing
 from collections import Counter
@@ -191,6 +192,9 @@ class Bound:
         value = parse_number(str(text).strip())
         if value is None or (self.integer and not isinstance(value, int)):
             raise ValueError(f"{name or self.name} must be {self.allowed}, got {shown(str(text))}.")
+        if value == 0 and re.search(r"[1-9]", str(text).split("e")[0].split("E")[0]):
+            raise ValueError(f"{name or self.name} must be {self.allowed}, got {shown(str(text).strip())}, which "
+                             "underflows to 0 in a float64 (the smallest is about 5e-324).")
         return self.check(value, name)
 
     def parse_list(self, text: str, name: str | None = None) -> list[int | float]:

@@ -1236,3 +1236,43 @@ def test_held_out_eighth_round_late(tmp_path, monkeypatch):
     assert "drop=<the others> for file:" in " ".join(result.output.split())
     with pytest.raises(ValueError, match=r"openml:-1: an OpenML dataset is named by its integer id \(1 or more\)"):
         kbench.load_dataset("openml:-1")
+
+
+def test_held_out_ninth_round(tmp_path, monkeypatch):
+    """Found by the ninth held-out suite: a shuffled range of integers (ages) dropped as an
+    identifier; dates dropped as identifiers; the page of a cell or a sweep folder written
+    into cells/; aggregate --out replacing another sweep's merged file, and older rows of a
+    cell left out without a word; rp-cholesky's tol >= 1 blamed on the contract; λ written
+    1e-400 shown as 0; schema errors without their fix."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(7)
+    ages = rng.permutation(np.arange(20, 120))
+    pd.DataFrame({"age": ages, "row": np.arange(100), "y": np.sin(ages / 10)}).to_csv("ages.csv", index=False)
+    data = kbench.load_dataset("file:ages.csv")
+    assert data.feature_names == ["age"] and "identifier-like" in data.meta["preprocessing"]["dropped_columns"]["row"]
+    when = pd.Series(pd.date_range("2020-01-01", periods=60)).sample(frac=1, random_state=0).to_numpy()
+    pd.DataFrame({"when": when, "y": rng.standard_normal(60)}).to_parquet("dates.parquet")
+    data = kbench.load_dataset("file:dates.parquet")
+    assert data.feature_names == ["when"] and data.meta["preprocessing"]["dates_read_as_seconds"] == ["when"]
+    with pytest.raises(ValueError, match=r"tol must lie strictly between 0 and 1, got 5.0"):
+        kbench.make_sampler("rp-cholesky:tol=5")
+    result = CliRunner().invoke(main, _with(RUN, lams="1e-400") + ["--out", "x"])
+    assert result.exit_code == 2 and "underflows to 0 in a float64" in " ".join(result.output.split())
+    assert CliRunner().invoke(main, [*RUN, "--out", "a"]).exit_code == 0
+    sweep_folder = next((tmp_path / "a" / "cells").iterdir())
+    result = CliRunner().invoke(main, ["leaderboard", str(sweep_folder)])
+    assert result.exit_code == 2 and "where no page goes: pass --out" in " ".join(result.output.split())
+    assert not list(sweep_folder.glob("leaderboard*"))
+    assert CliRunner().invoke(main, [*RUN, "--out", "b", "--seed", "1"]).exit_code == 0
+    assert CliRunner().invoke(main, ["aggregate", "a", "--out", "merged.parquet"]).exit_code == 0
+    result = CliRunner().invoke(main, ["aggregate", "b", "--out", "merged.parquet"])
+    assert result.exit_code == 2 and "holds the sweep seed0_" in result.output and "writing would lose it" in result.output
+    assert CliRunner().invoke(main, [*RUN, "--out", "c", "--cell-timeout", "1e-3"]).exit_code == 1  # a later timeout
+    result = CliRunner().invoke(main, ["aggregate", "a", "c", "--out", "both.parquet"])
+    assert result.exit_code == 0 and "(1 older rows of the same cells left out" in result.output, result.output
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    for change, hint in (({"sampler": ["rff"]}, r"\('sampler' was unexpected\) \(did you mean 'samplers'\?\)"),
+                         ({"kernel": ["gaussian", "laplacian"]}, r"several kernels, each swept, go in dataset_kernels"),
+                         ({"lams": ["auto"]}, r"is written lams: auto, not in a list")):
+        with pytest.raises(kbench.ConfigError, match=hint):
+            check_document({**config, **change}, SCHEMA)

@@ -27,6 +27,7 @@ from kbench.cli.params import (
     bounded,
     lam_path_options,
     only,
+    page_folder,
     plain,
     usage,
 )
@@ -59,16 +60,13 @@ def list_command(kind: str | None, as_json: bool) -> None:
         return
     console = Console(width=max(120, Console().width))
     for k in kinds:
-        table = Table(title=k, title_justify="left")
-        for column in ("name", "source", "description"):
-            table.add_column(column)
+        table = Table("name", "source", "description", title=k, title_justify="left")
         for row in payload[k]:
             table.add_row(row["name"], f"{row['source']} {row['version']}", row["description"])
         console.print(table)
     if reg.broken:
-        table = Table(title="broken plugins (not loaded)", title_justify="left", style="red")
-        for column in ("entry point", "source", "error"):
-            table.add_column(column)
+        table = Table("entry point", "source", "error", title="broken plugins (not loaded)", title_justify="left",
+                      style="red")
         for b in reg.broken:
             table.add_row(b.entry_point, b.source, b.error)
         console.print(table)
@@ -233,16 +231,17 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 def aggregate_command(paths, out, sweep, files_from) -> None:
     """Merge results directories (or folders below one, cell files or aggregated files) into
     one parquet file (newest row of each identity)."""
-    from kbench.sweep.store import check_merged_out, check_one_sweep, read_results, write_frame
+    from kbench.sweep.store import check_merged_out, read_results, write_frame
 
     listed = [line.rstrip("\n") for line in files_from or () if line.strip() and not line.startswith("#")]
     if not (paths := [*paths, *(PATH.convert(line, None, None) for line in listed)]):
         raise click.UsageError("name the results to merge: PATHS, or --files-from FILE.")
     usage(lambda: check_merged_out(Path(out), paths))
     frame = usage(lambda: read_results(paths, sweep))
-    usage(lambda: check_one_sweep(frame))
+    usage(lambda: check_merged_out(Path(out), paths, frame))  # (one sweep, none of out's lost)
     usage(lambda: write_frame(frame, Path(out)))
-    click.echo(f"wrote {out}: {len(frame)} rows")
+    click.echo(f"wrote {out}: {len(frame)} rows" + (f" ({replaced} older rows of the same cells left out: the newest "
+                                                   "row of each wins)" if (replaced := frame.attrs.get("replaced")) else ""))
 
 
 @main.command("leaderboard")
@@ -264,7 +263,7 @@ def leaderboard_command(directory, out, command_line, executor, focus, sweep) ->
     from kbench.sweep.store import read_results
 
     frame = usage(lambda: read_results(directory, sweep))
-    target = out or (directory if Path(directory).is_dir() else Path(directory).parent)
+    target = out or page_folder(directory)
     command_line = command_line or shlex.join(["kbench", *sys.argv[1:]])
     page = usage(lambda: build(frame, target, command_line, executor, focus))
     for verdict in page.verdicts:

@@ -5,6 +5,7 @@ command turns bad input into."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import click
 import numpy as np
@@ -68,6 +69,16 @@ def plain(value) -> Text:
     """A value as a table prints it: on one line, control characters escaped (a terminal
     escape in a data file's category stays text), brackets not read as rich markup."""
     return Text(one_line(str(value), limit=10**6))
+
+
+def page_folder(results) -> str:
+    """Where a page of ``results`` goes without ``--out``: the results folder, or an
+    aggregated file's folder; never inside a results folder's cells/ (a cell file, a sweep)."""
+    folder = Path(results) if Path(results).is_dir() else Path(results).parent
+    if (outer := enclosing_results(folder)) is not None:
+        raise click.UsageError(f"{results} lies in {outer / CELLS_DIR}, where no page goes: pass --out, or give the "
+                               f"results folder {outer}.")
+    return str(folder)
 
 
 class PathName(click.ParamType):

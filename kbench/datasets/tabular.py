@@ -67,15 +67,15 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     if check_text:  # before the drops below: a stray value makes a column look identifier-like
         as_numbers = check_text_numbers(frame, [c for c in kept if c not in declared], target, source)
         frame = frame.assign(**{c: pd.to_numeric(frame[c]).astype(float) for c in as_numbers})
-    durations = [c for c in kept if pd.api.types.is_timedelta64_dtype(frame[c])]  # a quantity, not a category
-    frame = frame.assign(**{c: frame[c].dt.total_seconds() for c in durations})
+    frame, durations, dates = _times_as_seconds(frame, kept)
     dropped.update(_unusable(frame[kept], max_levels, source, declared))
     kept = [c for c in kept if c not in dropped]
     used = kept + ([target] if target is not None else [])
     missing = frame[used].isna().any(axis=1).to_numpy()
     preprocessing = {"target": target, "dropped_columns": dropped, "rows_in_source": int(len(frame))}
     preprocessing.update({key: columns for key, columns in (("text_read_as_numbers", as_numbers),
-                                                          ("durations_read_as_seconds", durations)) if columns})
+                                                          ("durations_read_as_seconds", durations),
+                                                          ("dates_read_as_seconds", dates)) if columns})
     if dropna and missing.any():
         frame = frame.loc[~missing]
         preprocessing["rows_with_missing_dropped"] = int(missing.sum())
@@ -130,8 +130,10 @@ def summary(preprocessing: dict) -> str:
                                                     if "target_transform" in preprocessing else "")
              if preprocessing["target"] is not None else "unlabeled"]
     parts.append(f"{len(preprocessing['numeric'])} numeric columns")
-    if preprocessing.get("durations_read_as_seconds"):
-        parts.append(f"durations as seconds: {', '.join(preprocessing['durations_read_as_seconds'])}")
+    for key, what in (("durations_read_as_seconds", "durations as seconds"),
+                      ("dates_read_as_seconds", "dates as seconds since 1970")):
+        if preprocessing.get(key):
+            parts.append(f"{what}: {', '.join(preprocessing[key])}")
     if preprocessing["categorical"]:
         parts.append(f"one-hot: {', '.join(preprocessing['categorical'])}")
     if preprocessing.get("rows_with_missing_dropped"):
@@ -175,6 +177,23 @@ def _is_categorical(column: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)
 
 
+def _times_as_seconds(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """Durations as seconds and dates as seconds since 1970-01-01 (UTC for a zoned date):
+    quantities, neither categories nor identifiers. Returns the frame and both lists."""
+    durations = [c for c in columns if pd.api.types.is_timedelta64_dtype(frame[c])]
+    dates = [c for c in columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
+    epoch = {c: pd.Timestamp("1970-01-01", tz=frame[c].dt.tz) for c in dates}
+    return (frame.assign(**{c: frame[c].dt.total_seconds() for c in durations},
+                         **{c: (frame[c] - epoch[c]).dt.total_seconds() for c in dates}), durations, dates)
+
+
+def _row_run(column: pd.Series) -> bool:
+    """Integers that step by 1 from row to row, up or down: row names (a shuffled range of
+    ages is data)."""
+    steps = np.diff(column.to_numpy(dtype=float))
+    return bool(np.all(steps == 1) or np.all(steps == -1))
+
+
 def _unusable(features: pd.DataFrame, max_levels: int, source: str, declared: list[str] = ()) -> dict[str, str]:
     """Feature columns that cannot be used, with the reason: constant, identifier-like, or
     categorical (by type, or ``declared``) with too many levels. A column declared
@@ -189,9 +208,8 @@ def _unusable(features: pd.DataFrame, max_levels: int, source: str, declared: li
             reasons[name] = "constant"
         elif categorical and levels == len(column):
             reasons[name] = "identifier-like (one distinct value per row)"
-        elif pd.api.types.is_integer_dtype(column) and levels == len(column) > 2 and \
-                int(present.max()) - int(present.min()) == len(column) - 1:
-            reasons[name] = "identifier-like (consecutive integers, one per row)"
+        elif pd.api.types.is_integer_dtype(column) and levels == len(column) > 2 and _row_run(column):
+            reasons[name] = "identifier-like (consecutive integers in row order, one per row)"
         elif categorical and levels > max_levels:
             reasons[name] = f"categorical with {levels} levels > max_levels={max_levels}"
     lost = [name for name in declared if name in reasons]

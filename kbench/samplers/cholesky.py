@@ -17,7 +17,7 @@ from functools import partial
 import numpy as np
 
 from kbench._parallel import blas_threads, blocks_only, for_each_block, scratch
-from kbench._validation import check_positive
+from kbench._validation import check_in_open_unit_interval, check_positive
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.maps import CholeskyMap
 from kbench.samplers.base import Sampler
@@ -145,7 +145,7 @@ class PivotedCholeskySampler(_CholeskySampler):
     candidates_per_pivot = 8
 
     def __init__(self, tol: float = 1e-10, panel: int = 64) -> None:
-        self.tol = check_positive(tol, "tol", "pivoted-cholesky")
+        self.tol = check_in_open_unit_interval(tol, "tol", "pivoted-cholesky")  # (the residual never exceeds max diag K)
         self.panel = check_positive(panel, "panel", "pivoted-cholesky", integer=True)
 
     def _factor(self, X, kernel, rank, rng):
@@ -211,7 +211,7 @@ class RPCholeskySampler(_CholeskySampler):
 
     def __init__(self, block_size: int = 100, tol: float = 1e-10) -> None:
         self.block_size = check_positive(block_size, "block_size", "rp-cholesky", integer=True)
-        self.tol = check_positive(tol, "tol", "rp-cholesky")
+        self.tol = check_in_open_unit_interval(tol, "tol", "rp-cholesky")  # (the residual never exceeds max diag K)
 
     def _factor(self, X, kernel, rank, rng):
         n = X.shape[0]

@@ -18,6 +18,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from kbench._validation import suggest
 from kbench.errors import ConfigError
 from kbench.sweep.config import LONGEST
 
@@ -156,7 +157,10 @@ def check_schema(config, schema: Path) -> None:
             if not isinstance(error.instance, list) and any(b.get("type") == "array" for b in error.schema["oneOf"]):
                 message += " It takes a list in brackets, which snakemake --config cannot set: use --configfile."
         if error.validator == "type":
-            message += _yaml_hint(error.instance, error.validator_value)
+            message += _yaml_hint(error.instance, error.validator_value, key)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            unknown = [name for name in error.instance if name not in error.schema.get("properties", {})]
+            message += "".join(suggest(str(name), error.schema.get("properties", {})) for name in unknown[:1])
         raise ConfigError(f"config{f' key {key!r}' if key else ''}: {message}")
 
 
@@ -167,10 +171,16 @@ def check_document(config, schema: Path, files=()) -> None:
     check_schema(config, schema)
 
 
-def _yaml_hint(value, wanted) -> str:
+def _yaml_hint(value, wanted, key: str) -> str:
     """What a value of the wrong type likely was as written: YAML reads ``~`` as null and
-    ``on``/``yes`` as true; Snakemake's ``--config key=[5,10]`` passes list items as text."""
+    ``on``/``yes`` as true; Snakemake's ``--config key=[5,10]`` passes list items as text;
+    ``lams: [auto]`` for ``lams: auto``; a list of kernels, which ``dataset_kernels`` takes."""
     wanted = set([wanted] if isinstance(wanted, str) else wanted)
+    if key == "lams[0]" and value == "auto":
+        return " (λ chosen on validation data is written lams: auto, not in a list)"
+    if key == "kernel" and isinstance(value, list):
+        return (" (one kernel for every dataset; several kernels, each swept, go in dataset_kernels: "
+                "{<dataset>: [gaussian, laplacian]})")
     if value is None and "string" in wanted:
         return " (YAML reads ~ and an empty value as null: quote the text, e.g. \"~/results\")"
     if isinstance(value, bool) and "string" in wanted:

@@ -74,9 +74,10 @@ def write_frame(frame: pd.DataFrame, path: Path) -> None:
     _write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
 
 
-def check_merged_out(out: Path, inputs: list) -> None:
-    """``kbench aggregate --out``: a new file, or an aggregated file none of ``inputs`` names,
-    never a cell of a results folder nor a parquet file kbench did not write."""
+def check_merged_out(out: Path, inputs: list, merged: pd.DataFrame | None = None) -> None:
+    """``kbench aggregate --out``: a new file, or an aggregated file none of ``inputs`` names
+    whose sweeps the ``merged`` rows hold too, never a cell of a results folder nor a parquet
+    file kbench did not write."""
     out = Path(out)
     if out.suffix != ".parquet" and not out.is_dir():  # (a folder: write_frame says so)
         raise ValueError(f"--out {out}: the merged file is parquet; name it <name>.parquet.")
@@ -90,6 +91,13 @@ def check_merged_out(out: Path, inputs: list) -> None:
     if out.is_file() and "schema_version" not in _column_names(out):
         raise ValueError(f"--out {out} exists and is not a kbench results file (it has no schema_version "
                          "column); name a new file.")
+    if merged is not None:
+        check_one_sweep(merged)
+    if merged is not None and out.is_file() and "sweep" in _column_names(out):
+        lost = set(pq.read_table(out, columns=["sweep"])["sweep"].drop_null().to_pylist()) - set(merged["sweep"])
+        if lost:
+            raise ValueError(f"--out {out} holds the sweep {sorted(lost)[0]}, which the merged results do not: "
+                             "writing would lose it; name another file (or delete this one first).")
 
 
 def _column_names(path: Path) -> list[str]:
@@ -365,11 +373,15 @@ def _files_of(directory: Path) -> list[Path]:
 
 
 def _newest(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per identity, the newest timestamp's, in identity order."""
+    """One row per identity, the newest timestamp's, in identity order; ``attrs["replaced"]``
+    counts the older rows of an identity left out (another run's row, not a copy of it)."""
     keys = [c for c in IDENTITY if c in frame.columns]
+    versions = len(frame.drop_duplicates(subset=[*keys, "timestamp"])) if "timestamp" in frame else len(frame)
     frame = frame.sort_values("timestamp", kind="stable")
     frame = frame.drop_duplicates(subset=keys, keep="last", ignore_index=True)
-    return frame.sort_values(keys, kind="stable", ignore_index=True)
+    newest = frame.sort_values(keys, kind="stable", ignore_index=True)
+    newest.attrs["replaced"] = versions - len(newest)
+    return newest
 
 
 def run_summary(out, verdicts: list[str] = ()) -> str:
