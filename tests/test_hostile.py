@@ -1276,3 +1276,5 @@ def test_held_out_ninth_round(tmp_path, monkeypatch):
                          ({"lams": ["auto"]}, r"is written lams: auto, not in a list")):
         with pytest.raises(kbench.ConfigError, match=hint):
             check_document({**config, **change}, SCHEMA)
+    with pytest.raises(ValueError, match=r"file:d.csv is regression: .* as you mean \(task_type=classification\)"):
+        resolve_task("classification", "regression", "file:d.csv")

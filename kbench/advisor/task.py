@@ -42,8 +42,8 @@ def resolve_task(label: str, task_type: str | None, dataset: str) -> str:
         return BY_TASK_TYPE[task_type]
     task = advisable_task(label)
     if task_type is not None and task_type not in task.accepts:
-        fits = BY_TASK_TYPE.get(task_type)
+        fits, other = BY_TASK_TYPE.get(task_type), "classification" if task_type == "regression" else "regression"
         raise ValueError(f"--task {label} needs {' or '.join(task.accepts)} data; {dataset} is {task_type}"
                          + (f": pass --task {fits} (or --task {AUTO_TASK}), or give the dataset the task_type that "
-                            f"reads its target as you mean (task_type=regression, multiclass)." if fits else "."))
+                            f"reads its target as you mean (task_type={other})." if fits else "."))
     return label
