@@ -231,7 +231,8 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 def aggregate_command(paths, out, sweep, files_from) -> None:
     """Merge results directories (or folders below one, cell files or aggregated files) into
     one parquet file (newest row of each identity)."""
-    from kbench.sweep.store import check_merged_out, read_results, write_frame
+    from kbench.sweep.aggregate import check_merged_out
+    from kbench.sweep.store import read_results, write_frame
 
     listed = [line.rstrip("\n") for line in files_from or () if line.strip() and not line.startswith("#")]
     if not (paths := [*paths, *(PATH.convert(line, None, None) for line in listed)]):

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from kbench._files import atomic_path, check_folder, check_writable, sweep_temporary
 from kbench.errors import Status
 from kbench.spec import CONTROL, Spec, format_value, shown
-from kbench.sweep.layout import CELLS_DIR, enclosing_results
+from kbench.sweep.layout import CELLS_DIR
 
 SCHEMA_VERSION = 4
 
@@ -72,39 +72,6 @@ def write_cell(path: Path, rows: list[dict]) -> None:
 def write_frame(frame: pd.DataFrame, path: Path) -> None:
     """Write a DataFrame to parquet atomically."""
     _write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
-
-
-def check_merged_out(out: Path, inputs: list, merged: pd.DataFrame | None = None) -> None:
-    """``kbench aggregate --out``: a new file, or an aggregated file none of ``inputs`` names
-    whose sweeps the ``merged`` rows hold too, never a cell of a results folder nor a parquet
-    file kbench did not write."""
-    out = Path(out)
-    if out.suffix != ".parquet" and not out.is_dir():  # (a folder: write_frame says so)
-        raise ValueError(f"--out {out}: the merged file is parquet; name it <name>.parquet.")
-    if (results := enclosing_results(out)) is not None:
-        raise ValueError(f"--out {out} lies in {results / CELLS_DIR}, the cells of the results folder {results}; "
-                         f"write the merged file elsewhere, e.g. {results / 'all.parquet'}.")
-    if out.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "is a directory; pass a file name (or remove the folder)", str(out))
-    if any(out.resolve() == Path(path).resolve() for path in inputs):
-        raise ValueError(f"--out {out} is also an input; write the merged file elsewhere.")
-    if out.is_file() and "schema_version" not in _column_names(out):
-        raise ValueError(f"--out {out} exists and is not a kbench results file (it has no schema_version "
-                         "column); name a new file.")
-    if merged is not None:
-        check_one_sweep(merged)
-    if merged is not None and out.is_file() and "sweep" in _column_names(out):
-        lost = set(pq.read_table(out, columns=["sweep"])["sweep"].drop_null().to_pylist()) - set(merged["sweep"])
-        if lost:
-            raise ValueError(f"--out {out} holds the sweep {sorted(lost)[0]}, which the merged results do not: "
-                             "writing would lose it; name another file (or delete this one first).")
-
-
-def _column_names(path: Path) -> list[str]:
-    try:
-        return pq.read_schema(path).names
-    except (OSError, pa.ArrowException):  # not a parquet file
-        return []
 
 
 def _write_table(table: pa.Table, path: Path) -> None:
