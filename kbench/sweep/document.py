@@ -176,7 +176,7 @@ def _yaml_hint(value, wanted, key: str) -> str:
     ``on``/``yes`` as true; Snakemake's ``--config key=[5,10]`` passes list items as text;
     ``lams: [auto]`` for ``lams: auto``; a list of kernels, which ``dataset_kernels`` takes."""
     wanted = set([wanted] if isinstance(wanted, str) else wanted)
-    if key == "lams[0]" and value == "auto":
+    if key.startswith("lams[") and value == "auto":
         return " (λ chosen on validation data is written lams: auto, not in a list)"
     if key == "kernel" and isinstance(value, list):
         return (" (one kernel for every dataset; several kernels, each swept, go in dataset_kernels: "

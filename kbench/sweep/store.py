@@ -168,8 +168,8 @@ def _plain_types(path: Path, table: pa.Table) -> pa.Table:
     for name in ("lam", "lam_selected"):
         kind = table.schema.field(name).type if name in table.column_names else pa.float64()
         if pa.types.is_floating(kind) and kind != pa.float64():
-            raise ValueError(f"{path}: column {name!r} is float{kind.bit_width}; kbench writes λ as float64, and a rounded λ no "
-                             "longer matches the λ chosen (lam_selected): are these kbench's results?")
+            raise ValueError(f"{path}: column {name!r} is float{kind.bit_width}; kbench writes λ as float64, and a "
+                             "rounded λ no longer matches the λ chosen (lam_selected): are these kbench's results?")
     return table
 
 
