@@ -3,6 +3,7 @@
 #   snakemake --cores all                                   # the default sweep (README)
 #   snakemake --cores all --configfile my.yaml              # another sweep (replaces the default)
 #   snakemake --workflow-profile profiles/slurm             # the same on a SLURM cluster
+import sys
 from pathlib import Path
 
 from snakemake.utils import min_version, validate
@@ -19,7 +20,7 @@ if not workflow.configfiles:
 SCHEMA = Path(workflow.basedir) / "workflows" / "schemas" / "config.schema.yaml"
 # the files without a repeated key, the config bounded in size and depth, then its structure,
 # each in one line, before anything walks it; Snakemake's own check then fills the defaults
-check_document(config, SCHEMA, files=workflow.configfiles)
+check_document(config, SCHEMA, files=workflow.configfiles, argv=sys.argv)
 validate(config, SCHEMA)
 
 include: "workflows/rules/common.smk"

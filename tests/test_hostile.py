@@ -43,7 +43,13 @@ from kbench.reporting.markdown import markdown_table
 from kbench.sweep import worker
 from kbench.sweep.config import check_configurations, check_ranks, lam_path
 from kbench.sweep.disqueak import parse_node
-from kbench.sweep.document import MAX_FILE_BYTES, MAX_VALUES, check_document, check_files
+from kbench.sweep.document import (
+    MAX_FILE_BYTES,
+    MAX_VALUES,
+    check_document,
+    check_files,
+    check_overrides,
+)
 from kbench.sweep.plan import cell_inputs
 from kbench.sweep.store import read_results
 from kbench.testing._kit import time_limit
@@ -325,7 +331,7 @@ def _with(args: list[str], **changes: str) -> list[str]:
                                          "(sklearn:diabetes × gaussian:sigma=median × uniform × classification: task"),
     (["check-plugin", "nope"], "unknown"),
     (["check-plugin", "uniform", "--kernel", "polynomial:degree=-1"], "degree"),
-    (["papers", "nowhere", "--paper", "yang2012"], "not a results directory"),
+    (["papers", "nowhere", "--paper", "yang2012"], "'nowhere': no such file or folder"),
 ])
 def test_cli_refusals_are_usage_errors(tmp_path, args, message):
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out")]
@@ -1112,7 +1118,7 @@ def test_held_out_eighth_round(tmp_path, monkeypatch):
     (tmp_path / "list.txt").write_text("# my list\ngood.parquet\n")
     result = CliRunner().invoke(main, ["aggregate", "--out", "merged.parquet", "--files-from", "list.txt"])
     assert result.exit_code == 0 and "wrote merged.parquet: 200 rows" in result.output, result.output
-    with pytest.raises(ValueError, match=r"missing.parquet: no such file"):
+    with pytest.raises(ValueError, match=r"'missing.parquet': no such file"):
         read_results("missing.parquet")
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
     with pytest.raises(kbench.ConfigError, match=r"list the datasets \('datasets'\) or name a catalogue and its tiers"):
@@ -1278,3 +1284,46 @@ def test_held_out_ninth_round(tmp_path, monkeypatch):
             check_document({**config, **change}, SCHEMA)
     with pytest.raises(ValueError, match=r"file:d.csv is regression: .* as you mean \(task_type=classification\)"):
         resolve_task("classification", "regression", "file:d.csv")
+
+
+def test_held_out_tenth_round(tmp_path, monkeypatch):
+    """Found by the tenth held-out suite: a page written over another results folder's page
+    (and stale figures left beside a page); a bare ``--kernel gaussian`` (σ = 1) taken for the
+    default; ``snakemake --config seed=1_0`` read as 10; advise's task_type=regression hint on
+    a True/False target; ``file:d.csv:`` and ``file:d.csv:foo`` as bare "no such file";
+    ``--files-from`` lines with blank ends and missing paths; multilabel svmlight files."""
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, [*RUN, "--out", "a"]).exit_code == 0
+    assert CliRunner().invoke(main, [*RUN, "--out", "b", "--seed", "1"]).exit_code == 0
+    assert CliRunner().invoke(main, ["leaderboard", "b"]).exit_code == 0
+    page_of_b = (tmp_path / "b" / "leaderboard.md").read_text()
+    result = CliRunner().invoke(main, ["leaderboard", "a", "--out", "b"])
+    assert result.exit_code == 2 and "is another results folder" in " ".join(result.output.split())
+    assert (tmp_path / "b" / "leaderboard.md").read_text() == page_of_b
+    stale, mine = tmp_path / "page" / "figures" / "krr-0123456789_gone-0123456789.png", tmp_path / "page" / "figures" / "mine.png"
+    for path in (stale, mine):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"png")
+    assert CliRunner().invoke(main, ["leaderboard", "a", "--out", "page"]).exit_code == 0
+    assert not stale.exists() and mine.exists() and list(mine.parent.glob("krr-*.png"))
+    help_text = " ".join(CliRunner().invoke(main, ["run", "--help"]).output.split())
+    assert "'gaussian' is sigma=1" in help_text and kbench.make_kernel("gaussian").sigma_ == 1.0
+    assert "sigma 1 unless given" in get_registry().get("kernel", "gaussian").description
+    with pytest.raises(kbench.ConfigError, match=r"--config seed=1_0: Snakemake reads '1_0' as the number 10"):
+        check_overrides(["snakemake", "--cores", "1", "--config", "out=x", "seed=1_0"])
+    check_overrides(["snakemake", "--config", "seed=10", "out=a_b", "--cores", "1", "seed=1_0"])  # a target, not config
+    with pytest.raises(ValueError, match=r"is binary: pass --task classification \(or --task auto\)\.$"):
+        resolve_task("krr", "binary", "file:b.csv", numeric_target=False)
+    pd.DataFrame({"a": np.arange(40.0), "y": np.sin(np.arange(40.0))}).to_csv("d.csv", index=False)
+    for spec, hint in (("file:d.csv:", "drop the trailing colon"), ("file:d.csv:foo", "'foo' has no '='")):
+        with pytest.raises(ValueError, match=rf"no such file .*d.csv exists.*{hint}.* written %3A"):
+            kbench.load_dataset(spec)
+    (tmp_path / "list.txt").write_text("  a \n\n # a comment\n")
+    result = CliRunner().invoke(main, ["aggregate", "--files-from", "list.txt", "--out", "m.parquet"])
+    assert result.exit_code == 0 and "1 row" in result.output
+    (tmp_path / "list.txt").write_text("nope_dir\n")
+    result = CliRunner().invoke(main, ["aggregate", "--files-from", "list.txt", "--out", "m2.parquet"])
+    assert result.exit_code == 2 and "'nope_dir': no such file or folder" in result.output
+    (tmp_path / "multi.svm").write_text("0 1:0.5 2:1\n0,1 1:0.3 2:-1\n")
+    with pytest.raises(ValueError, match=r"line 2 gives several labels \(a multilabel file\)"):
+        kbench.load_dataset("file:multi.svm")

@@ -29,9 +29,11 @@ def advisable_task(label: str):
     return task
 
 
-def resolve_task(label: str, task_type: str | None, dataset: str) -> str:
+def resolve_task(label: str, task_type: str | None, dataset: str, numeric_target: bool = True) -> str:
     """The task advice is for on data of ``task_type`` (None: not known yet, before loading):
-    ``auto`` resolved, a task that cannot take that data refused, naming the one that can."""
+    ``auto`` resolved, a task that cannot take that data refused, naming the one that can
+    (and the other reading of the target, where there is one: classes of numbers read as
+    numbers, not True/False or text)."""
     if label == AUTO_TASK:
         if task_type is None:
             return label
@@ -43,7 +45,9 @@ def resolve_task(label: str, task_type: str | None, dataset: str) -> str:
     task = advisable_task(label)
     if task_type is not None and task_type not in task.accepts:
         fits, other = BY_TASK_TYPE.get(task_type), "classification" if task_type == "regression" else "regression"
+        reread = other == "classification" or numeric_target
         raise ValueError(f"--task {label} needs {' or '.join(task.accepts)} data; {dataset} is {task_type}"
-                         + (f": pass --task {fits} (or --task {AUTO_TASK}), or give the dataset the task_type that "
-                            f"reads its target as you mean (task_type={other})." if fits else "."))
+                         + (f": pass --task {fits} (or --task {AUTO_TASK})" if fits else "")
+                         + (f", or give the dataset the task_type that reads its target as you mean "
+                            f"(task_type={other})." if fits and reread else "."))
     return label

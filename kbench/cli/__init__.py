@@ -25,6 +25,7 @@ from kbench.cli.params import (
     Bounded,
     Commands,
     bounded,
+    kernel_option,
     lam_path_options,
     only,
     page_folder,
@@ -85,7 +86,7 @@ def list_command(kind: str | None, as_json: bool) -> None:
 @click.option("--repetitions", default=3, show_default=True, type=bounded("repetitions"))
 @click.option("--only-repetition", type=bounded("only_repetition"),
               help="Run repetition index R < --repetitions only (seeds as in the full sweep).")
-@click.option("--kernel", default="gaussian:sigma=median", show_default=True)
+@kernel_option()
 @click.option("--jobs", default=1, show_default=True, type=bounded("jobs"), help="Worker processes.")
 @click.option("--cell-timeout", type=bounded("cell_timeout"),
               help="Seconds per cell: a worker runs the ranks of one sampler and repetition, and is killed when "
@@ -226,22 +227,22 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 @click.option("--out", required=True, type=PATH, help="The merged parquet file.")
 @click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
               "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
-@click.option("--files-from", type=click.File(encoding="utf-8"), help="A file naming a path per line ('#' lines "
-              "skipped), read with PATHS: the workflow lists its config's cells so, past a command line's size.")
+@click.option("--files-from", type=click.File(encoding="utf-8"), help="A file naming a path per line (blank ends "
+              "and '#' lines skipped), read with PATHS: the workflow lists its config's cells so, past a command line's size.")
 def aggregate_command(paths, out, sweep, files_from) -> None:
     """Merge results directories (or folders below one, cell files or aggregated files) into
     one parquet file (newest row of each identity)."""
     from kbench.sweep.aggregate import check_merged_out
     from kbench.sweep.store import read_results, write_frame
 
-    listed = [line.rstrip("\n") for line in files_from or () if line.strip() and not line.startswith("#")]
+    listed = [line.strip() for line in files_from or () if line.strip() and not line.strip().startswith("#")]
     if not (paths := [*paths, *(PATH.convert(line, None, None) for line in listed)]):
         raise click.UsageError("name the results to merge: PATHS, or --files-from FILE.")
     usage(lambda: check_merged_out(Path(out), paths))
     frame = usage(lambda: read_results(paths, sweep))
     usage(lambda: check_merged_out(Path(out), paths, frame))  # (one sweep, none of out's lost)
     usage(lambda: write_frame(frame, Path(out)))
-    click.echo(f"wrote {out}: {len(frame)} rows" + (f" ({replaced} older rows of the same cells left out: the newest "
+    click.echo(f"wrote {out}: {len(frame)} row{'s' * (len(frame) != 1)}" + (f" ({replaced} older rows of the same cells left out: the newest "
                                                    "row of each wins)" if (replaced := frame.attrs.get("replaced")) else ""))
 
 
@@ -263,8 +264,8 @@ def leaderboard_command(directory, out, command_line, executor, focus, sweep) ->
     from kbench.reporting.build import build
     from kbench.sweep.store import read_results
 
+    target = page_folder(directory, out)
     frame = usage(lambda: read_results(directory, sweep))
-    target = out or page_folder(directory)
     command_line = command_line or shlex.join(["kbench", *sys.argv[1:]])
     page = usage(lambda: build(frame, target, command_line, executor, focus))
     for verdict in page.verdicts:
@@ -295,8 +296,7 @@ def papers_command(results, paper, out, sweep) -> None:
 @click.option("--timeout", default=60.0, show_default=True,
               type=Bounded(dataclasses.replace(BOUNDS["cell_timeout"], name="timeout")),
               help="Seconds each check may take before it fails.")
-@click.option("--kernel", default="gaussian:sigma=median", show_default=True,
-              help="Kernel spec the sampler and task checks use (for a plugin made for another kernel family).")
+@kernel_option("Kernel spec the sampler and task checks use (for a plugin made for another kernel family).")
 def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: str) -> None:
     """Run kbench's contract checks (kbench.testing) on the sampler, task or dataset provider
     SPEC, with its parameters: squeak:qbar=20, 'kpca:components=1;2', synthetic,

@@ -14,10 +14,18 @@ from rich.text import Text
 from kbench._files import check_folder, check_name, expand_home
 from kbench._validation import Bound
 from kbench.errors import PluginError, one_line
+from kbench.kernels import DEFAULT_KERNEL
 from kbench.spec import split_specs
 from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS
 from kbench.sweep.layout import CELLS_DIR, enclosing_results
 from kbench.tasks.selection import SELECTIONS
+
+
+def kernel_option(help: str = "Kernel spec (kbench list kernels). A bare name takes the kernel's own defaults: "
+                              "'gaussian' is sigma=1; the default sets sigma from the data."):
+    """``--kernel``, by default the sweep's kernel."""
+    return click.option("--kernel", default=DEFAULT_KERNEL, show_default=True, help=help)
+
 
 #: the options that take a comma list (besides those whose help says so)
 LIST_OPTIONS = {"datasets", "samplers", "tasks", "ranks", "lams", "lam_bounds"}
@@ -71,14 +79,20 @@ def plain(value) -> Text:
     return Text(one_line(str(value), limit=10**6))
 
 
-def page_folder(results) -> str:
-    """Where a page of ``results`` goes without ``--out``: the results folder, or an
-    aggregated file's folder; never inside a results folder's cells/ (a cell file, a sweep)."""
+def page_folder(results, out=None) -> str:
+    """Where a page of ``results`` goes: ``out``, by default the results folder, or an
+    aggregated file's folder; never inside a results folder's cells/ (a cell file, a sweep),
+    and never another results folder, whose page describes its own cells."""
     folder = Path(results) if Path(results).is_dir() else Path(results).parent
-    if (outer := enclosing_results(folder)) is not None:
+    if out is None and (outer := enclosing_results(folder)) is not None:
         raise click.UsageError(f"{results} lies in {outer / CELLS_DIR}, where no page goes: pass --out, or give the "
                                f"results folder {outer}.")
-    return str(folder)
+    if out is not None and enclosing_results(Path(out) / CELLS_DIR) is not None and (
+            Path(out).resolve() != folder.resolve()):
+        raise click.UsageError(f"--out {out} is another results folder (it has {CELLS_DIR}/), whose page describes "
+                               f"its own cells: write this page to a folder of its own, or give {out} as the "
+                               "results to page.")
+    return str(out if out is not None else folder)
 
 
 class PathName(click.ParamType):

@@ -56,6 +56,20 @@ _SPECIAL_FILES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character dev
                   (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
 
 
+def _colon_hint(name: str) -> str:
+    """Why a path ending in ``:`` or ``:word`` was read whole: parameters after a colon are
+    ``key=value`` pairs, so a colon followed by no pair stays in the path."""
+    head, colon, tail = name.rpartition(":")
+    try:
+        if not colon or not head or not expand_home(head).is_file():
+            return ""
+    except (ValueError, OSError):  # an unknown ~user, a NUL
+        return ""
+    return (f" ({head} exists; a colon starts the parameters only when key=value pairs follow: "
+            + (f"{tail!r} has no '=' (e.g. target={tail})" if tail.strip() else "drop the trailing colon")
+            + ", and a colon inside a path is written %3A)")
+
+
 class FileProvider(DatasetProvider):
     """Local csv, parquet, npz (arrays X, y), npy (memory-mapped) and svmlight/libsvm files."""
 
@@ -72,7 +86,7 @@ class FileProvider(DatasetProvider):
             mode = path.stat().st_mode
         except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the path
             shown = shown_path(path.resolve() if "\0" not in name else path)
-            raise ValueError(f"{spec}: no such file ({shown}); check the path.") from None
+            raise ValueError(f"{spec}: no such file ({shown}); check the path{_colon_hint(name)}.") from None
         except OSError as exc:
             raise ValueError(f"{spec}: cannot read {shown_path(path)} ({exc.strerror or exc}); check the path and its "
                              "permissions.") from None
@@ -151,7 +165,6 @@ class FileProvider(DatasetProvider):
         text column of more levels; a text column that holds numbers is otherwise refused
         when a value is not a number (tabular.check_text_numbers)."""
         import pandas as pd
-        from sklearn.datasets import load_svmlight_file
         source = f"file:{shown_path(name)}"
         self.check_name(name, source)
         path = expand_home(name)
@@ -183,7 +196,7 @@ class FileProvider(DatasetProvider):
                 return _npz(path, task_type, meta, source)
             if suffix == ".npy":
                 return _npy(path, target, task_type, meta, source)
-            X, y = load_svmlight_file(str(path))
+            X, y = _svmlight(path, source)
             check_width(X.shape[1], source)  # before the dense copy
             return RawData(X.toarray(), y, task_type or infer_task_type(y), None, meta)
         except UnicodeDecodeError as exc:
@@ -201,6 +214,22 @@ class FileProvider(DatasetProvider):
         except re.error as exc:  # a sep of more than one character is a regular expression
             raise ValueError(f"{source}: sep={sep!r} is not a valid regular expression ({exc}); a separator of "
                              "more than one character is read as one.") from None
+
+
+def _svmlight(path: Path, source: str):
+    """An svmlight/libsvm file's (X, y); a multilabel file (``0,1 1:0.3 …``: labels joined by
+    commas) is refused, naming its first such line: a task takes one target."""
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        return load_svmlight_file(str(path))
+    except ValueError:
+        with path.open("rb") as handle:
+            line = next((number for number, text in enumerate(handle, 1) if b"," in (text.split() or [b""])[0]), None)
+        if line is None:
+            raise
+        raise ValueError(f"{source}: line {line} gives several labels (a multilabel file); kbench reads one label "
+                         "per row: keep one of them, or convert the file to a table with one target column.") from None
 
 
 def _comment_hint(path: Path) -> str:

@@ -157,7 +157,8 @@ class _EuclideanKernel(_LengthScaleKernel):
 
 
 class GaussianKernel(_EuclideanKernel):
-    """Gaussian kernel exp(−‖x − y‖²/(2σ²)); gamma = 1/(2σ²) is accepted."""
+    """Gaussian kernel exp(−‖x − y‖²/(2σ²)); sigma 1 unless given (or "median", "cv" from the
+    data); gamma = 1/(2σ²) is accepted."""
 
     name = "gaussian"
     isotropic = True
@@ -176,7 +177,8 @@ class GaussianKernel(_EuclideanKernel):
 
 
 class MaternKernel(_EuclideanKernel):
-    """Matérn kernel with smoothness nu ∈ {0.5, 1.5, 2.5} and length scale sigma."""
+    """Matérn kernel with smoothness nu ∈ {0.5, 1.5, 2.5} (1.5 unless given) and length scale
+    sigma (1 unless given, or "median", "cv")."""
 
     name = "matern"
     isotropic = True
@@ -218,7 +220,8 @@ class MaternKernel(_EuclideanKernel):
 
 
 class LaplacianKernel(_LengthScaleKernel):
-    """Laplacian kernel exp(−‖x − y‖₁/σ) (L1, as scikit-learn); gamma = 1/σ is accepted."""
+    """Laplacian kernel exp(−‖x − y‖₁/σ) (L1, as scikit-learn); sigma 1 unless given (or
+    "median", "cv"); gamma = 1/σ is accepted."""
 
     name = "laplacian"
     metric = "cityblock"

@@ -11,7 +11,13 @@ import pandas as pd
 from kbench._files import write_text
 from kbench.reporting import html, markdown
 from kbench.reporting.advice import advise
-from kbench.reporting.figures import cost_figure, critical_difference, figure, figure_file
+from kbench.reporting.figures import (
+    cost_figure,
+    critical_difference,
+    figure,
+    figure_file,
+    prune_figures,
+)
 from kbench.reporting.focus import focus as focus_tables
 from kbench.reporting.regimes import by_regime
 from kbench.reporting.scores import (
@@ -81,4 +87,5 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
                                                      statuses, figures))
     write_text(out / "leaderboard.html", html.render(frame, lines, notes, boards, advice, views, focus,
                                                      costs, statuses, look))
+    prune_figures(out / "figures", (Path(name).name for name in figures.values()))
     return Page({"markdown": out / "leaderboard.md", "html": out / "leaderboard.html"}, list(advice.statements))

@@ -3,6 +3,7 @@ critical-difference diagrams, cost in n; every file name from the labels' collis
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -137,3 +138,18 @@ def figure_file(*labels: str) -> str:
     """A figure's file name from the labels it shows (a kind, a task label, a dataset):
     each label's collision-free slug, so two labels never share a file."""
     return "_".join(slug_of(label) for label in labels) + ".png"
+
+
+#: the name :func:`figure_file` gives: slugs (a readable part, a 10-digit hash) joined by "_"
+FIGURE_FILE = re.compile(r"[A-Za-z0-9.+_-]*-[0-9a-f]{10}(?:_[A-Za-z0-9.+_-]*-[0-9a-f]{10})*\.png")
+
+
+def prune_figures(folder: Path, kept) -> list[Path]:
+    """Remove the figures of an earlier page from ``folder``: files named as
+    :func:`figure_file` names them that are not in ``kept`` (other files stay)."""
+    kept = set(kept)
+    stale = [path for path in sorted(Path(folder).glob("*.png"))
+             if FIGURE_FILE.fullmatch(path.name) and path.name not in kept]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale

@@ -18,6 +18,7 @@ from kbench._files import expand_home
 from kbench._validation import INT64_MAX, LAMS, Bound, suggest
 from kbench.datasets import canonical_spec, check_dataset_spec, load_dataset
 from kbench.errors import ConfigError, PluginError
+from kbench.kernels import DEFAULT_KERNEL
 from kbench.registry import create
 from kbench.spec import Spec, check_distinct, shown, split_specs
 from kbench.tasks.selection import DEFAULT_SELECTION, check_selection
@@ -257,7 +258,7 @@ class SweepConfig:
     ranks: tuple[int, ...]
     lams: tuple[float, ...]
     repetitions: tuple[int, ...] = (0, 1, 2)
-    kernel: str = "gaussian:sigma=median"
+    kernel: str = DEFAULT_KERNEL
     out: Path = Path("results")
     jobs: int = 1
     cell_timeout: float | None = None

@@ -34,6 +34,8 @@ INTEGER, DECIMAL = "tag:yaml.org,2002:int", re.compile(r"[-+]?(0|[1-9][0-9]*)")
 TEXT, NUMBER = "tag:yaml.org,2002:str", re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
 #: a number as --config's list items carry it, as text
 NUMBER_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+#: the options of snakemake's command line that set config keys
+CONFIG_OPTIONS = ("--config", "-C")
 #: what a config names its data by: the message of a config with both, or neither
 DATA_SOURCES = "list the datasets ('datasets') or name a catalogue and its tiers ('catalogue', 'tiers'), one of the two."
 #: how much of a value a message shows
@@ -164,9 +166,34 @@ def check_schema(config, schema: Path) -> None:
         raise ConfigError(f"config{f' key {key!r}' if key else ''}: {message}")
 
 
-def check_document(config, schema: Path, files=()) -> None:
-    """The config's files, then its shape, then its schema (module docstring)."""
+def check_overrides(argv) -> None:
+    """The ``KEY=VALUE`` entries of ``snakemake --config`` on the command line ``argv``, as
+    typed: Snakemake reads a value by Python's ``int`` first, which takes ``010`` as 10 and
+    ``1_0`` as 10, so these are refused as the config file's ``010`` and ``1_0`` are."""
+    taking = False
+    for arg in argv[1:]:
+        if arg in CONFIG_OPTIONS or arg.startswith("--config="):
+            taking, arg = True, arg.partition("=")[2]
+        elif arg.startswith("-"):
+            taking = False
+        if not taking or "=" not in arg:
+            continue
+        key, value = arg.split("=", 1)
+        try:
+            number = int(value)
+        except ValueError:
+            number = None
+        if number is not None and not DECIMAL.fullmatch(value) or "_" in value and NUMBER_TEXT.fullmatch(
+                value.replace("_", "")):
+            raise ConfigError(f"snakemake --config {key}={value}: Snakemake reads {value!r} as the number "
+                              f"{number if number is not None else float(value)}; write it in decimal digits.")
+
+
+def check_document(config, schema: Path, files=(), argv=()) -> None:
+    """The config's files and ``--config`` values as typed, then its shape, then its schema
+    (module docstring)."""
     check_files(files)
+    check_overrides(argv)
     check_shape(config)
     check_schema(config, schema)
 

@@ -27,6 +27,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from kbench.errors import ConfigError, Failure, Status
+from kbench.kernels import DEFAULT_KERNEL
 from kbench.registry import create
 from kbench.spec import Spec
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
@@ -50,7 +51,7 @@ from kbench.tasks.selection import DEFAULT_SELECTION
 CANNOT_WRITE = 74
 
 def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3,
-        kernel: str = "gaussian:sigma=median", out="results", jobs: int = 1,
+        kernel: str = DEFAULT_KERNEL, out="results", jobs: int = 1,
         cell_timeout: float | None = None, memory_limit_mb: float | None = None, seed: int = 0,
         retry_failed: bool = False, progress: bool = True, return_summary: bool = False,
         data_cache=None, blas_threads: int = DEFAULT_BLAS_THREADS, time_limit: float | None = None,

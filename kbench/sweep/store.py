@@ -326,8 +326,8 @@ def _files_of(directory: Path) -> list[Path]:
     if directory.is_file():
         raise ValueError(f"{directory} is a file, not a results directory or an aggregated .parquet file (kbench "
                          "aggregate writes one).")
-    if not directory.exists() and directory.suffix == ".parquet":
-        raise ValueError(f"{directory}: no such file.")
+    if not directory.exists():
+        raise ValueError(f"{shown(str(directory), 200)}: no such file or folder.")
     if not directory.is_dir():
         raise ValueError(f"{directory} is not a results directory (run 'kbench run --out {directory}').")
     cells = directory / CELLS_DIR

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kbench.kernels import DEFAULT_KERNEL
 from kbench.lowrank.maps import LowRank
 from kbench.registry import create
 from kbench.samplers.base import Sampler
@@ -23,7 +24,7 @@ class _Problem:
     X: np.ndarray
     kernel: object
     lam: float
-    kernel_spec: str = "gaussian:sigma=median"
+    kernel_spec: str = DEFAULT_KERNEL
 
     @property
     def n(self) -> int:
@@ -153,7 +154,7 @@ CHECKS: list[tuple[str, Callable[[_Problem], None]]] = [
 
 
 def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3, timeout: float | None = 60.0,
-                  kernel: str = "gaussian:sigma=median", **params) -> list[str]:
+                  kernel: str = DEFAULT_KERNEL, **params) -> list[str]:
     """Run the contract checks on a sampler: a spec (``"squeak:qbar=20"``), a Sampler
     subclass or an instance; ``params`` are its parameters (with a spec or a class).
 

@@ -16,6 +16,7 @@ from kbench.datasets import load_dataset
 from kbench.datasets.base import TASK_TYPES, Dataset
 from kbench.errors import ContractViolation
 from kbench.exact.baseline import exact_baseline
+from kbench.kernels import DEFAULT_KERNEL
 from kbench.lowrank.maps import LowRank
 from kbench.registry import make_sampler
 from kbench.spec import Spec
@@ -193,7 +194,7 @@ TASK_CHECKS: list[tuple[str, Callable[[_TaskProblem], None]]] = [
 
 
 def check_task(task: str | Spec | type | Task, timeout: float | None = 60.0,
-               kernel: str = "gaussian:sigma=median", **params) -> list[str]:
+               kernel: str = DEFAULT_KERNEL, **params) -> list[str]:
     """Run the contract checks on a task: a spec (``"kpca:components=1;2"``), a Task
     subclass or an instance; ``params`` are its parameters (with a spec or a class).
 
