@@ -9,6 +9,7 @@ import json
 import os
 import tempfile
 import unicodedata
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -191,20 +192,28 @@ def absent_reason(path) -> str | None:
         return str(archive["absent"]) if "absent" in archive.files else None
 
 
+#: what reading a damaged .npz raises (truncated, overwritten, not an archive)
+UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
+
+
 def read_keyed_npz(path, key: str | dict, required=()) -> dict[str, np.ndarray] | str | None:
     """The arrays saved at ``path`` for ``key``, read into memory; the reason when the file
     says why it is absent; None when there is no file, or it was computed from something
-    else, or it lacks one of the ``required`` arrays."""
+    else, or it lacks one of the ``required`` arrays, or it cannot be read (a cache file
+    damaged outside kbench, whose writes are atomic: computed again)."""
     if not Path(path).is_file():
         return None
-    with np.load(path, allow_pickle=False) as archive:
-        if "absent" in archive.files:
-            return str(archive["absent"])
-        if "key" not in archive.files or str(archive["key"]) != _key_text(key):
-            return None
-        if not set(required) <= set(archive.files):
-            return None
-        return {name: archive[name] for name in archive.files if name != "key"}
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            if "absent" in archive.files:
+                return str(archive["absent"])
+            if "key" not in archive.files or str(archive["key"]) != _key_text(key):
+                return None
+            if not set(required) <= set(archive.files):
+                return None
+            return {name: archive[name] for name in archive.files if name != "key"}
+    except UNREADABLE:
+        return None
 
 
 def write_text(path, text: str) -> None:

@@ -327,4 +327,7 @@ def _coerce(value, allowed, name: str, owner: str):
         if list in allowed:
             return list(value)
     expected = " or ".join(dict.fromkeys(_TYPE_NAMES.get(t, t.__name__) for t in allowed))
+    if isinstance(value, list | tuple):  # written a;b: only a list parameter takes several values
+        raise ValueError(f"{owner}: {name} takes one value ({expected}), got the list {got(value)} (a;b lists "
+                         "are for list parameters, such as kpca's components).")
     raise ValueError(f"{owner}: {name} must be {expected}, got {got(value, integer=int in allowed)}.")

@@ -1327,3 +1327,44 @@ def test_held_out_tenth_round(tmp_path, monkeypatch):
     (tmp_path / "multi.svm").write_text("0 1:0.5 2:1\n0,1 1:0.3 2:-1\n")
     with pytest.raises(ValueError, match=r"line 2 gives several labels \(a multilabel file\)"):
         kbench.load_dataset("file:multi.svm")
+
+
+def test_held_out_eleventh_round(tmp_path, monkeypatch):
+    """Found by the eleventh held-out suite: a negative MSE or an R² above 1 in a result file
+    ranked; a csv column with values and no header name read as a feature (a saved index);
+    rp-cholesky's block_size above the rows allocating block²; a damaged cached split failing
+    every rerun; ``--kernel a,b`` and ``sigma=median;1`` with misleading messages; a csv named
+    all.parquet told to be deleted."""
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, [*RUN, "--out", "a", "--data-cache", "cache"]).exit_code == 0
+    cell = next((tmp_path / "a" / "cells").rglob("*.parquet"))
+    rows = pd.read_parquet(cell)
+    for column, value, message in (("test_mse", -5.0, "means of squares >= 0"), ("test_r2", 7.5, r"R² <= 1")):
+        rows.assign(**{column: value}).to_parquet(cell)
+        result = CliRunner().invoke(main, ["aggregate", "a", "--out", "m.parquet"])
+        assert result.exit_code == 2 and re.search(rf"column '{column}' holds {value}; kbench writes {message}",
+                                                   result.output), result.output
+    rows.to_parquet(cell)
+    split = next((tmp_path / "cache").glob("*.npz"))
+    split.write_bytes(split.read_bytes()[:500])  # damaged outside kbench: made again from the data
+    result = CliRunner().invoke(main, [*RUN, "--out", "b", "--data-cache", "cache"])
+    assert result.exit_code == 0 and "1 ok" in result.output and len(np.load(split).files) > 1
+    frame = pd.DataFrame({"a": np.arange(50.0), "y": np.sin(np.arange(50.0))}).sample(frac=1, random_state=0)
+    frame.to_csv("indexed.csv")  # the row labels under an empty header name
+    with pytest.raises(ValueError, match=r"column 1 holds values but has no name in the header .* index=False"):
+        kbench.load_dataset("file:indexed.csv")
+    assert kbench.load_dataset("file:indexed.csv:drop=Unnamed%3A%200").feature_names == ["a"]
+    data = kbench.load_dataset("sklearn:diabetes:n=60")
+    fitted = kbench.make_kernel("gaussian:sigma=median").fit(data.X_train)
+    before = fitted.evals
+    approx = kbench.make_sampler("rp-cholesky:block_size=1000000").fit(data.X_train, fitted, 5, seed=0)
+    assert approx.rank == 5 and fitted.evals - before < 10 * data.n_train ** 2  # blocks of n rows, not 10⁶ (7 TiB)
+    result = CliRunner().invoke(main, [*RUN, "--out", "c", "--kernel", "gaussian,laplacian"])
+    assert result.exit_code == 2 and "names several kernels; it takes one" in " ".join(result.output.split())
+    with pytest.raises(ValueError, match=r"sigma takes one value .*got the list median;1"):
+        kbench.make_kernel("gaussian:sigma=median;1")
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "csv" / "all.parquet").write_text("a,b\n1,2\n")
+    result = CliRunner().invoke(main, ["leaderboard", "csv/all.parquet"])
+    assert result.exit_code == 2 and "give a results folder, or a file kbench aggregate wrote" in " ".join(
+        result.output.split())

@@ -159,7 +159,17 @@ class PathLess(ApproximationTask):
     uses_lams = True
 
 
+class Percent(ApproximationTask):
+    """Writes an accuracy in percent, which a leaderboard would refuse."""
+
+    name = "percent"
+
+    def evaluate(self, data, approx, kernel, lams=None):
+        return [{**row, "accuracy": 95.0} for row in super().evaluate(data, approx, kernel, lams)]
+
+
 @pytest.mark.parametrize("cls, failing", [
+    (Percent, r"rows and columns: .*column 'accuracy' holds 95.0; kbench reads it as rates in \[0, 1\]"),
     (Noisy, "determinism"), (Clobbering, r"rows and columns: .*\['rank'\] are kbench's own"),
     (Headless, "headline metric: .*no row with the headline 'rel_fro_error'"),
     (Mutating, r"data left unchanged: .*changed the data's \['X_train'\]"),

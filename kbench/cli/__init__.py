@@ -139,8 +139,8 @@ def run_command(datasets, samplers, tasks, ranks, lams, lam_bounds, selection, r
 @click.option("--only-repetition", type=bounded("only_repetition"), help="Prepare repetition index R only.")
 @click.option("--seed", default=0, show_default=True, type=bounded("seed"))
 @click.option("--data-cache", required=True, type=ABSOLUTE_FOLDER, help="Folder for the splits.")
-@click.option("--exact", "exact_kernel", metavar="KERNEL",
-              help="Also compute the exact baseline of this kernel on each split, for the runs to share.")
+@kernel_option("Also compute the exact baseline of this kernel on each split, for the runs to share.", None,
+               "--exact", "exact_kernel")
 @click.option("--exact-max-n", default=DEFAULT_EXACT_MAX_N, show_default=True, type=bounded("exact_max_n"),
               help="With --exact: no baseline for a split of more training rows.")
 @click.option("--tasks", help="With --exact: the sweep's tasks, whose λ path is extended on the exact kernel "
@@ -192,7 +192,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
 
 @main.command("disqueak")
 @click.option("--dataset", required=True, help="Dataset spec.")
-@click.option("--kernel", required=True, help="Kernel spec.")
+@kernel_option("Kernel spec.", None)
 @click.option("--sampler", required=True, help="A distributed squeak, e.g. squeak:shards=4.")
 @click.option("--ranks", required=True, type=bounded("ranks", many=True),
               help="Comma list of the sweep's ranks (one tree per rank's fit).")
@@ -356,9 +356,8 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
 @click.argument("dataset", type=ONE_DATASET)
 @click.option("--task", default=AUTO_TASK, show_default=True,
               help="krr or classification; auto: the one the target calls for (numbers or classes).")
-@click.option("--kernel", default=ADVISE_KERNEL, show_default=True,
-              help="Kernel spec. A validated bandwidth by default, as the evidence was measured with (kbench run's "
-                   "median is the papers' convention).")
+@kernel_option("Kernel spec. A validated bandwidth by default, as the evidence was measured with (kbench run's "
+               "median is the papers' convention).", ADVISE_KERNEL)
 @click.option("--rank", type=bounded("ranks"), help="Advise at this rank.")
 @click.option("--seconds", type=float, help="Advise within this time per fit and evaluation.")
 @click.option("--within", type=float, default=0.02, show_default=True,

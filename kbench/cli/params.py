@@ -22,9 +22,27 @@ from kbench.tasks.selection import SELECTIONS
 
 
 def kernel_option(help: str = "Kernel spec (kbench list kernels). A bare name takes the kernel's own defaults: "
-                              "'gaussian' is sigma=1; the default sets sigma from the data."):
-    """``--kernel``, by default the sweep's kernel."""
-    return click.option("--kernel", default=DEFAULT_KERNEL, show_default=True, help=help)
+                              "'gaussian' is sigma=1; the default sets sigma from the data.",
+                  default: str | None = DEFAULT_KERNEL, *names: str):
+    """``--kernel`` (or ``names``): one kernel spec, by default the sweep's kernel (None:
+    required)."""
+    return click.option(*(names or ["--kernel"]), default=default, show_default=default is not None,
+                        required=default is None and not names, help=help, callback=one_kernel,
+                        metavar="KERNEL")
+
+
+def one_kernel(ctx, param, value: str | None) -> str | None:
+    """A kernel option naming several kernels is refused, naming where several go."""
+    if value is None:
+        return value
+    try:
+        several = len(split_specs(value, "--kernel", "kernel")) > 1
+    except ValueError:
+        several = False  # (the spec's own check names what is wrong with it)
+    if several:
+        raise click.BadParameter(f"{value!r} names several kernels; it takes one: run once per kernel, or "
+                                 "list them for a dataset in a workflow config's dataset_kernels.")
+    return value
 
 
 #: the options that take a comma list (besides those whose help says so)

@@ -34,6 +34,7 @@ from kbench.datasets.table_checks import (
     check_short_rows,
     check_width,
     refuse_repeated,
+    refuse_unnamed,
 )
 from kbench.datasets.tabular import (
     DEFAULT_MAX_LEVELS,
@@ -184,6 +185,7 @@ class FileProvider(DatasetProvider):
                 frame = pd.read_csv(path, sep=sep)
                 check_overflow(frame, path, sep, source)
                 check_short_rows(frame, path, sep, source)
+                refuse_unnamed(frame, source, drop)
                 return frame_to_raw(frame, target, task_type, meta, source, **table)
             if suffix in PARQUET:
                 import pyarrow.parquet as pq

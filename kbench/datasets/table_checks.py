@@ -40,6 +40,18 @@ def refuse_repeated(names, source: str) -> None:
                          "name each column once (a target or feature of a repeated name is ambiguous).")
 
 
+def refuse_unnamed(frame, source: str, drop=None) -> None:
+    """A text table's column that holds values under an empty header field (pandas names it
+    ``Unnamed: <position>``): most often row labels, which pandas' ``to_csv`` writes unless
+    ``index=False``; read as a feature they would be noise, or a leak when they follow the target."""
+    dropped = {drop} if isinstance(drop, str) else set(drop or ())
+    for position, name in enumerate(frame.columns):
+        if name == f"Unnamed: {position}" and name not in dropped and frame[name].notna().any():
+            raise ValueError(f"{source}: column {position + 1} holds values but has no name in the header (row labels, "
+                             "as pandas' to_csv writes them without index=False, say); name it in the header, or "
+                             f"leave it out with drop=Unnamed%3A%20{position}.")
+
+
 def check_header(path: Path, sep: str, source: str) -> None:
     """Refuse a csv wider than ``MAX_COLUMNS`` from its first non-blank line (the header, read
     by Python's csv module, quotes as pandas reads them) before pandas parses the file. At

@@ -197,7 +197,7 @@ class PivotedCholeskySampler(_CholeskySampler):
 class RPCholeskySampler(_CholeskySampler):
     """Randomly pivoted Cholesky, pivots ∝ residual diagonal; accelerated block variant.
 
-    Each round draws ``block_size`` candidates iid ∝ d, evaluates their residual block G,
+    Each round draws ``block_size`` candidates (at most n) iid ∝ d, evaluates their residual block G,
     and accepts candidate sᵢ with probability G'ᵢᵢ/d(sᵢ), where G' is the residual after
     eliminating the candidates accepted before it in the round. The accepted pivots have
     the distribution of the one-pivot loop; their n×t columns are eliminated in one
@@ -227,7 +227,7 @@ class RPCholeskySampler(_CholeskySampler):
             total = weights.sum()
             if total <= 0:
                 break
-            candidates = rng.choice(n, size=self.block_size, p=weights / total)
+            candidates = rng.choice(n, size=min(self.block_size, n), p=weights / total)  # (a block² matrix)
             residual = kernel._evaluate(X[candidates], X[candidates]) - Gt[:k, candidates].T @ Gt[:k, candidates]
             accepted = self._accept(residual, weights[candidates], floor, rng)[: rank - k]
             rounds += 1

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,7 +23,7 @@ import pyarrow.parquet as pq
 from kbench._files import atomic_path, check_folder, check_writable, sweep_temporary
 from kbench.errors import Status
 from kbench.spec import CONTROL, Spec, format_value, shown
-from kbench.sweep.layout import CELLS_DIR
+from kbench.sweep.layout import CELLS_DIR, enclosing_results
 
 SCHEMA_VERSION = 4
 
@@ -155,7 +156,9 @@ def _read_table(path: Path) -> pa.Table:
     try:
         table = pq.ParquetFile(path, pre_buffer=False).read(use_threads=False)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise ValueError(f"{path} is not a readable parquet file ({exc}); delete it and rerun.") from None
+        fix = ("delete it and rerun: kbench run computes the cell again" if enclosing_results(path) is not None else
+               "give a results folder, or a file kbench aggregate wrote")
+        raise ValueError(f"{path} is not a readable parquet file ({exc}); {fix}.") from None
     return _plain_types(path, table)
 
 
@@ -262,12 +265,24 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
 
 #: the text columns kbench writes in every row
 TEXT_COLUMNS = ("dataset", "kernel", "sampler_label", "task_label", "status")
+_SQUARES, _RATE, _R2 = (lambda v: v >= 0, "means of squares >= 0"), (lambda v: (v >= 0) & (v <= 1), "rates in [0, 1]"), \
+    (lambda v: v <= 1, "R² <= 1 (1 - SSE/SST)")
+#: the numbers kbench writes only in a range, and what it writes: a value outside is a file
+#: edited or written by another program, refused before it is ranked
+VALUE_RANGES = {
+    "rank": (lambda v: (v >= 1) & (v % 1 == 0), "whole ranks >= 1"),
+    "lam": (lambda v: v > 0, "λ > 0"),
+    **dict.fromkeys([f"{part}_mse{exact}" for part in ("train", "val", "test") for exact in ("", "_exact")], _SQUARES),
+    **dict.fromkeys(["test_r2", "test_r2_exact"], _R2),
+    **dict.fromkeys([f"{rate}{exact}" for rate in ("accuracy", "balanced_accuracy", "auc") for exact in ("", "_exact")],
+                    _RATE),
+}
 
 
 def check_values(frame: pd.DataFrame, where) -> None:
     """A ValueError naming the column when rows lack a value kbench writes in every row, a
-    label holds a control character, a rank or λ is out of range, or a column holds numbers
-    written as text (a file edited or written by another program)."""
+    label holds a control character, a number lies outside the range kbench writes it in
+    (:data:`VALUE_RANGES`: a rank, λ, an MSE, R², a rate), or a column holds numbers written as text (a file edited or written by another program)."""
     for column in TEXT_COLUMNS:
         missing = int(frame[column].isna().sum())
         if missing:
@@ -283,9 +298,9 @@ def check_values(frame: pd.DataFrame, where) -> None:
         if len(values) and pd.api.types.is_string_dtype(values) and pd.to_numeric(values, errors="coerce").notna().all():
             raise ValueError(f"{where}: column {column!r} holds numbers written as text ({shown(values.iloc[0])}, …); "
                              "kbench writes them as numbers: are these kbench's results?")
-    for column, inside, kbench_writes in (("rank", lambda v: (v >= 1) & (v % 1 == 0), "whole ranks >= 1"),
-                                          ("lam", lambda v: v > 0, "λ > 0")):
+    for column, (inside, kbench_writes) in VALUE_RANGES.items():
         values = frame[column].dropna() if column in frame and pd.api.types.is_numeric_dtype(frame[column]) else []
+        values = values[np.isfinite(values)] if len(values) else values  # (a non-finite score is a failure, not a lie)
         if len(values) and not inside(values).all():
             outside = format_value(values[~inside(values)].iloc[0].item())
             raise ValueError(f"{where}: column {column!r} holds {outside}; kbench writes {kbench_writes}: are these "

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kbench._files import write_absent, write_text
+from kbench._files import UNREADABLE, write_absent, write_text
 from kbench._provenance import KBENCH_VERSION, kbench_commit
 from kbench.datasets import Dataset, data_version, load_dataset, split_sizes
 from kbench.datasets.split import load_split, save_split
@@ -123,15 +123,18 @@ def split_checksum(data: Dataset) -> str:
 
 def load_split_cached(dataset, repetition: int, seed: int = 0, data_cache=None) -> Dataset:
     """The split of (dataset, repetition): from the cache when there (a split of an older
-    kbench, without the validation part the spec asks for, is not), else loaded (and cached)."""
+    kbench, without the validation part the spec asks for, is not, nor is a file damaged
+    outside kbench), else loaded (and cached)."""
     dataset = Spec.parse(dataset, "dataset")
     if data_cache is not None:
         path = split_path(data_cache, dataset, repetition, seed)
-        if path.is_file():
-            cached = load_split(path)
-            if cached.meta.get("val_size") == split_sizes(dataset.label)[1] and \
-                    cached.meta.get("version") == data_version(dataset.label):  # not of an edited file
-                return cached
+        try:
+            cached = load_split(path) if path.is_file() else None
+        except UNREADABLE:
+            cached = None
+        if cached is not None and cached.meta.get("val_size") == split_sizes(dataset.label)[1] and \
+                cached.meta.get("version") == data_version(dataset.label):  # not of an edited file
+            return cached
     data = load_dataset(dataset.label, seed=split_seed(seed, dataset, repetition))
     if data_cache is not None:
         save_split(data, path)

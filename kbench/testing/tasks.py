@@ -21,7 +21,7 @@ from kbench.lowrank.maps import LowRank
 from kbench.registry import make_sampler
 from kbench.spec import Spec
 from kbench.sweep.plan import Cell
-from kbench.sweep.store import PACKAGE_COLUMNS
+from kbench.sweep.store import PACKAGE_COLUMNS, VALUE_RANGES
 from kbench.sweep.worker import ROW_COLUMNS, fitted_kernel
 from kbench.tasks.base import FAMILIES, Headline, Task, Validation, check_rows
 from kbench.testing._kit import expect_value_errors, plugin_factory, run_checks, same_values
@@ -106,6 +106,10 @@ def _rows(p: _TaskProblem) -> None:
         for row in rows:
             assert not set(row) & reserved, f"{where}: columns {sorted(set(row) & reserved)} are kbench's own"
             assert "lam" in row, f"{where}: a row without 'lam'"
+            for column, (inside, kbench_writes) in VALUE_RANGES.items():  # as a result file's are checked
+                value = row.get(column)
+                assert column == "lam" or not isinstance(value, (int, float)) or not np.isfinite(value) or \
+                    inside(value), f"{where}: column {column!r} holds {value}; kbench reads it as {kbench_writes}"
         lams = [row["lam"] for row in rows]
         if task.uses_lams:
             assert sorted(set(lams)) == _LAMS, f"{where}: uses_lams, but the rows' λ are {lams}, the path {_LAMS}"
