@@ -228,7 +228,8 @@ def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, no
 @click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
               "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
 @click.option("--files-from", type=click.File(encoding="utf-8"), help="A file naming a path per line (blank ends "
-              "and '#' lines skipped), read with PATHS: the workflow lists its config's cells so, past a command line's size.")
+              "and '#' lines skipped), read with PATHS: the workflow lists its config's cells so, past a command "
+              "line's size.")
 def aggregate_command(paths, out, sweep, files_from) -> None:
     """Merge results directories (or folders below one, cell files or aggregated files) into
     one parquet file (newest row of each identity)."""
@@ -242,8 +243,9 @@ def aggregate_command(paths, out, sweep, files_from) -> None:
     frame = usage(lambda: read_results(paths, sweep))
     usage(lambda: check_merged_out(Path(out), paths, frame))  # (one sweep, none of out's lost)
     usage(lambda: write_frame(frame, Path(out)))
-    click.echo(f"wrote {out}: {len(frame)} row{'s' * (len(frame) != 1)}" + (f" ({replaced} older rows of the same cells left out: the newest "
-                                                   "row of each wins)" if (replaced := frame.attrs.get("replaced")) else ""))
+    replaced = frame.attrs.get("replaced")
+    click.echo(f"wrote {out}: {len(frame)} row{'s' * (len(frame) != 1)}" + (
+        f" ({replaced} older rows of the same cells left out: the newest row of each wins)" if replaced else ""))
 
 
 @main.command("leaderboard")

@@ -7,8 +7,8 @@ from kbench.kernels.dot_product import LinearKernel, PolynomialKernel
 from kbench.kernels.periodic import PeriodicExpKernel, PeriodicSobolevKernel
 from kbench.kernels.stationary import GaussianKernel, LaplacianKernel, MaternKernel
 
-#: the kernel a sweep and the conformance kit use unless told: the
-#: Gaussian with σ from the median heuristic (a bare ``gaussian`` has the class default, σ = 1)
+#: the kernel a sweep and the conformance kit use unless told: the Gaussian with σ from the
+#: median heuristic (a bare ``gaussian`` has the class default, σ = 1)
 DEFAULT_KERNEL = "gaussian:sigma=median"
 
 BUILTIN_KERNELS = [
@@ -27,5 +27,5 @@ def kbench_register_kernels():
     return BUILTIN_KERNELS
 
 
-__all__ = ["BUILTIN_KERNELS", "DEFAULT_KERNEL", "GaussianKernel", "Kernel", "LaplacianKernel", "LinearKernel", "MaternKernel",
-           "PeriodicExpKernel", "PeriodicSobolevKernel", "PolynomialKernel", "block_rows"]
+__all__ = ["BUILTIN_KERNELS", "DEFAULT_KERNEL", "GaussianKernel", "Kernel", "LaplacianKernel", "LinearKernel",
+           "MaternKernel", "PeriodicExpKernel", "PeriodicSobolevKernel", "PolynomialKernel", "block_rows"]

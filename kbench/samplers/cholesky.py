@@ -197,8 +197,8 @@ class PivotedCholeskySampler(_CholeskySampler):
 class RPCholeskySampler(_CholeskySampler):
     """Randomly pivoted Cholesky, pivots ∝ residual diagonal; accelerated block variant.
 
-    Each round draws ``block_size`` candidates (at most n) iid ∝ d, evaluates their residual block G,
-    and accepts candidate sᵢ with probability G'ᵢᵢ/d(sᵢ), where G' is the residual after
+    Each round draws ``block_size`` candidates (at most n) iid ∝ d, evaluates their residual
+    block G, and accepts candidate sᵢ with probability G'ᵢᵢ/d(sᵢ), where G' is the residual after
     eliminating the candidates accepted before it in the round. The accepted pivots have
     the distribution of the one-pivot loop; their n×t columns are eliminated in one
     BLAS-3 product.

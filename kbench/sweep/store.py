@@ -265,8 +265,9 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
 
 #: the text columns kbench writes in every row
 TEXT_COLUMNS = ("dataset", "kernel", "sampler_label", "task_label", "status")
-_SQUARES, _RATE, _R2 = (lambda v: v >= 0, "means of squares >= 0"), (lambda v: (v >= 0) & (v <= 1), "rates in [0, 1]"), \
-    (lambda v: v <= 1, "R² <= 1 (1 - SSE/SST)")
+_SQUARES = (lambda v: v >= 0, "means of squares >= 0")
+_RATE = (lambda v: (v >= 0) & (v <= 1), "rates in [0, 1]")
+_R2 = (lambda v: v <= 1, "R² <= 1 (1 - SSE/SST)")
 #: the numbers kbench writes only in a range, and what it writes: a value outside is a file
 #: edited or written by another program, refused before it is ranked
 VALUE_RANGES = {
@@ -282,7 +283,8 @@ VALUE_RANGES = {
 def check_values(frame: pd.DataFrame, where) -> None:
     """A ValueError naming the column when rows lack a value kbench writes in every row, a
     label holds a control character, a number lies outside the range kbench writes it in
-    (:data:`VALUE_RANGES`: a rank, λ, an MSE, R², a rate), or a column holds numbers written as text (a file edited or written by another program)."""
+    (:data:`VALUE_RANGES`: a rank, λ, an MSE, R², a rate), or a column holds numbers written
+    as text (a file edited or written by another program)."""
     for column in TEXT_COLUMNS:
         missing = int(frame[column].isna().sum())
         if missing:
