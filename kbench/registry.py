@@ -20,7 +20,7 @@ import pluggy
 from kbench import hookspecs
 from kbench._validation import coerce_params, declared_types, suggest
 from kbench.errors import PluginError, UnknownPluginError
-from kbench.spec import Spec
+from kbench.spec import CONTROL, RESERVED, Spec, shown
 
 KINDS = tuple(hookspecs.HOOKS)
 #: the distribution of the built-in plugins: loaded first, and kept when another package
@@ -65,8 +65,9 @@ class BrokenPlugin:
 
 
 def _first_line(obj) -> str:
-    """The first paragraph of the docstring, on one line."""
-    doc = (inspect.getdoc(obj) or "").strip()
+    """The first paragraph of the object's own docstring (not its base class's), on one line."""
+    own = obj.__dict__.get("__doc__") if isinstance(obj, type) else obj.__doc__
+    doc = inspect.cleandoc(own or "")
     return " ".join(doc.split("\n\n")[0].split()) if doc else ""
 
 
@@ -139,6 +140,10 @@ class Registry:
         name = getattr(obj, "name", None)
         if not isinstance(name, str) or not name:
             return fail(f"{kind} {obj!r} has no 'name' class attribute (a non-empty string).")
+        reserved = sorted({c for c in name if c in RESERVED} | set(CONTROL.findall(name)))
+        if reserved or name != name.strip():
+            return fail(f"{kind} name {name!r} holds {shown(reserved[0]) if reserved else 'blank ends'}, which a spec "
+                        "('name:key=value,…') cannot name; rename the plugin")
         key = (kind, name)
         if key in self._conflicts:
             self._conflicts[key] += f", '{source}' ({label})"

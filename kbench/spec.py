@@ -193,7 +193,12 @@ class Spec:
         """Read ``name[:key=value,...]`` (``provider:name[:key=value,...]`` for datasets)."""
         if isinstance(text, Spec):
             return text
-        text = check_spec_text(str(text), kind).strip(BLANK)
+        if not isinstance(text, str):  # an object made by make_kernel, say: its spec is what a sweep records
+            raise ValueError(f"a {kind} is named by its spec, text such as 'name:key=value', got "
+                             f"{type(text).__name__} {shown(text)}"
+                             + (f": pass its spec, {shown(text.spec())}." if callable(getattr(text, "spec", None))
+                                else "."))
+        text = check_spec_text(text, kind).strip(BLANK)
         if kind == "dataset":
             if ":" not in text:
                 raise ValueError(

@@ -36,6 +36,7 @@ from kbench.cli.params import usage
 from kbench.datasets import check_dataset_spec, table_checks
 from kbench.datasets.catalogue import read_catalogue
 from kbench.errors import describe
+from kbench.lowrank.checks import info_columns
 from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
 from kbench.reporting import markdown
@@ -52,6 +53,7 @@ from kbench.sweep.document import (
 )
 from kbench.sweep.plan import cell_inputs
 from kbench.sweep.store import read_results
+from kbench.tasks.base import check_columns
 from kbench.testing._kit import time_limit
 from kbench.workflow import Sweep, check_config
 from tests.conftest import ROOT, TOY_SAMPLER, add_plugin, snakemake
@@ -1016,7 +1018,7 @@ def test_held_out_seventh_round(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"the median distance between the 36 rows is 0 \(more than half"):
         kbench.make_kernel("gaussian:sigma=median").fit(kbench.load_dataset("file:d.csv:target=y,drop=leak").X_train)
     result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--data-cache", "cache", "--tasks", "krr"])
-    assert result.exit_code == 2 and "--tasks only matter with --exact KERNEL" in result.output
+    assert result.exit_code == 2 and "--tasks matters only with --exact KERNEL" in result.output
     result = CliRunner().invoke(main, [*RUN, "--kernel", "gaussian", "--kernel", "laplacian"])
     assert result.exit_code == 2 and "give it once (--kernel takes one value)" in result.output
     (tmp_path / "loopA").symlink_to("loopB")
@@ -1368,3 +1370,78 @@ def test_held_out_eleventh_round(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["leaderboard", "csv/all.parquet"])
     assert result.exit_code == 2 and "give a results folder, or a file kbench aggregate wrote" in " ".join(
         result.output.split())
+
+
+BADLY_NAMED = '''
+import kbench
+
+
+class Colon(kbench.Sampler):
+    name = "x:y"
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        return kbench.nystrom(X, kernel, rng.choice(len(X), rank, replace=False), {})
+
+
+@kbench.hookimpl
+def kbench_register_samplers():
+    return [Colon]
+'''
+
+
+def test_held_out_twelfth_round(tmp_path, monkeypatch):
+    """Found by the twelfth held-out suite (plugins and the Python API): a plugin column of
+    numbers in one cell and text in another, and an info integer past 64 bits, broke every
+    reader; a task row without λ recorded ok; a target of scale 1e-300 scored 0; load_dataset's
+    keywords conflicting with its spec, unchecked or with numpy's message; kbench.run(out=None)
+    and kernel objects; a text headline; a folder holding all.parquet only; plugin names no spec
+    can write; an unknown sampler family."""
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, [*_with(RUN, ranks="5,10"), "--out", "a"]).exit_code == 0
+    cells = sorted((tmp_path / "a" / "cells").rglob("*.parquet"))
+    for cell, value in zip(cells, (3, "small"), strict=True):
+        pd.read_parquet(cell).assign(dictionary_size=value).to_parquet(cell)
+    frame = read_results("a")
+    assert sorted(frame["dictionary_size"]) == ["3", "small"]
+    assert CliRunner().invoke(main, ["aggregate", "a", "--out", "a/all.parquet"]).exit_code == 0
+    for cell in cells:
+        cell.unlink()
+    assert len(read_results("a")) == 2  # a folder of merged rows only reads its all.parquet
+    with pytest.raises(kbench.ContractViolation, match=r"info entry 'huge' is an integer beyond 64 bits"):
+        info_columns({"huge": 2**80}, ())
+    with pytest.raises(kbench.ContractViolation, match=r"row 0 has no 'lam'"):
+        check_columns([{"metric": 3.0}], "htask", ())
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"a": rng.standard_normal(80), "y": rng.standard_normal(80) * 1e-300}).to_csv("tiny.csv", index=False)
+    with pytest.raises(ValueError, match=r"differ by at most .*e-30\d, and the squares of such differences underflow"):
+        kbench.load_dataset("file:tiny.csv")
+    pd.DataFrame({"a": rng.standard_normal(80), "b": rng.standard_normal(80),
+                  "y": rng.standard_normal(80)}).to_csv("d.csv", index=False)
+    for spec, keywords, message in (("file:d.csv:target=a", {"target": "b"}, "target is given in the spec"),
+                                    ("file:d.csv:n=50", {"n": 60}, "n is given in the spec"),
+                                    ("file:d.csv", {"standardize": "no"}, "standardize must be true or false"),
+                                    ("file:d.csv", {"seed": -1}, "seed must be an integer >= 0")):
+        with pytest.raises(ValueError, match=message):
+            kbench.load_dataset(spec, **keywords)
+    assert kbench.load_dataset("file:d.csv:n=50", n=50).n_train == 29  # the same value twice is one value
+    with pytest.raises(ValueError, match=r"out must be a directory path \(text\), got None"):
+        kbench.run(*RUN_ARGS, out=None)
+    with pytest.raises(ValueError, match=r"a kernel is named by its spec.*pass its spec, 'gaussian:sigma=2.0'"):
+        kbench.run(*RUN_ARGS, kernel=kbench.make_kernel("gaussian:sigma=2"), out="b")
+    assert not (tmp_path / "None").exists() and not (tmp_path / "b").exists()
+    assert CliRunner().invoke(main, [*RUN, "--out", "c"]).exit_code == 0
+    cell = next((tmp_path / "c" / "cells").rglob("*.parquet"))
+    pd.read_parquet(cell).assign(test_mse="good").to_parquet(cell)
+    result = CliRunner().invoke(main, ["leaderboard", "c"])
+    assert result.exit_code == 2 and "headline column 'test_mse' holds text ('good')" in " ".join(result.output.split())
+    add_plugin(tmp_path, "colon-plugin", BADLY_NAMED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    broken = {b.source: b.error for b in registry.Registry().broken}
+    assert "sampler name 'x:y' holds ':', which a spec" in broken["colon-plugin"]
+
+    class Quantum(kbench.Sampler):
+        name, family = "quantum", "quantum"
+
+    with pytest.raises(kbench.ContractViolation, match=r"family 'quantum' is not one of nystrom, random-features"):
+        Quantum().fit(np.ones((5, 2)), kbench.make_kernel("gaussian"), 2)

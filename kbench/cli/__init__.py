@@ -162,8 +162,8 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     idle = [f"--{name.replace('_', '-')}" for name in ("exact_max_n", "tasks", "lams", "lam_bounds", "selection")
             if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
     if exact_kernel is None and idle:
-        raise click.UsageError(f"{', '.join(idle)} only matter with --exact KERNEL (the exact baseline); add it, or "
-                               "drop them.")
+        raise click.UsageError(f"{', '.join(idle)} {'matters' if len(idle) == 1 else 'matter'} only with --exact "
+                               "KERNEL (the exact baseline); add it, or drop them.")
     indices = only(repetitions, only_repetition)
     specs = [canonical_spec(spec) for spec in usage(lambda: split_specs(datasets, "--datasets"))]  # as `run` labels them
     for spec in specs:

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
-from kbench._validation import coerce_params, declared_types, suggest
+from kbench._validation import check_nonnegative, coerce_params, declared_types, suggest
 from kbench.datasets.base import (
     TASK_TYPES,
     Dataset,
@@ -144,13 +145,23 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     Dataset with training, validation and test rows.
     """
     provider, name, spec_params = check_dataset_spec(spec)
-    params = _check_parameters(provider, name, params, spec)
-    n = check_n(spec_params.pop("n", n), None, spec)
+    seed = check_nonnegative(seed, "seed", spec, integer=True)
+    defaults = {key: value.default for key, value in inspect.signature(load_dataset).parameters.items()
+                if key in _SPLIT_OPTIONS}
+    given = {key: value for key, value in zip(_SPLIT_OPTIONS, (n, test_size, val_size, standardize, dropna))
+             if value is not defaults[key] and value != defaults[key]}  # (as arguments, not left at the default)
+    params = _check_parameters(provider, name, {**params, **given}, spec)
+    twice = sorted(key for key in set(params) & set(spec_params) if params[key] != spec_params[key])
+    if twice:
+        raise ValueError(f"{spec}: {twice[0]} is given in the spec ({spec_params[twice[0]]!r}) and as an argument "
+                         f"({params[twice[0]]!r}); give it once.")
+    spec_params = {**spec_params, **params}
+    n = check_n(spec_params.pop("n", None), None, spec)
     test_size = check_test_size(spec_params.pop("test_size", test_size))
     val_size = check_val_size(spec_params.pop("val_size", val_size))
     standardize = spec_params.pop("standardize", standardize)
     dropna = spec_params.pop("dropna", dropna)
-    raw = provider.load(name, n, seed, **{**spec_params, **params})
+    raw = provider.load(name, n, seed, **spec_params)
     raw = check_raw(raw, spec, dropna=dropna)
     return split_and_scale(raw, spec, n, seed, test_size, standardize, val_size)
 

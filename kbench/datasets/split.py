@@ -22,6 +22,8 @@ DEFAULT_TEST_SIZE = 0.25
 #: the fraction of the training rows set apart to choose λ (and ``sigma="cv"``) on, unless
 #: the spec gives ``val_size``
 DEFAULT_VAL_SIZE = 0.2
+#: differences below this square to less than float64's smallest normal number (√2.2e-308)
+SQUARE_UNDERFLOW = float(np.sqrt(np.finfo(np.float64).tiny))
 
 
 def held_out(size: float, n: int) -> int:
@@ -98,6 +100,10 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     if raw.task_type == "regression" and y_test.size and np.all(y_test == y_test[0]):
         raise ValueError(f"{name}: every test row's target is {y_test[0]:g}, so R² (1 − MSE / the test targets' "
                          "variance) is undefined; pass more points (n), a larger test_size or another seed.")
+    if raw.task_type == "regression" and 0 < (spread := float(np.ptp(y_train))) < SQUARE_UNDERFLOW:
+        raise ValueError(f"{name}: the training targets differ by at most {spread:.1e}, and the squares of such "
+                         "differences underflow a float64 (MSE, variance and R² would read 0 or be undefined); "
+                         "rescale the target (multiply it by a power of ten).")
     if scaled and raw.task_type == "regression":
         y_mean, y_scale = float(y_train.mean()), float(y_train.std()) or 1.0
         if not (np.isfinite(y_mean) and np.isfinite(y_scale)):

@@ -82,4 +82,8 @@ def info_columns(info: dict, reserved) -> dict:
     if clash:
         raise ContractViolation(f"contract: info key(s) {clash} would overwrite kbench's own result "
                                 "columns; rename them")
+    wide = sorted(key for key, value in columns.items() if isinstance(value, int) and not -2**63 <= value < 2**63)
+    if wide:
+        raise ContractViolation(f"contract: info entry {wide[0]!r} is an integer beyond 64 bits, which a result "
+                                "file cannot hold; record it as a float")
     return columns

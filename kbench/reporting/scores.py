@@ -136,6 +136,7 @@ def _scored_cells(rows: pd.DataFrame, task, extra, exact_extra) -> pd.DataFrame:
     metric, smaller, exact_column = headline.metric, headline.smaller_is_better, headline.exact
     if rows.empty or metric not in rows:
         return pd.DataFrame()
+    headline.check_numbers(rows, task.name)
     rows = task.headline_rows(rows)
     if rows.empty or rows[metric].isna().all():
         return pd.DataFrame()

@@ -9,9 +9,12 @@ from typing import ClassVar
 import numpy as np
 
 from kbench._validation import check_features, check_lam, check_rank
-from kbench.errors import Refused
+from kbench.errors import ContractViolation, Refused
 from kbench.kernels.base import Kernel
 from kbench.lowrank.maps import LowRank
+
+#: sampler families (``Sampler.family``): what a task's ``families`` and the page group by
+FAMILIES = ("nystrom", "random-features")
 
 
 class Sampler:
@@ -57,6 +60,9 @@ class Sampler:
         LowRank, whose ``info`` records the sampler, its parameters, the requested rank,
         the kernel evaluations and warnings.
         """
+        if self.family not in FAMILIES:
+            raise ContractViolation(f"sampler {self.name!r}: family {self.family!r} is not one of {', '.join(FAMILIES)}, "
+                                    "which tasks score and pages group by.")
         X = check_features(X, "X")
         rank = check_rank(rank)
         owner = f"sampler {self.name!r}"

@@ -146,11 +146,13 @@ def _check(key: str, method, *args) -> None:
 
 
 def _specs(value, name: str) -> tuple[str, ...]:
-    specs = tuple(split_specs(value, name) if isinstance(value, str) else (str(v) for v in value))
+    kind = name.removesuffix("s")
+    specs = tuple(split_specs(value, name) if isinstance(value, str) else
+                  (v if isinstance(v, str) else Spec.parse(v, kind).label for v in value))  # (an object refused)
     if not specs:
         raise ValueError(f"no {name} given: pass at least one.")
-    check_distinct(specs, name.removesuffix("s"), name)
-    check_configurations(specs, name.removesuffix("s"), name)
+    check_distinct(specs, kind, name)
+    check_configurations(specs, kind, name)
     return specs
 
 
@@ -233,6 +235,8 @@ def _plain(value):
 def _absolute(path, name: str) -> Path:
     """``path`` made absolute now, so that no later step depends on the working directory
     (a plugin may change it in a worker)."""
+    if not isinstance(path, str | os.PathLike):
+        raise ValueError(f"{name} must be a directory path (text), got {shown(path)}: pass e.g. {name}='results'.")
     if str(path).strip() == "":
         raise ValueError(f"{name} is empty: pass a directory, e.g. {name}='results'.")
     return Path(os.path.abspath(expand_home(str(path))))
@@ -276,6 +280,7 @@ class SweepConfig:
         for name in ("datasets", "samplers", "tasks"):
             fix(name, _specs(getattr(self, name), name))
         fix("datasets", tuple(map(canonical_spec, self.datasets)))  # as results label them: a file's absolute path
+        Spec.parse(self.kernel, "kernel")  # text (a kernel object is refused, naming its spec)
         fix("ranks", tuple(check_ranks(self.ranks)))
         lams, bounds = lam_path(self.lams, self.lam_bounds)
         fix("lams", lams)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from kbench._files import atomic_path, check_folder, check_writable, sweep_tempo
 from kbench.errors import Status
 from kbench.spec import CONTROL, Spec, format_value, shown
 from kbench.sweep.layout import CELLS_DIR, enclosing_results
+from kbench.sweep.ranges import VALUE_RANGES
 
 SCHEMA_VERSION = 4
 
@@ -207,12 +209,23 @@ def read_cells(paths) -> pd.DataFrame:
             older.append(read_cell(path))
     try:
         frames = [pa.concat_tables(current, promote_options="permissive").to_pandas()] if current else []
-    except pa.ArrowInvalid:  # a column whose types Arrow cannot unify (an integer past 2**53 beside floats)
-        frames = [pd.concat([table.to_pandas() for table in current], ignore_index=True)]
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # types Arrow cannot unify: an integer past 2**53 beside
+        # floats, or a plugin's column of numbers in one cell and text in another
+        frames = [_text_where_mixed(pd.concat([table.to_pandas() for table in current], ignore_index=True))]
     frames += older
     if not frames:
         return pd.DataFrame()
-    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    return frames[0] if len(frames) == 1 else _text_where_mixed(pd.concat(frames, ignore_index=True))
+
+
+def _text_where_mixed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns holding text in some rows and other values in others (a plugin's info entry
+    written as a number by one cell and as text by another) as text throughout, so that the
+    rows can be written again as one table; a new frame."""
+    mixed = [column for column in frame.columns if frame[column].dtype == object
+             and frame[column].dropna().map(lambda value: isinstance(value, str)).nunique() > 1]
+    return frame.assign(**{column: frame[column].map(lambda value: value if pd.isna(value) or
+                                                     isinstance(value, str) else str(value)) for column in mixed})
 
 
 def cell_status(path: Path, inputs: str | None = None) -> str | None:
@@ -245,7 +258,12 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
 
     Rows with the same identity (a cell rerun) are de-duplicated, the newest timestamp wins.
     """
-    paths = [Path(directory)] if isinstance(directory, str | Path) else [Path(p) for p in directory]
+    given = [directory] if isinstance(directory, str | os.PathLike) else list(directory) if isinstance(
+        directory, list | tuple) else None
+    if given is None or any(not isinstance(p, str | os.PathLike) or not str(p).strip() for p in given):
+        raise ValueError(f"results are read from a path (text) or a list of paths, got {shown(directory)}: name a "
+                         "results directory or an aggregated file.")
+    paths = [Path(p) for p in given]
     if not paths:
         raise ValueError("no results to read: name a results directory or an aggregated file.")
     frame = _newest(read_cells([file for path in paths for file in _files_of(path)]))
@@ -265,19 +283,6 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
 
 #: the text columns kbench writes in every row
 TEXT_COLUMNS = ("dataset", "kernel", "sampler_label", "task_label", "status")
-_SQUARES = (lambda v: v >= 0, "means of squares >= 0")
-_RATE = (lambda v: (v >= 0) & (v <= 1), "rates in [0, 1]")
-_R2 = (lambda v: v <= 1, "R² <= 1 (1 - SSE/SST)")
-#: the numbers kbench writes only in a range, and what it writes: a value outside is a file
-#: edited or written by another program, refused before it is ranked
-VALUE_RANGES = {
-    "rank": (lambda v: (v >= 1) & (v % 1 == 0), "whole ranks >= 1"),
-    "lam": (lambda v: v > 0, "λ > 0"),
-    **dict.fromkeys([f"{part}_mse{exact}" for part in ("train", "val", "test") for exact in ("", "_exact")], _SQUARES),
-    **dict.fromkeys(["test_r2", "test_r2_exact"], _R2),
-    **dict.fromkeys([f"{rate}{exact}" for rate in ("accuracy", "balanced_accuracy", "auc") for exact in ("", "_exact")],
-                    _RATE),
-}
 
 
 def check_values(frame: pd.DataFrame, where) -> None:
@@ -351,6 +356,8 @@ def _files_of(directory: Path) -> list[Path]:
     files = [f for f in sorted(cells.rglob("*.parquet"))  # (not a results folder written inside cells/)
              if CELLS_DIR not in f.relative_to(cells).parts] or sorted(directory.rglob("*.parquet"))
     files = [f for f in files if f.name != "all.parquet"]
+    if not files and (directory / "all.parquet").is_file():
+        return [directory / "all.parquet"]  # a folder of merged rows only (kbench aggregate's file)
     if not files:
         raise ValueError(f"{directory} holds no result files (*.parquet).")
     return files

@@ -38,7 +38,7 @@ from kbench.spec import Spec
 from kbench.sweep.layout import exact_path, kernel_path, split_path
 from kbench.sweep.plan import Cell, Job, split_seed
 from kbench.sweep.store import write_cell
-from kbench.tasks.base import check_columns, check_rows
+from kbench.tasks.base import check_columns, check_rows, require_lam
 from kbench.tasks.selection import (
     DEFAULT_SELECTION,
     criterion,
@@ -330,6 +330,7 @@ def evaluate_cell(task, context: JobContext, approx) -> list[dict]:
     if chosen_on is None:
         return rows
     column, _, smaller = chosen_on
+    require_lam(rows, task.name)
     while True:
         by_lam = {row["lam"]: row.get(column) for row in reversed(rows)}
         ordered = sorted(by_lam)

@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 
 from kbench._validation import check_positive
 from kbench.datasets.base import LABELED
 from kbench.errors import ContractViolation, Refused
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, exact_baseline
-
-#: sampler families (``Sampler.family``)
-FAMILIES = ("nystrom", "random-features")
+from kbench.samplers.base import FAMILIES
 
 
 @dataclass(frozen=True)
@@ -43,6 +42,16 @@ class Headline:
     rtol: float = 0.0
     equivalence: float = 0.0
     relative: bool = True
+
+    def check_numbers(self, rows: pd.DataFrame, task: str) -> None:
+        """A ValueError naming the column when rows hold text where the headline (or its exact
+        value) is read: a plugin's text, which ``check-plugin`` refuses, named, not a parse error."""
+        for column in (c for c in (self.metric, self.exact) if c is not None and c in rows):
+            written = rows[column].dropna()
+            text = written[pd.to_numeric(written, errors="coerce").isna()]
+            if len(text):
+                raise ValueError(f"task {task!r}: its headline column {column!r} holds text ({text.iloc[0]!r}), not "
+                                 "numbers; kbench ranks numbers (kbench check-plugin checks a task for this).")
 
     def difference(self, ours, theirs) -> np.ndarray:
         """How much better ``ours`` is than ``theirs`` (arrays of values; NaN or infinite: a
@@ -236,6 +245,15 @@ def check_columns(rows: list[dict], task: str, reserved) -> list[dict]:
     if clash:
         raise ContractViolation(f"task {task!r} returned the column(s) {', '.join(map(repr, clash[:5]))}, which kbench "
                                 "writes itself (the cell's identity and provenance); rename them.")
+    return require_lam(rows, task)
+
+
+def require_lam(rows: list[dict], task: str) -> list[dict]:
+    """``rows``, each with its ``lam`` (NaN for a λ-free task), which keys the rows of a result file."""
+    missing = next((index for index, row in enumerate(rows) if "lam" not in row), None)
+    if missing is not None:
+        raise ContractViolation(f"task {task!r}: row {missing} has no 'lam' (a λ-free task writes NaN), which "
+                                "keys every row of a result file.")
     return rows
 
 

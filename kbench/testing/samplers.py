@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kbench.kernels import DEFAULT_KERNEL
+from kbench.lowrank.checks import info_columns
 from kbench.lowrank.maps import LowRank
 from kbench.registry import create
 from kbench.samplers.base import Sampler
@@ -35,8 +36,12 @@ class _Problem:
 
 
 def _shapes(p: _Problem) -> None:
+    kinds: dict[str, set[str]] = {}  # the result columns info writes, by the kind of value each fit gives
     for rank in (1, 10, 40):
         approx = p.fit(rank)
+        for key, value in info_columns(approx.info, ()).items():
+            kinds.setdefault(key, set()).add("text" if isinstance(value, str) else "a boolean"
+                                             if isinstance(value, bool | np.bool_) else "a number")
         assert isinstance(approx, LowRank), f"fit returned {type(approx).__name__}, not LowRank"
         Z = approx.transform(p.X)
         assert Z.shape == (p.n, approx.rank), f"transform gave {Z.shape}, rank says {approx.rank}"
@@ -49,6 +54,9 @@ def _shapes(p: _Problem) -> None:
             assert landmarks.min() >= 0 and landmarks.max() < p.n, "landmark index out of range"
         X_new = np.random.default_rng(1).standard_normal((7, p.X.shape[1]))
         assert approx.transform(X_new).shape == (7, approx.rank)
+    mixed = {key: sorted(found) for key, found in kinds.items() if len(found) > 1}
+    assert not mixed, (f"info[{next(iter(mixed))!r}] is {' in one fit and '.join(next(iter(mixed.values())))} in "
+                       "another: a result column keeps one type, or the sweep's cells cannot be read as one table")
 
 
 def _determinism(p: _Problem) -> None:

@@ -21,7 +21,8 @@ from kbench.lowrank.maps import LowRank
 from kbench.registry import make_sampler
 from kbench.spec import Spec
 from kbench.sweep.plan import Cell
-from kbench.sweep.store import PACKAGE_COLUMNS, VALUE_RANGES
+from kbench.sweep.ranges import VALUE_RANGES
+from kbench.sweep.store import PACKAGE_COLUMNS
 from kbench.sweep.worker import ROW_COLUMNS, fitted_kernel
 from kbench.tasks.base import FAMILIES, Headline, Task, Validation, check_rows
 from kbench.testing._kit import expect_value_errors, plugin_factory, run_checks, same_values
