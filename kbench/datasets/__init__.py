@@ -149,7 +149,7 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     defaults = {key: value.default for key, value in inspect.signature(load_dataset).parameters.items()
                 if key in _SPLIT_OPTIONS}
     given = {key: value for key, value in zip(_SPLIT_OPTIONS, (n, test_size, val_size, standardize, dropna))
-             if value is not defaults[key] and value != defaults[key]}  # (as arguments, not left at the default)
+             if value != defaults[key]}  # (as arguments, not left at the default)
     params = _check_parameters(provider, name, {**params, **given}, spec)
     twice = sorted(key for key in set(params) & set(spec_params) if params[key] != spec_params[key])
     if twice:

@@ -222,8 +222,8 @@ def _text_where_mixed(frame: pd.DataFrame) -> pd.DataFrame:
     """Columns holding text in some rows and other values in others (a plugin's info entry
     written as a number by one cell and as text by another) as text throughout, so that the
     rows can be written again as one table; a new frame."""
-    mixed = [column for column in frame.columns if frame[column].dtype == object
-             and frame[column].dropna().map(lambda value: isinstance(value, str)).nunique() > 1]
+    mixed = [column for column in frame.columns if frame[column].dtype == object  # (inferred in C, not per row)
+             and pd.api.types.infer_dtype(frame[column], skipna=True) in ("mixed", "mixed-integer")]
     return frame.assign(**{column: frame[column].map(lambda value: value if pd.isna(value) or
                                                      isinstance(value, str) else str(value)) for column in mixed})
 
