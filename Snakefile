@@ -30,7 +30,7 @@ include: "workflows/rules/report.smk"
 
 rule all:
     input:
-        SWEEP.all_cells,  # targets themselves: a deleted cell file reruns its job
+        SWEEP.job_targets,  # cells of each run job (Sweep.targets): a deleted cell file reruns its job
         [SWEEP.batches.file(b) for b in SWEEP.batches.missing],  # likewise (a catalogue's sweep)
         # the page, unless the run computes one batch (--config batch=...)
         [OUT / "leaderboard.md", OUT / "leaderboard.html", OUT / "all.parquet"] if "batch" not in config else [],

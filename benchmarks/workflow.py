@@ -5,7 +5,7 @@
     python benchmarks/workflow.py --job-cost [--write]
 
 The first: a 500-cell sweep of tiny cells (1 dataset × 5 samplers × 1 task × 10 ranks × 10
-repetitions; one run job per (dataset, kernel, sampler) covers its task, 10 ranks and 10
+repetitions; one run job per (dataset, kernel) covers its samplers, task, 10 ranks and 10
 repetitions) runs through `snakemake --cores N` in a temporary directory. Overhead per cell =
 (wall time − the cells' own recorded time / N) / cells: what Snakemake, process start-up,
 data loading and result writing add to the work itself.

@@ -71,7 +71,7 @@ def test_workflow_writes_the_leaderboard(finished):
                       ("synthetic:moons:n=160", "approximation"): ("ok",),
                       ("synthetic:moons:n=160", "classification"): ("ok",)}
     # the exact baseline of a (dataset, repetition) is computed once (the exact rule) and
-    # loaded by every sampler's job: one recorded cost, where recomputing would time it anew
+    # loaded by the run job for every sampler: one recorded cost, where recomputing would time it anew
     costs = frame.dropna(subset=["time_exact_s"]).groupby(["dataset", "repetition"]).time_exact_s
     assert len(costs) == 2 and (costs.nunique() == 1).all() and (costs.size() == 8).all()  # krr on diabetes
     # the run ends by saying what it computed and where the page is
@@ -85,7 +85,7 @@ def test_workflow_writes_the_leaderboard(finished):
     assert "win rate vs uniform" in text and "rank within 1% of exact" in text
     # the run's own command line (python -m snakemake ...) and executor
     assert "Command: `snakemake --snakefile" in text and "--configfile" in text and "BLAS threads" in text
-    assert "(executor: `local; 2 prepare, 2 exact, 4 run jobs`)" in text
+    assert "(executor: `local; 2 prepare, 2 exact, 2 run jobs`)" in text
     assert "### Not planned, by design" in text and "| task 'krr' needs a regression dataset; synthetic:moons" in text
     assert "skipped" not in text.split("## Cells by status")[1].split("###")[0]
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
@@ -117,13 +117,15 @@ def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
 
 @pytest.mark.xdist_group("workflow-finished")
 def test_the_page_ranks_the_configs_cells_only(finished, tmp_path):
-    """A sampler dropped from the config (the same out) leaves the page; its cells stay on disk."""
+    """A sampler dropped from the config (the same out) leaves the page; its cells stay on
+    disk. A rank added is computed, in the job of the dataset's cells already there."""
     workdir = tmp_path / "again"
     shutil.copytree(finished, workdir, symlinks=True)
-    result = snakemake(workdir, {**TINY, "samplers": ["uniform"]})
+    result = snakemake(workdir, {**TINY, "samplers": ["uniform"], "ranks": [5, 10, 15]})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "kbench: 16 cells: 16 ok\n" in result.stdout
-    assert set(pd.read_parquet(workdir / "out" / "all.parquet").sampler) == {"uniform"}
+    assert "kbench: 24 cells: 24 ok\n" in result.stdout
+    frame = pd.read_parquet(workdir / "out" / "all.parquet")
+    assert set(frame.sampler) == {"uniform"} and sorted(frame["rank"].unique()) == [5, 10, 15]
     assert "rff" not in (workdir / "out" / "leaderboard.md").read_text()
     assert len(list((workdir / "out" / "cells").rglob("rff-*/*/*.parquet"))) == 16
 
@@ -298,7 +300,7 @@ def test_cli_and_workflow_give_identical_numbers(tmp_path):
     (tmp_path / "workflow").mkdir()
     result = snakemake(tmp_path / "workflow", config)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "(executor: `local; 1 prepare, 1 exact, 5 disqueak, 4 run jobs`)" in (
+    assert "(executor: `local; 1 prepare, 1 exact, 5 disqueak, 1 run jobs`)" in (
         tmp_path / "workflow" / "out" / "leaderboard.md").read_text()
     cli = subprocess.run(
         [sys.executable, "-m", "kbench.cli", "run", "--datasets", data, "--samplers", ",".join(samplers),
@@ -342,8 +344,8 @@ def kbench_register_samplers():
 
 
 def test_a_sampler_is_fitted_once_per_rank_and_repetition_for_all_tasks(tmp_path):
-    """The run job's grain is (dataset, kernel, sampler), all repetitions: one fit serves
-    every task. A new version of the plugin reruns its jobs, which recompute its cells only."""
+    """The run job's grain is (dataset, kernel), all samplers and repetitions: one fit serves
+    every task. A new version of the plugin reruns the job, which recomputes its cells only."""
     add_plugin(tmp_path, "counting-sampler", COUNTING_SAMPLER)
     log = tmp_path / "fits.log"
     config = {**TINY, "datasets": ["sklearn:diabetes"], "samplers": ["uniform", "counting"],
@@ -362,7 +364,7 @@ def test_a_sampler_is_fitted_once_per_rank_and_repetition_for_all_tasks(tmp_path
     (info / "METADATA").write_text((info / "METADATA").read_text().replace("Version: 1.0", "Version: 1.1"))
     rerun = snakemake(work, config, plugins=tmp_path, env={"KBENCH_FIT_LOG": str(log)})
     assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
-    assert len(log.read_text().splitlines()) == 8  # the counting jobs ran again, once per fit
+    assert len(log.read_text().splitlines()) == 8  # the counting sampler fitted again, once per fit
     changed = {f for f, data in cells.items() if f.read_bytes() != data}
     assert changed == {f for f in cells if "/counting-" in str(f)} and len(changed) == 12
     frame = pd.read_parquet(work / "out" / "all.parquet")

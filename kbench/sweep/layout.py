@@ -1,6 +1,6 @@
 """Every file a sweep writes, named once: the one source of path patterns.
 
-The store, the worker, the DISQUEAK jobs and the Snakefile (through kbench/workflow.py)
+The store, the worker, the DISQUEAK jobs and the Snakefile (through kbench.workflow)
 all read their paths here. A template's fields are slugs (collision-free, kbench.Spec) and
 numbers; :func:`pattern` keeps some fields as Snakemake wildcards.
 
@@ -57,7 +57,8 @@ LOGS = {
     "prepare": "prepare/{dataset}.log",
     "exact": "exact/{kernel}/{dataset}.log",
     "disqueak": "disqueak/{kernel}/{dataset}/{sampler}_rep{rep}_node{node}.log",
-    "run": "run/{kernel}/{dataset}/{sampler}.log",
+    "run": "run/{kernel}/{dataset}.log",
+    "run_sampler": "run/{kernel}/{dataset}/{sampler}.log",  # a job per sampler (a large dataset)
     "cell_list": "cell_list.log",
     "aggregate": "aggregate.log",
     "batch": "batches/{batch}.log",
@@ -77,7 +78,7 @@ def pattern(root, template: str, **known) -> str:
     return str(Path(root) / template.format_map(_Wildcards(known)))
 
 
-def _slugs(**specs) -> dict[str, str]:
+def slugs(**specs) -> dict[str, str]:
     return {kind: Spec.parse(text, kind).slug for kind, text in specs.items()}
 
 
@@ -110,7 +111,7 @@ def enclosing_results(path) -> Path | None:
 def cell_path(out, sweep: str, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
     """The file of one cell's rows (``sweep``: :func:`sweep_id`; the four specs as text or
     :class:`kbench.Spec`)."""
-    return Path(out) / CELL.format(**_slugs(kernel=kernel, dataset=dataset, sampler=sampler, task=task),
+    return Path(out) / CELL.format(**slugs(kernel=kernel, dataset=dataset, sampler=sampler, task=task),
                                    sweep=sweep, rank=rank, rep=repetition)
 
 
@@ -121,25 +122,25 @@ def cell_list_path(out, sweep: str) -> Path:
 
 def dataset_folder(out, sweep: str, kernel, dataset) -> Path:
     """The folder of a dataset's cells with one kernel (every sampler, task, rank and repetition)."""
-    return Path(out) / CELL.split("/{sampler}")[0].format(**_slugs(kernel=kernel, dataset=dataset), sweep=sweep)
+    return Path(out) / CELL.split("/{sampler}")[0].format(**slugs(kernel=kernel, dataset=dataset), sweep=sweep)
 
 
 def split_path(data_cache, dataset, repetition: int, seed: int = 0) -> Path:
     """Where the split of (dataset, repetition) is cached (``kbench prepare``, ``--data-cache``)."""
-    return Path(data_cache) / SPLIT.format(**_slugs(dataset=dataset), rep=repetition, seed=seed)
+    return Path(data_cache) / SPLIT.format(**slugs(dataset=dataset), rep=repetition, seed=seed)
 
 
 def exact_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> Path:
     """Where the exact baseline of (dataset, kernel, repetition) is cached, beside the splits."""
-    return Path(data_cache) / EXACT.format(**_slugs(dataset=dataset, kernel=kernel), rep=repetition, seed=seed)
+    return Path(data_cache) / EXACT.format(**slugs(dataset=dataset, kernel=kernel), rep=repetition, seed=seed)
 
 
 def kernel_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> Path:
     """Where the kernel resolved on the split of (dataset, repetition) is cached."""
-    return Path(data_cache) / KERNEL.format(**_slugs(dataset=dataset, kernel=kernel), rep=repetition, seed=seed)
+    return Path(data_cache) / KERNEL.format(**slugs(dataset=dataset, kernel=kernel), rep=repetition, seed=seed)
 
 
 def node_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, node: str) -> Path:
     """Where a DISQUEAK merge-tree node's dictionaries are cached (``node``: "first-stop")."""
-    return Path(data_cache) / NODE.format(**_slugs(dataset=dataset, kernel=kernel, sampler=sampler),
+    return Path(data_cache) / NODE.format(**slugs(dataset=dataset, kernel=kernel, sampler=sampler),
                                           rep=repetition, seed=seed, node=node)

@@ -44,13 +44,13 @@ else:  # the config's cells, listed in a file: a config no longer naming a sampl
 
     rule cell_list:
         input:
-            SWEEP.all_cells,
+            SWEEP.job_targets,
         output:
             layout.cell_list_path(OUT, SWEEP.sweep),
         log:
             SWEEP.log("cell_list"),
         run:
-            write_text(output[0], "".join(f"{path}\n" for path in input))
+            write_text(output[0], "".join(f"{path}\n" for path in SWEEP.all_cells))
 
 
 rule aggregate:

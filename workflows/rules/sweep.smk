@@ -2,10 +2,11 @@
 # (dataset, kernel), computing the exact baseline of each repetition once for every run job
 # to load; disqueak: one job per node of a distributed squeak's merge tree (leaves stream
 # their shard, merges join two children), whose root its run job's fits start from; run: one
-# job per (dataset, kernel, sampler) covering every repetition, task, rank and λ (one process
-# start and one plan for all of them), so each sampler fit serves all tasks; one run rule
-# per set of tasks the datasets accept (a task that refuses a dataset's type, and a sampler
-# that refuses the kernel, are never planned: kbench.sweep.plan.not_planned).
+# job per (dataset, kernel) covering every sampler, repetition, task, rank and λ (one process
+# start, one load of the splits and baselines and one plan for all of them), so each sampler
+# fit serves all tasks, and one job per sampler on a dataset stated larger than 10⁵ rows; one
+# run rule per (dataset, kernel), its cells static outputs (a task that refuses a dataset's
+# type, and a sampler that refuses the kernel, are never planned: kbench.sweep.plan.not_planned).
 # Failed cells are recorded in their files (status error/timeout/oom) and do not fail the
 # workflow: `kbench run` exits 1 for them, 2 for a real usage error.
 
@@ -99,34 +100,26 @@ rule disqueak:
         "--seed {params.seed:q} --node {wildcards.node:q} --data-cache {params.cache:q} > {log:q} 2>&1"
 
 
-for RUN_RULE, RUN_TASKS, RUN_DATASETS in SWEEP.task_groups():
+for RUN in SWEEP.run_rules():
 
     rule:
         name:
-            RUN_RULE
+            RUN.name
         input:
-            lambda wc: SWEEP.split_files(spec_of("datasets", wc.dataset)),
-            lambda wc: SWEEP.exact_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel]),
-            lambda wc: SWEEP.tree_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
-                                        spec_of("samplers", wc.sampler)),
+            SWEEP.run_inputs(RUN),
         output:
             # update: a rerun keeps the cells already there (kbench run resumes), and with
             # keep-incomplete (both profiles) a failed job keeps the cells it wrote
-            update(
-                expand(SWEEP.cell_pattern(), task=[Spec.parse(t, "task").slug for t in RUN_TASKS], rank=config["ranks"],
-                       rep=SWEEP.repetitions, allow_missing=True)
-            ),
-        wildcard_constraints:
-            dataset="|".join(map(re.escape, RUN_DATASETS)),
+            update(SWEEP.run_outputs(RUN)),
         log:
-            SWEEP.log("run"),
+            SWEEP.run_log(RUN),
         params:
-            dataset=lambda wc: spec_of("datasets", wc.dataset),
-            sampler=lambda wc: spec_of("samplers", wc.sampler),
-            tasks=",".join(RUN_TASKS),
+            dataset=RUN.dataset,
+            samplers=SWEEP.run_samplers(RUN),
+            tasks=",".join(SWEEP.tasks_of(RUN.dataset)),
             ranks=",".join(map(str, config["ranks"])),
             **SWEEP.lam_params(),
-            kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
+            kernel=RUN.kernel,
             repetitions=config["repetitions"],
             timeout=config.get("cell_timeout", 600),
             # kbench records a cell past the job's runtime or memory as timeout/oom before the
@@ -139,18 +132,15 @@ for RUN_RULE, RUN_TASKS, RUN_DATASETS in SWEEP.task_groups():
             # the packages and versions behind the job's cells: a new version reruns the job
             # (the profiles rerun on params, not on file times), and kbench run recomputes only
             # the cells whose identity changed
-            packages=lambda wc: SWEEP.job_identity(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
-                                                   spec_of("samplers", wc.sampler)),
+            packages=SWEEP.job_identity(RUN),
         threads: SWEEP.resources("cpus_per_task")
         resources:
-            mem_mb=lambda wc, attempt: SWEEP.memory_mb(spec_of("datasets", wc.dataset), attempt),
-            runtime=lambda wc, attempt: SWEEP.runtime_min(spec_of("datasets", wc.dataset), attempt,
-                                                          repetitions=len(SWEEP.repetitions)),
+            **SWEEP.run_resources(RUN),
             cpus_per_task=lambda wc, threads: threads,
         conda:
             "../envs/kbench.yaml"
         shell:
-            "kbench run --datasets {params.dataset:q} --samplers {params.sampler:q} --tasks {params.tasks:q} "
+            "kbench run --datasets {params.dataset:q} --samplers {params.samplers:q} --tasks {params.tasks:q} "
             "--ranks {params.ranks:q} --lams {params.lams:q} {params.lam_bounds:q} "
             "--selection {params.selection:q} --kernel {params.kernel:q} "
             "--repetitions {params.repetitions:q} --seed {params.seed:q} "

@@ -1,11 +1,4 @@
-"""Helpers of the Snakemake workflow (Snakefile, workflows/rules/*.smk): config checks
-against the plugin registry and the list of jobs and their files.
-
-The JSON schema (workflows/schemas/config.schema.yaml) checks the config's structure and
-types; this module checks its values with the parsers of the command line and the Python
-API: numbers against their one declaration (kbench.sweep.config.BOUNDS), specs with the one
-spec grammar, plugin names and parameters against the registry, output folders.
-"""
+"""The jobs of a workflow config and their files: what the Snakefile's rules are made of."""
 
 from __future__ import annotations
 
@@ -15,114 +8,47 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from kbench._files import check_folder, check_no_wildcard, expand_home
+from kbench._files import expand_home
 from kbench._provenance import KBENCH_VERSION
-from kbench.datasets import (
-    canonical_spec,
-    check_stated_rows,
-    data_files,
-    known_task_type,
-    stated_size,
-)
-from kbench.errors import ConfigError, PluginError
+from kbench.datasets import canonical_spec, known_task_type, stated_size
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
 from kbench.lowrank.features import DEFAULT_BUDGET_MB
-from kbench.papers import PAPER_OUT, check_paper
 from kbench.registry import create, package_of, plugin_class
 from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
-from kbench.sweep.batches import Batches, config_datasets
-from kbench.sweep.config import (
-    BOUNDS,
-    DEFAULT_RESOURCES,
-    check_config_lists,
-    check_numbers,
-    lam_path,
-    same_configuration,
-)
+from kbench.sweep.batches import Batches
+from kbench.sweep.config import BOUNDS, DEFAULT_RESOURCES, lam_path, same_configuration
 from kbench.sweep.disqueak import node_path, parse_node, tree_shards
-from kbench.sweep.document import DATA_SOURCES
-from kbench.sweep.plan import check_validation_rows, not_planned, task_refuses
+from kbench.sweep.plan import not_planned, task_refuses
 from kbench.sweep.store import run_summary
 from kbench.sweep.worker import exact_limit
 from kbench.tasks.selection import DEFAULT_SELECTION
+from kbench.workflow.checks import as_list
 
 #: the config's runtime is meant for jobs on up to this many rows (and for exact baselines
 #: up to DEFAULT_EXACT_MAX_N training rows); larger datasets ask for more (Sweep.runtime_min)
 RUNTIME_REFERENCE_N = 100_000
 
 
-def check_config(config: dict) -> None:
-    """Everything the schema does not say, with the checks of ``kbench run``: numbers in their
-    declared ranges (ranks are integers, 5 and not 5.0, each once; λ finite), output folders
-    that can be folders, every name a registered plugin with valid parameters, every dataset
-    spec readable and available (a ``file:`` exists) and the paper known. Runs before any
-    job; the error names the key."""
-    check_numbers(config)
-    for key in ("out", "paper_out"):
-        if key in config:
-            _check(key, check_folder, config[key])
-            _check(key, check_no_wildcard, config[key])
-    if "paper" in config or config.get("paper_out", PAPER_OUT) != PAPER_OUT:  # (the schema fills the default in)
-        _check("paper", check_paper, config.get("paper"), config["tasks"])
-    if ("catalogue" in config) == ("datasets" in config):
-        raise ConfigError(f"config: {DATA_SOURCES}")
-    where = config_datasets(config) if "catalogue" in config else {
-        f"datasets[{index}]": spec for index, spec in enumerate(config["datasets"])}
-    datasets = list(where.values())
-    keyed: dict[str, str] = {}
-    for dataset in config.get("dataset_kernels", {}):
-        if (same := same_configuration(dataset, datasets, "dataset")) is None:
-            raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
-                              f"({', '.join(datasets)}).")
-        if same in keyed:
-            raise ConfigError(f"config key 'dataset_kernels': {keyed[same]!r} and {dataset!r} both name the dataset "
-                              f"{same!r}; give its kernels under one key (a list for several).")
-        keyed[same] = dataset
-    checks = [("kernel", [config["kernel"]], "kernel"), *((f"dataset_kernels[{d!r}]", _as_list(k), "kernel")
-                                                          for d, k in config.get("dataset_kernels", {}).items())]
-    checks += [("samplers", config["samplers"], "sampler"), ("tasks", config["tasks"], "task")]
-    for key, specs, kind in checks:
-        for index, spec in enumerate(specs):
-            try:
-                plugin = create(spec, kind)
-                if kind == "task":
-                    plugin.check_ranks(config["ranks"])
-            except (ValueError, PluginError) as exc:
-                where = key if key.startswith(("kernel", "dataset_kernels")) else f"{key}[{index}]"
-                raise ConfigError(f"config key '{where}': {exc}") from None
-    chooses = config.get("selection", DEFAULT_SELECTION) == DEFAULT_SELECTION and any(
-        create(t, "task").uses_lams for t in config["tasks"])
-    for key, spec in where.items():
-        _check(key, known_task_type, spec)  # the spec checked, and what a provider reads to plan (a table's columns)
-        _check(key, check_stated_rows, spec)
-        for path in data_files(spec):  # the prepare job's input
-            _check(key, check_no_wildcard, path, "a data file")
-        if chooses:
-            _check(key, check_validation_rows, spec)
-    check_config_lists([*checks, ("datasets", datasets, "dataset")])  # each spec readable by now
+@dataclass(frozen=True)
+class RunRule:
+    """A run rule of the workflow (:meth:`Sweep.run_rules`): its name, its dataset and kernel,
+    their planned samplers, and whether each sampler is a job of its own."""
 
-
-def _check(key: str, method, *args) -> None:
-    """``method(*args)``, its ValueError a ConfigError naming the config's ``key``."""
-    try:
-        method(*args)
-    except ValueError as exc:
-        raise ConfigError(f"config key '{key}': {exc}") from None
-
-
-def _as_list(specs) -> list[str]:
-    return [specs] if isinstance(specs, str) else list(specs)
+    name: str
+    dataset: str
+    kernel: str
+    samplers: list[str]
+    per_sampler: bool
 
 
 @dataclass(frozen=True)
 class Sweep:
     """The jobs of a config: one prepare job per dataset and one exact job per (dataset,
-    kernel), each covering every repetition, and one run job per (dataset, kernel, sampler)
-    covering every repetition, task and rank; a dataset has one kernel unless
-    ``dataset_kernels`` lists several."""
+    kernel), each covering every repetition, and run jobs (:meth:`jobs`) covering every
+    repetition, task and rank; a dataset has one kernel unless ``dataset_kernels`` lists several."""
 
     config: dict
 
@@ -148,23 +74,103 @@ class Sweep:
                 for dataset in self.batches.specs[batch] for kernel in self.kernels(dataset)]
 
     def batch_cells(self, batch: str) -> list[str]:
-        """Every cell file of a batch's run jobs."""
-        return [f for job in self.jobs() if job[0] in self.batches.specs[batch] for f in self.cell_files(*job)]
+        """The cells asked for (:meth:`targets`) of a batch's run jobs: the batch's inputs."""
+        return [f for d, k, samplers in self.jobs() if d in self.batches.specs[batch] for f in self.targets(d, k, samplers)]
 
     def by_slug(self, key: str) -> dict[str, str]:
         """Slug → config entry, for the datasets, samplers or tasks of the config."""
         kind = key.removesuffix("s")
         return {Spec.parse(text, kind).slug: text for text in (self.datasets if key == "datasets" else self.config[key])}
 
-    def jobs(self) -> list[tuple[str, str, str]]:
-        """One run job per (dataset, kernel, sampler), covering every repetition, task and
-        rank: one process start and one plan for all of them, each sampler fit serving every
-        task; none for a sampler that refuses the kernel by design."""
+    def jobs(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        return self._jobs
+
+    @cached_property
+    def _jobs(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """The run jobs as (dataset, kernel, samplers), each covering every repetition, task
+        and rank: one process start, one load of the splits and baselines and one plan for
+        all its fits, each fit serving every task. A dataset's samplers share one job per
+        kernel, but on a dataset whose spec states more than RUNTIME_REFERENCE_N rows each
+        sampler is a job (a cluster runs them side by side, each within its runtime); a
+        sampler that refuses the kernel by design is in none."""
         refused = {(r["dataset"], r["kernel"], r["sampler"]) for r in self.not_planned if r["refused_by"] == "sampler"}
-        return [(d, k, s)
-                for d in self.datasets for k in self.kernels(d) for s in self.config["samplers"]
-                if (Spec.parse(d, "dataset").label, Spec.parse(k, "kernel").label,
-                    Spec.parse(s, "sampler").label) not in refused]
+        jobs = []
+        for d in self.datasets:
+            for k in self.kernels(d):
+                samplers = tuple(s for s in self.config["samplers"] if (
+                    Spec.parse(d, "dataset").label, Spec.parse(k, "kernel").label,
+                    Spec.parse(s, "sampler").label) not in refused)
+                if samplers:
+                    jobs += [(d, k, (s,)) for s in samplers] if self.job_per_sampler(d) else [(d, k, samplers)]
+        return jobs
+
+    @staticmethod
+    def job_per_sampler(dataset: str) -> bool:
+        """Whether each sampler of ``dataset`` is a run job of its own (a dataset stated larger than RUNTIME_REFERENCE_N rows)."""
+        size = stated_size(dataset)
+        return size is not None and size[0] > RUNTIME_REFERENCE_N
+
+    def run_rules(self) -> list[RunRule]:
+        """The run rules, one per (dataset, kernel), each named after them: its cells are static
+        outputs (Snakemake finds a cell's rule by its path at once), with the sampler a
+        wildcard held to the planned samplers in a rule of one job per sampler."""
+        rules: list[RunRule] = []
+        for dataset in self.datasets:
+            for kernel in self.kernels(dataset):
+                planned = [s for d, k, samplers in self.jobs() if (d, k) == (dataset, kernel) for s in samplers]
+                if not planned:
+                    continue
+                base = re.sub(r"\W+", "_", f"run_{Spec.parse(dataset, 'dataset').name}_{Spec.parse(kernel, 'kernel').name}")
+                taken = {rule.name for rule in rules}
+                name = next(n for n in (base, *(f"{base}_{i}" for i in range(2, len(rules) + 3))) if n not in taken)
+                rules.append(RunRule(name, dataset, kernel, planned, self.job_per_sampler(dataset)))
+        return rules
+
+    def run_outputs(self, rule: RunRule) -> list[str]:
+        """A run rule's outputs: its cells, the sampler a wildcard in a rule of one job per sampler."""
+        return self._cells(rule.dataset, rule.kernel, ["{sampler}"] if rule.per_sampler else
+                           [Spec.parse(s, "sampler").slug for s in rule.samplers])
+
+    def run_log(self, rule: RunRule) -> str:
+        """A run rule's log (a pattern with the sampler in a rule of one job per sampler)."""
+        return layout.pattern(self.out / layout.LOGS_DIR, layout.LOGS["run_sampler" if rule.per_sampler else "run"],
+                              **layout.slugs(dataset=rule.dataset, kernel=rule.kernel))
+
+    def run_samplers(self, rule: RunRule):
+        """A run job's ``--samplers``: the rule's, or a function of the sampler wildcard."""
+        if rule.per_sampler:
+            return lambda wildcards: self.by_slug("samplers")[wildcards.sampler]
+        return ",".join(rule.samplers)
+
+    def _rule_samplers(self, rule: RunRule, wildcards) -> list[str]:
+        return [self.by_slug("samplers")[wildcards.sampler]] if rule.per_sampler else rule.samplers
+
+    def run_inputs(self, rule: RunRule):
+        """A run job's inputs: its dataset's splits, their exact baselines and the roots of its
+        distributed squeaks' merge trees (a function of the wildcards)."""
+        def inputs(wildcards) -> list[str]:
+            return [*self.split_files(rule.dataset), *self.exact_files(rule.dataset, rule.kernel),
+                    *(f for s in self._rule_samplers(rule, wildcards) for f in self.tree_files(rule.dataset, rule.kernel, s))]
+        return inputs
+
+    def job_identity(self, rule: RunRule):
+        """The packages and versions behind a run job's cells (kbench's, the dataset provider's,
+        the kernel's, the samplers' and every task's), a function of the wildcards: a Snakemake
+        param, so a new version of any of them reruns the job, whose ``kbench run`` then
+        recomputes exactly the cells whose identity changed (kbench.sweep.plan.cell_inputs)."""
+        def identity(wildcards) -> str:
+            specs = [(rule.dataset, "dataset"), (rule.kernel, "kernel"),
+                     *((s, "sampler") for s in self._rule_samplers(rule, wildcards)),
+                     *((task, "task") for task in self.config["tasks"])]
+            packages = sorted({package_of(spec, kind) for spec, kind in specs} | {("kbench", KBENCH_VERSION)})
+            return ", ".join(f"{name} {version}" for name, version in packages)
+        return identity
+
+    def run_resources(self, rule: RunRule) -> dict:
+        """A run rule's memory and runtime, functions of the attempt (kbench.workflow.Sweep.memory_mb, runtime_min)."""
+        return {"mem_mb": lambda wildcards, attempt: self.memory_mb(rule.dataset, attempt),
+                "runtime": lambda wildcards, attempt: self.runtime_min(rule.dataset, attempt,
+                                                                       repetitions=len(self.repetitions))}
 
     @property
     def repetitions(self) -> range:
@@ -191,27 +197,13 @@ class Sweep:
         """The config's tasks that accept the dataset's type (all when it is not known before loading)."""
         return self._accepted_tasks[dataset]
 
-    def task_groups(self) -> list[tuple[str, list[str], list[str]]]:
-        """The run rules: one per set of tasks the datasets accept, as (rule name, tasks,
-        dataset slugs): a job's cells are the rule's outputs, and no cell is planned only to
-        be refused."""
-        groups: dict[tuple[str, ...], list[str]] = {}
-        for dataset in self.datasets:
-            groups.setdefault(tuple(self.tasks_of(dataset)), []).append(Spec.parse(dataset, "dataset").slug)
-        everything = tuple(self.config["tasks"])
-        named = []
-        for tasks, slugs in groups.items():
-            names = "_".join(re.sub(r"\W", "_", Spec.parse(t, "task").name) for t in tasks)
-            named.append(("run" if tasks == everything else f"run_{names}", list(tasks), slugs))
-        return named
-
     def kernels(self, dataset: str) -> list[str]:
         """The kernel specs of a dataset: its ``dataset_kernels`` entry (one spec or a list), else ``kernel``."""
         return self._kernels.get(dataset, [self.config["kernel"]])
 
     @cached_property
     def _kernels(self) -> dict[str, list[str]]:  # ``dataset_kernels`` keyed as :attr:`datasets` are
-        return {same_configuration(d, self.datasets, "dataset") or canonical_spec(d): _as_list(k)
+        return {same_configuration(d, self.datasets, "dataset") or canonical_spec(d): as_list(k)
                 for d, k in self.config.get("dataset_kernels", {}).items()}
 
     def kernels_by_slug(self) -> dict[str, str]:
@@ -295,7 +287,7 @@ class Sweep:
         jobs = self.jobs()
         splits = {d for d, _, _ in jobs}
         baselines = {(d, k) for d, k, _ in jobs} if self.exact_max_n is not None else set()
-        nodes = sum(len(tree_nodes(shards)) for _, _, s in jobs if (shards := tree_shards(s)))
+        nodes = sum(len(tree_nodes(shards)) for _, _, samplers in jobs for s in samplers if (shards := tree_shards(s)))
         return {"prepare": len(splits), "exact": len(baselines),
                 **({"disqueak": nodes * len(self.repetitions)} if nodes else {}), "run": len(jobs)}
 
@@ -336,33 +328,40 @@ class Sweep:
         return {"lams": ",".join(map(repr, path)), "lam_bounds": [] if bounds is None else
                 ["--lam-bounds", ",".join(map(repr, bounds))], "selection": self.config.get("selection", DEFAULT_SELECTION)}
 
-    @property
+    @cached_property
     def sweep(self) -> str:
         """The folder of this sweep's cells below ``out/cells`` (kbench.sweep.layout.sweep_id)."""
         path, bounds = self.lams
         return layout.sweep_id(self.config["seed"], path, bounds, self.config.get("selection", DEFAULT_SELECTION))
 
-    def cell_pattern(self) -> str:
-        """Snakemake output pattern of a job's cells, ranks expanded, wildcards kept."""
-        return layout.pattern(self.out, layout.CELL, sweep=self.sweep)
+    def cell_files(self, dataset: str, kernel: str, samplers: tuple[str, ...]) -> list[str]:
+        """A run job's cell files."""
+        return self._cells(dataset, kernel, [Spec.parse(s, "sampler").slug for s in samplers])
 
-    def cell_files(self, dataset: str, kernel: str, sampler: str) -> list[str]:
-        return [str(layout.cell_path(self.out, self.sweep, kernel, dataset, sampler, task, rank, repetition))
-                for repetition in self.repetitions for task in self.tasks_of(dataset) for rank in self.config["ranks"]]
-
-    def job_identity(self, dataset: str, kernel: str, sampler: str) -> str:
-        """The packages and versions behind a run job's cells (kbench's, the dataset provider's,
-        the kernel's, the sampler's and every task's): a Snakemake param, so a new version of
-        any of them reruns the job, whose ``kbench run`` then recomputes exactly the cells
-        whose identity changed (kbench.sweep.plan.cell_inputs)."""
-        specs = [(dataset, "dataset"), (kernel, "kernel"), (sampler, "sampler"),
-                 *((task, "task") for task in self.config["tasks"])]
-        packages = sorted({package_of(spec, kind) for spec, kind in specs} | {("kbench", KBENCH_VERSION)})
-        return ", ".join(f"{name} {version}" for name, version in packages)
+    def _cells(self, dataset: str, kernel: str, sampler_slugs: list[str]) -> list[str]:
+        """The cell files of (dataset, kernel) for these samplers (layout.CELL; a slug may be a
+        ``{sampler}`` wildcard), each spec's slug computed once: a sweep has many thousands."""
+        root, fixed = str(self.out / "_")[:-1], layout.slugs(dataset=dataset, kernel=kernel)  # as Path joins: "x/", "", "/"
+        tasks = [Spec.parse(t, "task").slug for t in self.tasks_of(dataset)]
+        return [root + layout.CELL.format(**fixed, sweep=self.sweep, sampler=sampler, task=task, rank=rank, rep=rep)
+                for sampler in sampler_slugs for rep in self.repetitions for task in tasks for rank in self.config["ranks"]]
 
     @cached_property
     def all_cells(self) -> list[str]:  # computed once: the Snakefile asks for it twice
         return [f for job in self.jobs() for f in self.cell_files(*job)]
+
+    @cached_property
+    def job_targets(self) -> list[str]:
+        """The cells the workflow asks for (:meth:`targets`) of every run job."""
+        return [f for job in self.jobs() for f in self.targets(*job)]
+
+    def targets(self, dataset: str, kernel: str, samplers: tuple[str, ...]) -> list[str]:
+        """The cells of a run job the workflow asks for: its first and, once that exists,
+        every missing one. Snakemake reruns a job for a missing output only when it is asked
+        for, and looks up the rule of each file asked for (a sweep's thousands of cells would
+        take seconds); a job whose first cell is missing runs anyway."""
+        first, *rest = self.cell_files(dataset, kernel, samplers)
+        return [first, *(cell for cell in rest if not Path(cell).exists())] if Path(first).exists() else [first]
 
     def split_file(self, dataset: str, repetition: int) -> str:
         return str(layout.split_path(self.data, dataset, repetition, self.config["seed"]))

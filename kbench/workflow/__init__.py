@@ -1,0 +1,9 @@
+"""Helpers of the Snakemake workflow (Snakefile, workflows/rules/*.smk): the config's values
+checked against the plugin registry (:mod:`kbench.workflow.checks`) and its jobs and their
+files (:mod:`kbench.workflow.jobs`)."""
+
+from kbench.sweep.config import DEFAULT_RESOURCES
+from kbench.workflow.checks import check_config
+from kbench.workflow.jobs import RUNTIME_REFERENCE_N, RunRule, Sweep
+
+__all__ = ["DEFAULT_RESOURCES", "RUNTIME_REFERENCE_N", "RunRule", "Sweep", "check_config"]

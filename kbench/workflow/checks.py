@@ -1,0 +1,83 @@
+"""The workflow config's values, checked before any job: the JSON schema
+(workflows/schemas/config.schema.yaml) checks the config's structure and types; this module
+checks its values with the parsers of the command line and the Python API: numbers against
+their one declaration (kbench.sweep.config.BOUNDS), specs with the one spec grammar, plugin
+names and parameters against the registry, output folders.
+"""
+
+from __future__ import annotations
+
+from kbench._files import check_folder, check_no_wildcard
+from kbench.datasets import check_stated_rows, data_files, known_task_type
+from kbench.errors import ConfigError, PluginError
+from kbench.papers import PAPER_OUT, check_paper
+from kbench.registry import create
+from kbench.sweep.batches import config_datasets
+from kbench.sweep.config import check_config_lists, check_numbers, same_configuration
+from kbench.sweep.document import DATA_SOURCES
+from kbench.sweep.plan import check_validation_rows
+from kbench.tasks.selection import DEFAULT_SELECTION
+
+
+def check_config(config: dict) -> None:
+    """Everything the schema does not say, with the checks of ``kbench run``: numbers in their
+    declared ranges (ranks are integers, 5 and not 5.0, each once; λ finite), output folders
+    that can be folders, every name a registered plugin with valid parameters, every dataset
+    spec readable and available (a ``file:`` exists) and the paper known. Runs before any
+    job; the error names the key."""
+    check_numbers(config)
+    for key in ("out", "paper_out"):
+        if key in config:
+            _check(key, check_folder, config[key])
+            _check(key, check_no_wildcard, config[key])
+    if "paper" in config or config.get("paper_out", PAPER_OUT) != PAPER_OUT:  # (the schema fills the default in)
+        _check("paper", check_paper, config.get("paper"), config["tasks"])
+    if ("catalogue" in config) == ("datasets" in config):
+        raise ConfigError(f"config: {DATA_SOURCES}")
+    where = config_datasets(config) if "catalogue" in config else {
+        f"datasets[{index}]": spec for index, spec in enumerate(config["datasets"])}
+    datasets = list(where.values())
+    keyed: dict[str, str] = {}
+    for dataset in config.get("dataset_kernels", {}):
+        if (same := same_configuration(dataset, datasets, "dataset")) is None:
+            raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
+                              f"({', '.join(datasets)}).")
+        if same in keyed:
+            raise ConfigError(f"config key 'dataset_kernels': {keyed[same]!r} and {dataset!r} both name the dataset "
+                              f"{same!r}; give its kernels under one key (a list for several).")
+        keyed[same] = dataset
+    checks = [("kernel", [config["kernel"]], "kernel"), *((f"dataset_kernels[{d!r}]", as_list(k), "kernel")
+                                                          for d, k in config.get("dataset_kernels", {}).items())]
+    checks += [("samplers", config["samplers"], "sampler"), ("tasks", config["tasks"], "task")]
+    for key, specs, kind in checks:
+        for index, spec in enumerate(specs):
+            try:
+                plugin = create(spec, kind)
+                if kind == "task":
+                    plugin.check_ranks(config["ranks"])
+            except (ValueError, PluginError) as exc:
+                where = key if key.startswith(("kernel", "dataset_kernels")) else f"{key}[{index}]"
+                raise ConfigError(f"config key '{where}': {exc}") from None
+    chooses = config.get("selection", DEFAULT_SELECTION) == DEFAULT_SELECTION and any(
+        create(t, "task").uses_lams for t in config["tasks"])
+    for key, spec in where.items():
+        _check(key, known_task_type, spec)  # the spec checked, and what a provider reads to plan (a table's columns)
+        _check(key, check_stated_rows, spec)
+        for path in data_files(spec):  # the prepare job's input
+            _check(key, check_no_wildcard, path, "a data file")
+        if chooses:
+            _check(key, check_validation_rows, spec)
+    check_config_lists([*checks, ("datasets", datasets, "dataset")])  # each spec readable by now
+
+
+def _check(key: str, method, *args) -> None:
+    """``method(*args)``, its ValueError a ConfigError naming the config's ``key``."""
+    try:
+        method(*args)
+    except ValueError as exc:
+        raise ConfigError(f"config key '{key}': {exc}") from None
+
+
+def as_list(specs) -> list[str]:
+    """A config entry of one spec or a list of them, as a list."""
+    return [specs] if isinstance(specs, str) else list(specs)
