@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
@@ -40,6 +42,11 @@ class KernelApproximation(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        n = self.n_components
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"n_components must be an integer >= 1 (the rank), got {n!r}.")
+        if "lam" in (self.sampler_params or {}):
+            raise ValueError("lam is given as KernelApproximation(lam=...), the sampler's ridge, not in sampler_params.")
         X = validate_data(self, X, dtype=np.float64)
         params = self.kernel_params if self.kernel_params is not None else (
             {"sigma": "median"} if self.kernel in MEDIAN_KERNELS else {})
@@ -54,7 +61,7 @@ class KernelApproximation(TransformerMixin, BaseEstimator):
     def transform(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.approximation_.transform(X)
+        return self.approximation_.transform(self.kernel_.check_points(X))  # (a periodic kernel's period)
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from kbench.papers import evaluate
+from kbench.papers import check_paper, evaluate
 from kbench.papers.page import write_page
 from kbench.spec import Spec
 from tests.conftest import ROOT, snakemake
@@ -23,7 +23,8 @@ def rows(accuracy_gap: float, nystrom_slope: float, rff_slope: float, real_gap: 
     for rank in (5, 10, 20, 50, 100):
         for repetition in range(10):
             for sampler, gap, slope in (("uniform", accuracy_gap, nystrom_slope), ("rff", 0.0, rff_slope)):
-                base = {"sampler": sampler, "rank": rank, "repetition": repetition, "status": "ok"}
+                base = {"sampler": sampler, "rank": rank, "repetition": repetition, "status": "ok",
+                        "kernel": "gaussian:sigma=6"}
                 out.append({**base, "dataset": "synthetic:two-balls:n=2000", "task": "classification",
                             "accuracy": 0.8 + gap + 0.001 * rng.standard_normal()})
                 out.append({**base, "dataset": "synthetic:two-balls:n=2000", "task": "approximation",
@@ -43,6 +44,23 @@ def test_yang2012_verdicts_follow_the_numbers():
     assert "uniform ahead at 0/5 m" in bad[0].measured
 
 
+def test_rows_of_another_setting_are_refused_never_pooled_and_the_setting_is_the_rows():
+    """Claims read one kernel per dataset (the page names it): rows of one dataset under two
+    kernels are refused, and so are rows without a sampler the claims read, naming it; a
+    config naming the paper but not the sampler is refused before any job."""
+    frame = rows(0.1, -1.0, -0.5, 0.05)
+    assert evaluate("yang2012", frame)[0].setting.startswith("two-balls, gaussian:sigma=6, m ∈")
+    other = frame.assign(kernel="gaussian:sigma=1")
+    assert evaluate("yang2012", other)[0].setting.startswith("two-balls, gaussian:sigma=1, m ∈")
+    with pytest.raises(ValueError, match=r"sklearn:breast_cancer under 2 kernels \(gaussian:sigma=1, "
+                                         r"gaussian:sigma=6\); yang2012's claims read one kernel per dataset"):
+        evaluate("yang2012", pd.concat([frame, other]))
+    with pytest.raises(ValueError, match="hold no cells of the sampler\\(s\\) rff its claims read"):
+        evaluate("yang2012", frame[frame.sampler == "uniform"])
+    with pytest.raises(ValueError, match="yang2012's claims read cells of the sampler\\(s\\) rff, which 'samplers'"):
+        check_paper("yang2012", ["classification", "approximation"], ["uniform"])
+
+
 def test_unknown_paper():
     with pytest.raises(ValueError, match="unknown paper 'yang2013'"):
         evaluate("yang2013", rows(0, 0, 0, 0))
@@ -54,12 +72,16 @@ def test_page_and_index(tmp_path):
     for column in ("time_sample_s", "time_features_s", "time_fit_s"):
         frame[column] = 0.01
     frame["lam"] = 1e-3
-    frame["kernel"], frame["task_label"], frame["sampler_label"] = "gaussian", frame["task"], frame["sampler"]
+    frame["task_label"], frame["sampler_label"] = frame["task"], frame["sampler"]
     page = write_page("yang2012", frame, tmp_path)
     text = page.read_text()
     assert "| Nyström beats RFF at every m |" in text and "**holds**" in text
     assert json.loads((tmp_path / "yang2012.claims.json").read_text())[0]["verdict"] == "holds"
     assert "[yang2012](yang2012.md)" in (tmp_path / "README.md").read_text()
+    assert "The paper's protocol: the figures read each cell at the λ chosen on the test set" in text
+    validated = write_page("yang2012", frame.assign(lam_selected=1e-3, selected_on="validation"), tmp_path / "v")
+    assert "These rows chose λ on the validation rows (carved from the training rows), the test metric read at it, " \
+           "not as the paper did" in validated.read_text()
 
 
 def run_reduced_config(tmp_path, paper: str, **changes) -> list[dict]:
@@ -103,7 +125,8 @@ def kpca_rows(excess_by_rank: dict[int, float]) -> pd.DataFrame:
             for ell in (1, 2, 5, 10):
                 exact = 1.0 / ell
                 error = exact * (1 + excess)
-                out.append({"dataset": "sklearn:digits", "sampler": "uniform", "task": "kpca",
+                out.append({"dataset": "sklearn:digits", "kernel": "gaussian:sigma=median", "sampler": "uniform",
+                            "task": "kpca",
                             "status": "ok", "rank": rank, "repetition": repetition, "components": ell,
                             "kpca_error_in": error, "kpca_error_in_exact": exact,
                             "rel_excess_kpca_error_in": (error - exact) / exact, "n_train": 1347})
@@ -123,7 +146,8 @@ def krr_rows(ratios: dict[str, dict[str, list[float]]], d_eff: float, d_mof: flo
     for design, by_sampler in ratios.items():
         for sampler, values in by_sampler.items():
             for rank, value in zip(ranks, values):
-                out.append({"dataset": f"synthetic:bach-periodic:design={design},n=500", "task": "krr",
+                out.append({"dataset": f"synthetic:bach-periodic:design={design},n=500",
+                            "kernel": "periodic-sobolev:beta=2", "task": "krr",
                             "status": "ok", "sampler": sampler, "rank": rank, "repetition": 0,
                             "risk_ratio": value, "d_eff": d_eff, "d_mof": d_mof, "lam": 1e-4})
     return pd.DataFrame(out)
@@ -227,6 +251,7 @@ def squeak_rows(size_factor: float, bound_factor: float, whole_vs_rls: float, be
                     else:
                         error = whole / whole_vs_rls * (uniform_vs_whole * whole_vs_rls if sampler == "uniform" else 1)
                     base = {"dataset": f"synthetic:bach-periodic:design={design},n={n}", "sampler": sampler,
+                            "kernel": "periodic-sobolev:beta=2",
                             "sampler_params": params,
                             "sampler_label": Spec.of("sampler", sampler, json.loads(params)).label,
                             "rank": rank, "repetition": repetition, "status": "ok",

@@ -299,8 +299,10 @@ def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_level
         raise ValueError(f"{source}: column name(s) {repeated} appear more than once; rename them.")
     unprintable = next((c for c in columns if CONTROL.search(c)), None)
     if unprintable is not None:
+        separator = "\t" in unprintable and len(columns) == 1  # a tab-separated file read with another sep
         raise ValueError(f"{source}: the column name {shown(unprintable)} holds a control or invisible formatting "
-                         "character; rename the column.")
+                         + ("character (tabs: the table reads as one column; check its separator, sep=%09 for tabs)."
+                            if separator else "character; rename the column."))
     if len(frame) == 0:
         raise ValueError(f"{source}: the table has no rows ({len(columns)} columns: a header only?); check the "
                          "file.")

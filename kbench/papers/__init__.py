@@ -1,6 +1,7 @@
 """Reproductions of the claims of kbench's source papers (results/papers/).
 
-Each paper module (``TITLE``, ``SUMMARY``, ``FULL_SIZE``, ``FIGURES``, ``COLUMNS``, ``TASKS``, ``claims``)
+Each paper module (``TITLE``, ``SUMMARY``, ``FULL_SIZE``, ``FIGURES``, ``COLUMNS``, ``TASKS``, ``SAMPLERS``,
+``claims``)
 turns result rows (a paper config's sweep) into claims with a measured
 value and a verdict computed from the rows, never typed by hand; kbench.papers.page renders
 the pages. This package imports no plotting or statistics: the workflow reads it to check
@@ -32,31 +33,46 @@ class Claim:
     reason: str = ""
 
 
-def check_paper(paper: str | None, tasks: list[str] | None = None) -> None:
+def check_paper(paper: str | None, tasks: list[str] | None = None, samplers: list[str] | None = None) -> None:
     """A known paper (None: a config that sets where its page goes, and names none) and,
-    before a sweep naming it runs, its ``tasks`` those whose cells hold the columns the
+    before a sweep naming it runs, its ``tasks`` and ``samplers`` those whose cells the
     paper's claims read."""
     if paper is None:
         raise ValueError(f"no paper named, and paper_out says where its page goes; name one (papers are: "
                          f"{', '.join(sorted(PAPERS))}) or drop paper_out.")
     if paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; papers are: {', '.join(sorted(PAPERS))}.")
-    names = {Spec.parse(task, "task").name for task in tasks or ()}
-    missing = [task for task in PAPERS[paper].TASKS if tasks is not None and task not in names]
-    if missing:
-        raise ValueError(f"{paper}'s claims read cells of the task(s) {', '.join(missing)}, which 'tasks' does not "
-                         f"list; add them, or run its config (workflows/config/papers/{paper}.yaml).")
+    for kind, listed, needed in (("task", tasks, PAPERS[paper].TASKS), ("sampler", samplers, PAPERS[paper].SAMPLERS)):
+        names = {Spec.parse(spec, kind).name for spec in listed or ()}
+        missing = [name for name in needed if listed is not None and name not in names]
+        if missing:
+            raise ValueError(f"{paper}'s claims read cells of the {kind}(s) {', '.join(missing)}, which '{kind}s' does "
+                             f"not list; add them, or run its config (workflows/config/papers/{paper}.yaml).")
 
 
 def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
+    """The claims of ``paper`` on result rows of its sweep: rows lacking a column or a sampler
+    its claims read, or holding a dataset under several kernels (unless the paper compares
+    kernels), are refused, never pooled."""
     check_paper(paper)
+    module = PAPERS[paper]
     run_config = f"run its config: snakemake --cores all --configfile workflows/config/papers/{paper}.yaml"
-    missing = [c for c in PAPERS[paper].COLUMNS if c not in frame.columns]
+    missing = [c for c in module.COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"these rows are not {paper}'s sweep: they lack the column(s) "
                          f"{', '.join(missing)} its claims read; {run_config}")
+    absent = [s for s in module.SAMPLERS if s not in set(frame["sampler"])]
+    if absent:
+        raise ValueError(f"these rows are not {paper}'s sweep: they hold no cells of the sampler(s) "
+                         f"{', '.join(absent)} its claims read; {run_config}")
+    kernels = frame.groupby("dataset")["kernel"].unique()
+    pooled = kernels[kernels.map(len) > 1]
+    if len(pooled) and not getattr(module, "SEVERAL_KERNELS", False):
+        raise ValueError(f"these rows hold {pooled.index[0]} under {len(pooled.iloc[0])} kernels "
+                         f"({', '.join(sorted(pooled.iloc[0]))}); {paper}'s claims read one kernel per dataset and "
+                         f"would pool them: give the rows of one sweep, or {run_config}")
     try:
-        return [Claim(paper, *claim) for claim in PAPERS[paper].claims(frame)]
+        return [Claim(paper, *claim) for claim in module.claims(frame)]
     except (KeyError, IndexError, ValueError) as exc:  # rows of another sweep: say so, with the cause
         raise ValueError(f"{paper}'s claims cannot be read from these rows ({type(exc).__name__}: "
                          f"{exc}); are they its sweep? {run_config}") from exc

@@ -27,6 +27,8 @@ FIGURES = ("krr",)
 COLUMNS = ("risk_ratio",)
 #: the tasks whose cells hold COLUMNS (a config naming the paper runs them)
 TASKS = ("krr",)
+#: the samplers whose cells the claims read (by plugin name)
+SAMPLERS = ("uniform", "rls")  # (rls-fast: a claim "not measured" without its cells)
 BETA, UNIFORM = "design=beta", "design=uniform"
 
 

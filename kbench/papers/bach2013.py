@@ -40,6 +40,10 @@ FIGURES = ()
 COLUMNS = ("risk_ratio", "rel_trace_error", "rel_spec_error", "risk_fixed_design_exact")
 #: the tasks whose cells hold COLUMNS (a config naming the paper runs them)
 TASKS = ("krr", "approximation")
+#: the samplers whose cells the claims read (by plugin name)
+SAMPLERS = ("uniform", "pivoted-cholesky")
+#: a dataset is read under several kernels (the claims compare β = 1 and β = 4)
+SEVERAL_KERNELS = True
 SLOPE_TOLERANCE = 0.15
 WITHIN = 0.01  # "at most 1% worse than with p = n"
 RATIO_BAND = (0.25, 4.0)

@@ -16,6 +16,18 @@ from kbench.reporting.styles import styles
 from kbench.sweep.store import check_one_sweep
 
 
+def _protocol(frame: pd.DataFrame) -> str:
+    """How these rows chose λ, against the paper's protocol (the oracle λ, its config's ``selection: oracle``)."""
+    chosen = selection_text(frame)
+    chosen_by_kbench = "lam_selected" in frame and frame["lam_selected"].notna().any()  # (older rows: the oracle λ)
+    if not chosen_by_kbench or set(frame["selected_on"].dropna()) == {"test"}:
+        return (f"The paper's protocol: the figures read each cell at the λ chosen {chosen}; the claims read the "
+                "rows as the paper did (the table's settings say at which λ). kbench's leaderboards choose λ on "
+                "validation data instead.")
+    return (f"These rows chose λ {chosen}, not as the paper did (its protocol reads each cell at the λ best on "
+            "the test set: its config sets `selection: oracle`); the figures and claims read them as they are.")
+
+
 def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     """results/papers/<paper>.md (+ figures, + <paper>.claims.json) from the result rows."""
     check_one_sweep(frame)
@@ -27,9 +39,7 @@ def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
              f"Regenerate: `snakemake --cores all --configfile workflows/config/papers/{paper}.yaml`. "
              f"Full size (needs the network): `workflows/config/papers/full/{paper}.yaml`, "
              f"{module.FULL_SIZE}.", "",
-             f"The paper's protocol: the figures read each cell at the λ chosen {selection_text(frame)}; "
-             "the claims read the rows as the paper did (the table's settings say at which λ). kbench's "
-             "leaderboards choose λ on validation data instead.", "",
+             _protocol(frame), "",
              "| claim | setting | measured | verdict |", "|---|---|---|---|"]
     for c in claims:
         lines.append(f"| {c.claim} | {c.setting} | {c.measured} | **{c.verdict}**"

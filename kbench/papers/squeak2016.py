@@ -41,6 +41,8 @@ FIGURES = ("approximation",)
 COLUMNS = ("dictionary_size", "rel_spec_error", "risk_ratio")
 #: the tasks whose cells hold COLUMNS (a config naming the paper runs them)
 TASKS = ("krr", "approximation")
+#: the samplers whose cells the claims read (by plugin name)
+SAMPLERS = ("uniform", "rls", "squeak")
 COHERENT = "design=beta"
 SEQUENTIAL, DISTRIBUTED, PROB = "squeak", "squeak:shards=4", "squeak:subsample=prob"
 #: "matches rls": at most this multiple of its error; size and risk gaps of the distributed

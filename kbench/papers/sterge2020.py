@@ -24,6 +24,8 @@ FIGURES = ("kpca",)
 COLUMNS = ("kpca_error_in",)
 #: the tasks whose cells hold COLUMNS (a config naming the paper runs them)
 TASKS = ("kpca",)
+#: the samplers whose cells the claims read (by plugin name)
+SAMPLERS = ("uniform",)
 #: "matches exact KPCA": relative excess at most this, for ℓ up to SMALL_ELL
 MATCH_TOLERANCE = 0.05
 SMALL_ELL = 5

@@ -31,11 +31,14 @@ class FocusTables:
 
 def focus(found: list[Section], sampler: str, seed: int = 0) -> list[FocusTables]:
     """The focused sampler's paired win rates in every section where it has cells. Raises
-    ValueError naming the samplers there are when it has none anywhere."""
+    ValueError naming the samplers there are when it has none anywhere, and when it is the only one."""
     known = sorted({s for section in found for s in section.cells["sampler"].unique()})
     if sampler not in known:
         raise ValueError(f"--focus {sampler!r}: no scored cells of that sampler label; the results have "
                          f"{', '.join(known) or 'no scored cells'}.")
+    if known == [sampler]:
+        raise ValueError(f"--focus {sampler!r}: it is the only sampler with scored cells, so there is no other to "
+                         "pair it with; run another sampler on the same datasets into these results.")
     rng = np.random.default_rng(seed)
     views = []
     for section in found:

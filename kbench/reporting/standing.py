@@ -8,7 +8,8 @@ number the page prints about a section is derived here (docs/conventions.md).
 2. **Standing on a dataset.** The ranks of one dataset share its data, split and λ path, so
    they are not independent evidence: a sampler's standing on a dataset is its mean place
    over the dataset's complete blocks (those where every ranked sampler has a cell). One
-   frame run at several sizes (specs that differ only in n) is one dataset (kbench.reporting.units.unit_of).
+   frame run at several sizes (specs that differ only in n) or under several kernels is one
+   dataset (kbench.reporting.units.unit_of).
 3. **Tests over datasets.** Friedman's test on the standings (scipy), and, against the
    sampler of best mean standing (the leader), per other sampler: the Wilcoxon signed-rank
    test over datasets (scipy) of the per-dataset differences (``Headline.difference``,
@@ -57,8 +58,8 @@ FAILED = frozenset(s.value for s in Status if s.failed)
 STANDING_TEXT = (
     "Standing: a sampler's place in each (dataset, rank) block by its mean over repetitions, values inside the "
     "task's region of practical equivalence tied, a failed cell last; averaged over a dataset's ranks, which share "
-    "its data and split (and sizes: a frame at several n is one dataset), then over datasets (the unit of every "
-    "test). Failure rate: failed cells over cells. "
+    "its data and split (and sizes and kernels: a frame at several n or under several kernels is one dataset), "
+    "then over datasets (the unit of every test). Failure rate: failed cells over cells. "
     f"Budgets won: blocks first alone, outside the equivalence region and separated from the runner-up by a paired "
     f"t-test over ≥ {MIN_REPETITIONS} repetitions (p < {ALPHA}); ahead: first alone without that. p: Wilcoxon "
     "signed-rank over "
@@ -345,10 +346,14 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
 
 
 def _counted(datasets: pd.Series) -> str:
-    """How many datasets (units: a frame at several sizes is one) and, when they differ, sizes."""
-    specs, units = datasets.nunique(), datasets.map(unit_of).nunique()
+    """How many datasets (units: a frame at several sizes or under several kernels is one)
+    and, when there are more, at how many sizes and under how many kernels."""
+    keys = pd.Series(datasets.unique())
+    units, labels = keys.map(unit_of).nunique(), keys.map(lambda key: key.partition(" [")[0])
     said = f"{units} dataset{'s' if units != 1 else ''}"
-    return said if specs == units else f"{said} at {specs} sizes"
+    said += f" at {labels.nunique()} sizes" if labels.nunique() != units else ""
+    kernels = keys.map(lambda key: key.partition(" [")[2]).nunique()
+    return said + (f" under {kernels} kernels" if kernels > 1 else "")
 
 
 def against_best(cells: pd.DataFrame, headline) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The dataset as the unit of analysis: what one unit is (a frame at any of its sizes), and
+"""The dataset as the unit of analysis: what one unit is (a frame at any of its sizes, under any kernel), and
 how often one sampler beats another on paired cells, per unit (win rates)."""
 
 from __future__ import annotations
@@ -14,18 +14,19 @@ from kbench.spec import Spec
 
 @functools.cache
 def unit_of(key: str) -> str:
-    """The unit of analysis a dataset key belongs to: the key without the size ``n`` its spec
-    subsamples or generates, so that one frame (one generator) run at several sizes is one
-    piece of evidence, not several (docs/conventions.md)."""
-    label, bracket, kernel = key.partition(" [")
+    """The unit of analysis a dataset key belongs to: the dataset's label without its kernel
+    (``"diabetes [polynomial]"``: the kernels of one dataset share its data and split) and
+    without the size ``n`` its spec subsamples or generates, so that one frame (one
+    generator) run at several sizes or under several kernels is one piece of evidence, not
+    several (docs/conventions.md)."""
+    label = key.partition(" [")[0]
     try:
         spec = Spec.parse(label, "dataset")
     except ValueError:
-        return key
+        return label
     if "n" not in spec.params:
-        return key
-    unsized = Spec.of("dataset", spec.name, {k: v for k, v in spec.params.items() if k != "n"}).label
-    return unsized + bracket + kernel
+        return label
+    return Spec.of("dataset", spec.name, {k: v for k, v in spec.params.items() if k != "n"}).label
 
 
 @dataclass

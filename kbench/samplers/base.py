@@ -87,8 +87,11 @@ class Sampler:
             rank_used = n
         else:
             rank_used = rank
-        evals_before = kernel.evals
+        evals_before, given = kernel.evals, kernel.spec()
         approx = self._fit(X, kernel, rank_used, lam, rng)
+        if kernel.spec() != given:  # the cell would be recorded under a kernel the map is not of
+            raise ContractViolation(f"{owner} changed its kernel's parameters during the fit ({kernel.spec()} after "
+                                    f"{given}): a sampler uses the kernel it is given; copy it to use another.")
         approx.info["warnings"] = warnings + approx.info.get("warnings", [])
         approx.info.update(
             sampler=self.name,

@@ -316,13 +316,15 @@ def check_values(frame: pd.DataFrame, where) -> None:
 
 def sweeps(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per sweep in ``frame`` (its ``sweep`` id; "unrecorded" for rows older than
-    schema version 3): its cells, base seed and λ path."""
+    schema version 3): its cells, base seed, λ path and where λ was chosen (validation or test rows)."""
     rows = frame.assign(sweep=frame["sweep"].astype(object).where(frame["sweep"].notna(), "unrecorded"))
     cells = rows.drop_duplicates(["sweep", *CELL_KEYS])
     lams = rows.groupby("sweep")["lam"].agg(lambda v: sorted(v.dropna().unique()))
+    chosen = rows.groupby("sweep")["selected_on"].agg(lambda v: sorted(v.dropna().unique())) \
+        if "selected_on" in rows else lams.map(lambda _: [])
     return pd.DataFrame({"cells": cells.groupby("sweep").size(),
                          "seed": cells.groupby("sweep")["base_seed"].agg(lambda v: sorted(v.dropna().unique())),
-                         "λ path": lams})
+                         "λ path": lams, "λ chosen on": chosen})
 
 
 def check_one_sweep(frame: pd.DataFrame) -> None:
@@ -338,6 +340,7 @@ def describe_sweeps(frame: pd.DataFrame) -> str:
     """The sweeps of ``frame``, a line each."""
     return "\n".join(f"  {sweep}: {row['cells']} cells, base seed {', '.join(map(str, row['seed'])) or '?'}, "
                      f"λ path {', '.join(f'{lam:g}' for lam in row['λ path']) or '(none)'}"
+                     + (f", λ chosen on the {' and '.join(row['λ chosen on'])} rows" if row["λ chosen on"] else "")
                      for sweep, row in sweeps(frame).iterrows())
 
 

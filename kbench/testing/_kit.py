@@ -18,9 +18,12 @@ from kbench.sweep.signals import raising_on
 
 
 def small_problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
-    """Seeded gaussian points and the kernel ``kernel`` (a spec) fitted on them."""
-    X = np.random.default_rng(seed).standard_normal((n, d))
-    return X, create(kernel, "kernel").fit(X)
+    """Seeded points and the kernel ``kernel`` (a spec) fitted on them: gaussian in d
+    dimensions, or uniform on [0, 1) in one for a kernel defined there (``Kernel.unit_interval``)."""
+    made, rng = create(kernel, "kernel"), np.random.default_rng(seed)
+    X = rng.random((n, 1)) if made.unit_interval else rng.standard_normal((n, d))
+    return X, made.fit(X)
+
 
 
 @contextlib.contextmanager

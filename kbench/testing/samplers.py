@@ -52,7 +52,8 @@ def _shapes(p: _Problem) -> None:
             landmarks = np.asarray(approx.landmarks)
             assert len(np.unique(landmarks)) == len(landmarks) <= rank, "landmarks not distinct"
             assert landmarks.min() >= 0 and landmarks.max() < p.n, "landmark index out of range"
-        X_new = np.random.default_rng(1).standard_normal((7, p.X.shape[1]))
+        rng = np.random.default_rng(1)  # points drawn as the problem's (small_problem)
+        X_new = rng.random((7, 1)) if p.kernel.unit_interval else rng.standard_normal((7, p.X.shape[1]))
         assert approx.transform(X_new).shape == (7, approx.rank)
     mixed = {key: sorted(found) for key, found in kinds.items() if len(found) > 1}
     assert not mixed, (f"info[{next(iter(mixed))!r}] is {' in one fit and '.join(next(iter(mixed.values())))} in "
@@ -118,7 +119,8 @@ def _unbiased(p: _Problem) -> None:
     tolerances of 0.35–0.42; frequencies drawn for σ = 1 give 1.00, for 1.25σ 0.84, for
     the median σ 2.8 (a σ off by 10% is not caught: 0.33).
     """
-    X = np.random.default_rng(0).standard_normal((_RF_N, _RF_D))
+    rng = np.random.default_rng(0)  # (a kernel on [0, 1): points there)
+    X = rng.random((_RF_N, 1)) if p.kernel.unit_interval else rng.standard_normal((_RF_N, _RF_D))
     kernel = _spectral_kernel(p.kernel_spec, X)
     i, j = np.triu_indices(_RF_N, 1)
     products = np.array([(Z := p.make().fit(X, kernel, rank=_RF_RANK, lam=p.lam, seed=seed).transform(X)) @ Z.T
@@ -150,7 +152,7 @@ def _bad_input(p: _Problem) -> None:
         "1-D X": lambda: p.fit(data=p.X[:, 0]),
         "rank 0": lambda: p.fit(rank=0),
         "lam <= 0": lambda: p.make().fit(p.X, p.kernel, rank=5, lam=-1.0),
-        "wrong number of columns": lambda: p.fit().transform(p.X[:, :2]),
+        "wrong number of columns": lambda: p.fit().transform(np.hstack([p.X, p.X])),
     })
 
 

@@ -18,7 +18,7 @@ from kbench.errors import ContractViolation
 from kbench.exact.baseline import exact_baseline
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.lowrank.maps import LowRank
-from kbench.registry import make_sampler
+from kbench.registry import create, make_sampler
 from kbench.spec import Spec
 from kbench.sweep.plan import Cell
 from kbench.sweep.ranges import VALUE_RANGES
@@ -32,6 +32,16 @@ _TASK_DATA = {"regression": "synthetic:bach-periodic", "binary": "synthetic:gaus
               "multiclass": "synthetic:gaussian-blobs:n_classes=3"}
 #: the sampler that makes the feature map of each family, its rank, and the λ path
 _FAMILY_SAMPLERS, _TASK_RANK, _LAMS = {"nystrom": "uniform", "random-features": "rff"}, 10, [1e-3, 1e-1]
+
+
+def _labelled_as(data: Dataset, kind: str) -> Dataset:
+    """Regression data (one feature in [0, 1), for a kernel defined there) with its target cut
+    into the classes of ``kind`` at the training target's median (binary) or terciles."""
+    if kind not in ("binary", "multiclass"):
+        return data
+    edges = np.quantile(data.y_train, [0.5] if kind == "binary" else [1 / 3, 2 / 3])
+    return replace(data, task_type=kind, f_train=None, f_val=None, f_test=None,
+                   **{part: np.digitize(getattr(data, part), edges) for part in ("y_train", "y_val", "y_test")})
 
 
 @dataclass
@@ -50,7 +60,10 @@ class _TaskProblem:
         (fitted on one column more with ``extra_column``)."""
         key = (kind, family, extra_column)
         if key not in self._cache:
-            data = load_dataset(_TASK_DATA.get(kind, _TASK_DATA["multiclass"]), n=120, seed=0)
+            if create(self.kernel, "kernel").unit_interval:  # one feature in [0, 1): every kind from it
+                data = _labelled_as(load_dataset(_TASK_DATA["regression"], n=120, seed=0, standardize=False), kind)
+            else:
+                data = load_dataset(_TASK_DATA.get(kind, _TASK_DATA["multiclass"]), n=120, seed=0)
             if kind == "unlabeled":
                 data = replace(data, y_train=None, y_val=None, y_test=None, task_type=kind)
             kernel = fitted_kernel(self.kernel, data)

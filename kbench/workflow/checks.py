@@ -31,7 +31,7 @@ def check_config(config: dict) -> None:
             _check(key, check_folder, config[key])
             _check(key, check_no_wildcard, config[key])
     if "paper" in config or config.get("paper_out", PAPER_OUT) != PAPER_OUT:  # (the schema fills the default in)
-        _check("paper", check_paper, config.get("paper"), config["tasks"])
+        _check("paper", check_paper, config.get("paper"), config["tasks"], config["samplers"])
     if ("catalogue" in config) == ("datasets" in config):
         raise ConfigError(f"config: {DATA_SOURCES}")
     where = config_datasets(config) if "catalogue" in config else {

