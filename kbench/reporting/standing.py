@@ -317,8 +317,9 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
         table[column] = [f"{int(outcomes.get((s, outcome), 0))} of {result.ranked}" if s in order else MISSING
                          for s in rows]
     leader = order[0] if order else None
-    p_column = f"p vs {leader} ({n} datasets)"
-    prob_column = f"P(better / equivalent / worse than {leader}) ({n} datasets)"
+    datasets = f"{n} dataset{'s' if n != 1 else ''}"
+    p_column = f"p vs {leader} ({datasets})"
+    prob_column = f"P(better / equivalent / worse than {leader}) ({datasets})"
     for s in rows:
         comparison = result.comparisons.get(s)
         table.loc[s, p_column] = MISSING if comparison is None else f"{comparison.p_holm:.2g}"
