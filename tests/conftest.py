@@ -20,6 +20,13 @@ from kbench.reporting.build import build
 #: the repository's root
 ROOT = Path(__file__).resolve().parents[1]
 
+# The suite starts a few hundred Python processes (the CLI, Snakemake and its jobs) on
+# kbench's sources, and each compiles them anew (0.7 s of a 1.8 s start) unless Python may
+# cache their bytecode: its default, which an environment's PYTHONDONTWRITEBYTECODE turns off.
+# The tests' processes cache it (in the checkout's ignored __pycache__ folders).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
 
 @pytest.fixture(scope="session", autouse=True)
 def one_blas_thread_per_xdist_worker():
