@@ -121,7 +121,7 @@ def got(value, integer: bool = False) -> str:
     named as text (a percent-escaped value stays text: ``sigma=%31`` is the text '1'), and a
     whole float where an integer is wanted as the float it was read as (``1e1`` is 10.0)."""
     if isinstance(value, str) and parse_number(value) is not None:
-        return f"the text {shown(value)} (a percent-escaped value in a spec stays text: give a number, written unescaped)"
+        return f"the text {shown(value)} (a percent-escaped value stays text: write it unescaped, or pass a number)"
     if integer and isinstance(value, float) and value.is_integer():
         return (f"{format_value(value)} (a number with a point or an exponent is a float; write it as digits, "
                 f"e.g. {int(value)})")

@@ -390,6 +390,23 @@ def test_job_memory_follows_what_n_takes():
     assert sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2", attempt=2) == 2 * beyond
 
 
+def test_a_dataset_above_the_reference_size_runs_a_job_per_sampler(tmp_path):
+    """Small datasets run one job per (dataset, kernel) for all samplers; a dataset whose spec
+    states more than 10⁵ rows one job per sampler (a cluster runs them side by side), its
+    rule's sampler a wildcard: the dry run plans both kinds without reading any data."""
+    big = "synthetic:friedman1:n=200000"
+    config = {**TINY, "datasets": ["sklearn:diabetes", big], "tasks": ["krr"]}
+    sweep = Sweep(config)
+    assert [(d, samplers) for d, _, samplers in sweep.jobs()] == [
+        ("sklearn:diabetes", ("uniform", "rff")), (big, ("uniform",)), (big, ("rff",))]
+    rules = {rule.dataset: rule for rule in sweep.run_rules()}
+    assert not rules["sklearn:diabetes"].per_sampler and rules[big].per_sampler
+    assert all("{sampler}" in path for path in sweep.run_outputs(rules[big]))
+    plan = snakemake(tmp_path, config, "-n")
+    stats = " ".join((plan.stdout + plan.stderr).split("Job stats")[1].split("Reasons")[0].split())
+    assert "run sklearn diabetes gaussian 1 " in stats and "run synthetic friedman1 gaussian 2 " in stats, stats
+
+
 def test_job_runtime_follows_what_n_costs():
     """The configured runtime up to 10⁵ rows, linear in n beyond; an exact job's up to
     n_train = 50 000, quadratic beyond; times the attempt; as configured for a dataset of

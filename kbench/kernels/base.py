@@ -94,9 +94,9 @@ class Kernel:
 
     # -- evaluation ----------------------------------------------------------------
     def check_points(self, X, name: str = "X", n_features: int | None = None) -> np.ndarray:
-        """``X`` as float64 rows this kernel can be evaluated at (the checks ``__call__``
-        makes: finite, 2-D, ``n_features`` columns when given, and the kernel's own domain),
-        else a ValueError naming ``name``."""
+        """``X`` as float64 rows a map fitted with this kernel may be applied to (finite, 2-D,
+        ``n_features`` columns when given, as ``__call__`` checks, and in the kernel's domain
+        as its training rows: a periodic kernel's period), else a ValueError naming ``name``."""
         return self._check(X, name, n_features)
 
     def __call__(self, X, Y=None) -> np.ndarray:

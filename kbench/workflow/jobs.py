@@ -83,16 +83,16 @@ class Sweep:
         return {Spec.parse(text, kind).slug: text for text in (self.datasets if key == "datasets" else self.config[key])}
 
     def jobs(self) -> list[tuple[str, str, tuple[str, ...]]]:
-        return self._jobs
-
-    @cached_property
-    def _jobs(self) -> list[tuple[str, str, tuple[str, ...]]]:
         """The run jobs as (dataset, kernel, samplers), each covering every repetition, task
         and rank: one process start, one load of the splits and baselines and one plan for
         all its fits, each fit serving every task. A dataset's samplers share one job per
         kernel, but on a dataset whose spec states more than RUNTIME_REFERENCE_N rows each
         sampler is a job (a cluster runs them side by side, each within its runtime); a
         sampler that refuses the kernel by design is in none."""
+        return self._jobs
+
+    @cached_property
+    def _jobs(self) -> list[tuple[str, str, tuple[str, ...]]]:  # computed once: every rule reads it
         refused = {(r["dataset"], r["kernel"], r["sampler"]) for r in self.not_planned if r["refused_by"] == "sampler"}
         jobs = []
         for d in self.datasets:
