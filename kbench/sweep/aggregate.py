@@ -26,7 +26,7 @@ def check_merged_out(out: Path, inputs: list, merged: pd.DataFrame | None = None
                          f"write the merged file elsewhere, e.g. {results / 'all.parquet'}.")
     if out.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory; pass a file name (or remove the folder)", str(out))
-    if any(out.resolve() == Path(path).resolve() for path in inputs):
+    if out.exists() and any(out.samefile(path) for path in inputs if Path(path).exists()):
         raise ValueError(f"--out {out} is also an input; write the merged file elsewhere.")
     if out.is_file() and "schema_version" not in _column_names(out):
         raise ValueError(f"--out {out} exists and is not a kbench results file (it has no schema_version "
