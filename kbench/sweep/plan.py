@@ -132,6 +132,7 @@ def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
     none of its cells), a task that refuses a dataset's type. ``kernels`` maps each dataset
     label to its kernel specs; specs as text or Spec."""
     found = []
+    kernels = {Spec.parse(str(d), "dataset").label: specs for d, specs in kernels.items()}  # however written
     for dataset in (Spec.parse(str(d), "dataset") for d in datasets):
         kind = known_task_type(dataset.label)  # once: a provider may read the data to tell
         for kernel in (Spec.parse(str(k), "kernel") for k in kernels[dataset.label]):

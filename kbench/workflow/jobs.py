@@ -100,7 +100,7 @@ class Sweep:
                 samplers = tuple(s for s in self.config["samplers"] if (
                     Spec.parse(d, "dataset").label, Spec.parse(k, "kernel").label,
                     Spec.parse(s, "sampler").label) not in refused)
-                if samplers:
+                if samplers and self.tasks_of(d):  # (a dataset no task accepts has no cell)
                     jobs += [(d, k, (s,)) for s in samplers] if self.job_per_sampler(d) else [(d, k, samplers)]
         return jobs
 
