@@ -196,9 +196,11 @@ class Registry:
         unknown = [key for key in params if key not in allowed]
         if unknown and not accepts_any:
             key = unknown[0]
+            ridge = (" (λ is the sweep's, not a sampler's: a ridge-dependent sampler is fitted at the λ path's "
+                     "smallest, --lams / lams; KernelApproximation(lam=...))") if kind == "sampler" and key == "lam" else ""
             raise ValueError(
                 f"{kind} {name!r} has no parameter {key!r}{suggest(key, allowed)}; "
-                f"its parameters are: {', '.join(allowed) or 'none'}."
+                f"its parameters are: {', '.join(allowed) or 'none'}{ridge}."
             )
         return info.obj(**coerce_params(params, declared_types(info.obj), f"{kind} {name!r}"))
 

@@ -1489,3 +1489,22 @@ def test_held_out_thirteenth_round(tmp_path, monkeypatch):
 
     with pytest.raises(kbench.ContractViolation, match=r"changed its kernel's parameters during the fit"):
         Widening().fit(X, kbench.make_kernel("gaussian:sigma=median"), 5)
+
+
+def test_held_out_fourteenth_round(tmp_path, monkeypatch):
+    """Found by the fourteenth held-out suite: a workflow dataset no configured task accepts
+    stopped the Snakefile (its job had no cell); a leaderboard over rows whose dataset label
+    lists its parameters in another order raised a KeyError; `lam` given to a sampler did not
+    say where λ comes from."""
+    monkeypatch.chdir(tmp_path)
+    config = {"out": "out", "seed": 0, "repetitions": 1, "kernel": "gaussian:sigma=median",
+              "datasets": ["sklearn:diabetes", "synthetic:two-balls:n=150"], "samplers": ["uniform"],
+              "tasks": ["krr"], "ranks": [5], "lams": [1e-3]}
+    sweep = Sweep(config)
+    assert [d for d, _, _ in sweep.jobs()] == ["sklearn:diabetes"] and len(sweep.job_targets) == 1
+    assert CliRunner().invoke(main, [*RUN, "--out", "a"]).exit_code == 0
+    frame = read_results("a")
+    frame.assign(dataset="sklearn:diabetes:test_size=0.25,n=250").to_parquet("relabelled.parquet")
+    assert CliRunner().invoke(main, ["leaderboard", "--out", "page", "--", "relabelled.parquet"]).exit_code == 0
+    with pytest.raises(ValueError, match=r"no parameter 'lam'.*λ is the sweep's, not a sampler's"):
+        kbench.make_sampler("rls-fast", lam=1e-3)
