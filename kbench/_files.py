@@ -123,6 +123,15 @@ def check_writable(folder) -> None:
         raise ValueError(f"cannot write results in {folder}: {exc.strerror or exc}.") from None
 
 
+def check_writable_option(option: str, folder, below: str = "") -> None:
+    """:func:`check_writable` on the folder an option names (a checked folder name), or on
+    its subfolder ``below``; the ValueError names the option."""
+    try:
+        check_writable(check_folder(folder) / below)
+    except ValueError as exc:
+        raise ValueError(f"{option}: {exc}") from None
+
+
 def sweep_temporary(folder, now: float) -> int:
     """Remove the temporary files of killed writes under ``folder`` (untouched for
     :data:`STALE_SECONDS` before ``now``, a ``time.time()``); how many went."""

@@ -1508,3 +1508,9 @@ def test_held_out_fourteenth_round(tmp_path, monkeypatch):
     assert CliRunner().invoke(main, ["leaderboard", "--out", "page", "--", "relabelled.parquet"]).exit_code == 0
     with pytest.raises(ValueError, match=r"no parameter 'lam'.*λ is the sweep's, not a sampler's"):
         kbench.make_sampler("rls-fast", lam=1e-3)
+    result = CliRunner().invoke(main, ["prepare", "--datasets", "sklearn:diabetes", "--data-cache", "/proc/self"])
+    assert result.exit_code == 2 and "--data-cache: cannot write results in /proc/self" in result.output
+    with pytest.raises(ValueError, match=r"a quoted number is text: write it unquoted, cell_timeout: 10\)"):
+        check_document({**config, "cell_timeout": "10"}, SCHEMA)
+    with pytest.raises(ValueError, match=r"widen the bounds to hold the path lams: auto starts from"):
+        lam_path("auto", [1e-4, 1e-2])

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
-from kbench._files import absent_reason
+from kbench._files import absent_reason, check_writable_option
 from kbench._parallel import blas_ceiling
 from kbench.advisor.task import ADVISE_KERNEL, AUTO_TASK
 from kbench.cli.params import (
@@ -175,12 +175,12 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     task_objects = [] if tasks is None else [usage(lambda t=t: registry.create(t, "task"))
                                              for t in usage(lambda: split_specs(tasks, "--tasks"))]
     lam_values, bounds = usage(lambda: lam_path(lams, lam_bounds)) if lams is not None else ((), None)
+    usage(lambda: check_writable_option("--data-cache", data_cache))  # before any split is computed
     for spec in specs:
         for repetition in indices:
             data = usage(lambda spec=spec, r=repetition: load_split_cached(spec, r, seed, data_cache))
             path = split_path(data_cache, spec, repetition, seed)
-            click.echo(f"{path}  ({data.n_train} train, {data.n_val} validation, {len(data.X_test)} test, "
-                       f"{data.task_type})")
+            click.echo(f"{path}  ({data.n_train} train, {data.n_val} validation, {len(data.X_test)} test, {data.task_type})")
             if exact_kernel is not None:
                 with threadpool_limits(limits=blas_threads):
                     path = usage(lambda spec=spec, r=repetition: prepare_exact(

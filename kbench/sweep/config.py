@@ -99,7 +99,8 @@ def lam_path(lams, lam_bounds=None) -> tuple[tuple[float, ...], tuple[float, flo
     low, high = check_lam_bounds(lam_bounds)
     if path[0] < low or path[-1] > high:
         raise ValueError(f"the λ path {list(path)} reaches beyond lam_bounds [{low:g}, {high:g}]; widen the "
-                         "bounds or shorten the path.")
+                         + ("bounds to hold the path lams: auto starts from, or list λ explicitly." if auto
+                            else "bounds or shorten the path."))
     longest = len(path) + math.ceil(math.log10(path[0] / low)) + math.ceil(math.log10(high / path[-1]))
     if longest > LAMS.most:  # extended by decades, it could outgrow what a sweep takes
         raise ValueError(f"lam_bounds [{low:g}, {high:g}] let the λ path grow by decades to {longest} values; a path "

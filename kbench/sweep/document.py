@@ -213,6 +213,8 @@ def _yaml_hint(value, wanted, key: str) -> str:
     if isinstance(value, bool) and "string" in wanted:
         return " (YAML reads on, off, yes and no as true or false: quote the text, e.g. \"on\")"
     if isinstance(value, str) and wanted & {"number", "integer"} and NUMBER_TEXT.fullmatch(value.strip()):
+        if "[" not in key:  # a quoted scalar
+            return f" (a quoted number is text: write it unquoted, {_top(key)}: {value.strip()})"
         return (" (snakemake --config passes a list's items as text: set a list in a config file, given with "
                 "--configfile)")
     return ""

@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kbench._files import atomic_path, check_folder, check_writable, sweep_temporary
+from kbench._files import atomic_path, check_writable_option, sweep_temporary
 from kbench.errors import Status
 from kbench.spec import CONTROL, Spec, format_value, shown
 from kbench.sweep.layout import CELLS_DIR, enclosing_results
@@ -48,11 +48,8 @@ def check_output_dir(out, data_cache=None) -> Path:
     folder name (:func:`kbench._files.check_folder`), created and writable; the temporary
     files of writes killed in an earlier run are swept."""
     for option, folder, written in (("--out", out, CELLS_DIR), ("--data-cache", data_cache, "")):
-        try:
-            if folder is not None:
-                check_writable(check_folder(folder) / written)
-        except ValueError as exc:
-            raise ValueError(f"{option}: {exc}") from None
+        if folder is not None:
+            check_writable_option(option, folder, written)
     out = Path(out)
     sweep_temporary(out / CELLS_DIR, time.time())
     return out
