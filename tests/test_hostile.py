@@ -1514,3 +1514,87 @@ def test_held_out_fourteenth_round(tmp_path, monkeypatch):
         check_document({**config, "cell_timeout": "10"}, SCHEMA)
     with pytest.raises(ValueError, match=r"widen the bounds to hold the path lams: auto starts from"):
         lam_path("auto", [1e-4, 1e-2])
+
+
+def test_held_out_fifteenth_round(tmp_path, monkeypatch):
+    """Found by the fifteenth held-out suite: task_type=classification on a file was taken
+    for a type (no cell, no job, a failed catalogue batch); the kits passed a task that
+    changes the targets in place, a provider's binary data of 3 classes, a sampler whose
+    family contradicts its map, and blamed a bad ``timeout`` on the plugin; a leaderboard of
+    one uninformative dataset said no row had a value; advise called a constant target none."""
+    from kbench.datasets import known_task_type
+    from kbench.tasks.krr import KRRTask
+    from kbench.testing import check_dataset_provider, check_sampler, check_task
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((150, 3))
+    pd.DataFrame(np.c_[X, X[:, 0] > 0], columns=["a", "b", "c", "target"]).to_csv("cls.csv", index=False)
+    spec = f"file:{tmp_path / 'cls.csv'}:task_type=classification"
+    assert known_task_type(spec) is None  # binary or multiclass: the data tells
+    result = CliRunner().invoke(main, ["run", "--datasets", spec, "--samplers", "uniform", "--tasks", "classification",
+                                       "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--out", "c"])
+    assert result.exit_code == 0 and "1 ok" in result.output, result.output
+    assert check_dataset_provider(spec) and len(Sweep({**_FIFTEENTH, "datasets": [spec]}).job_targets) == 1
+
+    class ZeroesTargets(KRRTask):
+        def evaluate(self, data, approx, kernel, lams):
+            data.y_train[:] = 0
+            return super().evaluate(data, approx, kernel, lams)
+
+    with pytest.raises(AssertionError, match=r"data left unchanged: .*changed the data's \['y_train'\]"):
+        check_task(ZeroesTargets)
+
+    class ThreeAsBinary(kbench.DatasetProvider):
+        name = "three-as-binary"
+
+        def names(self):
+            return ["three"]
+
+        def load(self, name, n, seed):
+            return kbench.RawData(np.arange(60.0)[:, None], np.arange(60) % 3, "binary")
+
+    with pytest.raises(AssertionError, match="binary data with 3 classes"):
+        check_dataset_provider(ThreeAsBinary)
+
+    class FourierAsNystrom(kbench.Sampler):
+        name, family, needs_lam = "fourier-as-nystrom", "nystrom", False
+
+        def _fit(self, X, kernel, rank, lam, rng):
+            return kbench.make_sampler("rff").fit(X, kernel, rank, seed=rng)
+
+    with pytest.raises(AssertionError, match=r"'nystrom' family but returned a random-feature map"):
+        check_sampler(FourierAsNystrom)
+
+    class Doubles(kbench.Sampler):
+        name, family, needs_lam = "doubles", "nystrom", False
+
+        def _fit(self, X, kernel, rank, lam, rng):
+            X *= 2
+            return kbench.nystrom(X, kernel, np.arange(min(rank, X.shape[0])))
+
+    with pytest.raises(AssertionError, match="determinism: .*fit changed its argument X in place"):
+        check_sampler(Doubles)
+    for timeout in (-1, float("nan"), "5", 0):
+        with pytest.raises(ValueError, match=r"timeout must be a finite number in \(0, 1e\+08\]"):
+            check_sampler("uniform", timeout=timeout)
+
+    pd.DataFrame(np.c_[X, rng.standard_normal(150)], columns=["a", "b", "c", "target"]).to_csv("noise.csv", index=False)
+    assert CliRunner().invoke(main, ["run", "--datasets", "file:noise.csv", "--samplers", "uniform,rff", "--tasks",
+                                     "krr", "--ranks", "5", "--lams", "auto", "--repetitions", "1",
+                                     "--out", "n"]).exit_code == 0
+    result = CliRunner().invoke(main, ["leaderboard", "n"])
+    assert result.exit_code == 0 and "krr: every dataset is uninformative" in result.output, result.output
+    page = (tmp_path / "n" / "leaderboard.md").read_text()
+    assert "no ok row" not in page and "### Uninformative datasets" in page and "Standings over" not in page
+
+    np.savez("ones.npz", X=X, y=np.ones(150))
+    result = CliRunner().invoke(main, ["advise", "file:ones.npz"])
+    assert result.exit_code == 2 and "the target has a single value (1.0): nothing to predict" in result.output
+    result = CliRunner().invoke(main, ["papers", "n", "--paper", "yang2013", "--out", "p"])
+    assert result.exit_code == 2 and not (tmp_path / "p").exists()
+
+
+#: a workflow config for the fifteenth round (its datasets set there)
+_FIFTEENTH = {"out": "out", "seed": 0, "repetitions": 1, "kernel": "gaussian:sigma=median", "samplers": ["uniform"],
+              "tasks": ["krr", "classification"], "ranks": [5], "lams": [1e-3]}

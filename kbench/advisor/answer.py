@@ -303,7 +303,7 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL, ran
         raise ValueError(f"{dataset} has no validation rows (val_size=0), and advise chooses λ on them: drop val_size=0.")
     data = load_dataset(dataset, seed=seed)
     numeric_target = data.y_train is not None and data.y_train.dtype.kind in "iuf"  # not True/False, not text
-    task = resolve_task(task, data.task_type, dataset, numeric_target)
+    task = resolve_task(task, data.task_type, dataset, numeric_target, data.meta.get("target_ignored"))
     if rank is not None and rank > data.n_train:
         raise ValueError(f"rank {rank} is above the {data.n_train} training rows of {dataset}.")
     fitted = fitted_kernel(kernel, data)

@@ -29,11 +29,14 @@ def advisable_task(label: str):
     return task
 
 
-def resolve_task(label: str, task_type: str | None, dataset: str, numeric_target: bool = True) -> str:
+def resolve_task(label: str, task_type: str | None, dataset: str, numeric_target: bool = True,
+                 target_ignored: str | None = None) -> str:
     """The task advice is for on data of ``task_type`` (None: not known yet, before loading):
     ``auto`` resolved, a task that cannot take that data refused, naming the one that can
     (and the other reading of the target, where there is one: classes of numbers read as
-    numbers, not True/False or text)."""
+    numbers, not True/False or text); ``target_ignored``: why loaded data has no target."""
+    if task_type == "unlabeled" and target_ignored and target_ignored != "task_type=unlabeled":
+        raise ValueError(f"{dataset} has no target to advise on: {target_ignored}.")
     if label == AUTO_TASK:
         if task_type is None:
             return label

@@ -344,7 +344,7 @@ def describe_command(dataset: str, seed: int, as_json: bool) -> None:
         click.echo(json.dumps(facts, indent=2, default=str))
         return
     steps = facts.pop("preprocessing", {})
-    table = Table(title=data.name, title_justify="left", show_header=False)
+    table = Table(title=plain(data.name), title_justify="left", show_header=False)
     for key, value in {**facts, **{f"preprocessing: {k}": v for k, v in steps.items()}}.items():
         if isinstance(value, dict):
             value = "; ".join(f"{k}: {v}" for k, v in value.items()) or "none"

@@ -4,6 +4,7 @@ command turns bad input into."""
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -67,9 +68,14 @@ class OptionsOnce(click.Command):
 
 
 class Commands(click.Group):
-    """kbench's commands, each an :class:`OptionsOnce`."""
+    """kbench's commands, each an :class:`OptionsOnce`; a Python warning printed on one
+    line, ``kbench: warning: …``, as the commands' own messages (not with a source line)."""
 
     command_class = OptionsOnce
+
+    def invoke(self, ctx: click.Context):
+        warnings.formatwarning = lambda message, *_, **__: f"kbench: warning: {message}\n"
+        return super().invoke(ctx)
 
 
 def usage(call):

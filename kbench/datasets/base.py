@@ -111,8 +111,10 @@ class DatasetProvider:
         return {k: v for k, v in declared_types(self.load).items() if k not in ("name", "n", "seed")}
 
     def task_type(self, name: str, **params: Any) -> str | None:
-        """The task type of a dataset without loading it, or None when unknown before loading."""
-        return params.get("task_type")
+        """The task type of a dataset without loading it, or None when unknown before loading
+        (a spec's ``task_type=classification`` is binary or multiclass by the data)."""
+        stated = params.get("task_type")
+        return stated if stated in TASK_TYPES else None
 
     def canonical(self, name: str) -> str:
         """The one form of ``name`` that labels the dataset's results wherever it is run from,
@@ -194,7 +196,9 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
     f, meta = raw.f, dict(raw.meta)
     y = None if raw.y is None or raw.task_type == "unlabeled" else np.asarray(raw.y)
     if raw.y is not None and y is None:
-        meta["target_ignored"] = "unlabeled: the target has fewer than two values, or task_type=unlabeled"
+        values = np.unique(np.asarray(raw.y)[~_missing(np.asarray(raw.y))])
+        meta["target_ignored"] = (f"the target has a single value ({values[0]}): nothing to predict" if len(values) == 1
+                                  else "the target has no value" if len(values) == 0 else "task_type=unlabeled")
     bad_X = _bad_cells(X, raw.categorical)
     bad_y = np.zeros(X.shape[0], dtype=bool) if y is None else _missing(y)
     if bad_X.any() or bad_y.any():
@@ -225,6 +229,10 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
                              "classification needs at least two rows per class (drop the class, or pick another "
                              "target" + (", or read its numbers as such: task_type=regression)." if
                                          np.issubdtype(y.dtype, np.number) else ")."))
+        if raw.task_type == "binary" and len(labels) > 2:
+            raise ValueError(f"{name}: binary data with {len(labels)} classes ({', '.join(labels[:5])}"
+                             f"{' …' if len(labels) > 5 else ''}); a binary target has two: the data's "
+                             "task_type is multiclass.")
     if raw.task_type == "regression":
         if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
             raise ValueError(

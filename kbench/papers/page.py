@@ -31,9 +31,9 @@ def _protocol(frame: pd.DataFrame) -> str:
 def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     """results/papers/<paper>.md (+ figures, + <paper>.claims.json) from the result rows."""
     check_one_sweep(frame)
+    claims = evaluate(paper, frame)  # (an unknown paper, rows it cannot read: refused before a folder is made)
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    claims = evaluate(paper, frame)
     module = PAPERS[paper]
     lines = [f"# {module.TITLE}", "", module.SUMMARY, "",
              f"Regenerate: `snakemake --cores all --configfile workflows/config/papers/{paper}.yaml`. "

@@ -175,7 +175,7 @@ def _datasets_html(advice) -> list[str]:
     parts = []
     if len(advice.regimes):
         compact, facts = split_regimes(advice.regimes)
-        parts += [f"<h3>Regimes ({len(compact)} datasets)</h3>", f"<p class='caption'>{esc(REGIME_TEXT)}</p>",
+        parts += [f"<h3>Regimes ({len(compact)} dataset{'s' if len(compact) != 1 else ''})</h3>", f"<p class='caption'>{esc(REGIME_TEXT)}</p>",
                   "<details><summary>Each dataset's regime</summary>", table_html(compact), "</details>",
                   "<details><summary>Each dataset's spec, source, preprocessing and documentation</summary>",
                   table_html(facts, links=("documentation",)), "</details>"]
@@ -192,8 +192,9 @@ def _datasets_html(advice) -> list[str]:
 
 def _board_html(board: Board) -> list[str]:
     esc = html.escape
-    parts = [f"<section id='{board.id}'><h2>{esc(board.section.title)}</h2>", table_html(board.ranking),
-             *(f"<p class='caption'>{esc(f)}</p>" for f in board.footnotes)]
+    parts = [f"<section id='{board.id}'><h2>{esc(board.section.title)}</h2>"]
+    if len(board.ranking):
+        parts += [table_html(board.ranking), *(f"<p class='caption'>{esc(f)}</p>" for f in board.footnotes)]
     if len(board.by_regime):
         parts += ["<h3>By regime</h3>", f"<p class='caption'>{esc(BY_REGIME_TEXT)}</p>", table_html(board.by_regime)]
     if len(board.section.uninformative):

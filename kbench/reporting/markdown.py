@@ -90,6 +90,8 @@ def format_ranking(result: Standing, unscored: dict[str, str]) -> tuple[pd.DataF
     for sampler, count in result.left_out.items():
         if sampler in table.index:
             table.loc[sampler, "note"] = f"cells in {count} of {result.blocks} blocks: not ranked"
+    if table.empty:  # every dataset uninformative: nothing to rank
+        return table, []
     friedman = ("" if result.friedman_p is None else
                 f" Friedman's test over the {result.datasets} datasets' standings: p = {result.friedman_p:.2g}.")
     footnotes = [f"Standings over {result.datasets} dataset(s), from {result.ranked} of {result.blocks} (dataset, "
@@ -132,7 +134,9 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
                 md += [f"#### {plain(dataset)}", "", markdown_table(table), ""]
     for board in boards:
         section = board.section
-        md += [f"## {section.title}", "", markdown_table(board.ranking, disable_numparse=True), "", *board.footnotes, ""]
+        md += [f"## {section.title}", ""]
+        if len(board.ranking):
+            md += [markdown_table(board.ranking, disable_numparse=True), "", *board.footnotes, ""]
         if len(board.by_regime):
             md += ["### By regime", "", BY_REGIME_TEXT, "", markdown_table(board.by_regime.set_index("regime")), ""]
         if len(section.uninformative):
@@ -155,7 +159,7 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
         md += ["## Datasets", ""]
     if len(advice.regimes):
         compact, facts = split_regimes(advice.regimes)
-        md += [f"### Regimes ({len(compact)} datasets)", "", REGIME_TEXT, "", markdown_table(compact), "",
+        md += [f"### Regimes ({len(compact)} dataset{'s' if len(compact) != 1 else ''})", "", REGIME_TEXT, "", markdown_table(compact), "",
                "<details><summary>Each dataset's spec, source, preprocessing and documentation</summary>", "",
                markdown_table(facts), "", "</details>", ""]
     if len(advice.winners):

@@ -230,7 +230,7 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
                 unscored[sampler] = str(notes_column.iloc[0])
             else:
                 unscored[sampler] = f"no {task.headline.metric} value in its ok cells"
-        if cells.empty and len(ok):
+        if cells.empty and len(ok) and left_out.empty:
             notes.append(f"{label}: no ok row gives a {task.headline.metric} value to rank ("
                          f"{'; '.join(f'{s}: {why}' for s, why in unscored.items()) or 'none at a chosen λ'}), so it "
                          "has no section.")

@@ -338,7 +338,7 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
             if win is not None:
                 table.loc[s, f"win rate vs {BASELINE}"] = win.text
                 table.loc[s, "paired datasets"] = str(win.datasets)
-    if headline.exact is not None:
+    if headline.exact is not None and len(cells):  # (none: every dataset uninformative)
         top = int(cells["rank"].max())
         exact = cells.groupby("dataset")["exact"].transform(lambda v: v.notna().any())
         for reference, of in (("exact", cells[exact]), ("the best sampler", against_best(cells[~exact], headline))):

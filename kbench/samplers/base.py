@@ -92,6 +92,10 @@ class Sampler:
         if kernel.spec() != given:  # the cell would be recorded under a kernel the map is not of
             raise ContractViolation(f"{owner} changed its kernel's parameters during the fit ({kernel.spec()} after "
                                     f"{given}): a sampler uses the kernel it is given; copy it to use another.")
+        if approx.nystrom_type != (self.family == "nystrom"):  # the agreement check and the page read the family
+            raise ContractViolation(f"{owner} is of the {self.family!r} family but returned a "
+                                    f"{'Nyström-type' if approx.nystrom_type else 'random-feature'} map "
+                                    "(LowRank.nystrom_type): declare the family its maps are of.")
         approx.info["warnings"] = warnings + approx.info.get("warnings", [])
         approx.info.update(
             sampler=self.name,

@@ -65,7 +65,7 @@ class StructuredSampler(Sampler):
         if isinstance(kernel, GaussianKernel):
             return None
         return (f"{self.name} builds gaussian frequencies: it needs the gaussian kernel, "
-                f"got {kernel.name!r} (rff and orf take any stationary kernel).")
+                f"got {kernel.name!r} (rff takes any stationary kernel, orf an isotropic one).")
 
     def _fit(self, X, kernel, rank, lam, rng):
         n_pairs, odd = divmod(rank, 2)

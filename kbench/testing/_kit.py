@@ -14,6 +14,7 @@ import pandas as pd
 from kbench.errors import describe
 from kbench.registry import create, make_sampler, make_task
 from kbench.spec import Spec
+from kbench.sweep.config import BOUNDS
 from kbench.sweep.signals import raising_on
 
 
@@ -42,8 +43,15 @@ def time_limit(seconds: float | None) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+def check_timeout(timeout: float | None) -> float | None:
+    """A kit's ``timeout``: seconds as ``kbench check-plugin --timeout`` takes them, or None."""
+    return None if timeout is None else BOUNDS["cell_timeout"].check(timeout, "timeout")
+
+
 def run_checks(what: str, checks: list[tuple[str, Callable]], problem, timeout: float | None) -> list[str]:
-    """Run every check; the names of those that passed, or one AssertionError for the rest."""
+    """Run every check; the names of those that passed, or one AssertionError for the rest.
+    ``timeout`` is checked first, as ``kbench check-plugin --timeout`` is (None: no limit)."""
+    timeout = check_timeout(timeout)
     failures, passed = [], []
     for name, body in checks:
         try:

@@ -15,7 +15,7 @@ from kbench.datasets.base import TASK_TYPES, DatasetProvider, RawData, check_raw
 from kbench.datasets.split import check_n, split_and_scale
 from kbench.registry import get_registry
 from kbench.spec import Spec
-from kbench.testing._kit import run_checks, same_values, time_limit
+from kbench.testing._kit import check_timeout, run_checks, same_values, time_limit
 
 #: load_dataset's own options: a provider parameter of one of these names would be shadowed
 _OWN = ("name", *(p for p in inspect.signature(load_dataset).parameters if p not in ("spec", "params")))
@@ -159,7 +159,7 @@ def check_dataset_provider(provider: str | Spec | type | DatasetProvider, names:
                          f"names=[...] (kbench check-plugin {label}:NAME).")
     problem = _ProviderProblem(make, names, params, n)
     if named:
-        _loads_as_named(problem, label, timeout)
+        _loads_as_named(problem, label, check_timeout(timeout))
     return run_checks(f"dataset provider {label!r}", PROVIDER_CHECKS, problem, timeout)
 
 

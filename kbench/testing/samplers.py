@@ -61,7 +61,10 @@ def _shapes(p: _Problem) -> None:
 
 
 def _determinism(p: _Problem) -> None:
-    a, b = p.fit(seed=3).transform(p.X), p.fit(seed=3).transform(p.X)
+    X = p.X.copy()
+    a = p.fit(seed=3).transform(X)
+    assert np.array_equal(X, p.X), "fit changed its argument X in place (work on a copy: the caller's data is shared)"
+    b = p.fit(seed=3).transform(X)
     assert np.array_equal(a, b), "the same seed gave different features"
 
 

@@ -32,6 +32,8 @@ _TASK_DATA = {"regression": "synthetic:bach-periodic", "binary": "synthetic:gaus
               "multiclass": "synthetic:gaussian-blobs:n_classes=3"}
 #: the sampler that makes the feature map of each family, its rank, and the λ path
 _FAMILY_SAMPLERS, _TASK_RANK, _LAMS = {"nystrom": "uniform", "random-features": "rff"}, 10, [1e-3, 1e-1]
+#: the arrays of a Dataset, which a task leaves as they were
+_ARRAYS = ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test", "f_train", "f_val", "f_test")
 
 
 def _labelled_as(data: Dataset, kind: str) -> Dataset:
@@ -56,7 +58,7 @@ class _TaskProblem:
         return [(kind, family) for kind in task.accepts for family in task.families]
 
     def setting(self, kind: str, family: str, extra_column: bool = False) -> tuple[Dataset, Any, LowRank]:
-        """A fresh copy of the data (an empty cache), the fitted kernel and the feature map
+        """A fresh copy of the data (its arrays copied, an empty cache), the fitted kernel and the feature map
         (fitted on one column more with ``extra_column``)."""
         key = (kind, family, extra_column)
         if key not in self._cache:
@@ -70,7 +72,8 @@ class _TaskProblem:
             X = np.hstack([data.X_train, data.X_train[:, :1]]) if extra_column else data.X_train
             self._cache[key] = data, kernel, make_sampler(_FAMILY_SAMPLERS[family]).fit(X, kernel, _TASK_RANK)
         data, kernel, approx = self._cache[key]
-        return replace(data, cache={}), kernel, approx
+        arrays = {name: getattr(data, name).copy() for name in _ARRAYS if getattr(data, name) is not None}
+        return replace(data, cache={}, **arrays), kernel, approx  # a change a task makes stays in its copy
 
     def rows(self, kind: str, family: str) -> list[dict]:
         """The rows of a fresh task on a fresh copy of the data, computed once (the checks
@@ -174,8 +177,6 @@ def _task_determinism(p: _TaskProblem) -> None:
             assert _without_timings(rows).equals(_without_timings(first)), \
                 f"with a {family} map, the rows {label} differ from a first evaluation (time_* columns aside)"
 
-
-_ARRAYS = ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test", "f_train", "f_val", "f_test")
 
 
 def _data_unchanged(p: _TaskProblem) -> None:

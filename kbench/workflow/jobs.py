@@ -139,7 +139,7 @@ class Sweep:
     def run_samplers(self, rule: RunRule):
         """A run job's ``--samplers``: the rule's, or a function of the sampler wildcard."""
         if rule.per_sampler:
-            return lambda wildcards: self.by_slug("samplers")[wildcards.sampler]
+            return lambda wildcards: ",".join(self._rule_samplers(rule, wildcards))
         return ",".join(rule.samplers)
 
     def _rule_samplers(self, rule: RunRule, wildcards) -> list[str]:

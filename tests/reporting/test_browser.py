@@ -95,6 +95,24 @@ def test_a_click_on_a_column_header_sorts_the_table(browser, page):
 
 
 @pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
+def test_a_rank_beyond_the_largest_sorts_after_it(browser, page):
+    # "rank within x% of exact" columns hold ranks and "> top" (no swept rank reached it)
+    open_page(browser, page)
+    order = browser.execute_script("""
+        const table = document.createElement('table');
+        table.innerHTML = '<thead><tr><th>rank</th></tr></thead><tbody>'
+            + ['> 10', '10', '—', '5'].map((v) => `<tr><td>${v}</td></tr>`).join('') + '</tbody>';
+        document.body.appendChild(table);
+        makeSortable(table);
+        const header = table.tHead.rows[0].cells[0], read = () => Array.from(table.tBodies[0].rows, (r) => r.textContent);
+        header.click();
+        const ascending = read();
+        header.click();
+        return [ascending, read()];""")
+    assert order == [["5", "10", "> 10", "—"], ["> 10", "10", "5", "—"]]
+
+
+@pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
 def test_the_dataset_selector_redraws_the_charts(browser, page):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select

@@ -17,7 +17,8 @@ async function loadPlotly() {
 // ---- sortable tables -------------------------------------------------------------------
 function sortValue(cell) {
   const text = (cell.dataset.sort ?? cell.textContent).trim();
-  const number = parseFloat(text);
+  const beyond = /^>\s*(.+)$/.exec(text);  // "> 10": a rank past the largest swept, 10: after it
+  const number = beyond ? parseFloat(beyond[1]) + 0.5 : parseFloat(text);
   return Number.isNaN(number) ? text : number;
 }
 
