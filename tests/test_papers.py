@@ -95,6 +95,7 @@ def run_reduced_config(tmp_path, paper: str, **changes) -> list[dict]:
     return json.loads((tmp_path / "papers" / f"{paper}.claims.json").read_text())
 
 
+@pytest.mark.slow
 def test_reduced_yang2012_config_through_the_workflow(tmp_path):
     claims = run_reduced_config(
         tmp_path, "yang2012", repetitions=3,
@@ -104,6 +105,7 @@ def test_reduced_yang2012_config_through_the_workflow(tmp_path):
     assert {c["verdict"] for c in claims} <= {"holds", "does not hold"}
 
 
+@pytest.mark.slow
 def test_reduced_bach2013_config_through_the_workflow(tmp_path):
     """Two kernels per dataset, the paper's own figures, every claim evaluated; the paper's
     protocol: no validation part, λ chosen as the paper did (the page says so)."""

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kbench.cli import main
@@ -155,6 +156,7 @@ NOT_RUN = {
 }
 
 
+@pytest.mark.slow
 def test_the_pages_commands_run_on_a_clone_and_leave_every_tracked_file_unchanged(tmp_path):
     """The pages' commands run as written in a clone of the repository, exit 0 and change no
     tracked file (the README's first command regenerates the published results, as it says)."""

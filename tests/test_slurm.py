@@ -74,7 +74,7 @@ def _cluster_answers() -> str | None:
 
 
 # one worker runs both: the throwaway cluster has one node, and the runtime test counts on it
-pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm"), pytest.mark.skipif(_cluster_answers() is not None,
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("slurm"), pytest.mark.skipif(_cluster_answers() is not None,
                                                     reason=str(_cluster_answers()))]
 
 

@@ -91,7 +91,7 @@ def test_workflow_writes_the_leaderboard(finished):
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
     assert figure_file("krr", "sklearn:diabetes") in figures and len(figures) == 4
     html = (out / "leaderboard.html").read_text()
-    # the interactive page: Plotly charts from the rows (the seaborn PNGs are the markdown's),
+    # the interactive page: Plotly charts from the rows (the matplotlib PNGs are the markdown's),
     # no critical-difference diagram with 2 samplers
     assert "data:image/png" not in html and html.count("<table") >= 4 and f"id='board-{slug_of('krr')}'" in html
 
@@ -243,6 +243,7 @@ def own_kernels(tmp_path_factory):
     return workdir
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("workflow-kernels")  # one worker builds the shared fixture once
 def test_a_dataset_can_have_its_own_kernel(own_kernels):
     frame = pd.read_parquet(own_kernels / "out" / "all.parquet")
@@ -252,6 +253,7 @@ def test_a_dataset_can_have_its_own_kernel(own_kernels):
     assert (frame.status == "ok").all()
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("workflow-kernels")
 def test_a_dataset_can_be_swept_over_several_kernels(own_kernels):
     frame = pd.read_parquet(own_kernels / "out" / "all.parquet")
@@ -262,6 +264,7 @@ def test_a_dataset_can_be_swept_over_several_kernels(own_kernels):
     assert f"{PERIODIC} [periodic-sobolev:beta=4]" in board
 
 
+@pytest.mark.slow
 def test_hostile_output_paths_reach_no_shell_and_delete_nothing(tmp_path):
     """`out` is quoted wherever it reaches a shell: a space, $(…), ; and quotes change
     nothing outside it (unquoted, `rm -rf {figures}` would delete ./victim)."""
@@ -287,6 +290,7 @@ def test_the_workflow_profile_is_loaded_without_a_flag(tmp_path):
     assert profile["rerun-incomplete"] is True and profile["keep-going"] is True
 
 
+@pytest.mark.slow
 def test_cli_and_workflow_give_identical_numbers(tmp_path):
     """Both pin BLAS threads the same way, so the same config gives the same values (at
     n = 2000, 1 and 2 threads differ in the last digits of test_mse). The workflow runs the
@@ -342,6 +346,7 @@ def kbench_register_samplers():
 '''
 
 
+@pytest.mark.slow
 def test_a_sampler_is_fitted_once_per_rank_and_repetition_for_all_tasks(tmp_path):
     """The run job's grain is (dataset, kernel), all samplers and repetitions: one fit serves
     every task. A new version of the plugin reruns the job, which recomputes its cells only."""
@@ -424,6 +429,7 @@ def test_job_runtime_follows_what_n_costs():
     assert sweep.runtime_min("sklearn:diabetes") == 60
 
 
+@pytest.mark.slow
 def test_a_catalogue_runs_in_batches_each_kept_and_computed_once(tmp_path, monkeypatch):
     """A catalogue's tiers in batches: a batch file is written from its datasets' cells, a run
     computes only the batches whose file is missing, and the page is built from all of them."""

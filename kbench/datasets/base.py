@@ -221,18 +221,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
     if y is not None:
         _check_target_type(y[~_missing(y)], name)
     if raw.task_type in CLASSIFICATION:
-        if y.dtype == object:  # text labels as a text array: a split is saved and read without pickle
-            y = y.astype(str)
-        labels, counts = np.unique(y.astype(str), return_counts=True)
-        if counts.min() < 2:
-            raise ValueError(f"{name}: class {str(labels[counts.argmin()])!r} of the target has one row; a "
-                             "classification needs at least two rows per class (drop the class, or pick another "
-                             "target" + (", or read its numbers as such: task_type=regression)." if
-                                         np.issubdtype(y.dtype, np.number) else ")."))
-        if raw.task_type == "binary" and len(labels) > 2:
-            raise ValueError(f"{name}: binary data with {len(labels)} classes ({', '.join(labels[:5])}"
-                             f"{' …' if len(labels) > 5 else ''}); a binary target has two: the data's "
-                             "task_type is multiclass.")
+        y = _checked_classes(y, raw.task_type, name)
     if raw.task_type == "regression":
         if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
             raise ValueError(
@@ -241,6 +230,24 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
             )
         y = y.astype(float)
     return replace(raw, X=X, y=y, f=f, meta=meta)
+
+
+def _checked_classes(y: np.ndarray, task_type: str, name: str) -> np.ndarray:
+    """Class labels (text ones as a text array: a split is saved and read without pickle):
+    two rows per class at least, and two classes for binary data."""
+    if y.dtype == object:
+        y = y.astype(str)
+    labels, counts = np.unique(y.astype(str), return_counts=True)
+    if counts.min() < 2:
+        raise ValueError(f"{name}: class {str(labels[counts.argmin()])!r} of the target has one row; a "
+                         "classification needs at least two rows per class (drop the class, or pick another "
+                         "target" + (", or read its numbers as such: task_type=regression)." if
+                                     np.issubdtype(y.dtype, np.number) else ")."))
+    if task_type == "binary" and len(labels) > 2:
+        raise ValueError(f"{name}: binary data with {len(labels)} classes ({', '.join(labels[:5])}"
+                         f"{' …' if len(labels) > 5 else ''}); a binary target has two: the data's "
+                         "task_type is multiclass.")
+    return y
 
 
 def _bad_cells(X: np.ndarray | pd.DataFrame, categorical: list[str]) -> np.ndarray:

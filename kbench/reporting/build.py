@@ -49,7 +49,7 @@ class Page:
 
 def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None,
           focus: str | None = None) -> Page:
-    """Write leaderboard.md (seaborn figures in figures/*.png) and the interactive, self-contained
+    """Write leaderboard.md (matplotlib figures in figures/*.png) and the interactive, self-contained
     leaderboard.html into ``out``; with ``focus``, a section of that sampler against every other."""
     check_one_sweep(frame)
     refused = by_design(frame)

@@ -1,4 +1,4 @@
-"""The leaderboard's static figures (seaborn/matplotlib PNGs): metric against rank and time,
+"""The leaderboard's static figures (matplotlib PNGs): metric against rank and time,
 critical-difference diagrams, cost in n; every file name from the labels' collision-free slugs."""
 
 from __future__ import annotations
@@ -57,27 +57,31 @@ def critical_difference(section: Section, result: Standing, path: Path, look: di
 def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset: str, path: Path,
            look: dict[str, Style]) -> None:
     """Metric against rank (mean, and the band from the smallest to the largest value over
-    repetitions: with a handful of repetitions a bootstrap interval says no more and costs
-    half of the page's build) and against time (Pareto), each sampler in its ``look``
-    (kbench.reporting.styles)."""
+    repetitions: with a handful of repetitions a bootstrap interval says no more) and
+    against time (Pareto), each sampler in its ``look`` (kbench.reporting.styles); one
+    legend, right of the figure, names both panels' (matplotlib alone: seaborn's plots took
+    a third of the page's build for the same lines)."""
     import matplotlib.ticker
-    import seaborn as sns
     from matplotlib.figure import Figure
 
     data = cells[cells["dataset"] == dataset]
-    present = sorted(data["sampler"].unique())
-    palette = {s: look[s].colour for s in present}
-    markers = {s: look[s].marker for s in present}
+    stats = data.groupby(["sampler", "rank"])["metric"].agg(["mean", "min", "max"])
+    means = data.groupby(["sampler", "rank"])[["metric", "seconds"]].mean().reset_index()
     fig = Figure(figsize=(11, 4))
     left, right = fig.subplots(1, 2)
-    sns.lineplot(data=data, x="rank", y="metric", hue="sampler", style="sampler", palette=palette,
-                 markers=markers, dashes={s: look[s].dashes for s in present}, errorbar=("pi", 100),
-                 ax=left)
+    for sampler, rows in stats.groupby(level="sampler"):
+        style, ranks = look[sampler], rows.index.get_level_values("rank")
+        line = {"color": style.colour, "marker": style.marker, "markersize": 5,
+                "linestyle": (0, style.dashes) if style.dashes else "-"}
+        left.plot(ranks, rows["mean"], label=sampler, **line)
+        left.fill_between(ranks, rows["min"], rows["max"], color=style.colour, alpha=0.15, linewidth=0)
+        mine = means[means["sampler"] == sampler]
+        right.plot(mine["seconds"], mine["metric"], color=style.colour, marker=style.marker, markersize=5,
+                   linestyle="none")
     exact = data.groupby("rank")["exact"].mean().dropna()  # per rank: KPCA's ℓ follows the rank
     if len(exact):
-        left.plot(exact.index, exact.to_numpy(), color="black", linestyle="--", linewidth=1,
-                  label="exact kernel")
-    left.set(xscale="log", ylabel=metric)
+        left.plot(exact.index, exact.to_numpy(), color="black", linestyle="--", linewidth=1, label="exact kernel")
+    left.set(xscale="log", xlabel="rank", ylabel=metric)
     left.set_title(textwrap.fill(f"{title} on {dataset}: {metric} vs rank", TITLE_WIDTH), fontsize=9)
     ranks = sorted(data["rank"].unique())
     left.set_xticks(ranks, [str(r) for r in ranks])
@@ -85,20 +89,17 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
     if smaller and (data["metric"] > 0).all():
         left.set_yscale("log")
         _plain_numbers(left.yaxis)
-    left.legend(fontsize=7)
-    means = data.groupby(["sampler", "rank"])[["metric", "seconds"]].mean().reset_index()
-    sns.scatterplot(data=means, x="seconds", y="metric", hue="sampler", style="sampler", palette=palette,
-                    markers=markers, ax=right)
     front = pareto_front(means, smaller)
     if len(front):
         right.plot(front["seconds"], front["metric"], color="black", linewidth=1, label="Pareto front")
-    right.legend(fontsize=7)
     right.set(xscale="log", xlabel="seconds (sample + features + fit)", ylabel=metric)
     right.set_title(f"{metric} vs time", fontsize=9)
     right.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     if smaller and (means["metric"] > 0).all():
         right.set_yscale("log")
         _plain_numbers(right.yaxis)
+    handles = left.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+    right.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -4,7 +4,7 @@ Colours cycle through the ten of Tableau 10 (matplotlib's ``tab10``, Plotly's "T
 markers through seven shapes and dashes through three, so the i-th sampler (in sorted
 order over the whole page) gets (colour i mod 10, marker i mod 7, dash ⌊i/10⌋ mod 3): for
 up to 70 samplers no two share a colour and marker pair, and a sampler looks the same on
-the seaborn figures and the Plotly charts.
+the matplotlib figures and the Plotly charts.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class Style:
     colour: str
     marker: str  # matplotlib
     symbol: str  # Plotly
-    dashes: tuple | str  # matplotlib (seaborn's dashes: "" for solid)
+    dashes: tuple | str  # matplotlib's dash pattern ("" for solid)
     dash: str  # Plotly
 
     def plotly(self) -> dict:

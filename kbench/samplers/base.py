@@ -89,13 +89,7 @@ class Sampler:
             rank_used = rank
         evals_before, given = kernel.evals, kernel.spec()
         approx = self._fit(X, kernel, rank_used, lam, rng)
-        if kernel.spec() != given:  # the cell would be recorded under a kernel the map is not of
-            raise ContractViolation(f"{owner} changed its kernel's parameters during the fit ({kernel.spec()} after "
-                                    f"{given}): a sampler uses the kernel it is given; copy it to use another.")
-        if approx.nystrom_type != (self.family == "nystrom"):  # the agreement check and the page read the family
-            raise ContractViolation(f"{owner} is of the {self.family!r} family but returned a "
-                                    f"{'Nyström-type' if approx.nystrom_type else 'random-feature'} map "
-                                    "(LowRank.nystrom_type): declare the family its maps are of.")
+        self._check_fit(approx, kernel, given)
         approx.info["warnings"] = warnings + approx.info.get("warnings", [])
         approx.info.update(
             sampler=self.name,
@@ -104,6 +98,18 @@ class Sampler:
             kernel_evals=kernel.evals - evals_before + approx.info.get("prebuilt", {}).get("kernel_evals", 0),
         )
         return approx
+
+    def _check_fit(self, approx: LowRank, kernel: Kernel, given: str) -> None:
+        """A ContractViolation when the fit changed its kernel (``given``: its spec before),
+        or returned a map of another family than the sampler's."""
+        owner = f"sampler {self.name!r}"
+        if kernel.spec() != given:  # the cell would be recorded under a kernel the map is not of
+            raise ContractViolation(f"{owner} changed its kernel's parameters during the fit ({kernel.spec()} after "
+                                    f"{given}): a sampler uses the kernel it is given; copy it to use another.")
+        if approx.nystrom_type != (self.family == "nystrom"):  # the agreement check and the page read the family
+            raise ContractViolation(f"{owner} is of the {self.family!r} family but returned a "
+                                    f"{'Nyström-type' if approx.nystrom_type else 'random-feature'} map "
+                                    "(LowRank.nystrom_type): declare the family its maps are of.")
 
     def refuses(self, kernel: Kernel) -> str | None:
         """Why this sampler cannot approximate ``kernel`` by design (judged on the kernel's

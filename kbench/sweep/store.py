@@ -66,7 +66,8 @@ def write_cell(path: Path, rows: list[dict]) -> None:
         table = pa.table(columns)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # a column of mixed types: stored as pandas would
         table = pa.Table.from_pandas(pd.DataFrame(columns), preserve_index=False)
-    _write_table(table, path)
+    # a few rows: compression, dictionaries and statistics cost a quarter of the write, save nothing
+    _write_table(table, path, compression="none", use_dictionary=False, write_statistics=False)
 
 
 def write_frame(frame: pd.DataFrame, path: Path) -> None:
@@ -74,12 +75,12 @@ def write_frame(frame: pd.DataFrame, path: Path) -> None:
     _write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
 
 
-def _write_table(table: pa.Table, path: Path) -> None:
+def _write_table(table: pa.Table, path: Path, **options) -> None:
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory; pass a file name (or remove the folder)", str(path))
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, **options)
 
 
 def _v1_to_v2(frame: pd.DataFrame) -> pd.DataFrame:

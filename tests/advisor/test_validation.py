@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 
+@pytest.mark.slow
 def test_the_validation_table_regenerates_byte_for_byte_from_the_shipped_cells():
     script = ROOT / "benchmarks" / "advise_validation.py"
     done = subprocess.run([sys.executable, str(script), "check"], capture_output=True, text=True, cwd=ROOT,
