@@ -660,7 +660,7 @@ def test_held_out_third_round(tmp_path):
     frame.assign(nested=[[1, 2]] * 60).to_parquet(tmp_path / "nested.parquet")
     np.savez(tmp_path / "flat.npz", X=np.arange(60.0), y=np.arange(60.0))
     np.savez(tmp_path / "short.npz", X=rng.standard_normal((60, 3)), y=rng.standard_normal(50))
-    frame.assign(a=rng.uniform(1e299, 1e300, 60)).to_csv(tmp_path / "huge.csv", index=False)
+    frame.assign(a=1.7e308 * rng.uniform(-1.0, 1.0, 60)).to_csv(tmp_path / "huge.csv", index=False)
     frame.rename(columns={"a": "\x1b[31mred"}).to_csv(tmp_path / "ansi.csv", index=False)
     (tmp_path / "text.npy").write_text("a,b\n1,2\n")
     refused = {"nested.parquet:target=y": "column 'nested' holds lists or nested values",
@@ -1581,7 +1581,7 @@ def test_held_out_fifteenth_round(tmp_path, monkeypatch):
 
     pd.DataFrame(np.c_[X, rng.standard_normal(150)], columns=["a", "b", "c", "target"]).to_csv("noise.csv", index=False)
     assert CliRunner().invoke(main, ["run", "--datasets", "file:noise.csv", "--samplers", "uniform,rff", "--tasks",
-                                     "krr", "--ranks", "5", "--lams", "auto", "--repetitions", "1",
+                                     "krr", "--ranks", "5", "--lams", "1e-2,1,100,1e4", "--repetitions", "1",
                                      "--out", "n"]).exit_code == 0
     result = CliRunner().invoke(main, ["leaderboard", "n"])
     assert result.exit_code == 0 and "krr: every dataset is uninformative" in result.output, result.output
@@ -1598,3 +1598,59 @@ def test_held_out_fifteenth_round(tmp_path, monkeypatch):
 #: a workflow config for the fifteenth round (its datasets set there)
 _FIFTEENTH = {"out": "out", "seed": 0, "repetitions": 1, "kernel": "gaussian:sigma=median", "samplers": ["uniform"],
               "tasks": ["krr", "classification"], "ranks": [5], "lams": [1e-3]}
+
+
+def test_held_out_sixteenth_round(tmp_path, monkeypatch):
+    """Found by the sixteenth held-out suite: features whose squared deviations overflow or
+    underflow, or whose mean dwarfs their spread, were left unscaled (npz, npy and svmlight
+    ones near 1e200 became zeros); integers beyond 2⁵³ were rounded without a word; a
+    catalogue's batch ignored an edited file; papers read other data; KPCA wrote round-off
+    as a negative error; a λ-free sweep's page spoke of oracle λ; the Python API refused
+    NumPy scalars and took a zero budget."""
+    from kbench.papers import evaluate
+    from kbench.sweep.batches import Batches
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((200, 3))
+    y = X @ [1.0, 2.0, -1.0] + 0.1 * rng.standard_normal(200)
+    for label, features in (("offset", 1e8 + X * 1e-6), ("tiny", X * 1e-200), ("huge", X * 1e200)):
+        np.savez(f"{label}.npz", X=features, y=y)
+        pd.DataFrame(np.c_[features, y], columns=["a", "b", "c", "target"]).to_csv(f"{label}.csv", index=False)
+        for suffix in ("npz", "csv"):
+            data = kbench.load_dataset(f"file:{label}.{suffix}")
+            # the training columns' spread is 1 up to the rounding of 1e8 + 1e-6·x (ulp 1.5e-8: 1.5%)
+            np.testing.assert_allclose(data.X_train.std(axis=0), 1.0, rtol=1e-10 if label != "offset" else 0.05)
+    pd.DataFrame({"a": X[:, 0], "big": 10**17 + rng.integers(0, 64, 200), "u": np.uint64(2**64 - 1) -
+                  np.arange(200, dtype=np.uint64), "target": y}).to_parquet("ints.parquet")
+    data = kbench.load_dataset("file:ints.parquet")
+    assert "integers beyond 2⁵³ rounded to float64: big" in data.meta["preprocessing_summary"]
+    assert data.meta["preprocessing"]["dropped_columns"]["u"].startswith("constant once read as float64")
+    np.testing.assert_allclose(data.X_train.std(axis=0), 1.0, rtol=1e-10)
+
+    pd.DataFrame(np.c_[X, y], columns=["a", "b", "c", "target"]).to_csv("edited.csv", index=False)
+    (tmp_path / "catalogue.csv").write_text("dataset,task,target,drop,transform,rows,why,documentation\n"
+                                            f"file:{tmp_path / 'edited.csv'},regression,target,,,200,x,https://x\n")
+    config = {**_FIFTEENTH, "catalogue": str(tmp_path / "catalogue.csv"), "tiers": [{"name": "small", "batch": 1}]}
+    before = Batches(config, tmp_path, "sweep").names
+    os.utime("edited.csv", ns=(0, 0))  # an edit: another modification time
+    assert Batches(config, tmp_path, "sweep").names.keys() != before.keys()
+
+    result = CliRunner().invoke(main, ["run", "--datasets", "file:ints.parquet", "--samplers", "pivoted-cholesky",
+                                       "--kernel", "linear", "--tasks", "kpca", "--ranks", "5", "--lams", "1e-3",
+                                       "--repetitions", "1", "--out", "k"])
+    assert result.exit_code == 0, result.output
+    rows = read_results("k")
+    assert (rows["kpca_error_in"] >= 0).all() and rows.loc[rows["kpca_error_in_exact"] == 0,
+                                                           "rel_excess_kpca_error_in"].isna().all()
+    assert (rows["kpca_error_in_exact"] == 0).any()  # a rank-2 kernel: ℓ = 5 leaves round-off only
+    assert CliRunner().invoke(main, ["leaderboard", "k"]).exit_code == 0
+    assert "these tasks choose no λ" in (tmp_path / "k" / "leaderboard.md").read_text()
+    with pytest.raises(ValueError, match="these rows are not sterge2020's sweep: they hold file:"):
+        evaluate("sterge2020", rows.assign(sampler="uniform"))
+
+    assert kbench.load_dataset("file:edited.csv", n=np.int64(100), test_size=np.float32(0.3)).n_train < 100
+    with pytest.raises(ValueError, match="exact_max_n must be an integer > 0"):
+        kbench.exact_baseline(data, kbench.make_kernel("linear"), exact_max_n=0)
+    with pytest.raises(ValueError, match="budget_mb must be a number > 0"):
+        kbench.features_of(data, None, None, budget_mb=0)

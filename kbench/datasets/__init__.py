@@ -6,6 +6,8 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import numpy as np
+
 from kbench._validation import check_nonnegative, coerce_params, declared_types, suggest
 from kbench.datasets.base import (
     TASK_TYPES,
@@ -150,7 +152,9 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
                 if key in _SPLIT_OPTIONS}
     given = {key: value for key, value in zip(_SPLIT_OPTIONS, (n, test_size, val_size, standardize, dropna))
              if value != defaults[key]}  # (as arguments, not left at the default)
-    params = _check_parameters(provider, name, {**params, **given}, spec)
+    python = {key: value.item() if isinstance(value, np.generic) else value  # a NumPy scalar as its Python number
+              for key, value in {**params, **given}.items()}
+    params = _check_parameters(provider, name, python, spec)
     twice = sorted(key for key in set(params) & set(spec_params) if params[key] != spec_params[key])
     if twice:
         raise ValueError(f"{spec}: {twice[0]} is given in the spec ({spec_params[twice[0]]!r}) and as an argument "

@@ -117,15 +117,15 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
 
 
 def _check_scaled(arrays, names: list[str], name: str) -> None:
-    """Finite features after scaling (the raw ones are): a column whose variance overflows a
-    float64 (values near 1e154 or beyond) is an error naming it."""
+    """Finite features after scaling (the raw ones are): a column whose deviations overflow a
+    float64 (values of both signs near 1e308) is an error naming it."""
     bad = np.zeros(len(names), dtype=bool)
     for part in arrays:
         bad |= ~np.isfinite(part).all(axis=0)
     if bad.any():
         columns = [names[j] for j in np.flatnonzero(bad)]
-        raise ValueError(f"{name}: standardizing column(s) {columns[:5]} overflows a float64 (values near 1e154 or "
-                         "beyond); rescale them, or pass standardize=false.")
+        raise ValueError(f"{name}: standardizing column(s) {columns[:5]} overflows a float64 (deviations beyond "
+                         "1.8e308); rescale them, or pass standardize=false.")
 
 
 def _features(X, raw: RawData, parts, scaled: bool) -> tuple[list[np.ndarray], list[str]]:
@@ -135,19 +135,40 @@ def _features(X, raw: RawData, parts, scaled: bool) -> tuple[list[np.ndarray], l
     train = parts[0]
     if isinstance(X, pd.DataFrame):
         numeric = [c for c in X.columns if c not in raw.categorical]
-        fitted = encoder(numeric, raw.categorical, scaled).fit(X.iloc[train])
+        fitted = encoder(numeric, raw.categorical).fit(X.iloc[train])
         names = [str(c) for c in fitted.get_feature_names_out()]
         arrays = [np.ascontiguousarray(fitted.transform(X.iloc[part]), dtype=float) if len(part) else
                   np.empty((0, len(names))) for part in parts]  # (val_size=0: no validation rows to encode)
-        return arrays, names
-    arrays = [np.ascontiguousarray(X[part], dtype=float) for part in parts]
-    if scaled:  # in place: indexing by the parts made fresh copies
-        mean, scale = arrays[0].mean(axis=0), arrays[0].std(axis=0)
-        scale[scale == 0] = 1.0
-        for part in arrays:
-            part -= mean
-            part /= scale
-    return arrays, raw.feature_names or [f"x{j}" for j in range(X.shape[1])]
+        columns = slice(0, len(numeric))  # the encoder's numeric columns come first
+    else:
+        arrays = [np.ascontiguousarray(X[part], dtype=float) for part in parts]
+        names, columns = raw.feature_names or [f"x{j}" for j in range(X.shape[1])], slice(None)
+    if scaled:
+        mean, scale = _moments(arrays[0][:, columns])
+        for part in arrays:  # in place: indexing by the parts made fresh copies
+            part[:, columns] -= mean
+            part[:, columns] /= scale
+    return arrays, names
+
+
+def _moments(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's mean and standard deviation (1 for a constant column), as numpy (and
+    scikit-learn's StandardScaler) compute them, bit for bit; where that loses the spread
+    (the squares of the deviations overflow near 1e154 or underflow near 1e-160, or the
+    mean dwarfs the spread by 2²⁰ and its round-off shifts every deviation), from the
+    deviations from the first row, divided by their largest magnitude."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        mean, scale = train.mean(axis=0), train.std(axis=0)
+        redo = ~np.isfinite(mean) | ~np.isfinite(scale) | (scale == 0) | (np.abs(mean) > 2.0**20 * scale)
+        if redo.any() and len(train):
+            shift = train[0, redo]
+            deviation = train[:, redo] - shift
+            peak = np.abs(deviation).max(axis=0)
+            peak[peak == 0] = 1.0
+            unit = deviation / peak
+            mean[redo], scale[redo] = shift + peak * unit.mean(axis=0), peak * unit.std(axis=0)
+    scale[scale == 0] = 1.0
+    return mean, scale
 
 
 def _carve(train: np.ndarray, y_train, classification: bool, val_size: float, rng: np.random.Generator,
@@ -162,16 +183,16 @@ def _carve(train: np.ndarray, y_train, classification: bool, val_size: float, rn
     return train[inner], train[held]
 
 
-def encoder(numeric: list[str], categorical: list[str], standardize: bool = True):
-    """A frame's features (a scikit-learn ColumnTransformer): numeric columns standardized
-    (or passed through), categorical ones one-hot encoded (a level unseen in training
-    encodes as zeros). Fitted on the training rows only."""
+def encoder(numeric: list[str], categorical: list[str]):
+    """A frame's features (a scikit-learn ColumnTransformer): numeric columns first, as they
+    are (standardized after, as an array's are), categorical ones one-hot encoded (a level
+    unseen in training encodes as zeros). Fitted on the training rows only."""
     # here, not at the top: importing scikit-learn costs a second, paid only for tables
     from sklearn.compose import ColumnTransformer
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    from sklearn.preprocessing import OneHotEncoder
 
     return ColumnTransformer(
-        [("numeric", StandardScaler() if standardize else "passthrough", numeric),
+        [("numeric", "passthrough", numeric),
          ("categorical", OneHotEncoder(handle_unknown="ignore", sparse_output=False, dtype=float), categorical)],
         verbose_feature_names_out=False)
 

@@ -70,10 +70,10 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     frame, durations, dates = _times_as_seconds(frame, kept)
     dropped.update(_unusable(frame[kept], max_levels, source, declared))
     kept = [c for c in kept if c not in dropped]
-    used = kept + ([target] if target is not None else [])
-    missing = frame[used].isna().any(axis=1).to_numpy()
+    missing = frame[kept + ([target] if target is not None else [])].isna().any(axis=1).to_numpy()
     preprocessing = {"target": target, "dropped_columns": dropped, "rows_in_source": int(len(frame))}
-    preprocessing.update({key: columns for key, columns in (("text_read_as_numbers", as_numbers),
+    preprocessing.update({key: columns for key, columns in (("text_read_as_numbers", as_numbers), (
+        "integers_rounded_to_float64", [c for c in kept if c not in declared and _beyond_float(frame[c])]),
                                                           ("durations_read_as_seconds", durations),
                                                           ("dates_read_as_seconds", dates)) if columns})
     if dropna and missing.any():
@@ -130,7 +130,8 @@ def summary(preprocessing: dict) -> str:
                                                     if "target_transform" in preprocessing else "")
              if preprocessing["target"] is not None else "unlabeled"]
     parts.append(f"{len(preprocessing['numeric'])} numeric columns")
-    for key, what in (("durations_read_as_seconds", "durations as seconds"),
+    for key, what in (("integers_rounded_to_float64", "integers beyond 2⁵³ rounded to float64"),
+                      ("durations_read_as_seconds", "durations as seconds"),
                       ("dates_read_as_seconds", "dates as seconds since 1970")):
         if preprocessing.get(key):
             parts.append(f"{what}: {', '.join(preprocessing[key])}")
@@ -206,6 +207,8 @@ def _unusable(features: pd.DataFrame, max_levels: int, source: str, declared: li
         categorical = name in declared or _is_categorical(column)
         if levels <= 1:
             reasons[name] = "constant"
+        elif _beyond_float(column) and column.astype(float).nunique() <= 1:
+            reasons[name] = "constant once read as float64 (integers beyond 2⁵³ round to one value)"
         elif categorical and levels == len(column):
             reasons[name] = "identifier-like (one distinct value per row)"
         elif pd.api.types.is_integer_dtype(column) and levels == len(column) > 2 and _row_run(column):
@@ -217,6 +220,11 @@ def _unusable(features: pd.DataFrame, max_levels: int, source: str, declared: li
         raise ValueError(f"{source}: categorical= names {lost[0]!r}, which cannot be a category ({reasons[lost[0]]}); "
                          "drop it from categorical=.")
     return reasons
+
+
+def _beyond_float(column: pd.Series) -> bool:
+    """An integer column with a value beyond 2⁵³, which a float64 holds only rounded."""
+    return bool(pd.api.types.is_integer_dtype(column) and ((column > 2**53) | (column < -(2**53))).any())
 
 
 def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | None, source: str) -> list[str]:

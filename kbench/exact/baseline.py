@@ -21,6 +21,7 @@ import numpy as np
 import scipy.linalg
 
 from kbench._files import read_keyed_npz, write_keyed_npz
+from kbench._validation import check_lam_path, check_positive
 from kbench.exact.pcg import kernel_product, solve_krr_path
 from kbench.lowrank.linalg import factor_diagnostics
 from kbench.samplers.cholesky import RPCholeskySampler
@@ -367,6 +368,9 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
     baseline is first handed to each of ``tasks`` (:meth:`kbench.Task.prepare_exact`, with
     the λ path ``lams``), which asks it now for the solves and eigenpairs its evaluations
     will need, so that they are computed once and saved with it."""
+    exact_max_n = check_positive(exact_max_n, "exact_max_n", "exact_baseline", integer=True)
+    if len(lams):
+        check_lam_path(lams)
     n = data.X_train.shape[0]
     if n > exact_max_n:
         return None

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kbench._validation import check_positive
 from kbench.errors import Refused
 from kbench.lowrank.checks import check_below_kernel, check_features, check_lowrank
 
@@ -170,10 +171,11 @@ class Features:
 def features_of(data, approx, kernel, budget_mb: float | None = None) -> Features:
     """The :class:`Features` of ``approx`` on ``data``, created on first use and shared by
     every task that scores the same fit (``budget_mb`` applies from the first call)."""
+    budget_mb = DEFAULT_BUDGET_MB if budget_mb is None else check_positive(budget_mb, "budget_mb", "features_of")
     entry = approx.cache.get(id(data))
     if entry is not None and entry[0] is data:
         return entry[1]
-    features = Features(data, approx, kernel, DEFAULT_BUDGET_MB if budget_mb is None else budget_mb)
+    features = Features(data, approx, kernel, budget_mb)
     approx.cache[id(data)] = (data, features)
     return features
 

@@ -1,7 +1,7 @@
 """Reproductions of the claims of kbench's source papers (results/papers/).
 
 Each paper module (``TITLE``, ``SUMMARY``, ``FULL_SIZE``, ``FIGURES``, ``COLUMNS``, ``TASKS``, ``SAMPLERS``,
-``claims``)
+``DATASETS``, ``claims``)
 turns result rows (a paper config's sweep) into claims with a measured
 value and a verdict computed from the rows, never typed by hand; kbench.papers.page renders
 the pages. This package imports no plotting or statistics: the workflow reads it to check
@@ -52,8 +52,8 @@ def check_paper(paper: str | None, tasks: list[str] | None = None, samplers: lis
 
 def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
     """The claims of ``paper`` on result rows of its sweep: rows lacking a column or a sampler
-    its claims read, or holding a dataset under several kernels (unless the paper compares
-    kernels), are refused, never pooled."""
+    its claims read, holding a dataset its claims are not about, or a dataset under several
+    kernels (unless the paper compares kernels), are refused, never pooled."""
     check_paper(paper)
     module = PAPERS[paper]
     run_config = f"run its config: snakemake --cores all --configfile workflows/config/papers/{paper}.yaml"
@@ -65,6 +65,12 @@ def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
     if absent:
         raise ValueError(f"these rows are not {paper}'s sweep: they hold no cells of the sampler(s) "
                          f"{', '.join(absent)} its claims read; {run_config}")
+    foreign = sorted({label for label in frame["dataset"].dropna().unique()
+                      if Spec.parse(label, "dataset").name not in module.DATASETS})
+    if foreign:
+        raise ValueError(f"these rows are not {paper}'s sweep: they hold {foreign[0]}"
+                         f"{f' and {len(foreign) - 1} more datasets' if len(foreign) > 1 else ''}, and its claims are "
+                         f"about {', '.join(module.DATASETS)}; {run_config}")
     kernels = frame.groupby("dataset")["kernel"].unique()
     pooled = kernels[kernels.map(len) > 1]
     if len(pooled) and not getattr(module, "SEVERAL_KERNELS", False):

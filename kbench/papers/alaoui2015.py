@@ -29,6 +29,8 @@ COLUMNS = ("risk_ratio",)
 TASKS = ("krr",)
 #: the samplers whose cells the claims read (by plugin name)
 SAMPLERS = ("uniform", "rls")  # (rls-fast: a claim "not measured" without its cells)
+#: the datasets its claims are about (provider:name; the reduced and the full-size configs')
+DATASETS = ("synthetic:bach-periodic", "openml:308", "openml:1476")
 BETA, UNIFORM = "design=beta", "design=uniform"
 
 

@@ -11,13 +11,16 @@ import pandas as pd
 
 from kbench.papers import PAPERS, evaluate
 from kbench.reporting.figures import figure, figure_file
-from kbench.reporting.scores import sections, selection_text
+from kbench.reporting.scores import sections
+from kbench.reporting.selection import chooses_lam, selection_text
 from kbench.reporting.styles import styles
 from kbench.sweep.store import check_one_sweep
 
 
 def _protocol(frame: pd.DataFrame) -> str:
     """How these rows chose λ, against the paper's protocol (the oracle λ, its config's ``selection: oracle``)."""
+    if not chooses_lam(frame):
+        return "These tasks choose no λ (their metrics do not depend on one): the figures and claims read each cell."
     chosen = selection_text(frame)
     chosen_by_kbench = "lam_selected" in frame and frame["lam_selected"].notna().any()  # (older rows: the oracle λ)
     if not chosen_by_kbench or set(frame["selected_on"].dropna()) == {"test"}:

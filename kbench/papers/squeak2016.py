@@ -43,6 +43,8 @@ COLUMNS = ("dictionary_size", "rel_spec_error", "risk_ratio")
 TASKS = ("krr", "approximation")
 #: the samplers whose cells the claims read (by plugin name)
 SAMPLERS = ("uniform", "rls", "squeak")
+#: the datasets its claims are about (provider:name; the reduced and the full-size configs')
+DATASETS = ("synthetic:bach-periodic", "openml:6", "openml:554")
 COHERENT = "design=beta"
 SEQUENTIAL, DISTRIBUTED, PROB = "squeak", "squeak:shards=4", "squeak:subsample=prob"
 #: "matches rls": at most this multiple of its error; size and risk gaps of the distributed

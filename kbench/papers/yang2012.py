@@ -23,6 +23,8 @@ COLUMNS = ("accuracy", "rel_spec_error")
 TASKS = ("classification", "approximation")
 #: the samplers whose cells the claims read (by plugin name)
 SAMPLERS = ("uniform", "rff")
+#: the datasets its claims are about (provider:name; the reduced and the full-size configs')
+DATASETS = ("synthetic:two-balls", "sklearn:breast_cancer", "openml:1590", "openml:1596")
 SYNTHETIC = "synthetic:two-balls"
 REAL = "sklearn:breast_cancer"
 #: RFF's 1/√m: log-log slope in this band; Nyström's at least SLOPE_GAP steeper; the

@@ -3,6 +3,7 @@
 ``scores`` (sections and their cells, statuses, failures, cost in n), ``standing`` (the
 one statistic per section: places per (dataset, rank) block, with ties at the noise floor
 and failures last, and everything derived from it), ``advice`` (which sampler for my
-data), ``focus`` (one sampler against every other), ``figures`` (matplotlib
-PNGs), ``markdown`` and ``html`` (the two pages), ``build`` (writes both).
+data), ``selection`` (how the rows chose λ), ``focus`` (one sampler against every other),
+``figures`` (matplotlib PNGs), ``markdown`` and ``html`` (the two pages), ``build`` (writes
+both).
 """

@@ -18,8 +18,8 @@ from kbench.reporting.scores import (
     NOT_OK_TEXT,
     NOT_PLANNED_TEXT,
     UNINFORMATIVE_TEXT,
-    selection_text,
 )
+from kbench.reporting.selection import chooses_lam, selection_text
 from kbench.reporting.standing import MIN_REPETITIONS, MISSING, STANDING_TEXT, Standing
 from kbench.sweep.store import CELL_KEYS
 
@@ -71,8 +71,9 @@ def header(frame: pd.DataFrame, command: str | None, executor: str | None = None
         f"Versions: {versions(frame)}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
         f"({platform.machine()}, Python {platform.python_version()}).",
         "A row is one sampler configuration, a section one task configuration. Metric of a cell: its test "
-        f"value at the λ it chose {selection_text(frame)}; the exact kernel's at the λ it chose the same way; "
-        "KPCA at one number of components per rank for every sampler (the largest of the task's list not above "
+        + (f"value at the λ it chose {selection_text(frame)}; the exact kernel's at the λ it chose the same way; "
+           if chooses_lam(frame) else "value (these tasks choose no λ: their metrics do not depend on one); ")
+        + "KPCA at one number of components per rank for every sampler (the largest of the task's list not above "
         "the rank). Rankings: datasets are the unit (a sampler's standing on a dataset averages its places over "
         "the dataset's ranks), differences inside the task's region of practical equivalence are ties, failures "
         "are last, and datasets where the exact kernel does not beat a trivial predictor are left out (the text "

@@ -226,10 +226,14 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
             notes_column = rows["note"].dropna() if "note" in rows else pd.Series(dtype=str)
             if family is not None and family not in task.families:
                 unscored[sampler] = f"{task.headline.metric} is not defined for {family} samplers"
+            elif task.headline.metric not in rows or rows[task.headline.metric].isna().all():
+                unscored[sampler] = f"its rows have no {task.headline.metric} value" + (
+                    f" (its cells note: {notes_column.iloc[0]})" if len(notes_column) else "")
             elif len(notes_column):
                 unscored[sampler] = str(notes_column.iloc[0])
             else:
-                unscored[sampler] = f"no {task.headline.metric} value in its ok cells"
+                unscored[sampler] = f"no {task.headline.metric} value in its ok cells" + (
+                    " at the λ they chose (lam_selected)" if "lam_selected" in rows else "")
         if cells.empty and len(ok) and left_out.empty:
             notes.append(f"{label}: no ok row gives a {task.headline.metric} value to rank ("
                          f"{'; '.join(f'{s}: {why}' for s, why in unscored.items()) or 'none at a chosen λ'}), so it "
@@ -237,19 +241,6 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
         elif not cells.empty or unscored or len(left_out):
             found.append(Section(label, task, cells, unscored, left_out))
     return found, notes
-
-
-def selection_text(frame: pd.DataFrame) -> str:
-    """How the rows chose λ, for a page's header: on the validation rows, on the test rows
-    (oracle), or both (rows of several kinds)."""
-    legacy = "on the test set (the oracle λ: rows from before kbench chose λ on validation data)"
-    if "lam_selected" not in frame or frame["lam_selected"].isna().all():
-        return legacy
-    kinds = set(frame["selected_on"].dropna())
-    said = {"validation": "on the validation rows (carved from the training rows), the test metric read at it",
-            "test": "on the test set (the oracle λ: a paper's protocol reproduced, or a task that declares no "
-                    "validation criterion)"}
-    return "; ".join(said[kind] for kind in sorted(kinds, reverse=True))
 
 
 def status_table(frame: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from kbench.datasets import canonical_spec
+from kbench.datasets import canonical_spec, data_version
 from kbench.datasets.catalogue import read_catalogue, spec_of
 from kbench.errors import ConfigError
 from kbench.sweep import layout
@@ -81,14 +81,17 @@ class Batches:
     @cached_property
     def names(self) -> dict[str, str]:
         """Each batch's file name (without .parquet) → the batch: its name and a digest of what
-        its cells are (its datasets, and the config's kernels, samplers, tasks, ranks,
-        repetitions and sweep), so that a batch any of them changes for is a new file,
-        computed again (from the cells already there that still are what it asks for)."""
+        its cells are (its datasets, the versions of their local files, and the config's
+        kernels, samplers, tasks, ranks, repetitions and sweep), so that a batch any of them
+        changes for (an edited ``file:`` entry too) is a new file, computed again (from the
+        cells already there that still are what it asks for)."""
         config = {key: self.config.get(key) for key in ("kernel", "dataset_kernels", "samplers", "tasks", "ranks",
                                                         "repetitions")}
         names = {}
         for batch, specs in self.specs.items():
-            text = json.dumps({"datasets": specs, "sweep": self.sweep, **config}, sort_keys=True)
+            versions = [data_version(spec) for spec in specs]  # (none for data inside packages: the digest as it was)
+            text = json.dumps({"datasets": specs, "sweep": self.sweep, **config,
+                               **({"versions": versions} if any(versions) else {})}, sort_keys=True)
             names[f"{batch}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"] = batch
         return names
 

@@ -111,6 +111,9 @@ class KPCATask(Task):
         in_sample = self._in_sample_errors(data, approx, kernel, features, mean, V, mu, exact)
         diag_test = kernel.diag(data.X_test)
         exact_errors = exact.kpca_errors(self.components) if exact is not None and not self.centered else {}
+        floor = np.finfo(float).eps * float(kernel.diag(data.X_train).sum())  # ε·tr K: round-off of an error
+        in_sample = {ell: _above_round_off(error, floor) for ell, error in in_sample.items()}
+        exact_errors = {ell: (_above_round_off(inside, floor), outside) for ell, (inside, outside) in exact_errors.items()}
         cumulative_mu = np.cumsum(mu)
         cumulative_out = np.cumsum(captured_out) / n_test
         feature_trace = sum_squares / n
@@ -187,6 +190,13 @@ class KPCATask(Task):
             done = ell
             errors[ell] = float(np.abs(scipy.linalg.eigvalsh(residual, check_finite=False)).sum()) / n
         return errors
+
+
+def _above_round_off(error: float, floor: float) -> float:
+    """A reconstruction error (a nuclear norm, ≥ 0) within its round-off ``floor`` of 0 as 0,
+    so that neither it nor a relative excess over it reads digits the arithmetic has not
+    got (a kernel of rank ≤ ℓ leaves only round-off: ±1e-16, an excess of −32)."""
+    return 0.0 if abs(error) <= floor else error
 
 
 @hookimpl
