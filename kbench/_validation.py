@@ -175,6 +175,8 @@ class Bound:
         """``value`` as an int or a float, or a ValueError naming the parameter and its range."""
         kind = numbers.Integral if self.integer else numbers.Real
         number = None
+        if isinstance(value, np.floating) and value.dtype.itemsize < 8:  # a float32 1e-3 means 1e-3, not 0.00100000005
+            value = float(str(value))
         if isinstance(value, kind) and not isinstance(value, bool):
             try:
                 number = int(value) if self.integer else float(value)

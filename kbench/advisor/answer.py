@@ -294,6 +294,7 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL, ran
     """
     if rank is not None and seconds is not None:
         raise ValueError("give a rank or a time budget (seconds), not both.")
+    cells = None if cells is None else published_evidence.check_evidence(cells)
     rank = None if rank is None else BOUNDS["ranks"].check(rank, "rank")
     seconds = None if seconds is None else SECONDS.check(seconds)
     within, seed = WITHIN.check(within), BOUNDS["seed"].check(seed)

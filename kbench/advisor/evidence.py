@@ -17,6 +17,7 @@ from __future__ import annotations
 from importlib import resources
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from kbench.reporting.advice import regimes
 from kbench.reporting.scores import dataset_keys, sections
@@ -78,6 +79,19 @@ def published() -> pd.DataFrame:
     """The evidence shipped with kbench."""
     with resources.as_file(resources.files("kbench.advisor") / PUBLISHED) as path:
         return pd.read_parquet(path)
+
+
+def check_evidence(cells) -> pd.DataFrame:
+    """An evidence table given in place of the published one: a DataFrame with its columns."""
+    with resources.as_file(resources.files("kbench.advisor") / PUBLISHED) as path:
+        columns = pq.read_schema(path).names
+    missing = [c for c in columns if not isinstance(cells, pd.DataFrame) or c not in cells.columns]
+    if missing:
+        raise ValueError(f"cells must be an evidence table as kbench.advisor.evidence.collect_all makes it, with the "
+                         f"columns {', '.join(columns)}; "
+                         + (f"it lacks {', '.join(missing)}." if isinstance(cells, pd.DataFrame)
+                            else f"got {type(cells).__name__}."))
+    return cells
 
 
 def task_name(label: str) -> str:

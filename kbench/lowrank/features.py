@@ -169,14 +169,15 @@ class Features:
 
 
 def features_of(data, approx, kernel, budget_mb: float | None = None) -> Features:
-    """The :class:`Features` of ``approx`` on ``data``, created on first use and shared by
-    every task that scores the same fit (``budget_mb`` applies from the first call)."""
+    """The :class:`Features` of ``approx`` on ``data`` with ``kernel``, created on first use
+    and shared by every task that scores the same fit with the same kernel (``budget_mb``
+    applies from the first call)."""
     budget_mb = DEFAULT_BUDGET_MB if budget_mb is None else check_positive(budget_mb, "budget_mb", "features_of")
-    entry = approx.cache.get(id(data))
-    if entry is not None and entry[0] is data:
-        return entry[1]
+    entry = approx.cache.get((id(data), id(kernel)))
+    if entry is not None and entry[0] is data and entry[1] is kernel:
+        return entry[2]
     features = Features(data, approx, kernel, budget_mb)
-    approx.cache[id(data)] = (data, features)
+    approx.cache[id(data), id(kernel)] = (data, kernel, features)
     return features
 
 

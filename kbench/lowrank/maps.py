@@ -239,6 +239,8 @@ def nystrom(X: np.ndarray, kernel: Kernel, landmarks: np.ndarray, info: dict | N
     X_landmarks = np.ascontiguousarray(X[landmarks])
     if K_mm is None:
         K_mm = kernel(X_landmarks)
+    else:
+        K_mm = _checked_K_mm(K_mm, len(landmarks))
     projection, _ = inverse_sqrt_psd(K_mm)
     info = {} if info is None else info
     dropped = len(landmarks) - projection.shape[1]
@@ -248,6 +250,18 @@ def nystrom(X: np.ndarray, kernel: Kernel, landmarks: np.ndarray, info: dict | N
             "dropped by the pseudo-inverse cutoff (rank_realized < landmarks)"
         )
     return NystromMap(kernel, X_landmarks, landmarks, projection, info)
+
+
+def _checked_K_mm(K_mm, m: int) -> np.ndarray:
+    """A given K_mm as the m×m kernel matrix of the landmarks: finite, symmetric, with a
+    nonnegative diagonal (k(x, x) ≥ 0), or a ValueError saying what it is instead."""
+    K_mm = np.asarray(K_mm, dtype=float)
+    if K_mm.shape != (m, m):
+        raise ValueError(f"K_mm must be the {m}×{m} kernel matrix of the {m} landmarks, got shape {K_mm.shape}.")
+    if not np.isfinite(K_mm).all() or not np.allclose(K_mm, K_mm.T) or (np.diag(K_mm) < 0).any():
+        raise ValueError("K_mm must be the landmarks' kernel matrix: finite, symmetric, with a nonnegative diagonal "
+                         "(k(x, x) ≥ 0).")
+    return K_mm
 
 
 __all__ = ["LowRank", "NystromMap", "CholeskyMap", "FourierMap", "HadamardFourierMap", "fwht", "nystrom"]
