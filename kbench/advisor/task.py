@@ -4,6 +4,7 @@ kernel. Light to import: the command line reads its defaults here."""
 
 from __future__ import annotations
 
+from kbench.datasets.base import UNLABELED_ON_REQUEST
 from kbench.registry import create
 
 #: the kernel advised on by default: a validated bandwidth, as the published real-data sweep's
@@ -35,7 +36,7 @@ def resolve_task(label: str, task_type: str | None, dataset: str, numeric_target
     ``auto`` resolved, a task that cannot take that data refused, naming the one that can
     (and the other reading of the target, where there is one: classes of numbers read as
     numbers, not True/False or text); ``target_ignored``: why loaded data has no target."""
-    if task_type == "unlabeled" and target_ignored and target_ignored != "task_type=unlabeled":
+    if task_type == "unlabeled" and target_ignored and target_ignored != UNLABELED_ON_REQUEST:
         raise ValueError(f"{dataset} has no target to advise on: {target_ignored}.")
     if label == AUTO_TASK:
         if task_type is None:

@@ -23,6 +23,8 @@ from kbench._validation import declared_types, suggest
 TASK_TYPES = ("regression", "binary", "multiclass", "unlabeled")
 LABELED = TASK_TYPES[:3]
 CLASSIFICATION = ("binary", "multiclass")
+#: why a dataset with a target column is unlabeled when its spec asks for it (meta's ``target_ignored``)
+UNLABELED_ON_REQUEST = "task_type=unlabeled"
 
 
 @dataclass
@@ -198,7 +200,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
     if raw.y is not None and y is None:
         values = np.unique(np.asarray(raw.y)[~_missing(np.asarray(raw.y))])
         meta["target_ignored"] = (f"the target has a single value ({values[0]}): nothing to predict" if len(values) == 1
-                                  else "the target has no value" if len(values) == 0 else "task_type=unlabeled")
+                                  else "the target has no value" if len(values) == 0 else UNLABELED_ON_REQUEST)
     bad_X = _bad_cells(X, raw.categorical)
     bad_y = np.zeros(X.shape[0], dtype=bool) if y is None else _missing(y)
     if bad_X.any() or bad_y.any():
