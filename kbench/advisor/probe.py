@@ -40,6 +40,8 @@ class Probe:
     failed: int
     cells: int
     seconds: float
+    #: why no sampler is placed although cells ran (the subsample is uninformative), else ""
+    why: str = ""
 
     @property
     def best(self) -> str | None:
@@ -52,7 +54,8 @@ class Probe:
         the answer promised; otherwise it says what failed and, with ``within``, the smallest
         probed rank whose first sampler there is within it."""
         if self.best is None:
-            return f"probe: no sampler scored ({self.failed} of {self.cells} cells failed)"
+            return f"probe: {self.why}" if self.why else \
+                f"probe: no sampler scored ({self.failed} of {self.cells} cells failed)"
         top = max(self.ranks)
         first = self.table.index[self.table["mean place"] == self.table["mean place"].iloc[0]].tolist()
         leader = advised if advised in first else self.best
@@ -89,9 +92,11 @@ class Probe:
     def text(self) -> str:
         formatters = {c: percent for c in self.table.columns if str(c).startswith("gap")}
         formatters["mean place"] = "{:.2f}".format
-        return (f"probe: {self.dataset}, ranks {', '.join(map(str, self.ranks))}, {REPETITIONS} repetitions, "
-                f"{self.cells} cells ({self.failed} failed), {self.seconds:.0f} s; first: {self.best}\n"
-                + self.table.to_string(formatters=formatters))
+        said = (f"probe: {self.dataset}, ranks {', '.join(map(str, self.ranks))}, {REPETITIONS} repetitions, "
+                f"{self.cells} cells ({self.failed} failed), {self.seconds:.0f} s")
+        if self.why:
+            return f"{said}; {self.why}"
+        return f"{said}; first: {self.best}\n" + self.table.to_string(formatters=formatters)
 
     def as_dict(self) -> dict:
         return {"dataset": self.dataset, "ranks": self.ranks, "best": self.best, "failed": self.failed,
@@ -131,4 +136,9 @@ def probe(dataset: str, task: str, kernel: str, samplers: list[str], rank: int, 
     table = table[table.index.isin(ok["sampler"])]
     table = table.reindex(columns=columns).sort_values("mean place", kind="stable").rename_axis("sampler")
     failed = int(section.cells["status"].isin(FAILED).sum())
-    return Probe(spec, ranks, table, failed, len(section.cells), time.perf_counter() - start)
+    why = ("" if len(section.cells) or section.uninformative.empty else
+           f"no sampler placed: the subsample is uninformative for {section.label} (on its validation rows the exact "
+           "kernel does not beat the trivial predictor)")
+    ran = frame[frame["task_label"] == section.label].drop_duplicates(["sampler_label", "rank", "repetition"])
+    cells = len(section.cells) or len(ran)  # (an uninformative subsample's cells are set apart, not in the section's)
+    return Probe(spec, ranks, table, failed, cells, time.perf_counter() - start, why)

@@ -158,6 +158,9 @@ def check_choices(columns: list[str], target: str | None, features, drop, transf
     for role, names in (("target", _as_list(target)), ("feature", _as_list(features)), ("drop", _as_list(drop)),
                         ("categorical", _as_list(categorical))):
         unknown = [str(c) for c in names if str(c) not in columns]
+        repeated = sorted({str(c) for c in names if list(map(str, names)).count(str(c)) > 1})
+        if repeated:
+            raise ValueError(f"{source}: the {role} list names {repeated[0]!r} twice; name each column once.")
         if unknown:
             near = [c for c in columns if c.strip() == unknown[0].strip() and c != unknown[0]]
             hint = f" ({near[0]!r} is written {escape(near[0])} in a spec: a space is %20)" if near else ""

@@ -183,6 +183,10 @@ def _claim_table1(best, noise: pd.Series):
     out = []
     for (beta, delta), group in best.reset_index().groupby(["beta", "delta"]):
         theory = table1_slopes(beta, delta)
+        if group.n_train.nunique() < 2:
+            out.append((f"Table 1: slopes in n of λ*, risk and d_ave (β = {beta:g}, δ = {delta:g})",
+                        f"n = {group.n_train.min()}", "one size", "not measured", "a slope in n needs two sizes or more"))
+            continue
         measured = {"lam": _slope(group.n_train, group.lam), "risk": _slope(group.n_train, group.risk),
                     "d_ave": _slope(group.n_train, group.d_ave)}
         off = [NAMES[k] for k in theory if not abs(measured[k] - theory[k]) <= SLOPE_TOLERANCE]

@@ -7,6 +7,8 @@ names and parameters against the registry, output folders.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kbench._files import check_folder, check_no_wildcard
 from kbench.datasets import check_stated_rows, data_files, known_task_type
 from kbench.errors import ConfigError, PluginError
@@ -15,6 +17,7 @@ from kbench.registry import create
 from kbench.sweep.batches import config_datasets
 from kbench.sweep.config import check_config_lists, check_numbers, same_configuration
 from kbench.sweep.document import DATA_SOURCES
+from kbench.sweep.layout import CELLS_DIR, DATA_DIR, LOGS_DIR
 from kbench.sweep.plan import check_validation_rows
 from kbench.tasks.selection import DEFAULT_SELECTION
 
@@ -32,6 +35,7 @@ def check_config(config: dict) -> None:
             _check(key, check_no_wildcard, config[key])
     if "paper" in config or config.get("paper_out", PAPER_OUT) != PAPER_OUT:  # (the schema fills the default in)
         _check("paper", check_paper, config.get("paper"), config["tasks"], config["samplers"])
+        _check("paper_out", _check_paper_out, config["out"], config.get("paper_out", PAPER_OUT))
     if ("catalogue" in config) == ("datasets" in config):
         raise ConfigError(f"config: {DATA_SOURCES}")
     where = config_datasets(config) if "catalogue" in config else {
@@ -68,6 +72,21 @@ def check_config(config: dict) -> None:
         if chooses:
             _check(key, check_validation_rows, spec)
     check_config_lists([*checks, ("datasets", datasets, "dataset")])  # each spec readable by now
+
+
+#: the folders of a results folder that its jobs and its page write (a paper's page goes elsewhere)
+_RESULTS_PARTS = (CELLS_DIR, DATA_DIR, LOGS_DIR, "figures", "batches")
+
+
+def _check_paper_out(out: str, paper_out: str) -> None:
+    """A paper's page beside the sweep's results, not in their folder or one of its parts:
+    the leaderboard prunes its own figures folder, and the jobs own the others."""
+    results, page = Path(out).resolve(), Path(paper_out).resolve()
+    parts = [results / part for part in _RESULTS_PARTS]
+    if page == results or any(page == part or part in page.parents for part in parts):
+        raise ValueError(f"{paper_out} is {out}{'' if page == results else ' or a folder its jobs write'}, where the "
+                         f"sweep's own page and files go (its figures are pruned); give the paper's page a folder of "
+                         f"its own (the default: {PAPER_OUT}).")
 
 
 def _check(key: str, method, *args) -> None:
