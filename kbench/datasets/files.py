@@ -200,7 +200,7 @@ class FileProvider(DatasetProvider):
                 return _npy(path, target, task_type, meta, source)
             X, y = _svmlight(path, source)
             check_width(X.shape[1], source)  # before the dense copy
-            return RawData(X.toarray(), y, task_type or infer_task_type(y), None, meta)
+            return RawData(X.toarray(), y, _array_task_type(y, task_type, source), None, meta)
         except UnicodeDecodeError as exc:
             raise ValueError(f"{source}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} cannot be "
                              "decoded); convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
@@ -286,6 +286,12 @@ def _npz_columns(archive, key: str) -> int:
     return int(shape[1]) if len(shape) >= 2 else 0
 
 
+def _array_task_type(y: np.ndarray, task_type: str | None, source: str) -> str:
+    """An array target's task type: the spec's, ``classification`` resolved to binary or
+    multiclass as for a table (kbench.datasets.tabular.task_type_of), else read from y."""
+    return infer_task_type(y) if task_type is None else task_type_of(np.asarray(y), task_type, source)
+
+
 def _npz(path: Path, task_type: str | None, meta: dict, source: str) -> RawData:
     """Arrays ``X`` (numbers) and, for a target, ``y`` (numbers or text labels)."""
     with np.load(path, allow_pickle=False) as archive:
@@ -300,7 +306,7 @@ def _npz(path: Path, task_type: str | None, meta: dict, source: str) -> RawData:
                              f"{'real numbers' if key == 'X' else 'real numbers or text labels'}: convert it before saving.")
     if y is None or task_type == "unlabeled":
         return RawData(X, None, task_type_of(None, task_type, source), None, meta)
-    return RawData(X, y, task_type or infer_task_type(y), None, meta)
+    return RawData(X, y, _array_task_type(y, task_type, source), None, meta)
 
 
 def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, source: str) -> RawData:
@@ -337,7 +343,7 @@ def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, sour
         X = np.delete(array, column, axis=1)
     y = array[:, column]
     meta.update(target=column, memory_mapped=True)
-    return RawData(X, np.asarray(y), task_type or infer_task_type(y), None, meta)
+    return RawData(X, np.asarray(y), _array_task_type(y, task_type, source), None, meta)
 
 
 @hookimpl

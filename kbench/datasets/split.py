@@ -87,8 +87,11 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     train, test = split_indices(y if stratified else None, X.shape[0], test_size, rng)
     train, val = _carve(train, rows_of(y, train), classification, val_size, rng, name)
     if classification and len(np.unique(y[train])) < 2:
-        raise ValueError(f"{name}: the training split holds a single class; pass more points "
-                         "(n) or a smaller test_size or val_size.")
+        labels, counts = np.unique(y, return_counts=True)
+        absent = [f"{label!s} ({count} rows)" for label, count in zip(labels, counts) if label not in set(y[train])]
+        raise ValueError(f"{name}: the training split holds a single class: the test and validation parts took every "
+                         f"row of {', '.join(absent[:3])}; pass a smaller test_size or val_size, more points (n), "
+                         "or drop the class.")
     parts = (train, val, test)
     meta = dict(raw.meta)
     scaled = bool(standardize and raw.standardize)
