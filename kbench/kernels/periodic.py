@@ -38,9 +38,9 @@ class _PeriodicKernel(Kernel):
         if low < 0.0 or high > 1.0:
             raise ValueError(
                 f"the {self.name} kernel is defined on [0, 1), one period; {name} spans "
-                f"[{low:.3g}, {high:.3g}] and would be folded onto itself. Rescale it to [0, 1) at its source: kbench "
-                "standardizes a table unless its spec says otherwise (load this one with standardize=false once its "
-                "values lie in [0, 1)).")
+                f"[{low:.3g}, {high:.3g}] and would be folded onto itself. Rescale it to [0, 1) at its source; kbench "
+                "standardizes a table unless its spec says otherwise: load this one with standardize=false once its "
+                "values lie in [0, 1).")
 
     def fit(self, X, y=None, validation=None) -> Kernel:
         """Check that the training rows lie in one period (:meth:`_check_period`)."""
