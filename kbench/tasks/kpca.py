@@ -108,10 +108,11 @@ class KPCATask(Task):
         time_fit = moments.seconds + time.perf_counter() - start
         captured_out, norms_test, time_predict = self._held_out(features, mean, V)
         n_test = len(data.X_test)
-        in_sample = self._in_sample_errors(data, approx, kernel, features, mean, V, mu, exact)
+        trace = float(kernel.diag(data.X_train).sum())
+        in_sample = self._in_sample_errors(data, approx, kernel, features, mean, V, mu, exact, trace)
         diag_test = kernel.diag(data.X_test)
         exact_errors = exact.kpca_errors(self.components) if exact is not None and not self.centered else {}
-        floor = np.finfo(float).eps * float(kernel.diag(data.X_train).sum())  # ε·tr K: round-off of an error
+        floor = np.finfo(float).eps * trace  # ε·tr K: round-off of an error
         in_sample = {ell: _above_round_off(error, floor) for ell, error in in_sample.items()}
         exact_errors = {ell: (_above_round_off(inside, floor), outside) for ell, (inside, outside) in exact_errors.items()}
         cumulative_mu = np.cumsum(mu)
@@ -163,19 +164,17 @@ class KPCATask(Task):
             seconds += time.perf_counter() - start
         return captured_out, norms_test, seconds
 
-    def _in_sample_errors(self, data, approx, kernel, features, mean, V, mu, exact) -> dict[int, float]:
-        """(1/n)‖K − K̂_ℓ‖_* for every ℓ of the components list (capped at the rank)."""
+    def _in_sample_errors(self, data, approx, kernel, features, mean, V, mu, exact, trace) -> dict[int, float]:
+        """(1/n)‖K − K̂_ℓ‖_* for every ℓ of the components list (capped at the rank); ``trace``
+        is tr K on the training rows."""
         n = data.n_train
         wanted = sorted({min(ell, len(mu)) for ell in self.components})
         if approx.nystrom_type:  # K − K̂_ℓ ≽ 0: the nuclear norm is the trace
-            if self.centered:
-                if exact is None:
-                    return {}
-                trace = exact.trace - exact.ones_K_ones / n
-            else:
-                trace = float(kernel.diag(data.X_train).sum())
+            if self.centered and exact is None:
+                return {}
+            total = exact.trace - exact.ones_K_ones / n if self.centered else trace  # tr of the (centered) K
             cumulative = np.cumsum(mu)
-            return {ell: trace / n - float(cumulative[ell - 1]) for ell in wanted}
+            return {ell: total / n - float(cumulative[ell - 1]) for ell in wanted}
         if n > self.max_n:
             return {}
         residual = kernel(data.X_train)
