@@ -33,7 +33,7 @@ from kbench.spec import Spec
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.disqueak import merge_tree_roots
 from kbench.sweep.plan import Job, not_planned, nothing_planned, plan
-from kbench.sweep.signals import held, raising_on, worker_signals
+from kbench.sweep.signals import TimeLimitReached, alarm, held, raising_on, worker_signals
 from kbench.sweep.store import cell_status, check_output_dir, read_cells
 from kbench.sweep.summary import Summary
 from kbench.sweep.worker import (
@@ -217,12 +217,21 @@ class Scheduler:
         key = (job.dataset, job.repetition)
         if key not in self.contexts:
             c = self.config
+            limit = f"the sweep's --time-limit ({c.time_limit:g} s)" if c.time_limit is not None else ""
+            left = None if self.end is None else self.end - time.monotonic()
             try:
-                self.contexts[key] = prepare_context(job.dataset, job.kernel, job.repetition, c.seed, self.tasks,
-                                                     self.environment, c.data_cache, self.ridge_samplers,
-                                                     list(c.lams), c.lam_bounds, c.selection, say=self._say)
+                if left is not None and left <= 0:
+                    raise ContextFailed(Failure(Status.TIMEOUT, f"{limit} had passed before its data were loaded",
+                                                "dataset"))
+                with alarm(left, lambda: TimeLimitReached(limit)):  # the parent's share: every fit waits on it
+                    self.contexts[key] = prepare_context(
+                        job.dataset, job.kernel, job.repetition, c.seed, self.tasks, self.environment, c.data_cache,
+                        self.ridge_samplers, list(c.lams), c.lam_bounds, c.selection, say=self._say)
             except ContextFailed as exc:  # the dataset, its kernel or its baseline failed: the cells fail
                 self.contexts[key] = exc.failure
+            except TimeLimitReached:  # between stages (a task's prepare)
+                self.contexts[key] = Failure(Status.TIMEOUT, f"preparing its tasks did not finish within {limit}",
+                                             "task")
         return self.contexts[key]
 
     def _say(self, text: str) -> None:

@@ -28,6 +28,27 @@ def raising_on(signum: int, make_exception: Callable[[], BaseException]) -> Iter
         signal.signal(signum, previous)
 
 
+class TimeLimitReached(BaseException):
+    """A block ran past its time (:func:`alarm`): a BaseException, like KeyboardInterrupt, so
+    that no ``except Exception`` on the way swallows it."""
+
+
+@contextlib.contextmanager
+def alarm(seconds: float | None, make_exception: Callable[[], BaseException]) -> Iterator[None]:
+    """Raise ``make_exception()`` in the block after ``seconds`` (SIGALRM; a long C call is
+    stopped when it returns). Only the main thread receives signals: elsewhere, and with
+    ``seconds`` None, the block runs unbounded."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with raising_on(signal.SIGALRM, make_exception):
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3))  # 0 would disarm it
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 #: the signals that stop a sweep
 STOPPING = frozenset({signal.SIGINT, signal.SIGTERM})
 

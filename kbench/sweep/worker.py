@@ -37,6 +37,7 @@ from kbench.registry import create
 from kbench.spec import Spec
 from kbench.sweep.layout import exact_path, kernel_path, split_path
 from kbench.sweep.plan import Cell, Job, split_seed
+from kbench.sweep.signals import TimeLimitReached
 from kbench.sweep.store import write_cell
 from kbench.tasks.base import check_columns, check_rows, require_lam
 from kbench.tasks.selection import (
@@ -188,9 +189,12 @@ class ContextFailed(Exception):
 @contextmanager
 def _stage(component: str, what: str):
     """Turn an exception in one stage of :func:`prepare_context` into :class:`ContextFailed`
-    naming the stage (``failed_in``: the dataset, the kernel or the exact baseline)."""
+    naming the stage (``failed_in``: the dataset, the kernel or the exact baseline), and
+    :class:`TimeLimitReached` into a timeout of the stage."""
     try:
         yield
+    except TimeLimitReached as exc:
+        raise ContextFailed(Failure(Status.TIMEOUT, f"{what} did not finish within {exc}", component)) from None
     except Exception as exc:
         status = Status.OOM if isinstance(exc, MemoryError) else Status.ERROR
         raise ContextFailed(Failure(status, f"{what} failed: {describe(exc)}", component)) from exc

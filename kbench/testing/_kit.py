@@ -4,7 +4,6 @@ factories, and small seeded problems."""
 from __future__ import annotations
 
 import contextlib
-import signal
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,7 +14,7 @@ from kbench.errors import describe
 from kbench.registry import create, make_sampler, make_task
 from kbench.spec import Spec
 from kbench.sweep.config import BOUNDS
-from kbench.sweep.signals import raising_on
+from kbench.sweep.signals import alarm
 
 
 def small_problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
@@ -31,16 +30,8 @@ def small_problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
 def time_limit(seconds: float | None) -> Iterator[None]:
     """Raise TimeoutError in the block after ``seconds`` (SIGALRM, main thread only; a
     plugin stuck in one long C call is stopped when the call returns)."""
-    if seconds is None:
+    with alarm(seconds, lambda: TimeoutError(f"did not finish within {seconds:g} s (a loop without a bound?)")):
         yield
-        return
-    error = lambda: TimeoutError(f"did not finish within {seconds:g} s (a loop without a bound?)")  # noqa: E731
-    with raising_on(signal.SIGALRM, error):
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        try:
-            yield
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def check_timeout(timeout: float | None) -> float | None:

@@ -454,6 +454,27 @@ def test_a_time_limit_records_the_fits_past_their_share_as_timeouts(tmp_path, pl
     assert elapsed < 8 + 6  # the limit, plus start-up and writing (the sleeper alone takes 60 s)
 
 
+def test_a_time_limit_holds_while_the_parent_computes_the_exact_baseline(tmp_path, monkeypatch):
+    """The shared exact baseline (a matrix-free one takes minutes) is computed in the parent
+    before any fit: past the sweep's --time-limit its cells are timeouts of the exact stage,
+    and a dataset prepared after the limit is not loaded at all."""
+    from kbench.exact.baseline import ExactBaseline
+
+    def slow(self, data, kernel):
+        time.sleep(120)  # a stand-in for minutes of kernel passes, cut by the limit's alarm
+
+    monkeypatch.setattr(ExactBaseline, "__init__", slow)
+    start = time.monotonic()
+    frame = kbench.run("sklearn:diabetes,synthetic:friedman1:n=200", "uniform", "krr", [10], [1e-3],
+                       repetitions=[0], out=tmp_path, time_limit=2, progress=False)
+    assert time.monotonic() - start < 60  # 2 s, plus loading and writing on a loaded machine
+    assert (frame.status == "timeout").all()
+    first, second = (frame[frame.dataset == name].iloc[0] for name in ("sklearn:diabetes", "synthetic:friedman1:n=200"))
+    assert first.failed_in == "exact" and "the exact baseline on sklearn:diabetes did not finish within " \
+        "the sweep's --time-limit (2 s)" in first.error
+    assert second.failed_in == "dataset" and "had passed before its data were loaded" in second.error
+
+
 def test_a_failing_exact_baseline_is_recorded_by_the_cells_that_need_it(tmp_path, monkeypatch):
     """The workflow's exact job does not fail on it: its file says why there is no baseline,
     and the run's cells that need one record the error (the sweep goes on)."""
