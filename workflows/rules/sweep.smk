@@ -1,6 +1,7 @@
 # prepare: one job per dataset, splitting it once per repetition; exact: one job per
 # (dataset, kernel), computing the exact baseline of each repetition once for every run job
-# to load; disqueak: one job per node of a distributed squeak's merge tree (leaves stream
+# to load (both only for a dataset several jobs read, or whose baseline may be matrix-free:
+# kbench.workflow.Sweep.prepared_apart; another's run job makes them); disqueak: one job per node of a distributed squeak's merge tree (leaves stream
 # their shard, merges join two children), whose root its run job's fits start from; run: one
 # job per (dataset, kernel) covering every sampler, repetition, task, rank and λ (one process
 # start, one load of the splits and baselines and one plan for all of them), so each sampler
