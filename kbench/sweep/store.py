@@ -25,7 +25,7 @@ from kbench._files import atomic_path, check_writable_option, sweep_temporary
 from kbench.errors import Status
 from kbench.spec import CONTROL, Spec, format_value, shown
 from kbench.sweep.layout import CELLS_DIR, enclosing_results
-from kbench.sweep.ranges import VALUE_RANGES
+from kbench.sweep.ranges import VALUE_RANGES, numeric_columns
 
 SCHEMA_VERSION = 4
 
@@ -301,7 +301,8 @@ def check_values(frame: pd.DataFrame, where) -> None:
             raise ValueError(f"{where}: column {column!r} holds a control character "
                              f"({shown(frame[column][control].iloc[0])}), which no kbench label has; are these kbench's "
                              "results?")
-    for column in frame.columns.difference([*TEXT_COLUMNS, *PROVENANCE]):  # (a version or a commit may be digits)
+    tasks = frame["task"].dropna().unique() if "task" in frame else []
+    for column in frame.columns.intersection(list(numeric_columns(tasks))):  # (not a digest, nor a plugin's info)
         values = frame[column].dropna()
         if len(values) and pd.api.types.is_string_dtype(values) and pd.to_numeric(values, errors="coerce").notna().all():
             raise ValueError(f"{where}: column {column!r} holds numbers written as text ({shown(values.iloc[0])}, …); "

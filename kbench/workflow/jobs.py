@@ -71,9 +71,9 @@ class Sweep:
         return [spec for batch in self.batches.missing for spec in self.batches.specs[batch]]
 
     def batch_folders(self, batch: str) -> list[str]:
-        """The cell folders of a batch's datasets (one per dataset and kernel): what its file aggregates."""
-        return [str(layout.dataset_folder(self.out, self.sweep, kernel, dataset))
-                for dataset in self.batches.specs[batch] for kernel in self.kernels(dataset)]
+        """The cell folders of a batch's run jobs (one per dataset and kernel): what its file aggregates."""
+        return [str(layout.dataset_folder(self.out, self.sweep, kernel, dataset)) for dataset, kernel in
+                dict.fromkeys((d, k) for d, k, _ in self.jobs() if d in self.batches.specs[batch])]
 
     def batch_cells(self, batch: str) -> list[str]:
         """The cells asked for (:meth:`targets`) of a batch's run jobs: the batch's inputs."""

@@ -19,6 +19,10 @@ os.environ.update(job_environment())  # the jobs' BLAS threads, set before their
 SWEEP = Sweep(config)
 if "datasets" in config and not SWEEP.all_cells:  # (a catalogue's sweep has none left once its batches are in)
     raise ConfigError(nothing_planned(SWEEP.not_planned))
+for batch in SWEEP.batches.missing:  # a batch of datasets no task or sampler takes: its file would have no cell
+    if not SWEEP.batch_folders(batch):
+        labels = {Spec.parse(spec, "dataset").label for spec in SWEEP.batches.specs[batch]}
+        raise ConfigError(f"batch {batch}: " + nothing_planned([r for r in SWEEP.not_planned if r["dataset"] in labels]))
 OUT = SWEEP.out
 EXACT_MAX_N = SWEEP.exact_max_n
 PAPER_OUT = Path(config["paper_out"])  # the schema's default: kbench.papers.PAPER_OUT
