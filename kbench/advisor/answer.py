@@ -220,8 +220,11 @@ def advise_on(evidence: Curves, regime: Regime, dataset: str, task_label: str, k
     at = regime.at()
     notes = [f"d_eff's interval at your best λ is wide ({at['d_eff']:.3g} to {at['d_eff_upper']:.3g}): "
              "the distances and rank scaling use its lower end."] if regime.uncertain else []
+    if (moot := regime.moot(task.validation, rank or min(RANKS))) is not None:  # exact at this rank, or no signal
+        return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS), False, None, None,
+                      within, moot, notes=notes)
     single = evidence.single_best()
-    ranks = sorted({*([r for r in RANKS if r <= regime.n_train] or [regime.n_train]), *([rank] if rank else [])})
+    ranks = sorted({*(r for r in RANKS if r < regime.n_train), *([rank] if rank else [])})
     ours = read_ours(evidence, regime)
     found = {r: rec for r in ranks if (rec := predict(evidence, regime, r, task, single, ours)) is not None}
     chosen, why = choose(found, rank, seconds, within)

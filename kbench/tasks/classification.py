@@ -147,9 +147,12 @@ class ClassificationTask(Task):
         scores, time_predict = held_out_scores(features.test, W)
         exact = self.exact(data, kernel)
         exact_scores, note = None, None
+        if data.meta.get("classes_without_training_rows"):
+            note = (f"class(es) {', '.join(data.meta['classes_without_training_rows'][:5])} of the test or validation "
+                    "rows have no training row: no classifier predicts them")
         if exact is not None and self.learner == "logistic" and not exact.dense:
-            note = (f"the exact logistic classifier needs the dense baseline (n_train ≤ {DENSE_MAX_N}); "
-                    f"n_train = {data.n_train}")
+            note = "; ".join(filter(None, [note, f"the exact logistic classifier needs the dense baseline (n_train ≤ "
+                                                 f"{DENSE_MAX_N}); n_train = {data.n_train}"]))
         elif exact is not None:
             if self.learner == "logistic":
                 # exact features U diag(√s) reproduce K: logistic on them is the kernel machine

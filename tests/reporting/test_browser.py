@@ -96,20 +96,25 @@ def test_a_click_on_a_column_header_sorts_the_table(browser, page):
 
 @pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
 def test_a_rank_beyond_the_largest_sorts_after_it(browser, page):
-    # "rank within x% of exact" columns hold ranks and "> top" (no swept rank reached it)
+    # "rank within x% of exact" columns hold ranks and "> top" (no swept rank reached it); a
+    # "mean standing" column numbers and "not ranked", which sorts with the missing values
     open_page(browser, page)
     order = browser.execute_script("""
-        const table = document.createElement('table');
-        table.innerHTML = '<thead><tr><th>rank</th></tr></thead><tbody>'
-            + ['> 10', '10', '—', '5'].map((v) => `<tr><td>${v}</td></tr>`).join('') + '</tbody>';
-        document.body.appendChild(table);
-        makeSortable(table);
-        const header = table.tHead.rows[0].cells[0], read = () => Array.from(table.tBodies[0].rows, (r) => r.textContent);
-        header.click();
-        const ascending = read();
-        header.click();
-        return [ascending, read()];""")
-    assert order == [["5", "10", "> 10", "—"], ["> 10", "10", "5", "—"]]
+        const sorted = (values) => {
+            const table = document.createElement('table');
+            table.innerHTML = '<thead><tr><th>rank</th></tr></thead><tbody>'
+                + values.map((v) => `<tr><td>${v}</td></tr>`).join('') + '</tbody>';
+            document.body.appendChild(table);
+            makeSortable(table);
+            const header = table.tHead.rows[0].cells[0], read = () => Array.from(table.tBodies[0].rows, (r) => r.textContent);
+            header.click();
+            const ascending = read();
+            header.click();
+            return [ascending, read()];
+        };
+        return [sorted(['> 10', '10', '—', '5']), sorted(['13.38', 'not ranked', '3.52', '4.78'])];""")
+    assert order[0] == [["5", "10", "> 10", "—"], ["> 10", "10", "5", "—"]]
+    assert order[1] == [["3.52", "4.78", "13.38", "not ranked"], ["13.38", "4.78", "3.52", "not ranked"]]
 
 
 @pytest.mark.xdist_group("page")  # one worker builds the shared fixture once

@@ -26,13 +26,13 @@ function sortTable(table, column, header) {
   const body = table.tBodies[0];
   const rows = Array.from(body.rows);
   const ascending = header.getAttribute("aria-sort") !== "ascending";
-  const numeric = rows.every((row) => {
-    const value = sortValue(row.cells[column]);
-    return typeof value === "number" || value === "—" || value === "";
-  });
+  const values = rows.map((row) => sortValue(row.cells[column]));
+  // numbers, and words without a digit ("—", "not ranked"), which go last in both directions
+  const numeric = values.some((v) => typeof v === "number") &&
+    values.every((v) => typeof v === "number" || !/\d/.test(v));
   rows.sort((a, b) => {
     let x = sortValue(a.cells[column]), y = sortValue(b.cells[column]);
-    if (numeric) {  // missing values last in both directions
+    if (numeric) {
       x = typeof x === "number" ? x : null; y = typeof y === "number" ? y : null;
       if (x === null || y === null) return (x === null) - (y === null);
       return ascending ? x - y : y - x;
