@@ -353,13 +353,12 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
 
 def _counted(datasets: pd.Series) -> str:
     """How many datasets (units: a frame at several sizes or under several kernels is one)
-    and, when there are more, at how many sizes and under how many kernels."""
+    and, when there are more, at how many sizes and in how many (dataset, kernel) pairs."""
     keys = pd.Series(datasets.unique())
     units, labels = keys.map(unit_of).nunique(), keys.map(lambda key: key.partition(" [")[0])
     said = f"{units} dataset{'s' if units != 1 else ''}"
     said += f" at {labels.nunique()} sizes" if labels.nunique() != units else ""
-    kernels = keys.map(lambda key: key.partition(" [")[2]).nunique()
-    return said + (f" under {kernels} kernels" if kernels > 1 else "")
+    return said + (f", {len(keys)} with their kernels" if len(keys) != labels.nunique() else "")
 
 
 def against_best(cells: pd.DataFrame, headline) -> pd.DataFrame:

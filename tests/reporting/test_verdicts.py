@@ -239,7 +239,9 @@ def test_one_dataset_under_several_kernels_is_one_dataset():
     assert result.datasets == 6 and result.comparisons["uniform"].datasets == 6
     assert sorted(result.standings.index) == [f"sklearn:f{k}" for k in range(6)]
     assert result.table.loc["A", "win rate vs uniform"].startswith("1.00")
-    assert _counted(pd.Series(list(keys.values()))) == "6 datasets under 2 kernels"
+    assert _counted(pd.Series(list(keys.values()))) == "6 datasets, 12 with their kernels"
+    mixed = ["sklearn:f0 [gaussian]", "sklearn:f0 [laplacian]", "sklearn:f1", "sklearn:f2"]  # one dataset has two
+    assert _counted(pd.Series(mixed)) == "3 datasets, 4 with their kernels"  # (not "under 3 kernels")
 
 
 @pytest.mark.parametrize("n, rope, ties", [(2, 0.01, 0), (5, 0.0, 0), (5, 0.01, 2), (40, 0.005, 5), (170, 0.01, 0)])
