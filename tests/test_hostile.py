@@ -1474,7 +1474,7 @@ def test_held_out_thirteenth_round(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["aggregate", "v", "o", "--out", "both.parquet"])
     assert "λ chosen on the validation rows" in result.output and "λ chosen on the test rows" in result.output
     result = CliRunner().invoke(main, ["leaderboard", "v", "--focus", "uniform", "--out", "page"])
-    assert result.exit_code == 2 and "the only sampler with scored cells, so there is no other" in result.output
+    assert result.exit_code == 2 and "the only sampler of these results, so there is no other" in result.output
     X = np.random.default_rng(1).standard_normal((40, 3))
     for params, message in (({"n_components": "5"}, r"n_components must be an integer >= 1 \(the rank\), got '5'"),
                             ({"sampler": "rls", "sampler_params": {"lam": 0.1}}, r"lam is given as KernelApproximation")):
@@ -1746,3 +1746,43 @@ def test_held_out_eighteenth_round(tmp_path, monkeypatch):
     Path("bs.tsv").write_text("a\\tb\\ttarget\n1\\t2\\t3\n")
     said = CliRunner().invoke(main, ["describe", "file:bs.tsv:sep=%5Ct"]).output
     assert "Falling back" not in said and "check its separator" in said
+
+
+def test_held_out_nineteenth_round(tmp_path, monkeypatch):
+    """Found by the nineteenth held-out suite: a parquet's named index (its columns) was lost
+    without a word; retry_failed="no" retried; a negative repetition in a result file was
+    ranked; the regimes heading counted (dataset, kernel) pairs as datasets; papers judged
+    claims their rows cannot test (a design without rows, one size for a trend in n, an m far
+    below √n·log n) as not holding, and did not say which rows they read."""
+    from kbench.papers import evaluate
+    from kbench.reporting.advice import regimes_title
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"g": rng.integers(0, 5, 100), "h": rng.standard_normal(100), "b": rng.standard_normal(100)})
+    frame.assign(target=2 * frame["h"] + frame["g"]).set_index(["g", "h"]).to_parquet("multi.parquet")
+    assert kbench.load_dataset("file:multi.parquet").feature_names == ["g", "h", "b"]
+    with pytest.raises(ValueError, match="retry_failed must be True or False, got 'no'"):
+        kbench.run("sklearn:diabetes", "uniform", "krr", [5], [1e-3], repetitions=1, out="r", retry_failed="no")
+    rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
+    rows.assign(repetition=-1).to_parquet("negative.parquet")
+    with pytest.raises(ValueError, match="column 'repetition' holds -1; kbench writes repetition indices"):
+        read_results("negative.parquet")
+    assert regimes_title(pd.DataFrame(index=["a [gaussian]", "a [laplacian]", "b"])) == \
+        "Regimes (2 datasets, 3 with their kernels)"
+    papers = ROOT / "results" / "papers"
+    alaoui = pd.read_parquet(papers / "alaoui2015" / "all.parquet")
+    beta_only = {c.claim: c for c in evaluate("alaoui2015", alaoui[alaoui["dataset"].str.contains("design=beta")])}
+    assert beta_only["... and not on a uniform design"].verdict == "not measured"
+    small = alaoui[alaoui["rank"] <= 10]  # 2·d_eff is about 35
+    assert evaluate("alaoui2015", small)[1].verdict == "not measured"
+    bach = pd.read_parquet(papers / "bach2013" / "all.parquet")
+    one_size = evaluate("bach2013", bach[bach["n_train"] == bach["n_train"].min()])
+    assert {c.verdict for c in one_size if "stays O(1) in n" in c.claim} == {"not measured"}
+    sterge = pd.read_parquet(papers / "sterge2020" / "all.parquet")
+    below = {c.claim: c for c in evaluate("sterge2020", sterge[sterge["rank"] <= sterge["rank"].min()])}
+    assert next(c for claim, c in below.items() if claim.startswith("m ≈ √n·log n")).verdict == "not measured"
+    result = CliRunner().invoke(main, ["papers", "--paper", "bach2013", "--out", "pp", "--",
+                                       str(papers / "bach2013" / "all.parquet")])
+    assert result.exit_code == 0 and "The rows read below: kernel periodic-sobolev:beta=1, periodic-sobolev:beta=4; " \
+        "6 repetition(s)" in Path("pp/bach2013.md").read_text()

@@ -122,6 +122,7 @@ def test_the_page_ranks_the_configs_cells_only(finished, tmp_path):
     disk. A rank added is computed, in the job of the dataset's cells already there."""
     workdir = tmp_path / "again"
     shutil.copytree(finished, workdir, symlinks=True)
+    (workdir / "out" / "figures" / "mine.txt").write_text("the user's")  # kept: the page removes only its figures
     result = snakemake(workdir, {**TINY, "samplers": ["uniform"], "ranks": [5, 10, 15]})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "kbench: 24 cells: 24 ok\n" in result.stdout
@@ -129,6 +130,8 @@ def test_the_page_ranks_the_configs_cells_only(finished, tmp_path):
     assert set(frame.sampler) == {"uniform"} and sorted(frame["rank"].unique()) == [5, 10, 15]
     assert "rff" not in (workdir / "out" / "leaderboard.md").read_text()
     assert len(list((workdir / "out" / "cells").rglob("rff-*/*/*.parquet"))) == 16
+    figures = {p.name for p in (workdir / "out" / "figures").iterdir()}
+    assert "mine.txt" in figures and len([name for name in figures if name.endswith(".png")]) == 4
 
 
 def test_config_on_the_command_line_overrides_a_key_of_the_default_config(tmp_path):

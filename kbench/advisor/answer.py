@@ -66,6 +66,7 @@ LAMS = tuple(10.0**k for k in range(round(math.log10(AUTO_LAM_BOUNDS[0])), round
 PROBE_SAMPLERS = 3
 PROBE_DEFAULT_SAMPLERS = ("uniform", "rp-cholesky", "rls-fast", "rff")
 PROBE_RANK = 100
+PROBE_HINT = "run with --probe"
 SECONDS = Bound("seconds", False, 0, 1e8, low_open=True, why="a time budget per fit and evaluation")
 WITHIN = Bound("within", False, 0, 1, low_open=True, why="the relative distance to exact the advice aims for")
 #: the neighbours' columns the detail prints
@@ -207,7 +208,7 @@ def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str, cell
     if cells.empty:
         return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS), False, None,
                       None, within, f"no evidence: no published sweep ran the {task.name} task with a "
-                      f"{published_evidence.kernel_name(kernel)} kernel; run with --probe, or sweep your data "
+                      f"{published_evidence.kernel_name(kernel)} kernel; {PROBE_HINT}, or sweep your data "
                       "(kbench run).")
     return advise_on(curves(cells, task.headline.smaller_is_better), regime, dataset, task_label, kernel, rank,
                      within, seconds)
@@ -262,18 +263,18 @@ def choose(found: dict[int, Recommendation], rank: int | None, seconds: float | 
     if rank is not None:
         if rank not in found:
             return None, (f"no evidence at rank {rank}: fewer than {FEWEST} published datasets were swept within a "
-                          f"factor {RANK_FACTOR:g} of the rank comparable with it (scaled by d_eff); run with --probe.")
+                          f"factor {RANK_FACTOR:g} of the rank comparable with it (scaled by d_eff); {PROBE_HINT}.")
         return found[rank], ""
     if not found:
         return None, (f"no evidence at any rank: fewer than {FEWEST} published datasets were swept within a factor "
-                      f"{RANK_FACTOR:g} of the ranks comparable with yours (scaled by d_eff); run with --probe.")
+                      f"{RANK_FACTOR:g} of the ranks comparable with yours (scaled by d_eff); {PROBE_HINT}.")
     if seconds is not None:  # only the samplers expected within the budget
         within_budget = [_ordered(replace(rec, table=rec.table[rec.table["expected seconds"] <= seconds]),
                                   rec.single) for rec in found.values()]
         within_budget = [rec for rec in within_budget if rec is not None]
         if not within_budget:
             return None, (f"no sampler is expected within {seconds:g} s on your data at any rank with evidence; "
-                          "allow more time, or run with --probe.")
+                          f"allow more time, or {PROBE_HINT}.")
         return min(within_budget, key=lambda rec: (rec.gap(rec.best), rec.rank)), ""
     reached = [r for r, rec in found.items() if rec.gap(rec.best) <= within]
     if reached:
@@ -319,8 +320,9 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL, ran
         samplers = list(dict.fromkeys([*leading, *PROBE_DEFAULT_SAMPLERS]))[: PROBE_SAMPLERS + 1]
         advice.probe = run_probe(dataset, task, kernel, samplers, rank or (rec.rank if rec else PROBE_RANK),
                                  rec.paths[0] if rec else lams, data.n_train + data.n_val + len(data.X_test), seed=seed)
-        advice.line += "; " + (advice.probe.verdict(None) if rec is None else
-                               advice.probe.verdict(rec.best, rec.rank, rec.gap(rec.best), within))
+        verdict = advice.probe.verdict(None) if rec is None else advice.probe.verdict(rec.best, rec.rank,
+                                                                                      rec.gap(rec.best), within)
+        advice.line = advice.line.replace(PROBE_HINT, "see the probe") + "; " + verdict  # (it ran)
     return advice
 
 

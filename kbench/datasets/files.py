@@ -193,7 +193,9 @@ class FileProvider(DatasetProvider):
                 names = pq.read_schema(path).names
                 check_width(len(names), source)
                 refuse_repeated(names, source)
-                return frame_to_raw(pd.read_parquet(path), target, task_type, meta, source, **table)
+                frame = pd.read_parquet(path)  # a named index (df.set_index(...).to_parquet()) is data: its columns
+                frame = frame.reset_index() if any(name is not None for name in frame.index.names) else frame
+                return frame_to_raw(frame, target, task_type, meta, source, **table)
             if suffix == ".npz":
                 return _npz(path, task_type, meta, source)
             if suffix == ".npy":

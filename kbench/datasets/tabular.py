@@ -82,7 +82,8 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     if not kept:
         raise ValueError(f"{source}: no usable feature after preprocessing "
                          f"({_describe(dropped) or 'the frame has no column besides the target'})"
-                         + ("; the table reads as one column: check its separator (sep=)." if len(columns) == 1 else "."))
+                         + ("; the table reads as one column: check its separator (sep=; a .txt is read as a csv, "
+                            "an svmlight file is named .svm, .svmlight or .libsvm)." if len(columns) == 1 else "."))
     categorical = [c for c in kept if c in declared or _is_categorical(frame[c])]
     X = frame[kept].copy()
     for column in categorical:  # text levels (a column may mix types); missing stays missing

@@ -154,8 +154,16 @@ def _claim_rank_over_d(rows, best):
         low, high = RATIO_BAND
         ok = bool(group["over_d"].between(low, high).all() and group["over_d_ave"].between(low, high).all())
         ns = group.index.get_level_values("n_train")
-        out.append((f"rank for a risk within 1% of the full kernel's, over d, stays O(1) in n (β = {beta:g})",
-                    f"uniform sampling, λ*, n = {ns.min()}–{ns.max()}; O(1): every ratio in [1/4, 4]",
+        claim = f"rank for a risk within 1% of the full kernel's, over d, stays O(1) in n (β = {beta:g})"
+        if ns.nunique() < 2:
+            out.append((claim, f"uniform sampling, λ*, n = {ns.min()}", "one size", "not measured",
+                        "a trend in n needs two sizes or more"))
+            continue
+        if group["rank"].isna().all():
+            out.append((claim, f"uniform sampling, λ*, n = {ns.min()}–{ns.max()}", "no swept rank reached 1%",
+                        "not measured", "sweep larger ranks"))
+            continue
+        out.append((claim, f"uniform sampling, λ*, n = {ns.min()}–{ns.max()}; O(1): every ratio in [1/4, 4]",
                     "p/d_mof " + ", ".join(f"{v:.2f}" for v in group["over_d"])
                     + "; p/d_ave " + ", ".join(f"{v:.2f}" for v in group["over_d_ave"])
                     + " (p = " + ", ".join(f"{v:g}" for v in group["rank"]) + ")",

@@ -31,6 +31,15 @@ def _protocol(frame: pd.DataFrame) -> str:
             "the test set: its config sets `selection: oracle`); the figures and claims read them as they are.")
 
 
+def _rows_read(frame: pd.DataFrame) -> str:
+    """What the claims read: the rows' kernels, repetitions, ranks and sizes (the summary above
+    them is the paper's config, which other rows may not follow)."""
+    ranks, sizes = sorted(frame["rank"].dropna().unique()), sorted(frame["n_train"].dropna().unique())
+    span = lambda values: f"{values[0]:g}" if len(values) == 1 else f"{values[0]:g}–{values[-1]:g}"  # noqa: E731
+    return (f"The rows read below: kernel {', '.join(sorted(frame['kernel'].dropna().unique()))}; "
+            f"{frame['repetition'].nunique()} repetition(s); ranks {span(ranks)}; n_train {span(sizes)}.")
+
+
 def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     """results/papers/<paper>.md (+ figures, + <paper>.claims.json) from the result rows."""
     check_one_sweep(frame)
@@ -38,7 +47,7 @@ def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
     out = Path(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     module = PAPERS[paper]
-    lines = [f"# {module.TITLE}", "", module.SUMMARY, "",
+    lines = [f"# {module.TITLE}", "", module.SUMMARY, "", _rows_read(frame), "",
              f"Regenerate: `snakemake --cores all --configfile workflows/config/papers/{paper}.yaml`. "
              f"Full size (needs the network): `workflows/config/papers/full/{paper}.yaml`, "
              f"{module.FULL_SIZE}.", "",

@@ -22,7 +22,7 @@ import pandas as pd
 
 from kbench.reporting.regimes import decay
 from kbench.reporting.scores import Section, chosen_rows, dataset_keys
-from kbench.reporting.standing import ALPHA, MIN_REPETITIONS, PROBABILITY, Standing
+from kbench.reporting.standing import ALPHA, MIN_REPETITIONS, PROBABILITY, Standing, counted
 from kbench.spec import Spec
 from kbench.tasks.selection import DEFAULT_SELECTION, SELECTED_ON
 
@@ -135,6 +135,12 @@ def split_regimes(regimes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     facts = regimes.drop(columns=list(REGIME_COLUMNS) + ["chosen on", "d_mof", "estimated"], errors="ignore")
     facts = facts.assign(spec=list(regimes.index)).rename(index=names)
     return compact.rename_axis("dataset"), facts[["spec", *(c for c in facts if c != "spec")]].rename_axis("dataset")
+
+
+def regimes_title(regimes: pd.DataFrame) -> str:
+    """The regimes table's heading: its datasets counted as units (a frame under several
+    kernels is one dataset, kbench.reporting.standing.counted)."""
+    return f"Regimes ({counted(pd.Series(regimes.index))})"
 
 
 def dataset_facts(frame: pd.DataFrame) -> pd.DataFrame:

@@ -37,7 +37,7 @@ def focus(found: list[Section], sampler: str, seed: int = 0) -> list[FocusTables
         raise ValueError(f"--focus {sampler!r}: no scored cells of that sampler label; the results have "
                          f"{', '.join(known) or 'no scored cells'}.")
     if known == [sampler]:
-        raise ValueError(f"--focus {sampler!r}: it is the only sampler with scored cells, so there is no other to "
+        raise ValueError(f"--focus {sampler!r}: it is the only sampler of these results, so there is no other to "
                          "pair it with; run another sampler on the same datasets into these results.")
     rng = np.random.default_rng(seed)
     views = []

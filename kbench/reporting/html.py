@@ -23,7 +23,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT, short_names, split_regimes
+from kbench.reporting.advice import (
+    REGIME_TEXT,
+    WINNER_TEXT,
+    regimes_title,
+    short_names,
+    split_regimes,
+)
 from kbench.reporting.focus import FOCUS_TEXT
 from kbench.reporting.regimes import BY_REGIME_TEXT
 from kbench.reporting.scores import (
@@ -175,7 +181,7 @@ def _datasets_html(advice) -> list[str]:
     parts = []
     if len(advice.regimes):
         compact, facts = split_regimes(advice.regimes)
-        parts += [f"<h3>Regimes ({len(compact)} dataset{'s' if len(compact) != 1 else ''})</h3>", f"<p class='caption'>{esc(REGIME_TEXT)}</p>",
+        parts += [f"<h3>{esc(regimes_title(advice.regimes))}</h3>", f"<p class='caption'>{esc(REGIME_TEXT)}</p>",
                   "<details><summary>Each dataset's regime</summary>", table_html(compact), "</details>",
                   "<details><summary>Each dataset's spec, source, preprocessing and documentation</summary>",
                   table_html(facts, links=("documentation",)), "</details>"]

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from kbench.errors import one_line
-from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT, split_regimes
+from kbench.reporting.advice import REGIME_TEXT, WINNER_TEXT, regimes_title, split_regimes
 from kbench.reporting.focus import FOCUS_TEXT
 from kbench.reporting.regimes import BY_REGIME_TEXT
 from kbench.reporting.scores import (
@@ -160,7 +160,7 @@ def page(header_lines: list[str], notes: list[str], advice, focused: str | None,
         md += ["## Datasets", ""]
     if len(advice.regimes):
         compact, facts = split_regimes(advice.regimes)
-        md += [f"### Regimes ({len(compact)} dataset{'s' if len(compact) != 1 else ''})", "", REGIME_TEXT, "", markdown_table(compact), "",
+        md += [f"### {regimes_title(advice.regimes)}", "", REGIME_TEXT, "", markdown_table(compact), "",
                "<details><summary>Each dataset's spec, source, preprocessing and documentation</summary>", "",
                markdown_table(facts), "", "</details>", ""]
     if len(advice.winners):

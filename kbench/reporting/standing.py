@@ -346,12 +346,12 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
                 continue
             for tolerance in TOLERANCES:
                 reach = rank_to_match(of, headline.smaller_is_better, tolerance).reindex(rows)
-                table[f"rank within {tolerance:.0%} of {reference} ({_counted(of['dataset'])})"] = [
+                table[f"rank within {tolerance:.0%} of {reference} ({counted(of['dataset'])})"] = [
                     MISSING if pd.isna(v) else (f"> {top}" if np.isinf(v) else f"{int(v)}") for v in reach]
     return table.fillna(MISSING)
 
 
-def _counted(datasets: pd.Series) -> str:
+def counted(datasets: pd.Series) -> str:
     """How many datasets (units: a frame at several sizes or under several kernels is one)
     and, when there are more, at how many sizes and in how many (dataset, kernel) pairs."""
     keys = pd.Series(datasets.unique())

@@ -293,6 +293,8 @@ class SweepConfig:
         for name in ("cell_timeout", "memory_limit_mb", "time_limit"):
             if getattr(self, name) is not None:
                 fix(name, BOUNDS[name].check(getattr(self, name)))
+        if not isinstance(self.retry_failed, bool):  # (a text "no" or "false" is truthy)
+            raise ValueError(f"retry_failed must be True or False, got {self.retry_failed!r}.")
         fix("out", _absolute(self.out, "out"))
         fix("data_cache", None if self.data_cache is None else _absolute(self.data_cache, "data_cache"))
 

@@ -12,6 +12,7 @@ _R2 = (lambda v: v <= 1, "R² <= 1 (1 - SSE/SST)")
 VALUE_RANGES = {
     "rank": (lambda v: (v >= 1) & (v % 1 == 0), "whole ranks >= 1"),
     "lam": (lambda v: v > 0, "λ > 0"),
+    "repetition": (lambda v: (v >= 0) & (v % 1 == 0), "repetition indices 0, 1, …"),
     **dict.fromkeys([f"{part}_mse{exact}" for part in ("train", "val", "test") for exact in ("", "_exact")], _SQUARES),
     **dict.fromkeys(["test_r2", "test_r2_exact"], _R2),
     **dict.fromkeys([f"{rate}{exact}" for rate in ("accuracy", "balanced_accuracy", "auc") for exact in ("", "_exact")],

@@ -17,7 +17,7 @@ from kbench.reporting.advice import answer, winners
 from kbench.reporting.markdown import format_ranking
 from kbench.reporting.scores import Section, informative
 from kbench.reporting.signed_rank import signed_rank_probabilities
-from kbench.reporting.standing import _counted, standing
+from kbench.reporting.standing import counted, standing
 
 
 def cells_of(datasets: int, relative: float, ranks=(10, 20, 50, 100, 200), repetitions: int = 5,
@@ -239,9 +239,9 @@ def test_one_dataset_under_several_kernels_is_one_dataset():
     assert result.datasets == 6 and result.comparisons["uniform"].datasets == 6
     assert sorted(result.standings.index) == [f"sklearn:f{k}" for k in range(6)]
     assert result.table.loc["A", "win rate vs uniform"].startswith("1.00")
-    assert _counted(pd.Series(list(keys.values()))) == "6 datasets, 12 with their kernels"
+    assert counted(pd.Series(list(keys.values()))) == "6 datasets, 12 with their kernels"
     mixed = ["sklearn:f0 [gaussian]", "sklearn:f0 [laplacian]", "sklearn:f1", "sklearn:f2"]  # one dataset has two
-    assert _counted(pd.Series(mixed)) == "3 datasets, 4 with their kernels"  # (not "under 3 kernels")
+    assert counted(pd.Series(mixed)) == "3 datasets, 4 with their kernels"  # (not "under 3 kernels")
 
 
 @pytest.mark.parametrize("n, rope, ties", [(2, 0.01, 0), (5, 0.0, 0), (5, 0.01, 2), (40, 0.005, 5), (170, 0.01, 0)])

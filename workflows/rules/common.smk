@@ -59,5 +59,8 @@ onsuccess:
     # the leaderboard is (once every batch is in)
     if SWEEP.batches.specs:
         print(SWEEP.batches.progress())
-    if (OUT / "all.parquet").is_file() and not SWEEP.batches.left():
+    if "batch" in config:  # the page is not rebuilt by a run of one batch: it may be older than the batches
+        print(f"kbench: a run of one batch does not rebuild {OUT / 'leaderboard.html'}; run again without "
+              "batch= to rebuild it from every batch")
+    elif (OUT / "all.parquet").is_file() and not SWEEP.batches.left():
         print(SWEEP.summary())
