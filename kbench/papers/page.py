@@ -34,10 +34,12 @@ def _protocol(frame: pd.DataFrame) -> str:
 def _rows_read(frame: pd.DataFrame) -> str:
     """What the claims read: the rows' kernels, repetitions, ranks and sizes (the summary above
     them is the paper's config, which other rows may not follow)."""
-    ranks, sizes = sorted(frame["rank"].dropna().unique()), sorted(frame["n_train"].dropna().unique())
-    span = lambda values: f"{values[0]:g}" if len(values) == 1 else f"{values[0]:g}–{values[-1]:g}"  # noqa: E731
+    def span(column: str) -> str:
+        values = sorted(frame[column].dropna().unique()) if column in frame else []
+        return "—" if not values else f"{values[0]:g}" + (f"–{values[-1]:g}" if len(values) > 1 else "")
+
     return (f"The rows read below: kernel {', '.join(sorted(frame['kernel'].dropna().unique()))}; "
-            f"{frame['repetition'].nunique()} repetition(s); ranks {span(ranks)}; n_train {span(sizes)}.")
+            f"{frame['repetition'].nunique()} repetition(s); ranks {span('rank')}; n_train {span('n_train')}.")
 
 
 def write_page(paper: str, frame: pd.DataFrame, out) -> Path:
