@@ -193,9 +193,7 @@ class FileProvider(DatasetProvider):
                 names = pq.read_schema(path).names
                 check_width(len(names), source)
                 refuse_repeated(names, source)
-                frame = pd.read_parquet(path)  # a named index (df.set_index(...).to_parquet()) is data: its columns
-                frame = frame.reset_index() if any(name is not None for name in frame.index.names) else frame
-                return frame_to_raw(frame, target, task_type, meta, source, **table)
+                return frame_to_raw(_parquet(path), target, task_type, meta, source, **table)
             if suffix == ".npz":
                 return _npz(path, task_type, meta, source)
             if suffix == ".npy":
@@ -292,6 +290,15 @@ def _array_task_type(y: np.ndarray, task_type: str | None, source: str) -> str:
     """An array target's task type: the spec's, ``classification`` resolved to binary or
     multiclass as for a table (kbench.datasets.tabular.task_type_of), else read from y."""
     return infer_task_type(y) if task_type is None else task_type_of(np.asarray(y), task_type, source)
+
+
+def _parquet(path: Path):
+    """A parquet table (a DataFrame), its named index (``df.set_index(...).to_parquet()``) read
+    back as the columns it was: data, not row labels."""
+    import pandas as pd  # (as in load: its import is paid by the files read)
+
+    frame = pd.read_parquet(path)
+    return frame.reset_index() if any(name is not None for name in frame.index.names) else frame
 
 
 def _npz(path: Path, task_type: str | None, meta: dict, source: str) -> RawData:

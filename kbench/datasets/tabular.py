@@ -36,6 +36,11 @@ TABLE_TASK_TYPES = (*TASK_TYPES, "classification")
 _TARGET_NAMES = ("target", "y", "label", "class")
 
 
+#: the end of the message for a table read as one column
+ONE_COLUMN = ("; the table reads as one column: check its separator (sep=; a .txt is read as a csv, an svmlight "
+              "file is named .svm, .svmlight or .libsvm).")
+
+
 def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None, meta: dict, source: str,
                  features: list[str] | None = None, drop: list[str] | None = None,
                  max_levels: int = DEFAULT_MAX_LEVELS, transform: str | None = None,
@@ -82,8 +87,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     if not kept:
         raise ValueError(f"{source}: no usable feature after preprocessing "
                          f"({_describe(dropped) or 'the frame has no column besides the target'})"
-                         + ("; the table reads as one column: check its separator (sep=; a .txt is read as a csv, "
-                            "an svmlight file is named .svm, .svmlight or .libsvm)." if len(columns) == 1 else "."))
+                         + (ONE_COLUMN if len(columns) == 1 else "."))
     categorical = [c for c in kept if c in declared or _is_categorical(frame[c])]
     X = frame[kept].copy()
     for column in categorical:  # text levels (a column may mix types); missing stays missing
