@@ -79,6 +79,8 @@ class RDatasetsProvider(DatasetProvider):
         try:
             return self.load(name, None, 0, **own).task_type
         except ValueError:
+            if own.get("transform"):  # (a transform the target cannot take: the spec's error, as a missing column)
+                raise
             return None
 
     def rows_at_most(self, name: str, params: dict) -> int | None:
