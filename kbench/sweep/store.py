@@ -294,7 +294,7 @@ def check_values(frame: pd.DataFrame, where) -> None:
     (:data:`VALUE_RANGES`: a rank, λ, an MSE, R², a rate), or a column holds numbers written
     as text (a file edited or written by another program)."""
     for column in TEXT_COLUMNS:
-        missing = int(frame[column].isna().sum())
+        missing = int((frame[column].isna() | (frame[column].astype(str).str.strip() == "")).sum())  # ('' is none)
         if missing:
             raise ValueError(f"{where}: {missing} of {len(frame)} rows have no {column!r}, which kbench writes in every "
                              "row; are these kbench's results?")
