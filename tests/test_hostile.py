@@ -1792,7 +1792,8 @@ def test_held_out_twentieth_round(tmp_path, monkeypatch):
     """Found by the twentieth held-out suite: an R frame's transform=log on a target of
     classes was planned (each cell then failed); a result row with an empty sampler label
     was ranked as a sampler named ''; a paper page printed numpy's repr of its ranks;
-    describe labelled a relative file path otherwise than a run, so it showed another split."""
+    describe labelled a relative file path otherwise than a run, so it showed another split;
+    --time-limit or --cell-timeout past 24.8 days overflowed poll()'s timeout (a traceback)."""
     from kbench.papers import evaluate
 
     monkeypatch.chdir(tmp_path)
@@ -1810,3 +1811,7 @@ def test_held_out_twentieth_round(tmp_path, monkeypatch):
     seeds = [yaml.safe_load(CliRunner().invoke(main, ["describe", spec, "--json"]).output)["seed"]
              for spec in ("file:d.csv", f"file:{tmp_path / 'd.csv'}")]
     assert seeds[0] == seeds[1]  # one file, one label, one split
+    longest = CliRunner().invoke(main, ["run", "--datasets", "file:d.csv", "--samplers", "uniform", "--tasks", "krr",
+                                        "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--time-limit", "1e8",
+                                        "--cell-timeout", "1e8", "--out", "long", "--quiet"])
+    assert longest.exit_code == 0, longest.output  # (poll() takes at most 2³¹ − 1 ms: the wait is in turns)

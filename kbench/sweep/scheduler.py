@@ -49,6 +49,8 @@ from kbench.tasks.selection import DEFAULT_SELECTION
 
 #: a worker's exit code when a cell file cannot be written (sysexits' EX_IOERR)
 CANNOT_WRITE = 74
+#: the longest wait poll() takes, in seconds (milliseconds in a C int): a later deadline is waited for in turns
+LONGEST_WAIT = (2**31 - 1) // 1000
 
 def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3,
         kernel: str = DEFAULT_KERNEL, out="results", jobs: int = 1,
@@ -264,7 +266,7 @@ class Scheduler:
         """Until a worker writes a cell or exits, or the first deadline passes: an event, not
         a polling loop."""
         deadlines = [state.deadline for state in self.running.values() if state.deadline is not None]
-        timeout = max(min(deadlines) - time.monotonic(), 0.0) if deadlines else None
+        timeout = min(max(min(deadlines) - time.monotonic(), 0.0), LONGEST_WAIT) if deadlines else None
         if self.running:
             wait([process.sentinel for process in self.running]
                  + [state.progress for state in self.running.values()], timeout)
