@@ -90,7 +90,7 @@ def _fewer(claim: str, setting: str, rows: pd.DataFrame, fewer: bool) -> tuple[s
     if not {"rls", "uniform"} <= set(rows.sampler):
         return claim, setting, "no rls and uniform cells on this design", "not measured", ""
     need = {s: _rank_to_match(rows, s) for s in ("rls", "uniform")}
-    measured = f"rls {need['rls']:g}, uniform {need['uniform']:g}"
+    measured = ", ".join(f"{s} {'none' if np.isnan(need[s]) else f'{need[s]:g}'}" for s in ("rls", "uniform"))
     if np.isnan(need["rls"]) and np.isnan(need["uniform"]):
         return claim, setting, measured, "not measured", "no swept rank brings either within the tolerance"
     ahead = bool(need["rls"] < need["uniform"] or np.isnan(need["uniform"]))
