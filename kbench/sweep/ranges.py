@@ -21,7 +21,7 @@ VALUE_RANGES = {
 #: the columns kbench writes as numbers in its own rows; text there means an edited file
 #: (its digests, split_checksum and cell_inputs, are text that may read as a number:
 #: 4266312564274040, 4702e58031050134)
-NUMERIC_COLUMNS = (*VALUE_RANGES, "repetition", "components", "seed", "base_seed", "rank_realized", "n_train",
+NUMERIC_COLUMNS = (*VALUE_RANGES, "components", "seed", "base_seed", "rank_realized", "n_train",
                    "sampler_lam", "lam_selected", "kernel_evals", "blas_threads", "peak_rss_mb",
                    *(f"time_{part}_s" for part in ("sample", "features", "fit", "predict", "exact")))
 
