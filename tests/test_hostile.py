@@ -1793,7 +1793,8 @@ def test_held_out_twentieth_round(tmp_path, monkeypatch):
     classes was planned (each cell then failed); a result row with an empty sampler label
     was ranked as a sampler named ''; a paper page printed numpy's repr of its ranks;
     describe labelled a relative file path otherwise than a run, so it showed another split;
-    --time-limit or --cell-timeout past 24.8 days overflowed poll()'s timeout (a traceback)."""
+    --time-limit or --cell-timeout past 24.8 days overflowed poll()'s timeout (a traceback); a
+    dataset written with its default parameters in a second run was a second dataset."""
     from kbench.papers import evaluate
 
     monkeypatch.chdir(tmp_path)
@@ -1815,3 +1816,7 @@ def test_held_out_twentieth_round(tmp_path, monkeypatch):
                                         "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--time-limit", "1e8",
                                         "--cell-timeout", "1e8", "--out", "long", "--quiet"])
     assert longest.exit_code == 0, longest.output  # (poll() takes at most 2³¹ − 1 ms: the wait is in turns)
+    again = CliRunner().invoke(main, ["run", "--datasets", "file:d.csv:test_size=0.25,val_size=0.2", "--samplers",
+                                      "uniform", "--tasks", "krr", "--ranks", "5", "--lams", "1e-3", "--repetitions",
+                                      "1", "--time-limit", "1e8", "--cell-timeout", "1e8", "--out", "long"])
+    assert "1 already done" in again.output  # the defaults written out: the same dataset, its cell done

@@ -67,8 +67,9 @@ def _check_parameters(provider: DatasetProvider, name: str, params: dict, spec: 
 def canonical_spec(spec: str) -> str:
     """``spec`` as its results are labelled: the dataset's name in its provider's one form
     (:meth:`DatasetProvider.canonical`), so that a file written relative in one run and
-    absolute in another, or run from two folders, is one dataset and not two; the rest as
-    written. A spec that cannot be read is returned as it is, for the checks that name its
+    absolute in another, or run from two folders, is one dataset and not two; parameters
+    equal to their defaults (:func:`spec_defaults`) left out, so that ``test_size=0.25``
+    written out is the same dataset too; the rest as written. A spec that cannot be read is returned as it is, for the checks that name its
     problem."""
     try:
         parsed = Spec.parse(spec, "dataset")
@@ -76,8 +77,19 @@ def canonical_spec(spec: str) -> str:
         provider = get_registry().get("dataset", provider_name).obj()
     except (ValueError, PluginError):
         return spec
-    canonical = provider.canonical(name)
-    return spec if canonical == name else Spec("dataset", f"{provider_name}:{canonical}", parsed.items).label
+    canonical, defaults = provider.canonical(name), spec_defaults(provider)
+    items = tuple((key, value) for key, value in parsed.items  # a default written out says nothing
+                  if not (key in defaults and value == defaults[key] and type(value) is type(defaults[key])))
+    return spec if (canonical, items) == (name, parsed.items) else Spec("dataset", f"{provider_name}:{canonical}",
+                                                                         items).label
+
+
+def spec_defaults(provider: DatasetProvider) -> dict:
+    """The values a dataset spec's parameters take when it leaves them out: its provider's
+    (:meth:`DatasetProvider.load`'s defaults) and its split's (:func:`load_dataset`'s)."""
+    return {key: value.default for function in (provider.load, load_dataset)
+            for key, value in inspect.signature(function).parameters.items()
+            if value.default is not inspect.Parameter.empty and key != "seed"}
 
 
 def data_files(spec: str) -> list[Path]:

@@ -6,7 +6,6 @@ keyword arguments through each other.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import numbers
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from kbench._files import expand_home
 from kbench._validation import INT64_MAX, LAMS, Bound, suggest
-from kbench.datasets import canonical_spec, check_dataset_spec, load_dataset
+from kbench.datasets import canonical_spec, check_dataset_spec, spec_defaults
 from kbench.errors import ConfigError, PluginError
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.registry import create
@@ -192,9 +191,7 @@ def configuration(spec: str, kind: str) -> str:
         return create(spec, "kernel").spec()
     if kind == "dataset":
         provider, name, params = check_dataset_spec(spec)
-        defaults = {key: value.default for function in (provider.load, load_dataset)
-                    for key, value in inspect.signature(function).parameters.items()
-                    if value.default is not inspect.Parameter.empty and key not in ("seed",)}
+        defaults = spec_defaults(provider)
         files = [str(path.resolve()) for path in provider.files(name)]  # one file, however its path is written
         label, values = files or Spec.parse(spec, "dataset").name, {**defaults, **provider.resolved(name, params)}
         # a dataset's lists name columns (drop=, categorical=, features=): sets, however ordered or repeated
