@@ -34,6 +34,7 @@ from kbench.kernels import (
 from kbench.lowrank.features import Features, features_of
 from kbench.lowrank.linalg import inverse_sqrt_psd
 from kbench.lowrank.maps import CholeskyMap, FourierMap, LowRank, NystromMap, nystrom
+from kbench.parameters import Param
 from kbench.registry import PluginInfo, create, list_plugins, make_kernel, make_sampler, make_task
 from kbench.samplers.base import Sampler, landmarks_from_dictionary
 from kbench.spec import Spec
@@ -63,6 +64,7 @@ __all__ = [
     "LowRank",
     "MaternKernel",
     "NystromMap",
+    "Param",
     "PluginError",
     "PluginInfo",
     "PolynomialKernel",

@@ -104,18 +104,6 @@ def check_lam(lam, owner: str) -> float:
     return float(lam)
 
 
-def check_positive(value, name: str, owner: str, integer: bool = False,
-                   at_most: float | None = None) -> float | int:
-    """A strictly positive (optionally integer) parameter, at most ``at_most`` if given."""
-    kind = numbers.Integral if integer else numbers.Real
-    if (isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value <= 0
-            or (at_most is not None and value > at_most)):
-        what = "an integer" if integer else "a number"
-        span = "> 0" if at_most is None else f"in [1, {int(at_most)}]" if integer else f"in (0, {at_most:g}]"
-        raise ValueError(f"{owner}: {name} must be {what} {span}, got {got(value)}.")
-    return int(value) if integer else float(value)
-
-
 def got(value, integer: bool = False) -> str:
     """``value`` as an error message shows what was given: a text that reads as a number is
     named as text (a percent-escaped value stays text: ``sigma=%31`` is the text '1'), and a
@@ -128,21 +116,6 @@ def got(value, integer: bool = False) -> str:
     return shown(value) if isinstance(value, str) else shown(format_value(value)).strip("'")
 
 
-def check_in_open_unit_interval(value, name: str, owner: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-        raise ValueError(f"{owner}: {name} must lie strictly between 0 and 1, got {got(value)}.")
-    return float(value)
-
-
-def check_nonnegative(value, name: str, owner: str, integer: bool = False) -> float | int:
-    """A parameter >= 0 (optionally integer)."""
-    kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value < 0:
-        what = "an integer" if integer else "a number"
-        raise ValueError(f"{owner}: {name} must be {what} >= 0, got {value!r}.")
-    return int(value) if integer else float(value)
-
-
 @dataclass(frozen=True)
 class Bound:
     """The type and range of one numeric parameter, declared once and read by every edge
@@ -150,8 +123,8 @@ class Bound:
     workflow's config check parse and check it here, with one message shape.
 
     ``integer`` values are ASCII decimal integers (``5``, not ``5.0`` or ``５``); floats are
-    finite. ``low_open`` excludes ``low``; ``why`` says where a limit comes from; ``most``
-    bounds the length of a list of them (:meth:`check_list`).
+    finite. ``low_open`` excludes ``low`` and ``high_open`` excludes ``high``; ``why`` says
+    where a limit comes from; ``most`` bounds the length of a list of them (:meth:`check_list`).
     """
 
     name: str
@@ -161,6 +134,7 @@ class Bound:
     low_open: bool = False
     why: str = ""
     most: int | None = None
+    high_open: bool = False
 
     @property
     def allowed(self) -> str:
@@ -168,7 +142,7 @@ class Bound:
         what = "an integer" if self.integer else "a finite number"
         low, high = (f"{v:d}" if self.integer else f"{v:g}" for v in (self.low, self.high or 0))
         span = (f"{'>' if self.low_open else '>='} {low}" if self.high is None else
-                f"in {'(' if self.low_open else '['}{low}, {high}]")
+                f"in {'(' if self.low_open else '['}{low}, {high}{')' if self.high_open else ']'}")
         return f"{what} {span}" + (f" ({self.why})" if self.why else "")
 
     def check(self, value, name: str | None = None) -> int | float:
@@ -184,7 +158,7 @@ class Bound:
                 pass
         inside = (number is not None and (self.integer or math.isfinite(number))
                   and (self.low < number if self.low_open else self.low <= number)
-                  and (self.high is None or number <= self.high))
+                  and (self.high is None or (number < self.high if self.high_open else number <= self.high)))
         if not inside:
             raise ValueError(f"{name or self.name} must be {self.allowed}, got {shown(value)}.")
         return number

@@ -20,6 +20,7 @@ import pluggy
 from kbench import hookspecs
 from kbench._validation import coerce_params, declared_types, suggest
 from kbench.errors import PluginError, UnknownPluginError
+from kbench.parameters import Param, declarations
 from kbench.spec import CONTROL, RESERVED, Spec, shown
 
 KINDS = tuple(hookspecs.HOOKS)
@@ -40,7 +41,13 @@ class PluginInfo:
     entry_point: str  # "name = module"
     description: str
 
-    def to_dict(self) -> dict[str, str]:
+    @property
+    def parameters(self) -> dict[str, Param]:
+        """The declared parameters: a class's ``parameters``, a dataset provider's ``options``."""
+        declared = getattr(self.obj, "options" if self.kind == "dataset" else "parameters", None)
+        return declared if isinstance(declared, dict) else {}
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "kind": self.kind,
@@ -49,6 +56,7 @@ class PluginInfo:
             "entry_point": self.entry_point,
             "object": f"{self.obj.__module__}.{self.obj.__qualname__}",
             "description": self.description,
+            "parameters": declarations(self.parameters, self.obj.load if self.kind == "dataset" else self.obj),
         }
 
 
@@ -202,7 +210,8 @@ class Registry:
                 f"{kind} {name!r} has no parameter {key!r}{suggest(key, allowed)}; "
                 f"its parameters are: {', '.join(allowed) or 'none'}{ridge}."
             )
-        return info.obj(**coerce_params(params, declared_types(info.obj), f"{kind} {name!r}"))
+        declared = {key: param.types for key, param in info.parameters.items()}
+        return info.obj(**coerce_params(params, {**declared_types(info.obj), **declared}, f"{kind} {name!r}"))
 
 
 def _shorten(text: str, limit: int = 160) -> str:

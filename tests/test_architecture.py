@@ -105,7 +105,7 @@ def test_no_function_level_import_of_kbench_outside_the_faces():
 
 def test_modules_and_functions_are_small():
     entries = [p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"]
-    assert len(entries) <= 23, sorted(entries)
+    assert len(entries) <= 24, sorted(entries)
     long_modules, long_functions = [], []
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text()

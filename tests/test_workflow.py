@@ -163,7 +163,7 @@ def test_config_on_the_command_line_overrides_a_key_of_the_default_config(tmp_pa
         ({"datasets": ["file:no-such-file.csv"]}, "no such file"),
         ({"paper": "nope"}, "config key 'paper': unknown paper 'nope'"),
         ({"samplers": ["squeak:halving_floor=no"]}, "halving_floor must be true or false"),
-        ({"kernel": "periodic-sobolev:beta=200"}, "beta must be <= 50"),
+        ({"kernel": "periodic-sobolev:beta=200"}, "beta must be an integer in [1, 50]"),
     ],
 )
 def test_invalid_config_stops_before_any_job(tmp_path, monkeypatch, change, message):

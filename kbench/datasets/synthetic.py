@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 
 import numpy as np
 
-from kbench._validation import check_nonnegative, check_positive, declared_types
 from kbench.datasets.base import DatasetProvider, RawData
 from kbench.hookspecs import hookimpl
+from kbench.parameters import Param
 
 
 def smile(n: int = 2000, seed: int = 0, n_scattered: int = 40, noise: float = 0.01) -> np.ndarray:
@@ -22,8 +23,7 @@ def smile(n: int = 2000, seed: int = 0, n_scattered: int = 40, noise: float = 0.
     bandwidth the arcs need few landmarks while every scattered point needs its own, so
     uniform sampling, which spends the budget in proportion to the mass, stays weak.
     """
-    check_nonnegative(noise, "noise", "smile")
-    if not 0 <= check_nonnegative(n_scattered, "n_scattered", "smile", integer=True) <= n - 2:
+    if n_scattered > n - 2:
         raise ValueError(f"smile: n_scattered must be at most n − 2 = {n - 2}, got {n_scattered}.")
     rng = np.random.default_rng(seed)
     n_arcs = n - n_scattered
@@ -49,8 +49,7 @@ def spiral_with_outliers(n: int = 2000, seed: int = 0, n_outliers: int = 200,
     residual anywhere on the spiral, so greedy pivoted Cholesky picks outliers one by one
     while randomly pivoted Cholesky samples in proportion to the residual mass.
     """
-    check_nonnegative(noise, "noise", "spiral")
-    if check_nonnegative(n_outliers, "n_outliers", "outliers", integer=True) > n - 2:
+    if n_outliers > n - 2:
         raise ValueError(f"outliers: n_outliers must be at most n − 2 = {n - 2}, got {n_outliers}.")
     rng = np.random.default_rng(seed)
     m = n - n_outliers
@@ -79,18 +78,13 @@ def bach_periodic(n: int, seed: int, design: str = "uniform", a: float = 0.2, de
     few points carry large leverage: high coherence, Alaoui & Mahoney Table 1).
     Use it with ``periodic-sobolev`` (beta) or ``periodic-exp`` kernels.
     """
-    owner = "bach-periodic"
-    a, delta = check_positive(a, "a", owner), check_positive(delta, "delta", owner)
-    noise = check_nonnegative(noise, "noise", owner)
     rng = np.random.default_rng(seed)
     if design == "uniform":
         x = rng.uniform(0.0, 1.0, n)
     elif design == "grid":
         x = np.arange(n) / n
-    elif design == "beta":
+    else:  # beta
         x = rng.beta(a, a, n)
-    else:
-        raise ValueError(f"bach-periodic: design must be 'uniform', 'grid' or 'beta', got {design!r}.")
     i = np.arange(1, 2001)[:, None]  # tail of Σ 2i^(−δ) beyond 2000 terms < 1e-22 for δ = 8
     f = np.empty(n)
     for start in range(0, n, _BACH_BLOCK):  # 2000 × block terms at a time, not 2000 × n
@@ -104,7 +98,6 @@ def bach_periodic(n: int, seed: int, design: str = "uniform", a: float = 0.2, de
 def two_balls(n: int, seed: int, noise_features: int = 100) -> RawData:
     """Yang et al. (2012) §5: two classes uniform in 2-D balls of radius 0.5 at (±0.5, 0.5),
     plus ``noise_features`` U[0, 1] features; their kernel is Gaussian with σ = 6."""
-    check_nonnegative(noise_features, "noise_features", "two-balls", integer=True)
     rng = np.random.default_rng(seed)
     y = np.repeat([0, 1], [n - n // 2, n // 2])
     radius = 0.5 * np.sqrt(rng.uniform(size=n))
@@ -143,10 +136,8 @@ def gaussian_blobs(n: int, seed: int, n_classes: int = 5, ratio: float = 0.3, d:
     """Imbalanced Gaussian clusters (sizes ∝ ratio^k): small far clusters carry high
     leverage, the setting where leverage-score sampling beats uniform."""
     owner = "gaussian-blobs"
-    if not 2 <= check_positive(n_classes, "n_classes", owner, integer=True) <= n // 2:
+    if n_classes > n // 2:
         raise ValueError(f"{owner}: n_classes must be between 2 and n/2 = {n // 2}, got {n_classes}.")
-    check_positive(ratio, "ratio", owner), check_positive(d, "d", owner, integer=True)
-    check_nonnegative(spread, "spread", owner)
     rng = np.random.default_rng(seed)
     weights = ratio ** np.arange(n_classes)
     sizes = np.maximum(1, np.floor(n * weights / weights.sum()).astype(int))
@@ -162,9 +153,6 @@ def known_spectrum(n: int, seed: int, std: float = 1.0, sigma: float = 1.0, nois
     """x ~ N(0, std²) in 1-D with the Gaussian kernel of width σ: the integral operator has
     eigenvalues √(2a/A)·Bᵏ (Rasmussen & Williams §4.3.1), so the population uncentered
     KPCA error with ℓ components is √(2a/A)·B^ℓ/(1 − B) (in meta)."""
-    owner = "known-spectrum"
-    check_positive(std, "std", owner), check_positive(sigma, "sigma", owner)
-    check_nonnegative(noise, "noise", owner)
     rng = np.random.default_rng(seed)
     x = std * rng.standard_normal(n)
     a, b = 1.0 / (4.0 * std**2), 1.0 / (2.0 * sigma**2)
@@ -184,8 +172,6 @@ def known_spectrum(n: int, seed: int, std: float = 1.0, sigma: float = 1.0, nois
 def _sklearn_generator(kind):
     def make(n, seed, noise: float | None = None, **params):
         from sklearn import datasets as _sk
-        if noise is not None:
-            check_nonnegative(noise, "noise", kind)
         if kind == "friedman1":
             X, y = _sk.make_friedman1(n, noise=1.0 if noise is None else noise, random_state=seed, **params)
             return RawData(X, y, "regression", None, {"generator": "sklearn.make_friedman1"})
@@ -211,6 +197,32 @@ GENERATORS = {
 }
 
 
+#: each generator's parameters
+_NOISE = Param(float, "the standard deviation of the noise", low=0)
+PARAMETERS = {
+    "bach-periodic": {
+        "design": Param(str, "the design of x: random, the grid i/n, or Beta(a, a)", choices=("uniform", "grid", "beta")),
+        "a": Param(float, "the parameter of the beta design (a < 1: high coherence)", low=0, low_open=True),
+        "delta": Param(float, "the decay δ of the target's coefficients 2i^(−δ)", low=0, low_open=True),
+        "noise": _NOISE},
+    "two-balls": {"noise_features": Param(int, "U[0, 1] features added to the two balls' 2", low=0)},
+    "smile": {"n_scattered": Param(int, "the scattered points (at most n − 2)", low=0), "noise": _NOISE},
+    "spiral": {"noise": _NOISE},
+    "outliers": {"n_outliers": Param(int, "the far outliers (at most n − 2)", low=0), "noise": _NOISE},
+    "gaussian-blobs": {
+        "n_classes": Param(int, "the clusters, one class each (at most n/2)", low=2),
+        "ratio": Param(float, "the ratio of consecutive cluster sizes", low=0, low_open=True),
+        "d": Param(int, "the dimension", low=1),
+        "spread": Param(float, "the standard deviation of a cluster", low=0)},
+    "known-spectrum": {
+        "std": Param(float, "the standard deviation of x", low=0, low_open=True),
+        "sigma": Param(float, "the Gaussian kernel's σ the spectrum is of", low=0, low_open=True),
+        "noise": _NOISE},
+    "friedman1": {"noise": replace(_NOISE, none="1.0")},
+    "moons": {"noise": replace(_NOISE, none="0.1")},
+    "circles": {"noise": replace(_NOISE, none="0.1")},
+}
+
 TASK_TYPES_BY_GENERATOR = {
     "bach-periodic": "regression", "two-balls": "binary", "smile": "regression",
     "spiral": "regression", "outliers": "regression", "known-spectrum": "regression",
@@ -233,7 +245,7 @@ class SyntheticProvider(DatasetProvider):
         return TASK_TYPES_BY_GENERATOR[name]
 
     def parameters(self, name):
-        return {k: v for k, v in declared_types(GENERATORS[name]).items() if k not in ("n", "seed")}
+        return dict(PARAMETERS[name])
 
     def load(self, name, n, seed, **params):
         return GENERATORS[name](self.default_n if n is None else n, seed, **params)

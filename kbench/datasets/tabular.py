@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from kbench.datasets.base import MAX_CLASS_LEVELS, TASK_TYPES, RawData, infer_task_type
+from kbench.parameters import Param
 from kbench.spec import CONTROL, escape, shown
 
 #: categorical columns with more levels than this are dropped (one-hot would add a column per level)
@@ -34,6 +35,21 @@ TARGET_TRANSFORMS = ("log",)
 #: multiclass by the number of classes)
 TABLE_TASK_TYPES = (*TASK_TYPES, "classification")
 _TARGET_NAMES = ("target", "y", "label", "class")
+
+#: the options of a table's spec, declared once for the providers that read tables (each
+#: takes those it has a use for)
+TABLE_OPTIONS = {
+    "target": Param(str, "the target column", none="a column named target, y, label or class, else the last"),
+    "task_type": Param(str, "the task, when the target's values do not tell it", choices=TABLE_TASK_TYPES,
+                       none="from the target's values"),
+    "sep": Param(str, "the column separator of a text table (a regular expression when longer than one character)",
+                 none="the format's own"),
+    "categorical": Param(str, "columns one-hot encoded whatever they hold", many=True, none="none"),
+    "features": Param(str, "the feature columns", many=True, none="every column but the target"),
+    "drop": Param(str, "columns left out", many=True, none="none"),
+    "transform": Param(str, "a transformation of a regression target", choices=TARGET_TRANSFORMS, none="none"),
+    "max_levels": Param(int, "a text column of more levels is dropped", low=2),
+}
 
 
 #: the end of the message for a table read as one column

@@ -21,23 +21,24 @@ import numpy as np
 import scipy.linalg
 
 from kbench._files import read_keyed_npz, write_keyed_npz
-from kbench._validation import check_lam_path, check_positive
+from kbench._validation import INT64_MAX, check_lam_path
 from kbench.exact.pcg import kernel_product, solve_krr_path
 from kbench.lowrank.linalg import factor_diagnostics
+from kbench.parameters import Param
 from kbench.samplers.cholesky import RPCholeskySampler
 
 #: the dense eigendecomposition up to this many training rows (3 n² floats: 600 MB at 5000)
 DENSE_MAX_N = 5000
 #: exact baselines up to this many training rows, matrix-free above DENSE_MAX_N
 DEFAULT_EXACT_MAX_N = 50_000
+EXACT_MAX_N = Param(int, "the most training rows of an exact baseline", low=1, high=INT64_MAX, why="training rows")
 #: relative residual ‖y − (K + nλI)α‖/‖y‖ at which a matrix-free solve counts as exact
 PCG_TOL = 1e-8
 #: passes over K a matrix-free λ path may take (the final residual pass included)
 PCG_MAX_PASSES = 200
-#: rank of the randomly pivoted Cholesky preconditioner of the matrix-free solves (min with n).
-#: The preconditioned condition number is at most 1 + tr(K − L)/(nλ) (Díaz et al. 2023): on
-#: diamonds (n_train 32 364, σ validated) that bound at λ = 1e-6 is 532 at rank 200, whose path
-#: ran into the 200-pass cap (over 15 minutes), and 8.4 at rank 1000, whose path took 5 passes (37 s)
+#: rank of the randomly pivoted Cholesky preconditioner of the matrix-free solves (min with n): the
+#: preconditioned condition number is at most 1 + tr(K − L)/(nλ) (Díaz et al. 2023); on diamonds (n_train
+#: 32 364, σ validated, λ = 1e-6) it is 532 at rank 200 (the 200-pass cap: over 15 min), 8.4 at 1000 (5 passes, 37 s)
 PRECONDITIONER_RANK = 1000
 #: residual ‖Ku − θu‖/‖K‖₂ at which a matrix-free KPCA eigenpair counts as exact
 KPCA_TOL = 1e-8
@@ -368,7 +369,7 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
     baseline is first handed to each of ``tasks`` (:meth:`kbench.Task.prepare_exact`, with
     the λ path ``lams``), which asks it now for the solves and eigenpairs its evaluations
     will need, so that they are computed once and saved with it."""
-    exact_max_n = check_positive(exact_max_n, "exact_max_n", "exact_baseline", integer=True)
+    exact_max_n = EXACT_MAX_N.check(exact_max_n, "exact_max_n", "exact_baseline")
     if len(lams):
         check_lam_path(lams)
     n = data.X_train.shape[0]

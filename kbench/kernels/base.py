@@ -25,6 +25,7 @@ import numpy as np
 from kbench._parallel import for_each_block, scratch
 from kbench._validation import check_features
 from kbench.errors import Refused
+from kbench.parameters import Declared
 from kbench.spec import Spec
 
 #: entries of one row block (2 MiB of float64, cache-sized: at 50 000 rows, 1 to 1 000
@@ -48,10 +49,10 @@ def block_rows(n_columns: int, n_rows: int | None = None) -> int:
     return int(rows)
 
 
-class Kernel:
+class Kernel(Declared):
     """Base class of kernels. Subclasses implement ``_prepare``, ``_block`` and ``diag``."""
 
-    name: ClassVar[str] = ""
+    kind = "kernel"
     #: True when frequencies can be sampled from the spectral measure (rff)
     spectral: ClassVar[bool] = False
     #: True when the spectral measure is rotation invariant (orf)
@@ -64,10 +65,6 @@ class Kernel:
         self.evals = 0
 
     # -- parameters ----------------------------------------------------------------
-    def get_params(self) -> dict:
-        """Constructor parameters, as given."""
-        return {}
-
     def resolved_params(self) -> dict:
         """The parameters in use, data-dependent ones resolved by ``fit`` (``sigma_``)."""
         return self.get_params()

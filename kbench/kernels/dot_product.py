@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kbench._validation import check_nonnegative, check_positive
 from kbench.kernels.base import Kernel
+from kbench.parameters import Param
 
 
 # ---------------------------------------------------------------------------------------
@@ -27,16 +27,16 @@ class PolynomialKernel(Kernel):
     """Polynomial kernel (gamma·xᵀy + coef0)^degree; gamma defaults to 1/n_features."""
 
     name = "polynomial"
+    parameters = {
+        "degree": Param(int, "the degree d", low=1),
+        "gamma": Param(float, "the scale γ of xᵀy", low=0, low_open=True, none="1/n_features"),
+        # (γxᵀy + c)^d is a kernel for c >= 0 (a sum of products of kernels); c < 0 makes it indefinite
+        "coef0": Param(float, "the constant c", low=0, why="a negative c makes the kernel indefinite"),
+    }
 
     def __init__(self, degree: int = 3, gamma: float | None = None, coef0: float = 1.0) -> None:
         super().__init__()
-        self.degree = check_positive(degree, "degree", "polynomial kernel", integer=True)
-        self.gamma = None if gamma is None else check_positive(gamma, "gamma", "polynomial kernel")
-        # (γxᵀy + c)^d is a kernel for c >= 0 (a sum of products of kernels); c < 0 makes it indefinite
-        self.coef0 = check_nonnegative(coef0, "coef0", "polynomial kernel (a negative coef0 makes it indefinite)")
-
-    def get_params(self) -> dict:
-        return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
+        self.degree, self.gamma, self.coef0 = degree, gamma, coef0
 
     def gamma_for(self, d: int) -> float:
         """The γ in use on d features: the given one, else 1/d (scikit-learn's default)."""

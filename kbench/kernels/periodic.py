@@ -8,8 +8,8 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import zeta
 
-from kbench._validation import check_positive
 from kbench.kernels.base import Kernel
+from kbench.parameters import Param
 
 
 # ---------------------------------------------------------------------------------------
@@ -96,22 +96,17 @@ class PeriodicSobolevKernel(_PeriodicKernel):
     #: above it the closed form overflows float64; the kernel is 2cos(2π(x − y)) to within
     #: 2·2^(−2β) ≤ 2e-30 anyway, so larger β adds nothing.
     max_beta = 50
+    parameters = {"beta": Param(int, "the smoothness β: eigenvalues decay as i^(−2β)", low=1, high=max_beta,
+                                why="beyond it the closed form overflows float64, and adds nothing")}
 
     def __init__(self, beta: int = 1) -> None:
         super().__init__()
-        self.beta = check_positive(beta, "beta", "periodic-sobolev kernel", integer=True)
-        if self.beta > self.max_beta:
-            raise ValueError(
-                f"periodic-sobolev kernel: beta must be <= {self.max_beta}, got {beta}; beyond it the "
-                "closed form overflows float64 and the kernel equals 2cos(2π(x − y)) to machine precision.")
+        self.beta = beta
         n = 2 * self.beta
         numbers = _bernoulli_numbers(n)
         # B_n(t) = Σ_k C(n, k) B_k t^(n−k), coefficients from the highest power down
         scale = (-1) ** (self.beta + 1) * (2 * np.pi) ** n / math.factorial(n)
         self._coefficients = scale * np.array([float(math.comb(n, k) * numbers[k]) for k in range(n + 1)])
-
-    def get_params(self) -> dict:
-        return {"beta": self.beta}
 
     def _of_difference(self, t):
         values = np.full_like(t, self._coefficients[0])
@@ -137,18 +132,12 @@ class PeriodicExpKernel(_PeriodicKernel):
     name = "periodic-exp"
     #: ρ's range: its kernel evaluates to more than 8 correct digits in it
     rho_span = (1e-3, 50.0)
+    parameters = {"rho": Param(float, "the decay ρ of the eigenvalues e^(−ρi)", low=rho_span[0], high=rho_span[1],
+                               why="1 − 2r·cos θ + r² cancels below, the kernel is 0 above")}
 
     def __init__(self, rho: float = 1.0) -> None:
         super().__init__()
-        self.rho = check_positive(rho, "rho", "periodic-exp kernel")
-        if not self.rho_span[0] <= self.rho <= self.rho_span[1]:
-            raise ValueError(
-                f"periodic-exp kernel: rho must be in [{self.rho_span[0]:g}, {self.rho_span[1]:g}], got {rho}; "
-                "below it 1 − 2r·cos θ + r² (r = e^(−ρ)) cancels to round-off, above it the kernel is 0 to "
-                "float64 (e^(−ρ) is 2e-22 at 50).")
-
-    def get_params(self) -> dict:
-        return {"rho": self.rho}
+        self.rho = rho
 
     def _of_difference(self, t):
         r = math.exp(-self.rho)

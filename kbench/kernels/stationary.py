@@ -11,16 +11,18 @@ from typing import ClassVar
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from kbench._validation import Bound, check_features, check_positive
+from kbench._validation import check_features
 from kbench.kernels.bandwidth import cv_sigma, median_distance
 from kbench.kernels.base import Kernel
+from kbench.parameters import Param
 
 #: a numeric length scale: 1/(2σ²) must be a normal, finite float64 (σ = 1e-300 underflows σ² to 0)
-SIGMA = Bound("sigma", False, 1e-150, 1e150, why="1/(2σ²) must be a finite float64")
-#: float64's machine epsilon, the unit of the GEMM form's round-off
-EPS = float(np.finfo(np.float64).eps)
 #: the data-driven choices of sigma (kbench.kernels.bandwidth)
 DATA_DRIVEN = ("median", "cv")
+SIGMA = Param(float, "the length scale σ: a number, or chosen on the data", low=1e-150, high=1e150,
+              why="1/(2σ²) must be a finite float64", choices=DATA_DRIVEN, none="from gamma, else 1")
+#: float64's machine epsilon, the unit of the GEMM form's round-off
+EPS = float(np.finfo(np.float64).eps)
 
 
 # ---------------------------------------------------------------------------------------
@@ -31,16 +33,13 @@ class _LengthScaleKernel(Kernel):
 
     metric: ClassVar[str] = "euclidean"
     spectral = True
+    parameters = {"sigma": SIGMA,
+                  "gamma": Param(float, "the scale written as γ instead of σ", low=0, low_open=True, none="from σ")}
 
     def __init__(self, sigma: float | str | None = None, gamma: float | None = None) -> None:
         super().__init__()
         if sigma is not None and gamma is not None:
-            raise ValueError(f"{self.name}: pass sigma or gamma, not both (gamma = {self._gamma_rule}).")
-        if gamma is not None:
-            check_positive(gamma, "gamma", self.name)
-        elif sigma is not None and sigma not in DATA_DRIVEN:
-            check_positive(sigma, "sigma", f"{self.name} kernel (or pass sigma='median' or 'cv')")
-            SIGMA.check(sigma, f"{self.name}: sigma")
+            raise ValueError(f"kernel {self.name!r}: pass sigma or gamma, not both (gamma = {self._gamma_rule}).")
         self.sigma, self.gamma = sigma, gamma
         #: the length scale in use: resolved from gamma or the default here, from data by fit
         self.sigma_ = (None if sigma in DATA_DRIVEN else float(sigma) if sigma is not None
@@ -51,9 +50,6 @@ class _LengthScaleKernel(Kernel):
     @staticmethod
     def _sigma_from_gamma(gamma: float) -> float:
         return 1.0 / math.sqrt(2.0 * gamma)
-
-    def get_params(self) -> dict:
-        return {"sigma": self.sigma, "gamma": self.gamma}
 
     def resolved_params(self) -> dict:
         return {"sigma": self.sigma_}
@@ -182,15 +178,11 @@ class MaternKernel(_EuclideanKernel):
 
     name = "matern"
     isotropic = True
+    parameters = {"sigma": SIGMA, "nu": Param(float, "the smoothness ν (the closed forms)", choices=(0.5, 1.5, 2.5))}
 
     def __init__(self, sigma: float | str | None = None, nu: float = 1.5) -> None:
         super().__init__(sigma=sigma)
-        if nu not in (0.5, 1.5, 2.5):
-            raise ValueError(f"matern: nu must be 0.5, 1.5 or 2.5 (closed forms), got {nu!r}.")
-        self.nu = float(nu)
-
-    def get_params(self) -> dict:
-        return {"sigma": self.sigma, "nu": self.nu}
+        self.nu = nu
 
     def resolved_params(self) -> dict:
         return {"sigma": self.sigma_, "nu": self.nu}

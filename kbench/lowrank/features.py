@@ -26,12 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kbench._validation import check_positive
+from kbench._validation import Bound
 from kbench.errors import Refused
 from kbench.lowrank.checks import check_below_kernel, check_features, check_lowrank
 
 #: memory for feature blocks per job (MiB), unless the sweep's memory limit is smaller
 DEFAULT_BUDGET_MB = 1024
+BUDGET_MB = Bound("budget_mb", False, 0, low_open=True, why="MiB")
 _FLOAT_BYTES = 8
 
 
@@ -172,7 +173,7 @@ def features_of(data, approx, kernel, budget_mb: float | None = None) -> Feature
     """The :class:`Features` of ``approx`` on ``data`` with ``kernel``, created on first use
     and shared by every task that scores the same fit with the same kernel (``budget_mb``
     applies from the first call)."""
-    budget_mb = DEFAULT_BUDGET_MB if budget_mb is None else check_positive(budget_mb, "budget_mb", "features_of")
+    budget_mb = DEFAULT_BUDGET_MB if budget_mb is None else BUDGET_MB.check(budget_mb, "features_of: budget_mb")
     entry = approx.cache.get((id(data), id(kernel)))
     if entry is not None and entry[0] is data and entry[1] is kernel:
         return entry[2]

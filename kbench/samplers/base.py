@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import inspect
 from typing import ClassVar
 
 import numpy as np
@@ -12,12 +11,13 @@ from kbench._validation import check_features, check_lam, check_rank
 from kbench.errors import ContractViolation, Refused
 from kbench.kernels.base import Kernel
 from kbench.lowrank.maps import LowRank
+from kbench.parameters import Declared
 
 #: sampler families (``Sampler.family``): what a task's ``families`` and the page group by
 FAMILIES = ("nystrom", "random-features")
 
 
-class Sampler:
+class Sampler(Declared):
     """Base class of samplers. Subclasses set ``name`` and implement ``_fit``.
 
     ``family`` is ``"nystrom"`` for column samplers (landmarks are rows of X; rank is
@@ -29,14 +29,9 @@ class Sampler:
     it is counted in the fit's ``kernel_evals`` and ``time_sample_s``.
     """
 
-    name: ClassVar[str] = ""
+    kind = "sampler"
     family: ClassVar[str] = "nystrom"
     needs_lam: ClassVar[bool] = False
-
-    def get_params(self) -> dict:
-        """Constructor parameters, read back from attributes of the same name."""
-        names = [p for p in inspect.signature(type(self)).parameters if p not in ("args", "kwargs")]
-        return {p: getattr(self, p) for p in names}
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

@@ -34,9 +34,9 @@ import math
 import numpy as np
 import scipy.linalg
 
-from kbench._validation import check_positive
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.maps import nystrom
+from kbench.parameters import Param
 from kbench.samplers.base import Sampler, landmarks_from_dictionary
 
 #: the schedule and weights of each variant (module docstring)
@@ -56,15 +56,15 @@ class BlessSampler(Sampler):
 
     name = "bless"
     needs_lam = True
+    parameters = {
+        "qbar": Param(float, "oversampling of the leverage scores: the dictionary holds about q̄·d_eff(nλ) points",
+                      low=0, low_open=True),
+        "q": Param(float, "the ratio between consecutive ridges of the schedule", low=1, low_open=True),
+        "variant": Param(str, "'paper' (Alg. 1) or 'lcsl' (the original code's levels and weights)", choices=VARIANTS),
+    }
 
     def __init__(self, qbar: float = 10.0, q: float = 2.0, variant: str = "paper") -> None:
-        self.qbar = check_positive(qbar, "qbar", "bless")
-        self.q = float(q)
-        if not (math.isfinite(self.q) and self.q > 1.0):
-            raise ValueError(f"bless: q must be a number > 1 (the ratio between ridges), got {q!r}.")
-        if variant not in VARIANTS:
-            raise ValueError(f"bless: variant must be one of {', '.join(VARIANTS)}, got {variant!r}.")
-        self.variant = variant
+        self.qbar, self.q, self.variant = qbar, q, variant
 
     def _fit(self, X, kernel, rank, lam, rng):
         n = X.shape[0]

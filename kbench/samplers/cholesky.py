@@ -17,9 +17,9 @@ from functools import partial
 import numpy as np
 
 from kbench._parallel import blas_threads, blocks_only, for_each_block, scratch
-from kbench._validation import check_in_open_unit_interval, check_positive
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.maps import CholeskyMap
+from kbench.parameters import Param
 from kbench.samplers.base import Sampler
 
 #: an elimination's column blocks of Gᵀ (each block's kernel rows and GEMM on one thread):
@@ -118,6 +118,11 @@ def _stopped_early(info, k, rank, tol):
         )
 
 
+#: the stopping rule of both Cholesky samplers (the residual never exceeds max diag K)
+TOL = Param(float, "stop when the residual diagonal falls below tol·max diag K", low=0, high=1, low_open=True,
+            high_open=True)
+
+
 class _CholeskySampler(Sampler):
     """The pivot loop runs with BLAS on one thread: its large products run in column blocks
     spread over the cores (``_eliminate``), and threaded BLAS calls between them would leave
@@ -144,9 +149,10 @@ class PivotedCholeskySampler(_CholeskySampler):
     #: candidates per pivot of a panel (at n = 50 000, d = 20: a panel makes ~25 pivots)
     candidates_per_pivot = 8
 
+    parameters = {"tol": TOL, "panel": Param(int, "the most pivots chosen per panel before a BLAS-3 update", low=1)}
+
     def __init__(self, tol: float = 1e-10, panel: int = 64) -> None:
-        self.tol = check_in_open_unit_interval(tol, "tol", "pivoted-cholesky")  # (the residual never exceeds max diag K)
-        self.panel = check_positive(panel, "panel", "pivoted-cholesky", integer=True)
+        self.tol, self.panel = tol, panel
 
     def _factor(self, X, kernel, rank, rng):
         n = X.shape[0]
@@ -209,9 +215,10 @@ class RPCholeskySampler(_CholeskySampler):
     #: (its residual equals d), so this many idle rounds in a row means the numbers are broken
     max_idle_rounds = 50
 
+    parameters = {"block_size": Param(int, "the candidates drawn per round", low=1), "tol": TOL}
+
     def __init__(self, block_size: int = 100, tol: float = 1e-10) -> None:
-        self.block_size = check_positive(block_size, "block_size", "rp-cholesky", integer=True)
-        self.tol = check_in_open_unit_interval(tol, "tol", "rp-cholesky")  # (the residual never exceeds max diag K)
+        self.block_size, self.tol = block_size, tol
 
     def _factor(self, X, kernel, rank, rng):
         n = X.shape[0]

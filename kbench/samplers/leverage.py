@@ -11,11 +11,11 @@ import hashlib
 import numpy as np
 import scipy.linalg
 
-from kbench._validation import check_positive
 from kbench.errors import Refused
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.linalg import leverage_scores_from_eigh, sample_without_replacement
 from kbench.lowrank.maps import nystrom
+from kbench.parameters import Param
 from kbench.samplers.base import Sampler
 
 #: rows per pass when computing the approximate scores (bounded memory)
@@ -57,8 +57,10 @@ class RLSSampler(Sampler):
     name = "rls"
     needs_lam = True
 
+    parameters = {"max_n": Param(int, "the most training rows it takes: it forms the n×n kernel matrix", low=1)}
+
     def __init__(self, max_n: int = 20_000) -> None:
-        self.max_n = check_positive(max_n, "max_n", "rls", integer=True)
+        self.max_n = max_n
 
     def _fit(self, X, kernel, rank, lam, rng):
         n = X.shape[0]
@@ -87,8 +89,10 @@ class FastRLSSampler(Sampler):
     name = "rls-fast"
     needs_lam = True
 
+    parameters = {"p1": Param(int, "the columns drawn in pass 1", low=1, none="the rank")}
+
     def __init__(self, p1: int | None = None) -> None:
-        self.p1 = None if p1 is None else check_positive(p1, "p1", "rls-fast", integer=True)
+        self.p1 = p1
 
     def _fit(self, X, kernel, rank, lam, rng):
         n = X.shape[0]

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kbench._parallel import lapack_section
-from kbench._validation import check_in_open_unit_interval, check_positive
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.linalg import ridge_scores_cholesky, sample_without_replacement
 from kbench.lowrank.maps import nystrom
+from kbench.parameters import Param
 from kbench.samplers.base import Sampler
 
 #: a node of the merge tree: the shards [first, stop) its dictionary summarises
@@ -117,18 +117,23 @@ class SqueakSampler(Sampler):
 
     name = "squeak"
     needs_lam = True
+    parameters = {
+        "qbar": Param(int, "copies of each new point (q̄ ≤ 2 collapses the dictionary)", low=1, high=MAX_QBAR),
+        "eps": Param(float, "ε of the (1 − ε) shrinkage of the estimated scores", low=0, high=1, low_open=True,
+                     high_open=True),
+        "block_size": Param(int, "points merged per step", low=1,
+                            none="half the dictionary's unique atoms, at least 64"),
+        "shards": Param(int, "contiguous shards of the distributed variant, merged pairwise (1: sequential)",
+                        low=1, high=MAX_SHARDS),
+        "halving_floor": Param(bool, "floor p̃ at half its old value, as the paper's listing does"),
+        "subsample": Param(str, "how p landmarks are drawn from a larger dictionary: ∝ copies, or ∝ p̃",
+                           choices=("copies", "prob")),
+    }
 
     def __init__(self, qbar: int = 10, eps: float = 0.5, block_size: int | None = None,
                  shards: int = 1, halving_floor: bool = False, subsample: str = "copies") -> None:
-        self.qbar = check_positive(qbar, "qbar", "squeak", integer=True, at_most=MAX_QBAR)
-        self.eps = check_in_open_unit_interval(eps, "eps", "squeak")
-        self.block_size = None if block_size is None else check_positive(
-            block_size, "block_size", "squeak", integer=True)
-        self.shards = check_positive(shards, "shards", "squeak", integer=True, at_most=MAX_SHARDS)
-        self.halving_floor = bool(halving_floor)
-        if subsample not in ("prob", "copies"):
-            raise ValueError(f"squeak: subsample must be 'prob' or 'copies', got {subsample!r}.")
-        self.subsample = subsample
+        self.qbar, self.eps, self.block_size, self.shards = qbar, eps, block_size, shards
+        self.halving_floor, self.subsample = halving_floor, subsample
         self.prebuilt: dict[int, Dictionary] = {}
 
     def use_prebuilt(self, prebuilt: dict[int, Dictionary]) -> None:

@@ -6,6 +6,7 @@ keyword arguments through each other.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import numbers
@@ -17,6 +18,7 @@ from kbench._files import expand_home
 from kbench._validation import INT64_MAX, LAMS, Bound, suggest
 from kbench.datasets import canonical_spec, check_dataset_spec, spec_defaults
 from kbench.errors import ConfigError, PluginError
+from kbench.exact.baseline import EXACT_MAX_N
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.registry import create
 from kbench.spec import Spec, check_distinct, shown, split_specs
@@ -48,7 +50,7 @@ BOUNDS = {bound.name: bound for bound in (
     Bound("time_limit", False, 0, 1e8, low_open=True, why="seconds"),
     Bound("memory_limit_mb", False, MIN_MEMORY_LIMIT_MB, 1e9,
           why=f"MiB; below {MIN_MEMORY_LIMIT_MB} a worker cannot write its cell after a MemoryError"),
-    Bound("exact_max_n", True, 1, INT64_MAX, why="training rows"),
+    dataclasses.replace(EXACT_MAX_N.bound, name="exact_max_n"),
 )}
 
 #: the longest list of specs a sweep config takes (the real-data board lists 173 datasets)

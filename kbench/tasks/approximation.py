@@ -6,11 +6,12 @@ import time
 
 import numpy as np
 
-from kbench._validation import check_nonnegative, check_positive
+from kbench._validation import INT64_MAX
 from kbench.datasets.base import TASK_TYPES
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.features import features_of
 from kbench.lowrank.linalg import symmetric_spectral_norm
+from kbench.parameters import Param
 from kbench.tasks.base import Headline, Task
 
 
@@ -29,11 +30,14 @@ class ApproximationTask(Task):
                Headline("rel_spec_error", smaller_is_better=True))
     uses_lams = False
     needs_exact = False
+    parameters = {
+        "max_n": Param(int, "the most training rows the errors are read on (a seeded subsample above)", low=1),
+        "seed": Param(int, "the seed of that subsample", low=0, high=INT64_MAX),
+    }
 
     def __init__(self, max_n: int = 3000, seed: int = 0) -> None:
         super().__init__()
-        self.max_n = check_positive(max_n, "max_n", "approximation", integer=True)
-        self.seed = check_nonnegative(seed, "seed", "approximation", integer=True)
+        self.max_n, self.seed = max_n, seed
 
     def check_ranks(self, ranks) -> None:
         """The error of a rank-p map is read on at least p points (max_n >= the largest rank)."""
@@ -41,9 +45,6 @@ class ApproximationTask(Task):
             raise ValueError(f"approximation: max_n = {self.max_n} is below the sweep's largest rank {max(ranks)}: a "
                              f"rank-{max(ranks)} map's error would be read on fewer points than its rank; pass max_n >= "
                              f"{max(ranks)}.")
-
-    def get_params(self) -> dict:
-        return {"max_n": self.max_n, "seed": self.seed}
 
     def prepare(self, data, kernel) -> None:
         self._reference(data, kernel)

@@ -17,10 +17,10 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from kbench._validation import check_positive
 from kbench.datasets.base import LABELED
 from kbench.errors import ContractViolation, Refused
-from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, exact_baseline
+from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, EXACT_MAX_N, exact_baseline
+from kbench.parameters import Declared
 from kbench.samplers.base import FAMILIES
 
 
@@ -105,10 +105,11 @@ class Validation:
             return (value - trivial) / (self.perfect - trivial)
 
 
-class Task:
+class Task(Declared):
     """Base class of tasks; subclasses set ``name`` and implement ``evaluate``."""
 
-    name: ClassVar[str] = ""
+    kind = "task"
+    parameters = {"exact_max_n": EXACT_MAX_N}
     #: task types of the datasets the task accepts (kbench.datasets.TASK_TYPES; a task that
     #: needs no target also accepts "unlabeled")
     accepts: ClassVar[tuple[str, ...]] = LABELED
@@ -128,12 +129,7 @@ class Task:
     families: ClassVar[tuple[str, ...]] = FAMILIES
 
     def __init__(self, exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
-        self.exact_max_n = check_positive(exact_max_n, "exact_max_n", self.name, integer=True)
-
-    def get_params(self) -> dict:
-        import inspect
-
-        return {p: getattr(self, p) for p in inspect.signature(type(self)).parameters}
+        self.exact_max_n = exact_max_n
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

@@ -13,6 +13,7 @@ from kbench.datasets.base import CLASSIFICATION
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.features import features_of, require_whole
+from kbench.parameters import Param
 from kbench.tasks.base import Headline, RidgePath, Task, Validation
 
 LEARNERS = ("least-squares", "logistic")
@@ -101,10 +102,13 @@ class ClassificationTask(Task):
     metrics = (Headline("accuracy", smaller_is_better=False, exact="accuracy_exact"),
                Headline("auc", smaller_is_better=False, exact="auc_exact"))
 
+    parameters = {
+        "learner": Param(str, "least squares on ±1 (one-vs-rest) targets, or logistic regression", choices=LEARNERS),
+        **Task.parameters,
+    }
+
     def __init__(self, learner: str = "least-squares", exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
         super().__init__(exact_max_n)
-        if learner not in LEARNERS:
-            raise ValueError(f"classification: learner must be one of {LEARNERS}, got {learner!r}.")
         self.learner = learner
 
     def _fit(self, features, Y, lams, classes) -> tuple[np.ndarray, float]:

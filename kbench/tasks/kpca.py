@@ -18,18 +18,17 @@ with fewer than ℓ features is scored with all of them.
 
 from __future__ import annotations
 
-import numbers
 import time
 from dataclasses import replace
 
 import numpy as np
 import scipy.linalg
 
-from kbench._validation import check_positive
 from kbench.datasets.base import TASK_TYPES
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.features import features_of
+from kbench.parameters import Param
 from kbench.tasks.base import Headline, Task, relative_excess
 
 DEFAULT_COMPONENTS = (1, 2, 5, 10, 20, 50)
@@ -47,6 +46,13 @@ class KPCATask(Task):
     metrics = (Headline("kpca_error_out", smaller_is_better=True, exact="kpca_error_out_exact"),
                Headline("rel_excess_kpca_error_in", smaller_is_better=True))
     uses_lams = False
+    parameters = {
+        "components": Param(int, "the numbers of components ℓ whose errors are read", low=1, many=True,
+                            none=f"{', '.join(map(str, DEFAULT_COMPONENTS))}, those up to the rank"),
+        "centered": Param(bool, "center the features (the exact columns are then left out)"),
+        "max_n": Param(int, "the most training rows the errors are read on (a seeded subsample above)", low=1),
+        **Task.parameters,
+    }
 
     def __init__(self, components: int | list[int] | None = None, centered: bool = False, max_n: int = 3000,
                  exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
@@ -55,16 +61,13 @@ class KPCATask(Task):
         self.components_given = components is not None
         components = DEFAULT_COMPONENTS if components is None else components
         components = [components] if np.isscalar(components) else list(components)
-        if not components or any(isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1
-                                 for c in components):
-            raise ValueError(f"kpca: components must be integers >= 1, got {components!r}.")
         if len(set(components)) < len(components):
             raise ValueError(f"kpca: components lists a number twice: {components!r}; pass each once.")
         self.components = sorted(int(c) for c in components)
-        self.centered = bool(centered)
+        self.centered = centered
         if self.centered:  # the exact baseline's eigenvalues are of the uncentered K: no exact columns
             self.headline, self.metrics = replace(self.headline, exact=None), ()
-        self.max_n = check_positive(max_n, "max_n", "kpca", integer=True)
+        self.max_n = max_n
 
     def check_ranks(self, ranks) -> None:
         """Every number of components chosen fits the sweep's largest rank (a map of rank p

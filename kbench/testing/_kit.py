@@ -1,5 +1,5 @@
 """What every conformance kit shares: the time limit, the runner and its report, plugin
-factories, and small seeded problems."""
+factories, the check of declared parameters, and small seeded problems."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from kbench.errors import describe
+from kbench.parameters import Param, defaults, undeclared
 from kbench.registry import create, make_sampler, make_task
 from kbench.spec import Spec
 from kbench.sweep.config import BOUNDS
@@ -86,3 +87,37 @@ def expect_value_errors(cases: dict[str, Callable[[], object]]) -> None:
 def same_values(a, b) -> bool:
     """Equal arrays, frames or None (NaN equal to NaN)."""
     return a is b if a is None or b is None else pd.DataFrame(a).equals(pd.DataFrame(b))
+
+
+def check_declared(parameters: dict, function, owner: str, make: Callable[[dict], object],
+                   skip: tuple[str, ...] = ()) -> None:
+    """Every keyword parameter of ``function`` (a plugin's constructor, a provider's
+    ``load``) but ``skip`` is declared as a :class:`kbench.Param`, its default passes its
+    declaration, and ``make`` (the plugin built with one parameter set) refuses every value
+    :meth:`Param.invalid` generates with a one-line ValueError naming the parameter."""
+    assert isinstance(parameters, dict), f"{owner}: its parameters must be a dict of name → kbench.Param"
+    missing = undeclared(function, parameters, skip)
+    assert not missing, (f"{owner}: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not declared: give "
+                         "each a kbench.Param in its parameters (docs/plugins.md, Parameters)")
+    for name, param in parameters.items():
+        assert isinstance(param, Param), f"{owner}: {name} is declared as {param!r}, not as a kbench.Param"
+    for name, default in defaults(function).items():
+        if name in parameters:
+            try:
+                parameters[name].check(default, name, owner)
+            except ValueError as exc:
+                raise AssertionError(f"{owner}: the default {name}={default!r} breaks its declaration: {exc}") from None
+    for name, param in parameters.items():
+        for value in param.invalid():
+            try:
+                make({name: value})
+            except ValueError as exc:
+                message = str(exc)
+                assert "\n" not in message.strip() and name in message, \
+                    f"{owner}: {name}={value!r} is refused, but not in one line naming {name}: {message!r}"
+                continue
+            except Exception as exc:
+                raise AssertionError(f"{owner}: {name}={value!r} raised {type(exc).__name__}, not a ValueError: "
+                                     f"{exc}") from None
+            raise AssertionError(f"{owner}: {name}={value!r} was accepted, but its declaration allows "
+                                 f"{param.allowed}")

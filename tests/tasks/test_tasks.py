@@ -195,9 +195,9 @@ def test_bad_task_input(regression):
             kbench.make_task("krr").evaluate(data, approx, kernel, lams=lams)
     with pytest.raises(ValueError, match="needs a binary or multiclass dataset.*use the 'krr' task"):
         kbench.make_task("classification").evaluate(data, approx, kernel, lams=[1e-3])
-    with pytest.raises(ValueError, match="learner must be one of"):
+    with pytest.raises(ValueError, match="learner must be 'least-squares' or 'logistic'"):
         kbench.make_task("classification", learner="svm")
-    with pytest.raises(ValueError, match="components must be integers >= 1"):
+    with pytest.raises(ValueError, match="components must be an integer >= 1"):
         kbench.make_task("kpca", components=[0, 2])
     with pytest.raises(ValueError, match="did you mean 'krr'"):
         kbench.make_task("kr")

@@ -33,11 +33,10 @@ class DppyBless(kbench.Sampler):
 
     name = "dppy-bless"
     needs_lam = True
+    parameters = {"qbar": kbench.Param(float, "oversampling of the leverage scores", low=1)}
 
     def __init__(self, qbar: float = 10.0) -> None:
-        if not (np.isfinite(qbar) and qbar >= 1.0):
-            raise ValueError(f"dppy-bless: qbar must be a number >= 1, got {qbar!r}.")
-        self.qbar = float(qbar)
+        self.qbar = qbar
         import dppy.bless  # noqa: F401  (imported when a sampler is made, not in the timed fit)
 
     def _fit(self, X, kernel, rank, lam, rng):
@@ -56,10 +55,10 @@ class DppyKDpp(kbench.Sampler):
     """DPPy's exact k-DPP with likelihood L = K and k = rank; refuses n > ``max_n``."""
 
     name = "dppy-k-dpp"
+    parameters = {"max_n": kbench.Param(int, "the most training rows it takes: it forms the n×n kernel matrix",
+                                        low=1)}
 
     def __init__(self, max_n: int = 5000) -> None:
-        if isinstance(max_n, bool) or not isinstance(max_n, int) or max_n < 1:
-            raise ValueError(f"dppy-k-dpp: max_n must be an integer >= 1, got {max_n!r}.")
         self.max_n = max_n
         import dppy.finite_dpps  # noqa: F401  (0.7 s the first time: imported when a sampler is made, not in the timed fit)
 

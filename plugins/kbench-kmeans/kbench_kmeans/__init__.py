@@ -11,10 +11,9 @@ class KMeansSampler(kbench.Sampler):
     """Nyström on the centres of k-means++ seeded Lloyd iterations (landmarks are not data rows)."""
 
     name = "kmeans"
+    parameters = {"max_iter": kbench.Param(int, "the most Lloyd iterations", low=1)}
 
     def __init__(self, max_iter: int = 20) -> None:
-        if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
-            raise ValueError(f"kmeans: max_iter must be an integer >= 1, got {max_iter!r}.")
         self.max_iter = max_iter
 
     def _fit(self, X, kernel, rank, lam, rng):

@@ -3,7 +3,7 @@
 import numpy as np
 
 import kbench
-from kbench.testing import check_sampler
+from kbench.testing import CHECKS, check_sampler
 
 
 def test_kmeans_is_registered_by_its_own_package():
@@ -12,7 +12,7 @@ def test_kmeans_is_registered_by_its_own_package():
 
 
 def test_kmeans_passes_the_conformance_kit():
-    assert len(check_sampler("kmeans")) == 6
+    assert len(check_sampler("kmeans")) == len(CHECKS)
 
 
 def test_kmeans_landmarks_beat_uniform_on_clustered_data():
@@ -35,4 +35,4 @@ def test_cli_check_plugin_kmeans():
 
     result = CliRunner().invoke(main, ["check-plugin", "kmeans"])
     assert result.exit_code == 0, result.output
-    assert "from kbench-kmeans 0.1.0" in result.output and "all 6 contract checks passed" in result.output
+    assert "from kbench-kmeans 0.1.0" in result.output and "all 7 contract checks passed" in result.output
