@@ -20,7 +20,7 @@ import pluggy
 from kbench import hookspecs
 from kbench._validation import coerce_params, declared_types, suggest
 from kbench.errors import PluginError, UnknownPluginError
-from kbench.parameters import Param, declarations
+from kbench.parameters import Param, declarations, defaults
 from kbench.spec import CONTROL, RESERVED, Spec, shown
 
 KINDS = tuple(hookspecs.HOOKS)
@@ -321,6 +321,22 @@ def create(spec: Spec | str, kind: str | None = None) -> Any:
     if spec.kind == "dataset":
         raise ValueError(f"{spec.label!r} is a dataset spec: load it with kbench.load_dataset.")
     return get_registry().create(spec.kind, spec.name, **spec.params)
+
+
+def canonical_label(spec: str, kind: str) -> str:
+    """A sampler's or task's ``spec`` as its results are labelled: the parameters it gives at
+    their defaults left out (``approximation:max_n=10,seed=0`` is ``approximation:max_n=10``),
+    the rest as written, so that a run finds the cells of another that wrote a default out.
+    A spec that cannot be read is returned as it is, for the checks that name its problem."""
+    try:
+        parsed = Spec.parse(spec, kind)
+        given = create(parsed).get_params()
+        default = defaults(plugin_class(parsed))
+    except (ValueError, TypeError, PluginError):
+        return spec
+    kept = tuple((key, value) for key, value in parsed.items if not (
+        key in default and given.get(key) == default[key] and type(given.get(key)) is type(default[key])))
+    return spec if kept == parsed.items else Spec(kind, parsed.name, kept).label
 
 
 def plugin_class(spec: Spec | str, kind: str | None = None) -> type:

@@ -1820,3 +1820,47 @@ def test_held_out_twentieth_round(tmp_path, monkeypatch):
                                       "uniform", "--tasks", "krr", "--ranks", "5", "--lams", "1e-3", "--repetitions",
                                       "1", "--time-limit", "1e8", "--cell-timeout", "1e8", "--out", "long"])
     assert "1 already done" in again.output  # the defaults written out: the same dataset, its cell done
+
+
+def test_held_out_twenty_first_round(tmp_path, monkeypatch):
+    """Found by the twenty-first held-out suite: a γ standing for a σ outside [1e-150, 1e150]
+    was accepted (a degenerate kernel scored ok, or an OverflowError in every cell); a huge
+    polynomial coef0 overflowed in every cell and a tiny gamma gave a constant kernel scored
+    ok; yang2012's Wilcoxon claim over too few repetitions read "does not hold", with a reason
+    it had not measured; a task written with a default in a second run was a second task;
+    class labels 01 and 1 of a csv merged into one class; a DISQUEAK merge node whose
+    children were not computed wrote a failed node and exited 0 (and, found on the way,
+    ``kbench disqueak`` without --kernel said "got NoneType None")."""
+    from kbench.papers import yang2012
+    from kbench.sweep.config import SweepConfig
+    from kbench.workflow import labelled
+
+    with pytest.raises(ValueError, match=r"gamma must be a finite number in \[5e-301, 5e\+299\] \(σ in "):
+        kbench.make_kernel("gaussian:gamma=1e300")
+    with pytest.raises(ValueError, match=r"gamma must be a finite number in \[1e-150, 1e\+150\]"):
+        kbench.make_kernel("laplacian:gamma=1e-200")
+    with pytest.raises(ValueError, match=r"coef0\^degree = 1e\+300\^3 overflows float64"):
+        kbench.make_kernel("polynomial:coef0=1e300")
+    X = np.random.default_rng(0).standard_normal((40, 3))
+    with pytest.raises(ValueError, match="the polynomial kernel is constant on the training rows"):
+        kbench.make_kernel("polynomial:gamma=1e-300").fit(X)
+    rows = pd.read_parquet(ROOT / "results" / "papers" / "yang2012" / "all.parquet")
+    claim = dict((c[0], c) for c in yang2012.claims(rows[rows.repetition == 0]))[yang2012.SIGNIFICANT]
+    assert claim[1:4] == ("breast_cancer, 1 repetition, paired Wilcoxon", "too few repetitions", "not measured")
+    assert "needs 5 repetitions or more" in claim[4]
+    config = SweepConfig(("synthetic:two-balls",), ("uniform:",), ("approximation:max_n=10,seed=0", "kpca:centered=0"),
+                         (5,), (1e-3,), out=tmp_path)
+    assert (config.samplers, config.tasks) == (("uniform:",), ("approximation:max_n=10", "kpca"))
+    assert labelled({"samplers": ["squeak:qbar=10"], "tasks": ["krr"]}) == {"samplers": ["squeak"], "tasks": ["krr"]}
+    monkeypatch.chdir(tmp_path)
+    labels = ["01", "1", "2"] * 20
+    pd.DataFrame({"x": np.arange(60.0) % 7, "label": labels}).to_csv("lab.csv", index=False)
+    with pytest.raises(ValueError, match="the target's labels '01', '1' read as one number"):
+        kbench.load_dataset("file:lab.csv")
+    pd.DataFrame({"x": np.arange(60.0) % 7, "target": np.arange(60.0)}).to_csv("d.csv", index=False)
+    args = ["disqueak", "--dataset", "file:d.csv", "--ranks", "5", "--lams", "1e-3", "--only-repetition", "0",
+            "--data-cache", str(tmp_path / "dq"), "--sampler", "squeak:shards=2", "--node", "0-2"]
+    assert "Missing option '--kernel'" in CliRunner().invoke(main, args).output  # (not "got NoneType None")
+    node = CliRunner().invoke(main, [*args, "--kernel", "gaussian:sigma=median"])
+    assert node.exit_code == 2 and "merges nodes 0-1 and 1-2, not computed" in node.output
+    assert not (tmp_path / "dq").exists()

@@ -26,10 +26,10 @@ def kernel_option(help: str = "Kernel spec (kbench list kernels). A bare name ta
                               "'gaussian' is sigma=1; the default sets sigma from the data.",
                   default: str | None = DEFAULT_KERNEL, *names: str):
     """``--kernel`` (or ``names``): one kernel spec, by default the sweep's kernel (None:
-    required)."""
-    return click.option(*(names or ["--kernel"]), default=default, show_default=default is not None,
-                        required=default is None and not names, help=help, callback=one_kernel,
-                        metavar="KERNEL")
+    required, or with ``names`` optional; click 8.3+ takes an explicit default=None as given)."""
+    return click.option(*(names or ["--kernel"]), **({} if default is None else {"default": default}),
+                        show_default=default is not None, required=default is None and not names, help=help,
+                        callback=one_kernel, metavar="KERNEL")
 
 
 def one_kernel(ctx, param, value: str | None) -> str | None:

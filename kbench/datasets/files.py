@@ -29,6 +29,7 @@ import numpy as np
 from kbench._files import expand_home
 from kbench.datasets.base import DatasetProvider, RawData, file_version, infer_task_type
 from kbench.datasets.table_checks import (
+    check_class_texts,
     check_header,
     check_overflow,
     check_short_rows,
@@ -188,7 +189,9 @@ class FileProvider(DatasetProvider):
                 check_overflow(frame, path, sep, source)
                 check_short_rows(frame, path, sep, source)
                 refuse_unnamed(frame, source, drop)
-                return frame_to_raw(frame, target, task_type, meta, source, **table)
+                raw = frame_to_raw(frame, target, task_type, meta, source, **table)
+                check_class_texts(raw, path, sep, source)
+                return raw
             if suffix in PARQUET:
                 import pyarrow.parquet as pq
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kbench.datasets.base import CLASSIFICATION, RawData
 from kbench.datasets.tabular import overflow_error, parse_numbers
 from kbench.spec import FLOAT, shown
 
@@ -167,6 +168,23 @@ def check_short_rows(frame, path: Path, sep: str, source: str) -> None:
             raise ValueError(f"{source}: line {rows.line_num} has {len(short)} field(s), the header names {width} "
                              "columns: a short row (pandas would read its missing fields as missing values); "
                              "complete the row, or write its empty fields with separators.")
+
+
+def check_class_texts(raw: RawData, path: Path, sep: str, source: str) -> None:
+    """Class labels written differently that read as one number (``01`` and ``1``) would be
+    one class: an error naming them. The target column is read again as text, only for a
+    classification target read as numbers."""
+    if raw.task_type not in CLASSIFICATION or raw.y is None or np.asarray(raw.y).dtype.kind not in "iuf":
+        return
+    target = raw.meta["preprocessing"]["target"]
+    texts = pd.read_csv(path, sep=sep, usecols=[target], dtype=str, keep_default_na=False,
+                        engine="python" if len(sep) > 1 else "c")[target].str.strip()
+    spellings = texts.groupby(pd.to_numeric(texts, errors="coerce")).unique()
+    merged = next((values for values in spellings if len(values) > 1), None)
+    if merged is not None:
+        raise ValueError(f"{source}: the target's labels {', '.join(map(repr, sorted(merged)))} read as one number, "
+                         "so as classes they would be one; write each class one way in the file (or as text that "
+                         "is not a number, such as c01).")
 
 
 def check_width(columns: int, source: str, at_least: bool = False) -> None:

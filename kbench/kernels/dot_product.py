@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import sys
+
 import numpy as np
 
 from kbench.kernels.base import Kernel
@@ -36,6 +39,9 @@ class PolynomialKernel(Kernel):
 
     def __init__(self, degree: int = 3, gamma: float | None = None, coef0: float = 1.0) -> None:
         super().__init__()
+        if coef0 > 0 and degree * math.log(coef0) >= math.log(sys.float_info.max):
+            raise ValueError(f"kernel 'polynomial': coef0^degree = {coef0:g}^{degree} overflows float64; lower coef0 "
+                             "or degree.")
         self.degree, self.gamma, self.coef0 = degree, gamma, coef0
 
     def gamma_for(self, d: int) -> float:
@@ -45,8 +51,14 @@ class PolynomialKernel(Kernel):
     def fit(self, X, y=None, validation=None) -> Kernel:
         """Check that float64 can hold the kernel on the training rows: with coef0 > 0, k(x, x)
         lies in [coef0^d, max]; a span past 1/ε leaves the smaller rows' entries, and any
-        ridge nλ, below the round-off of the largest (a high degree or gamma)."""
+        ridge nλ, below the round-off of the largest (a high degree or gamma). With
+        γ·max‖x‖² below the round-off of coef0, every entry is coef0^d: a constant kernel."""
         X = self._check(X, "X")
+        top = self.gamma_for(X.shape[1]) * float(np.max(np.einsum("ij,ij->i", X, X)))  # ≥ |γxᵀy| (Cauchy–Schwarz)
+        if top <= np.finfo(float).eps * self.coef0 or (self.coef0 == 0 and not top**self.degree > 0):
+            raise ValueError(
+                f"the polynomial kernel is constant on the training rows to float64's precision (γ·max‖x‖² = "
+                f"{top:.1e} against coef0 = {self.coef0:g}, degree {self.degree}): raise gamma (or lower coef0).")
         if self.coef0 > 0:
             with np.errstate(over="ignore"):
                 span = float(np.max(self._diag(X))) / self.coef0**self.degree

@@ -20,7 +20,7 @@ from kbench.parameters import Param
 #: the data-driven choices of sigma (kbench.kernels.bandwidth)
 DATA_DRIVEN = ("median", "cv")
 SIGMA = Param(float, "the length scale σ: a number, or chosen on the data", low=1e-150, high=1e150,
-              why="1/(2σ²) must be a finite float64", choices=DATA_DRIVEN, none="from gamma, else 1")
+              why="1/σ² must be a finite float64", choices=DATA_DRIVEN, none="from gamma, else 1")
 #: float64's machine epsilon, the unit of the GEMM form's round-off
 EPS = float(np.finfo(np.float64).eps)
 
@@ -33,8 +33,6 @@ class _LengthScaleKernel(Kernel):
 
     metric: ClassVar[str] = "euclidean"
     spectral = True
-    parameters = {"sigma": SIGMA,
-                  "gamma": Param(float, "the scale written as γ instead of σ", low=0, low_open=True, none="from σ")}
 
     def __init__(self, sigma: float | str | None = None, gamma: float | None = None) -> None:
         super().__init__()
@@ -158,6 +156,8 @@ class GaussianKernel(_EuclideanKernel):
 
     name = "gaussian"
     isotropic = True
+    parameters = {"sigma": SIGMA, "gamma": Param(float, "the scale written as γ = 1/(2σ²) instead of σ", low=5e-301,
+                                                 high=5e299, why="σ in [1e-150, 1e+150]", none="from σ")}
 
     def _sq_factor(self):
         return -0.5 / self.sigma_**2
@@ -217,6 +217,8 @@ class LaplacianKernel(_LengthScaleKernel):
 
     name = "laplacian"
     metric = "cityblock"
+    parameters = {"sigma": SIGMA, "gamma": Param(float, "the scale written as γ = 1/σ instead of σ", low=1e-150,
+                                                 high=1e150, why="σ in [1e-150, 1e+150]", none="from σ")}
     _gamma_rule = "1/σ"
 
     @staticmethod

@@ -20,7 +20,7 @@ from kbench.datasets import canonical_spec, check_dataset_spec, spec_defaults
 from kbench.errors import ConfigError, PluginError
 from kbench.exact.baseline import EXACT_MAX_N
 from kbench.kernels import DEFAULT_KERNEL
-from kbench.registry import create
+from kbench.registry import canonical_label, create
 from kbench.spec import Spec, check_distinct, shown, split_specs
 from kbench.tasks.selection import DEFAULT_SELECTION, check_selection
 
@@ -280,6 +280,8 @@ class SweepConfig:
         for name in ("datasets", "samplers", "tasks"):
             fix(name, _specs(getattr(self, name), name))
         fix("datasets", tuple(map(canonical_spec, self.datasets)))  # as results label them: a file's absolute path
+        for name in ("samplers", "tasks"):  # as results label them: no default written out
+            fix(name, tuple(canonical_label(spec, name.removesuffix("s")) for spec in getattr(self, name)))
         Spec.parse(self.kernel, "kernel")  # text (a kernel object is refused, naming its spec)
         fix("ranks", tuple(check_ranks(self.ranks)))
         lams, bounds = lam_path(self.lams, self.lam_bounds)

@@ -107,6 +107,11 @@ def build_node(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
     node = parse_node(node, shards)
     ranks, lam = check_ranks(ranks), sampler_lam(sampler, check_lams(lams))
     path = node_path(data_cache, dataset, kernel, sampler, repetition, seed, node)
+    absent = [node_name(child) for child in children(node) or ()
+              if not node_path(data_cache, dataset, kernel, sampler, repetition, seed, child).exists()]
+    if absent:  # (a child that failed has its file, which says why: this node records that)
+        raise ValueError(f"node {node_name(node)} merges nodes {' and '.join(absent)}, not computed in {data_cache}: "
+                         f"compute them first (--node {absent[0]}).")
     instance = create(sampler)
     trees = {rank: SqueakSampler.tree_seed(np.random.default_rng(fit_seed(seed, dataset, sampler, rank, repetition)))
              for rank in ranks}

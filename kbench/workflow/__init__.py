@@ -3,7 +3,7 @@ checked against the plugin registry (:mod:`kbench.workflow.checks`) and its jobs
 files (:mod:`kbench.workflow.jobs`)."""
 
 from kbench.sweep.config import DEFAULT_RESOURCES
-from kbench.workflow.checks import check_config
+from kbench.workflow.checks import check_config, labelled
 from kbench.workflow.jobs import RUNTIME_REFERENCE_N, RunRule, Sweep
 
-__all__ = ["DEFAULT_RESOURCES", "RUNTIME_REFERENCE_N", "RunRule", "Sweep", "check_config"]
+__all__ = ["DEFAULT_RESOURCES", "RUNTIME_REFERENCE_N", "RunRule", "Sweep", "check_config", "labelled"]

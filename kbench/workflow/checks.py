@@ -13,7 +13,7 @@ from kbench._files import check_folder, check_no_wildcard
 from kbench.datasets import check_stated_rows, data_files, known_task_type
 from kbench.errors import ConfigError, PluginError
 from kbench.papers import PAPER_OUT, check_paper
-from kbench.registry import create
+from kbench.registry import canonical_label, create
 from kbench.sweep.batches import config_datasets
 from kbench.sweep.config import check_config_lists, check_numbers, same_configuration
 from kbench.sweep.document import DATA_SOURCES
@@ -100,3 +100,11 @@ def _check(key: str, method, *args) -> None:
 def as_list(specs) -> list[str]:
     """A config entry of one spec or a list of them, as a list."""
     return [specs] if isinstance(specs, str) else list(specs)
+
+
+def labelled(config: dict) -> dict:
+    """The checked ``config`` with its samplers and tasks as their results are labelled
+    (:func:`kbench.registry.canonical_label`: no default written out), as ``kbench run``
+    labels them: the jobs' cells are the ones a run writes."""
+    return {**config, **{key: [canonical_label(spec, key.removesuffix("s")) for spec in config[key]]
+                         for key in ("samplers", "tasks")}}

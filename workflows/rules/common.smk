@@ -12,11 +12,11 @@ from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.config import job_environment
 from kbench.sweep.plan import nothing_planned
-from kbench.workflow import Sweep, check_config
+from kbench.workflow import Sweep, check_config, labelled
 
 check_config(config)  # stops before any job, naming the offending key
 os.environ.update(job_environment())  # the jobs' BLAS threads, set before their numpy loads
-SWEEP = Sweep(config)
+SWEEP = Sweep(labelled(config))  # as kbench run labels its cells
 if "datasets" in config and not SWEEP.all_cells:  # (a catalogue's sweep has none left once its batches are in)
     raise ConfigError(nothing_planned(SWEEP.not_planned))
 for batch in SWEEP.batches.missing:  # a batch of datasets no task or sampler takes: its file would have no cell
