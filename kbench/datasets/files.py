@@ -168,7 +168,6 @@ class FileProvider(DatasetProvider):
         of a table whatever they hold, ``drop=a;b`` leaves these out, ``max_levels`` drops a
         text column of more levels; a text column that holds numbers is otherwise refused
         when a value is not a number (tabular.check_text_numbers)."""
-        import pandas as pd
         source = f"file:{shown_path(name)}"
         self.check_name(name, source)
         path = expand_home(name)
@@ -184,14 +183,7 @@ class FileProvider(DatasetProvider):
         try:
             if suffix in TEXT_TABLES:
                 sep = separator(suffix, sep)
-                check_header(path, sep, source)
-                frame = pd.read_csv(path, sep=sep, engine="python" if len(sep) > 1 else "c")  # (a regex: no fallback warning)
-                check_overflow(frame, path, sep, source)
-                check_short_rows(frame, path, sep, source)
-                refuse_unnamed(frame, source, drop)
-                raw = frame_to_raw(frame, target, task_type, meta, source, **table)
-                check_class_texts(raw, path, sep, source)
-                return raw
+                return _text_table(path, sep, source, target, task_type, meta, table)
             if suffix in PARQUET:
                 import pyarrow.parquet as pq
 
@@ -221,6 +213,20 @@ class FileProvider(DatasetProvider):
         except re.error as exc:  # a sep of more than one character is a regular expression
             raise ValueError(f"{source}: sep={sep!r} is not a valid regular expression ({exc}); a separator of "
                              "more than one character is read as one.") from None
+
+
+def _text_table(path: Path, sep: str, source: str, target, task_type, meta: dict, table: dict) -> RawData:
+    """A csv, tsv or txt table, checked as it is read (kbench.datasets.table_checks)."""
+    import pandas as pd
+
+    check_header(path, sep, source)
+    frame = pd.read_csv(path, sep=sep, engine="python" if len(sep) > 1 else "c")  # (a regex: no fallback warning)
+    check_overflow(frame, path, sep, source)
+    check_short_rows(frame, path, sep, source)
+    refuse_unnamed(frame, source, table["drop"])
+    raw = frame_to_raw(frame, target, task_type, meta, source, **table)
+    check_class_texts(raw, path, sep, source)
+    return raw
 
 
 def _svmlight(path: Path, source: str):

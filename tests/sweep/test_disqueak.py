@@ -95,11 +95,12 @@ def test_a_node_computed_from_another_split_or_lam_is_never_used(tmp_path):
 
 
 def test_a_failing_node_says_why_and_its_parent_too(tmp_path):
-    """The root without its children's files: no dictionaries, a reason, the run job builds
+    """The root before its children's files: a ValueError naming them (no node file); a child
+    without the dictionaries the root needs: the root's file says why, and the run job builds
     the tree itself."""
-    path, failure = build_node(DATA, KERNEL, "squeak:shards=2", RANKS, LAMS, 0, 0, tmp_path, "0-2")
-    assert "node 0-1 has no dictionaries" in failure
-    assert "node 0-1 has no dictionaries" in load_node(path, "any key")
+    with pytest.raises(ValueError, match=r"node 0-2 merges nodes 0-1 and 1-2, not computed in .*--node 0-1"):
+        build_node(DATA, KERNEL, "squeak:shards=2", RANKS, LAMS, 0, 0, tmp_path, "0-2")
+    assert not any(tmp_path.rglob("*node0-2*"))
     for leaf in ("0-1", "1-2"):  # leaves of a sweep with rank 10 only
         build_node(DATA, KERNEL, "squeak:shards=2", [10], LAMS, 0, 0, tmp_path, leaf)
     _, failure = build_node(DATA, KERNEL, "squeak:shards=2", [10, 40], LAMS, 0, 0, tmp_path, "0-2")
