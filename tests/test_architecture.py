@@ -24,10 +24,11 @@ PUBLIC_MODULES = {"kbench", "kbench.testing", "kbench.sklearn", "kbench.cli"}
 
 
 def test_the_layers_contract_holds():
-    """import-linter's layers contract in pyproject.toml (it sees function-level imports too)."""
+    """import-linter's contracts in pyproject.toml (it sees function-level imports too): the
+    layers, and the sampler plugins kept inside kbench.samplers."""
     result = subprocess.run(["lint-imports", "--no-cache"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "1 kept, 0 broken" in result.stdout
+    assert "2 kept, 0 broken" in result.stdout
 
 
 def _cycles(graph) -> list[list[str]]:

@@ -24,8 +24,8 @@ import numpy as np
 
 from kbench.datasets.base import Dataset
 from kbench.kernels.base import Kernel
+from kbench.lowrank.cholesky import rp_cholesky_of
 from kbench.lowrank.linalg import factor_diagnostics
-from kbench.samplers.cholesky import RPCholeskySampler
 from kbench.tasks.base import Task
 from kbench.tasks.selection import best_index
 
@@ -118,7 +118,7 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
     chosen_on = task.validation.metric  # the validation criterion, as the sweeps choose λ
     rank = min(rank, n)
     while True:
-        approx = RPCholeskySampler().fit(data.X_train, kernel, rank, seed=seed)
+        approx = rp_cholesky_of(data.X_train, kernel, rank, seed)
         F = np.asarray(approx.train_features)
         rows = task.evaluate(data, approx, kernel, lams=lams)
         approx.release()  # its cached features refer back to it

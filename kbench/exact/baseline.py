@@ -23,9 +23,9 @@ import scipy.linalg
 from kbench._files import read_keyed_npz, write_keyed_npz
 from kbench._validation import INT64_MAX, check_lam_path
 from kbench.exact.pcg import kernel_product, solve_krr_path
+from kbench.lowrank.cholesky import rp_cholesky_of
 from kbench.lowrank.linalg import factor_diagnostics
 from kbench.parameters import Param
-from kbench.samplers.cholesky import RPCholeskySampler
 
 #: the dense eigendecomposition up to this many training rows (3 n² floats: 600 MB at 5000)
 DENSE_MAX_N = 5000
@@ -192,7 +192,7 @@ class IterativeBaseline:
         self.trace = float(kernel.diag(self.X).sum())
         self.diag_test = kernel.diag(self.X_test)
         rank = min(preconditioner_rank, self.n)
-        self.F = np.asarray(RPCholeskySampler().fit(self.X, kernel, rank, seed=seed).train_features)
+        self.F = np.asarray(rp_cholesky_of(self.X, kernel, rank, seed).train_features)
         #: targets digest → the solves of those targets, per λ solved (see :meth:`_solution`)
         self.solutions: dict[str, dict[str, np.ndarray]] = {}
         #: number of eigenpairs → their arrays (see :meth:`_top_eigenpairs`)

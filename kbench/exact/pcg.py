@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kbench.kernels.base import Kernel
-from kbench.samplers.cholesky import RPCholeskySampler
+from kbench.lowrank.cholesky import rp_cholesky_of
 
 #: memory (MiB) for one block of kernel rows in a blocked product
 DEFAULT_BLOCK_MB = 256
@@ -91,7 +91,7 @@ def solve_krr_path(kernel: Kernel, X: np.ndarray, Y: np.ndarray, lams, tol: floa
     if factor is not None:
         F = factor
     elif rank > 0:
-        F = RPCholeskySampler().fit(X, kernel, rank, seed=seed).train_features
+        F = rp_cholesky_of(X, kernel, rank, seed).train_features
     else:
         F = np.zeros((n, 0))
     P = _Preconditioner(np.asarray(F))
