@@ -184,7 +184,7 @@ class Scheduler:
     counts: Counter = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        self.tasks = list({cell.task: create(cell.task) for job in self.planned for cell in job.cells}.values())
+        self.tasks = {cell.task: create(cell.task) for job in self.planned for cell in job.cells}
         self.ridge_samplers = any(job.sampler_lam is not None for job in self.planned)
         self.environment = environment()
         self.contexts: dict[tuple, JobContext | Failure] = {}

@@ -17,7 +17,7 @@ import resource
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
@@ -91,6 +91,8 @@ class JobContext:
     lam_bounds: tuple[float, float] | None = None
     #: how λ is chosen (kbench.tasks.selection.SELECTIONS)
     selection: str = DEFAULT_SELECTION
+    #: the tasks whose ``prepare`` failed, and how: their cells record it without evaluating
+    task_failures: dict[Spec, Failure] = field(default_factory=dict)
 
     def columns(self) -> dict:
         meta = self.data.meta
@@ -203,8 +205,9 @@ def _stage(component: str, what: str):
 def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tasks, env: dict,
                     data_cache=None, ridge_samplers: bool = False, lams=(), lam_bounds=None,
                     selection: str = DEFAULT_SELECTION, say: Callable[[str], None] = lambda text: None) -> JobContext:
-    """Load the split, resolve the kernel on it, let each task prepare what its evaluations
-    share (:meth:`kbench.Task.prepare`), get the exact baseline and the cells' λ path
+    """Load the split, resolve the kernel on it, let each task (``tasks``: label → task)
+    prepare what its evaluations share (:meth:`kbench.Task.prepare`; a failure is its cells'
+    to record), get the exact baseline and the cells' λ path
     (:func:`exact_and_path`) once, in the parent, so that every forked worker shares them
     (:func:`exact_limit` says when the baseline is needed). With a ``data_cache`` the baseline
     is read from there when another process computed it (the workflow's ``exact`` jobs), else
@@ -218,11 +221,14 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     with _stage("kernel", f"the kernel {kernel.label} on {dataset.label}"):
         fitted = fitted_kernel(kernel, data, None if data_cache is None else (
             kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
-    for task in tasks:
+    tasks, task_failures = dict(tasks), {}
+    for label, task in tasks.items():
         try:
             task.prepare(data, fitted)
-        except Exception:  # noqa: BLE001 - each evaluation meets it again and records it in its cell
-            pass
+        except Exception as exc:  # noqa: BLE001 - every failure becomes data: the task's cells
+            failure = Failure.of(exc, "task")
+            task_failures[label] = replace(failure, message=f"preparing the task failed: {failure.message}")
+    tasks = [task for label, task in tasks.items() if label not in task_failures]
     limit = exact_limit(tasks, ridge_samplers)
     baseline, path = None, sorted(lams)
     if limit is not None:
@@ -235,7 +241,7 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
             baseline, path = exact_and_path(data, fitted, limit, shared, tasks, lams, lam_bounds, selection)
     own_bounds = lam_bounds if baseline is None or baseline.dense else None
     return JobContext(data, fitted, checksum, env, None if data_cache is None else Path(data_cache),
-                      tuple(path), own_bounds, selection)
+                      tuple(path), own_bounds, selection, task_failures)
 
 
 def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact_max_n: int,
@@ -351,6 +357,10 @@ def _evaluate_cells(todo, job: Job, context: JobContext, approx, common: dict, r
     """Each cell's task on the fit, one file per cell; a task's row holds none of the
     ``reserved`` columns kbench writes itself."""
     for cell in todo:
+        if cell.task in context.task_failures:
+            write_failure(cell, job, list(context.lams), context.task_failures[cell.task], context)
+            written()
+            continue
         try:
             rows = check_columns(evaluate_cell(create(cell.task), context, approx), cell.task.name, reserved)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)

@@ -141,8 +141,8 @@ class Task(Declared):
     def prepare(self, data, kernel) -> None:
         """Compute now what every evaluation of this task on ``data`` shares, whatever the
         sampler (cached in ``data.cache``): the sweep calls it once per (dataset, kernel,
-        repetition), before its jobs fork. Nothing by default; an error here is left for
-        :meth:`evaluate` to meet again and record in its cell."""
+        repetition), before its jobs fork. Nothing by default; an error here is recorded in
+        each of the task's cells on that data (``failed_in`` task), which are not evaluated."""
 
     def exact_scores(self, exact, data, lams) -> dict[str, np.ndarray]:
         """The exact kernel's values along the λ path ``lams`` of what λ is chosen on, by

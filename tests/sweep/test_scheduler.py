@@ -535,3 +535,23 @@ def test_the_kernel_chosen_on_a_split_is_chosen_once_for_every_job(tmp_path, mon
     saved.write_text(saved.read_text().replace(contexts[0].split_checksum, "another split"))
     worker.prepare_context(job.dataset, job.kernel, 0, 0, [], worker.environment(), tmp_path)
     assert len(calls) == 2
+
+
+def test_a_task_whose_prepare_fails_records_it_in_each_of_its_cells(tmp_path, monkeypatch):
+    """The failure of a task's ``prepare`` is not swallowed: each of the task's cells records
+    it (failed_in task) without evaluating; the other task's cells are scored."""
+    data, lams = "synthetic:friedman1:n=200", [1e-3]
+    jobs = plan(SweepConfig([data], ["uniform"], ["krr", "approximation:max_n=50"], [5, 10], lams, [0],
+                            "gaussian:sigma=median", tmp_path))
+    tasks = {cell.task: kbench.registry.create(cell.task) for job in jobs for cell in job.cells}
+    approximation = next(task for task in tasks.values() if task.name == "approximation")
+    monkeypatch.setattr(type(approximation), "prepare", lambda self, data, kernel: 1 / 0)
+    monkeypatch.setattr(type(approximation), "evaluate", lambda *args, **kwargs: pytest.fail("evaluated"))
+    context = worker.prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, tasks, worker.environment(), lams=lams)
+    for job in jobs:
+        worker.run_job(job, context)
+    frame = read_results(tmp_path / "cells")
+    assert set(frame.loc[frame.task == "krr", "status"]) == {"ok"}
+    failed = frame[frame.task == "approximation"]
+    assert len(failed) == 2 and set(failed.status) == {"error"} and set(failed.failed_in) == {"task"}
+    assert failed.error.str.startswith("preparing the task failed: ZeroDivisionError").all()
