@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kbench.cli import Bounded
+from kbench.cli.params import Bounded
 from kbench.spec import Spec, parse_value, split_specs
 from kbench.sweep.config import BOUNDS, RESOURCE_BOUNDS
 

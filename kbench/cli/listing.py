@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
+from kbench.cli.params import OptionsOnce
 from kbench.datasets import SPLIT_OPTIONS, load_dataset
 from kbench.parameters import declarations
 from kbench.spec import format_value
@@ -68,7 +69,7 @@ def parameters_markdown(payload: dict[str, list[dict]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@click.command("list")
+@click.command("list", cls=OptionsOnce)
 @click.argument("kind", required=False, type=click.Choice(KINDS))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output, with each parameter's declaration.")
 @click.option("--markdown", "as_markdown", is_flag=True,
