@@ -104,10 +104,25 @@ def check_lam(lam, owner: str) -> float:
     return float(lam)
 
 
+def python_value(value):
+    """A NumPy scalar or 0-d array as the Python number or bool it holds (a float32 as the
+    number it prints: 1e-3, not 0.0010000000474974513); anything else as it is."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, np.floating) and value.dtype.itemsize < 8:
+        return float(str(value))
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def got(value, integer: bool = False) -> str:
     """``value`` as an error message shows what was given: a text that reads as a number is
     named as text (a percent-escaped value stays text: ``sigma=%31`` is the text '1'), and a
-    whole float where an integer is wanted as the float it was read as (``1e1`` is 10.0)."""
+    whole float where an integer is wanted as the float it was read as (``1e1`` is 10.0); a
+    value of another type than Python's own with its type."""
+    if isinstance(value, list | tuple) and not value:
+        return "an empty list"
+    if type(value) not in (int, float, str, bool, list, tuple, type(None)):
+        return f"{shown(value)} (a {type(value).__module__}.{type(value).__qualname__})"
     if isinstance(value, str) and parse_number(value) is not None:
         return f"the text {shown(value)} (a percent-escaped value stays text: write it unescaped, or pass a number)"
     if integer and isinstance(value, float) and value.is_integer():
@@ -267,6 +282,7 @@ def coerce_params(params: dict[str, Any], declared: dict[str, tuple[type, ...] |
 
 
 def _coerce(value, allowed, name: str, owner: str):
+    value = python_value(value)
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{owner}: {name} must be finite, got {value!r}.")
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT64_MAX:
@@ -306,4 +322,17 @@ def _coerce(value, allowed, name: str, owner: str):
     if isinstance(value, list | tuple):  # written a;b: only a list parameter takes several values
         raise ValueError(f"{owner}: {name} takes one value ({expected}), got the list {got(value)} (a;b lists "
                          "are for list parameters, such as kpca's components).")
-    raise ValueError(f"{owner}: {name} must be {expected}, got {got(value, integer=int in allowed)}.")
+    raise ValueError(f"{owner}: {name} must be {expected}, got {got(value, integer=int in allowed)}"
+                     f"{python_hint(value, list in allowed, type(None) in allowed)}.")
+
+
+def python_hint(value, takes_list: bool, takes_none: bool) -> str:
+    """For a text given in Python where a spec's text would have been read as a list or as
+    none (``"1;5"``, ``"none"``): how to pass it in Python."""
+    if not isinstance(value, str):
+        return ""
+    if takes_none and value.strip().lower() == "none":
+        return " (a text: in Python pass None)"
+    if takes_list and ";" in value:
+        return f" (a text: in Python pass a list, [{', '.join(part.strip() for part in value.split(';'))}])"
+    return ""

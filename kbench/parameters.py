@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from kbench._validation import Bound, got, suggest
+from kbench._validation import Bound, got, python_hint, python_value, suggest
 from kbench.spec import format_value
 
 _KINDS = (bool, int, float, str)
@@ -52,8 +52,19 @@ class Param:
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:
             raise TypeError(f"Param kind must be one of bool, int, float, str, got {self.kind!r}.")
-        if not self.meaning.strip() or "\n" in self.meaning:
+        if not isinstance(self.meaning, str) or not self.meaning.strip() or "\n" in self.meaning:
             raise TypeError("a Param's meaning is one non-empty line.")
+        ends = [end for end in (self.low, self.high) if end is not None]
+        if ends and not self.numeric:
+            raise TypeError(f"a {self.kind.__name__} Param has no range: low and high are for int and float.")
+        if not all(isinstance(end, numbers.Real) and not isinstance(end, bool) and math.isfinite(end) for end in ends):
+            raise TypeError(f"a Param's low and high are finite numbers, got {self.low!r} and {self.high!r}.")
+        if len(ends) == 2 and (self.low > self.high or (self.low == self.high and (self.low_open or self.high_open))):
+            raise TypeError(f"a Param's range [{self.low}, {self.high}] holds no value.")
+        if any(not isinstance(c, str | numbers.Real) or isinstance(c, bool) for c in self.choices) or (
+                self.kind is str and not all(isinstance(c, str) for c in self.choices)):
+            raise TypeError(f"a {self.kind.__name__} Param's choices are text (and numbers, for a number), "
+                            f"got {self.choices!r}.")
 
     @property
     def numeric(self) -> bool:
@@ -91,15 +102,19 @@ class Param:
     def check(self, value, name: str, owner: str):
         """``value`` converted (an integer to a float, 0/1 to a bool), or a one-line
         ValueError: '<owner>: <name> must be <allowed>, got <value>.'"""
+        value = python_value(value)
         if value is None and self.none:
             return None
         if self.many and isinstance(value, list | tuple) and value:
-            return [self._one(item, name, owner) for item in value]
+            checked = [self._one(item, name, owner) for item in value]
+            if len(set(map(repr, checked))) < len(checked):
+                raise ValueError(f"{owner}: {name} lists a value more than once ({format_value(checked)}); "
+                                 "give each once.")
+            return checked
         return self._one(value, name, owner)
 
     def _one(self, value, name: str, owner: str):
-        if isinstance(value, np.generic):
-            value = value.item()
+        value = python_value(value)
         if isinstance(value, str):
             if value in self.choices or (self.kind is str and not self.choices):
                 return value
@@ -117,7 +132,7 @@ class Param:
             elif value in [c for c in self.choices if not isinstance(c, str)]:
                 return self.kind(value)
         texts = [c for c in self.choices if isinstance(c, str)]
-        hint = suggest(value, texts) if isinstance(value, str) else ""
+        hint = (suggest(value, texts) or python_hint(value, self.many, bool(self.none))) if isinstance(value, str) else ""
         raise ValueError(f"{owner}: {name} must be {self.allowed}, got {got(value, integer=self.kind is int)}{hint}.")
 
     def invalid(self) -> list:
@@ -172,6 +187,25 @@ def check_params(parameters: dict[str, Param], values: dict, owner: str) -> dict
             for name, value in values.items()}
 
 
+def _check_declaration(cls: type) -> None:
+    """When a plugin class is made: each parameter it declares is one its constructor takes,
+    with a default the declaration allows (a spec that leaves it out gets the default)."""
+    declared = getattr(cls, "parameters", {})
+    if not isinstance(declared, dict) or not all(isinstance(p, Param) for p in declared.values()):
+        raise TypeError(f"{cls.__qualname__}.parameters must be a dict of name → kbench.Param, got {declared!r}.")
+    signature = inspect.signature(cls).parameters
+    for name, param in declared.items():
+        if name not in signature:
+            raise TypeError(f"{cls.__qualname__} declares the parameter {name!r}, which its constructor does not take.")
+        if signature[name].default is inspect.Parameter.empty:
+            raise TypeError(f"{cls.__qualname__}: the parameter {name!r} has no default in the constructor's signature "
+                            "(a spec that leaves it out needs one).")
+        try:
+            param.check(signature[name].default, name, cls.__qualname__)
+        except ValueError as exc:
+            raise TypeError(f"the default of {name!r} breaks its declaration: {exc}") from None
+
+
 class Declared:
     """A plugin class whose constructor arguments are checked against its ``parameters``
     before its ``__init__`` runs, whoever calls it (a spec, the Python API, a subclass)."""
@@ -199,6 +233,7 @@ class Declared:
 
         checked._checks_parameters = True  # type: ignore[attr-defined]
         cls.__init__ = checked  # type: ignore[method-assign]
+        _check_declaration(cls)
 
     def get_params(self) -> dict:
         """The constructor's parameters, read back from attributes of the same name."""

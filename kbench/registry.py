@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import importlib.metadata
 import inspect
+import os
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -24,6 +26,8 @@ from kbench.parameters import Param, declarations, defaults
 from kbench.spec import CONTROL, RESERVED, Spec, shown
 
 KINDS = tuple(hookspecs.HOOKS)
+#: kbench's own folder: an error raised in it is placed at the plugin's line that called it
+_PACKAGE = str(Path(__file__).resolve().parent) + os.sep
 #: the distribution of the built-in plugins: loaded first, and kept when another package
 #: registers one of their names (the name is then refused as ambiguous)
 BUILTIN = "kbench"
@@ -225,6 +229,8 @@ def _where(exc: BaseException) -> str:
         return f" (at {exc.filename}:{exc.lineno})"
     frames = traceback.extract_tb(exc.__traceback__)
     frames = [f for f in frames if "importlib" not in f.filename] or frames
+    # the plugin's own line, not the kbench code it called (a Param it declared wrongly)
+    frames = [f for f in frames if not f.filename.startswith(_PACKAGE)] or frames
     return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 

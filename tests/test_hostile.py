@@ -319,7 +319,7 @@ def _with(args: list[str], **changes: str) -> list[str]:
     (_with(RUN, lams="1e-3,1e-3"), "--lams lists 0.001 more than once"),
     (_with(RUN, tasks="kpca:components=1000"), "kpca: components 1000 exceed the sweep's largest rank 5"),
     (_with(RUN, tasks="kpca:components=1;;5"), "has an empty item"),
-    (_with(RUN, tasks="kpca:components=2;2"), "components lists a number twice"),
+    (_with(RUN, tasks="kpca:components=2;2"), "components lists a value more than once"),
     (_with(RUN, samplers="rp-cholesky:block_size=" + "9" * 30), "64 bits"),
     (RUN + ["--only-repetition", "1"], "repetition index 1 is not below --repetitions 1"),
     # how λ is chosen (issue 45)
@@ -1864,3 +1864,47 @@ def test_held_out_twenty_first_round(tmp_path, monkeypatch):
     node = CliRunner().invoke(main, [*args, "--kernel", "gaussian:sigma=median"])
     assert node.exit_code == 2 and "merges nodes 0-1 and 1-2, not computed" in node.output
     assert not (tmp_path / "dq").exists()
+
+
+def test_held_out_twenty_second_round(tmp_path):
+    """Found by the twenty-second held-out suite: bless with q just above 1 ran for hours (a
+    ridge schedule of millions of levels) or asked for 515 GiB; known-spectrum's std or σ at
+    extremes raised OverflowError or ZeroDivisionError (a traceback in describe); a plugin
+    declaring a parameter without a default in its constructor, or with a default its
+    declaration refuses, was a traceback or ran silently; a broken plugin was placed at
+    kbench's line, not its own; parameters joined by ':' got a did-you-mean of the name
+    given. (NumPy scalars, Python texts and empty lists given as parameters: test_parameters.)"""
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    with pytest.raises(ValueError, match=r"q must be a finite number >= 1.01"):
+        kbench.make_sampler("bless:q=1.000001")
+    with pytest.raises(ValueError, match=r"bless: q=1.01 makes \d+ ridges .* more than 1000: raise q to"):
+        kbench.make_sampler("bless:q=1.01").fit(X, kbench.make_kernel("gaussian"), 5, lam=1e-30)
+    for spec in ("std=1e308", "std=1e-200", "sigma=1e-300", "sigma=1e300"):
+        with pytest.raises(ValueError, match=r"must be a finite number in \[1e-50, 1e\+50\]"):
+            kbench.load_dataset(f"synthetic:known-spectrum:{spec},n=50")
+    with pytest.raises(ValueError, match="eigenvalues that do not decay in float64"):
+        kbench.load_dataset("synthetic:known-spectrum:std=1e40,sigma=1e-40,n=50")
+    add_plugin(tmp_path, "no-default", """
+        import numpy as np
+        import kbench
+
+
+        class NoDefault(kbench.Sampler):
+            name = "no-default"
+            parameters = {"m": kbench.Param(int, "m", low=1)}
+
+            def __init__(self, m):
+                self.m = m
+
+
+        @kbench.hookimpl
+        def kbench_register_samplers():
+            return [NoDefault]
+        """)
+    listed = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "samplers"], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(tmp_path), "COLUMNS": "400"}, timeout=120)
+    text = " ".join(listed.stdout.split())
+    assert "the parameter 'm' has no default in the constructor's signature" in text
+    assert f"(at {tmp_path}" in text.replace("│ ", "").replace(" │", "")  # the plugin's own file
+    with pytest.raises(ValueError, match=r"separated by commas, e.g. synthetic:bach-periodic:design=grid,a=0"):
+        check_dataset_spec("synthetic:bach-periodic:design=grid:a=0")

@@ -106,6 +106,11 @@ class DatasetProvider:
         """Raise a ValueError when ``name`` is not a dataset of this provider (before loading)."""
         known = self.names()
         if known and name not in known:
+            head, _, rest = name.partition(":")
+            if head in known and "=" in rest:  # parameters joined by ':' (design=grid:a=0)
+                given = spec.split(f"{head}:", 1)[-1].replace(":", ",")
+                raise ValueError(f"unknown dataset {spec!r}: its parameters go after {self.name}:{head}: and are "
+                                 f"separated by commas, e.g. {self.name}:{head}:{given}.")
             raise ValueError(
                 f"unknown dataset {spec!r}{suggest(name, known)}; {self.name} has: {', '.join(known)}."
             )

@@ -158,6 +158,9 @@ def known_spectrum(n: int, seed: int, std: float = 1.0, sigma: float = 1.0, nois
     a, b = 1.0 / (4.0 * std**2), 1.0 / (2.0 * sigma**2)
     c = math.sqrt(a * a + 2.0 * a * b)
     A, B = a + b + c, b / (a + b + c)
+    if not B < 1.0:  # σ/std below ~1e-16: the eigenvalues Bᵏ do not decay in float64
+        raise ValueError(f"known-spectrum: sigma = {sigma:g} against std = {std:g} gives eigenvalues that do not "
+                         "decay in float64 (B = 1); raise sigma / std above 1e-15.")
     lead = math.sqrt(2.0 * a / A)
     f = np.sin(2.0 * x)
     meta = {
@@ -199,6 +202,7 @@ GENERATORS = {
 
 #: each generator's parameters
 _NOISE = Param(float, "the standard deviation of the noise", low=0)
+_SPECTRUM_RANGE = "the closed form's squares stay within float64"
 PARAMETERS = {
     "bach-periodic": {
         "design": Param(str, "the design of x: random, the grid i/n, or Beta(a, a)", choices=("uniform", "grid", "beta")),
@@ -215,8 +219,8 @@ PARAMETERS = {
         "d": Param(int, "the dimension", low=1),
         "spread": Param(float, "the standard deviation of a cluster", low=0)},
     "known-spectrum": {
-        "std": Param(float, "the standard deviation of x", low=0, low_open=True),
-        "sigma": Param(float, "the Gaussian kernel's σ the spectrum is of", low=0, low_open=True),
+        "std": Param(float, "the standard deviation of x", low=1e-50, high=1e50, why=_SPECTRUM_RANGE),
+        "sigma": Param(float, "the Gaussian kernel's σ the spectrum is of", low=1e-50, high=1e50, why=_SPECTRUM_RANGE),
         "noise": _NOISE},
     "friedman1": {"noise": replace(_NOISE, none="1.0")},
     "moons": {"noise": replace(_NOISE, none="0.1")},

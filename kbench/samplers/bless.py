@@ -41,6 +41,8 @@ from kbench.samplers.base import Sampler, landmarks_from_dictionary
 
 #: the schedule and weights of each variant (module docstring)
 VARIANTS = ("paper", "lcsl")
+#: the most ridges of a schedule (each a level of dictionary work)
+MAX_LEVELS = 1000
 
 
 def atom_weights(prob: np.ndarray, bound: np.ndarray, variant: str) -> np.ndarray:
@@ -59,7 +61,8 @@ class BlessSampler(Sampler):
     parameters = {
         "qbar": Param(float, "oversampling of the leverage scores: the dictionary holds about q̄·d_eff(nλ) points",
                       low=0, low_open=True),
-        "q": Param(float, "the ratio between consecutive ridges of the schedule", low=1, low_open=True),
+        "q": Param(float, "the ratio between consecutive ridges of the schedule", low=1.01,
+                   why="each ridge is a level of work; closer to 1 adds levels, not accuracy"),
         "variant": Param(str, "'paper' (Alg. 1) or 'lcsl' (the original code's levels and weights)", choices=VARIANTS),
     }
 
@@ -74,6 +77,10 @@ class BlessSampler(Sampler):
             levels = max(1, math.ceil(math.log(n)))
         else:
             levels = max(1, math.ceil(math.log(max(gamma0 / gamma, 1.0)) / math.log(self.q)))
+            if levels > MAX_LEVELS:
+                raise ValueError(f"bless: q={self.q:g} makes {levels} ridges from n·max k(x, x) = {gamma0:.3g} down "
+                                 f"to nλ = {gamma:.3g}, more than {MAX_LEVELS}: raise q to "
+                                 f"{(gamma0 / gamma) ** (1 / MAX_LEVELS) * 1.001:.3g} or more.")
         ridges = np.geomspace(gamma0, gamma, levels + 1)
         bound = np.minimum(self.qbar * diag / (diag + ridges[0]), 1.0)
         atoms = np.flatnonzero(rng.random(n) < bound)

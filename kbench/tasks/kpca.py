@@ -60,9 +60,7 @@ class KPCATask(Task):
         #: whether the components were chosen (then each must fit the sweep's ranks), not the default
         self.components_given = components is not None
         components = DEFAULT_COMPONENTS if components is None else components
-        components = [components] if np.isscalar(components) else list(components)
-        if len(set(components)) < len(components):
-            raise ValueError(f"kpca: components lists a number twice: {components!r}; pass each once.")
+        components = [components] if np.isscalar(components) else list(components)  # (each once: declared)
         self.components = sorted(int(c) for c in components)
         self.centered = centered
         if self.centered:  # the exact baseline's eigenvalues are of the uncentered K: no exact columns

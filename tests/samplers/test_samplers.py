@@ -658,7 +658,7 @@ def test_orf_refuses_a_kernel_that_is_not_isotropic(data300):
         ("rp-cholesky", {"block_size": 0}, "block_size must be an integer >= 1"),
         ("rls-fast", {"p1": -1}, "p1 must be an integer >= 1"),
         ("squeak", {"qbarr": 20}, "no parameter 'qbarr' .did you mean 'qbar'"),
-        ("bless", {"q": 1.0}, "q must be a finite number > 1"),
+        ("bless", {"q": 1.0}, r"q must be a finite number >= 1.01 \(each ridge is a level of work"),
         ("bless", {"qbar": 0}, "qbar must be"),
     ],
 )
