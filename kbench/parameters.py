@@ -19,8 +19,6 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from kbench._validation import Bound, got, python_hint, python_value, suggest
 from kbench.spec import format_value
 
