@@ -186,13 +186,17 @@ def check_params(parameters: dict[str, Param], values: dict, owner: str) -> dict
 
 
 def _check_declaration(cls: type) -> None:
-    """When a plugin class is made: each parameter it declares is one its constructor takes,
-    with a default the declaration allows (a spec that leaves it out gets the default)."""
+    """When a plugin class is made: each parameter it declares is one its constructor takes
+    (declarations it inherits may name parameters its own constructor leaves out), with a
+    default the declaration allows (a spec that leaves it out gets the default)."""
     declared = getattr(cls, "parameters", {})
     if not isinstance(declared, dict) or not all(isinstance(p, Param) for p in declared.values()):
         raise TypeError(f"{cls.__qualname__}.parameters must be a dict of name → kbench.Param, got {declared!r}.")
     signature = inspect.signature(cls).parameters
+    own = "parameters" in cls.__dict__
     for name, param in declared.items():
+        if name not in signature and not own:
+            continue
         if name not in signature:
             raise TypeError(f"{cls.__qualname__} declares the parameter {name!r}, which its constructor does not take.")
         if signature[name].default is inspect.Parameter.empty:
