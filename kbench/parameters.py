@@ -185,18 +185,34 @@ def check_params(parameters: dict[str, Param], values: dict, owner: str) -> dict
             for name, value in values.items()}
 
 
+def _checked(init):
+    """``init`` with its arguments checked against the class's declarations first (a value
+    converted as declared), whichever class of the instance's calls it."""
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def checked(self, *args, **kw) -> None:
+        bound = signature.bind(self, *args, **kw)
+        owner = f"{type(self).kind} {type(self).name!r}"
+        bound.arguments.update(check_params(type(self).parameters, dict(list(bound.arguments.items())[1:]), owner))
+        init(*bound.args, **bound.kwargs)
+
+    checked._checks_parameters = True  # type: ignore[attr-defined]
+    return checked
+
+
 def _check_declaration(cls: type) -> None:
-    """When a plugin class is made: each parameter it declares is one its constructor takes
-    (declarations it inherits may name parameters its own constructor leaves out), with a
-    default the declaration allows (a spec that leaves it out gets the default)."""
-    declared = getattr(cls, "parameters", {})
+    """When a plugin class that declares its parameters is made: each is one its constructor
+    takes, with a default the declaration allows (a spec that leaves it out gets the default).
+    A subclass that inherits its declarations may take them as it likes (a test's spy kernel
+    with a required σ)."""
+    if "parameters" not in cls.__dict__:
+        return
+    declared = cls.__dict__["parameters"]
     if not isinstance(declared, dict) or not all(isinstance(p, Param) for p in declared.values()):
         raise TypeError(f"{cls.__qualname__}.parameters must be a dict of name → kbench.Param, got {declared!r}.")
     signature = inspect.signature(cls).parameters
-    own = "parameters" in cls.__dict__
     for name, param in declared.items():
-        if name not in signature and not own:
-            continue
         if name not in signature:
             raise TypeError(f"{cls.__qualname__} declares the parameter {name!r}, which its constructor does not take.")
         if signature[name].default is inspect.Parameter.empty:
@@ -221,20 +237,8 @@ class Declared:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
-        if init is None or getattr(init, "_checks_parameters", False):
-            return
-        signature = inspect.signature(init)
-
-        @functools.wraps(init)
-        def checked(self, *args, **kw) -> None:
-            bound = signature.bind(self, *args, **kw)
-            owner = f"{type(self).kind} {type(self).name!r}"
-            bound.arguments.update(check_params(type(self).parameters, dict(list(bound.arguments.items())[1:]),
-                                                owner))
-            init(*bound.args, **bound.kwargs)
-
-        checked._checks_parameters = True  # type: ignore[attr-defined]
-        cls.__init__ = checked  # type: ignore[method-assign]
+        if init is not None and not getattr(init, "_checks_parameters", False):
+            cls.__init__ = _checked(init)  # type: ignore[method-assign]
         _check_declaration(cls)
 
     def get_params(self) -> dict:
