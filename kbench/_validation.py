@@ -333,6 +333,7 @@ def python_hint(value, takes_list: bool, takes_none: bool) -> str:
         return ""
     if takes_none and value.strip().lower() == "none":
         return " (a text: in Python pass None)"
-    if takes_list and ";" in value:
-        return f" (a text: in Python pass a list, [{', '.join(part.strip() for part in value.split(';'))}])"
+    parts = [part.strip() for part in value.split(";")]
+    if takes_list and len(parts) > 1 and all(parts):
+        return f" (a text: in Python pass a list, [{', '.join(parts)}])"
     return ""

@@ -130,7 +130,7 @@ class Param:
             elif value in [c for c in self.choices if not isinstance(c, str)]:
                 return self.kind(value)
         texts = [c for c in self.choices if isinstance(c, str)]
-        hint = (suggest(value, texts) or python_hint(value, self.many, bool(self.none))) if isinstance(value, str) else ""
+        hint = (python_hint(value, self.many, bool(self.none)) or suggest(value, texts)) if isinstance(value, str) else ""
         raise ValueError(f"{owner}: {name} must be {self.allowed}, got {got(value, integer=self.kind is int)}{hint}.")
 
     def invalid(self) -> list:
@@ -243,5 +243,5 @@ class Declared:
 
     def get_params(self) -> dict:
         """The constructor's parameters, read back from attributes of the same name."""
-        return {name: getattr(self, name) for name in inspect.signature(type(self)).parameters
-                if name not in ("args", "kwargs")}
+        return {name: getattr(self, name) for name, p in inspect.signature(type(self)).parameters.items()
+                if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}

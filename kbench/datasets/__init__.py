@@ -6,9 +6,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-import numpy as np
-
-from kbench._validation import INT64_MAX, coerce_params, suggest
+from kbench._validation import INT64_MAX, coerce_params, python_value, suggest
 from kbench.datasets.base import (
     TASK_TYPES,
     Dataset,
@@ -168,10 +166,10 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     seed = SEED.check(seed, "seed", spec)
     defaults = {key: value.default for key, value in inspect.signature(load_dataset).parameters.items()
                 if key in SPLIT_OPTIONS}
-    given = {key: value for key, value in zip(SPLIT_OPTIONS, (n, test_size, val_size, standardize, dropna))
-             if value != defaults[key]}  # (as arguments, not left at the default)
-    python = {key: value.item() if isinstance(value, np.generic) else value  # a NumPy scalar as its Python number
-              for key, value in {**params, **given}.items()}
+    given = {key: value for key, value in zip(SPLIT_OPTIONS, map(python_value, (n, test_size, val_size, standardize,
+                                                                                dropna)))
+             if not (type(value) is type(defaults[key]) and value == defaults[key])}  # (arguments, not defaults)
+    python = {key: python_value(value) for key, value in {**params, **given}.items()}  # NumPy scalars as numbers
     params = check_parameters(provider, name, python, spec)
     twice = sorted(key for key in set(params) & set(spec_params) if params[key] != spec_params[key])
     if twice:

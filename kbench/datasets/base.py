@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from kbench._validation import suggest
+from kbench.errors import ContractViolation
 from kbench.parameters import Param
 
 #: what a dataset's target is; "unlabeled" data has none (only tasks that need no target run)
@@ -191,6 +192,8 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
     """NaN in features or target: an error naming the column (or rows dropped with dropna=True).
 
     Returns a new RawData; the provider's object and arrays are left as they were."""
+    if not isinstance(raw, RawData):
+        raise ContractViolation(f"{name}: the provider's load returned {type(raw).__name__}, not a kbench.RawData.")
     frame = isinstance(raw.X, pd.DataFrame)
     if (not frame and np.iscomplexobj(raw.X)) or (raw.y is not None and np.iscomplexobj(raw.y)):
         raise ValueError(f"{name} holds complex numbers; kbench takes real features and targets "

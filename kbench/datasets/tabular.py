@@ -134,7 +134,9 @@ def _read_as(y: np.ndarray, task_type: str) -> dict:
     """How an undeclared numeric target of whole numbers was read (``target_read_as``): as
     classes up to MAX_CLASS_LEVELS levels, as numbers above; nothing for other targets."""
     levels = np.unique(y[~pd.isna(y)])
-    if not np.all(np.mod(levels, 1) == 0):
+    with np.errstate(invalid="ignore"):  # (an infinite level is not whole)
+        whole = np.all(np.mod(levels, 1) == 0)
+    if not whole:
         return {}
     span = f"{len(levels)} whole-number levels ({levels[0]:g} … {levels[-1]:g})"
     if task_type == "multiclass":

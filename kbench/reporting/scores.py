@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from kbench.errors import ContractViolation, describe
 from kbench.registry import create
 from kbench.reporting.standing import FAILED
 from kbench.spec import Spec
@@ -137,7 +138,12 @@ def _scored_cells(rows: pd.DataFrame, task, extra, exact_extra) -> pd.DataFrame:
     if rows.empty or metric not in rows:
         return pd.DataFrame()
     headline.check_numbers(rows, task.name)
-    rows = task.headline_rows(rows)
+    try:
+        rows = task.headline_rows(rows)
+    except Exception as exc:  # noqa: BLE001 - a plugin's: its section is dropped with the reason (sections)
+        raise ContractViolation(f"its headline_rows failed: {describe(exc)}") from None
+    if not isinstance(rows, pd.DataFrame):
+        raise ContractViolation(f"its headline_rows returned a {type(rows).__name__}, not a DataFrame of rows.")
     if rows.empty or rows[metric].isna().all():
         return pd.DataFrame()
     own = {"lam_at_edge": "at_edge"}
@@ -212,7 +218,11 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
         if task.headline is None:
             notes.append(f"{label}: the task declares no headline metric, so it has no section.")
             continue
-        cells = cell_table(frame, label, task)
+        try:
+            cells = cell_table(frame, label, task)
+        except ContractViolation as exc:
+            notes.append(f"{label}: {exc} So it has no section.")
+            continue
         scored = set(cells["sampler"])
         judged = informative(cells, task)
         left_out = judged.loc[~judged["informative"].astype(bool)].drop(columns="informative")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kbench._provenance import KBENCH_VERSION
 from kbench.datasets import check_dataset_spec, data_version, known_task_type, split_sizes
+from kbench.errors import describe
 from kbench.registry import create, package_of, plugin_class
 from kbench.spec import Spec
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
@@ -187,7 +188,13 @@ def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
     for spec in sampler_specs:
         create(spec)
     for spec in task_specs:
-        create(spec).check_ranks(config.ranks)
+        task = create(spec)
+        try:
+            task.check_ranks(config.ranks)
+        except (ValueError, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a plugin's: a usage error naming it
+            raise ValueError(f"task {spec.label!r}: check_ranks failed: {describe(exc)}") from None
     lams, seed = list(config.lams), config.seed
     if config.selection == DEFAULT_SELECTION and any(plugin_class(t).uses_lams for t in task_specs):
         for spec in dataset_specs:

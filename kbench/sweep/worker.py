@@ -225,7 +225,9 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     for label, task in tasks.items():
         try:
             task.prepare(data, fitted)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes data: the task's cells
+        except (KeyboardInterrupt, TimeLimitReached):  # the user's Ctrl-C, the sweep's --time-limit
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a SystemExit too): the task's cells
             failure = Failure.of(exc, "task")
             task_failures[label] = replace(failure, message=f"preparing the task failed: {failure.message}")
     tasks = [task for label, task in tasks.items() if label not in task_failures]

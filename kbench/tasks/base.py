@@ -245,11 +245,20 @@ def check_columns(rows: list[dict], task: str, reserved) -> list[dict]:
 
 
 def require_lam(rows: list[dict], task: str) -> list[dict]:
-    """``rows``, each with its ``lam`` (NaN for a λ-free task), which keys the rows of a result file."""
+    """``rows``, each with its ``lam`` (NaN for a λ-free task), a number, which with
+    ``components`` keys the rows of a result file: no two rows of a cell share them."""
     missing = next((index for index, row in enumerate(rows) if "lam" not in row), None)
     if missing is not None:
         raise ContractViolation(f"task {task!r}: row {missing} has no 'lam' (a λ-free task writes NaN), which "
                                 "keys every row of a result file.")
+    text = next((row["lam"] for row in rows if not isinstance(row["lam"], numbers.Real | np.floating)
+                 or isinstance(row["lam"], bool)), None)
+    if text is not None or any(row["lam"] is None for row in rows):
+        raise ContractViolation(f"task {task!r}: lam must be a number (NaN for a λ-free task), got {text!r}.")
+    keys = [repr((float(row["lam"]), row.get("components"))) for row in rows]  # (repr: NaN equals NaN)
+    if len(set(keys)) < len(keys):
+        raise ContractViolation(f"task {task!r} returned several rows of one λ and components (a result file keeps "
+                                "one row per λ and components): give each row its own, or return one row.")
     return rows
 
 
