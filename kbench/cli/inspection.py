@@ -21,6 +21,7 @@ from kbench.cli.params import (
     bounded,
     kernel_option,
     plain,
+    seed_option,
     usage,
 )
 from kbench.datasets import canonical_spec, load_dataset
@@ -68,7 +69,7 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
 
 @click.command("describe", cls=OptionsOnce)
 @click.argument("dataset", type=ONE_DATASET)
-@click.option("--seed", type=bounded("seed"), default=0, show_default=True, help="Base seed, as kbench run's.")
+@seed_option("Base seed, as kbench run's.")
 @click.option("--repetition", type=bounded("only_repetition"), default=0, show_default=True,
               help="Show the split (and subsample) kbench run --seed SEED uses in this repetition.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -106,7 +107,7 @@ def describe_command(dataset: str, seed: int, repetition: int, as_json: bool) ->
               help="Target relative distance to exact, reached on 90% of the published datasets most like yours.")
 @click.option("--probe", is_flag=True, help="Check the order and the promised gap on a short sweep of a 4 000-row "
               "subsample at half, once and twice the rank (tens of seconds).")
-@click.option("--seed", type=bounded("seed"), default=0, show_default=True, help="Seed of the split and estimates.")
+@seed_option("Seed of the split and estimates.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def advise_command(dataset, task, kernel, rank, seconds, within, probe, seed, as_json) -> None:
     """Which approximation, at what rank, for DATASET (any dataset spec; docs/advise.md)."""

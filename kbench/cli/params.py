@@ -17,7 +17,7 @@ from kbench._validation import Bound
 from kbench.errors import ContractViolation, PluginError, one_line
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.spec import split_specs
-from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS
+from kbench.sweep.config import AUTO, AUTO_LAM_BOUNDS, AUTO_LAMS, BOUNDS, DEFAULT_BLAS_THREADS
 from kbench.sweep.layout import CELLS_DIR, enclosing_results
 from kbench.tasks.selection import SELECTIONS
 
@@ -30,6 +30,22 @@ def kernel_option(help: str = "Kernel spec (kbench list kernels). A bare name ta
     return click.option(*(names or ["--kernel"]), **({} if default is None else {"default": default}),
                         show_default=default is not None, required=default is None and not names, help=help,
                         callback=one_kernel, metavar="KERNEL")
+
+
+def seed_option(help: str = "Base seed of splits and samplers."):
+    """``--seed``: the sweep's base seed (kbench.sweep.config.BOUNDS), 0 unless given."""
+    return click.option("--seed", default=0, show_default=True, type=bounded("seed"), help=help)
+
+
+def blas_threads_option(help: str = "BLAS/OpenMP threads (the same count as the runs gives the same numbers)."):
+    """``--blas-threads``: BLAS and OpenMP threads per process, as a sweep records them."""
+    return click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True,
+                        type=bounded("blas_threads"), help=help)
+
+
+#: ``--sweep``: the one sweep of a results folder a command reads
+sweep_option = click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
+                            "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
 
 
 def one_kernel(ctx, param, value: str | None) -> str | None:

@@ -13,6 +13,7 @@ from kbench.cli.params import (
     PATH,
     OptionsOnce,
     page_folder,
+    sweep_option,
     usage,
 )
 
@@ -20,8 +21,7 @@ from kbench.cli.params import (
 @click.command("aggregate", cls=OptionsOnce)
 @click.argument("paths", nargs=-1, type=PATH)
 @click.option("--out", required=True, type=PATH, help="The merged parquet file.")
-@click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
-              "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
+@sweep_option
 @click.option("--files-from", type=click.File(encoding="utf-8"), help="A file naming a path per line (blank ends "
               "and '#' lines skipped), read with PATHS: the workflow lists its config's cells so, past a command "
               "line's size.")
@@ -55,8 +55,7 @@ def aggregate_command(paths, out, sweep, files_from) -> None:
               help="Where the jobs ran, e.g. 'slurm; 96 run jobs' (page header; default: $KBENCH_EXECUTOR).")
 @click.option("--focus", metavar="SAMPLER", help="A sampler label to put against every other (paired win "
               "rates per dataset and rank): the view a plugin author looks at first.")
-@click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
-              "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
+@sweep_option
 def leaderboard_command(directory, out, command_line, executor, focus, sweep) -> None:
     """Leaderboard of a results directory (or all.parquet): leaderboard.md with figures/*.png,
     and leaderboard.html, an interactive page that opens offline."""
@@ -79,8 +78,7 @@ def leaderboard_command(directory, out, command_line, executor, focus, sweep) ->
 @click.argument("results", type=PATH)
 @click.option("--paper", required=True, help="Paper name (kbench/papers/), e.g. yang2012.")
 @click.option("--out", default="results/papers", show_default=True, type=FOLDER)
-@click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
-              "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
+@sweep_option
 def papers_command(results, paper, out, sweep) -> None:
     """Check a paper's claims on a results directory or all.parquet; write its page."""
     from kbench.papers.page import write_page

@@ -16,16 +16,18 @@ from kbench.cli.params import (
     ABSOLUTE_FOLDER,
     FOLDER,
     OptionsOnce,
+    blas_threads_option,
     bounded,
     kernel_option,
     lam_path_options,
     only,
+    seed_option,
     usage,
 )
 from kbench.datasets import canonical_spec, check_dataset_spec
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
 from kbench.spec import split_specs
-from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS, lam_path
+from kbench.sweep.config import BOUNDS, lam_path
 
 
 @click.command("run", cls=OptionsOnce)
@@ -53,9 +55,8 @@ from kbench.sweep.config import BOUNDS, DEFAULT_BLAS_THREADS, lam_path
 @click.option("--time-limit", type=bounded("time_limit"),
               help="Seconds for the whole run (a cluster job's limit): each worker gets its share of "
                    "the time left, and cells past it are recorded as timeout before the limit.")
-@click.option("--seed", default=0, show_default=True, type=bounded("seed"), help="Base seed of splits and samplers.")
-@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=bounded("blas_threads"),
-              help="BLAS/OpenMP threads per process (recorded in every row; the same count, the same numbers).")
+@seed_option()
+@blas_threads_option("BLAS/OpenMP threads per process (recorded in every row; the same count, the same numbers).")
 @click.option("--retry-failed", is_flag=True, help="Rerun cells whose file records a failure.")
 @click.option("--out", required=True, type=FOLDER, help="Results directory (one file per cell).")
 @click.option("--data-cache", type=FOLDER, help="Folder of prepared splits (kbench prepare).")
@@ -92,7 +93,7 @@ def run_command(datasets, samplers, tasks, ranks, lams, lam_bounds, selection, r
 @click.option("--datasets", required=True, help="Comma list of dataset specs.")
 @click.option("--repetitions", default=3, show_default=True, type=bounded("repetitions"))
 @click.option("--only-repetition", type=bounded("only_repetition"), help="Prepare repetition index R only.")
-@click.option("--seed", default=0, show_default=True, type=bounded("seed"))
+@seed_option("Base seed of the splits.")
 @click.option("--data-cache", required=True, type=ABSOLUTE_FOLDER, help="Folder for the splits.")
 @kernel_option("Also compute the exact baseline of this kernel on each split, for the runs to share.", None,
                "--exact", "exact_kernel")
@@ -101,8 +102,7 @@ def run_command(datasets, samplers, tasks, ranks, lams, lam_bounds, selection, r
 @click.option("--tasks", help="With --exact: the sweep's tasks, whose λ path is extended on the exact kernel "
               "and whose exact ridge fits a matrix-free baseline (n_train > 5000) solves now.")
 @lam_path_options(required=False)
-@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=bounded("blas_threads"),
-              help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
+@blas_threads_option()
 def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, exact_kernel, exact_max_n,
                     tasks, lams, lam_bounds, selection, blas_threads) -> None:
     """Load each dataset once per repetition and cache its split (and with --exact, the exact
@@ -154,12 +154,11 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
               help="Comma list of the sweep's λ (the tree uses the smallest).")
 @click.option("--only-repetition", "repetition", required=True, type=bounded("only_repetition"),
               help="Repetition index R.")
-@click.option("--seed", default=0, show_default=True, type=bounded("seed"), help="Base seed of the sweep.")
+@seed_option("Base seed of the sweep.")
 @click.option("--node", required=True, help="Tree node FIRST-STOP, the shards it covers: 0-1 is a leaf, "
                                             "0-4 the root of 4 shards.")
 @click.option("--data-cache", required=True, type=ABSOLUTE_FOLDER, help="Folder of the splits and nodes.")
-@click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True, type=bounded("blas_threads"),
-              help="BLAS/OpenMP threads (the same count as the runs gives the same numbers).")
+@blas_threads_option()
 def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, node, data_cache,
                      blas_threads) -> None:
     """Compute one node of a distributed squeak's merge tree into the data cache: a leaf
