@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kbench._validation import Bound, got, python_hint, python_value, suggest
+from kbench.errors import ContractViolation
 from kbench.spec import format_value
 
 _KINDS = (bool, int, float, str)
@@ -133,6 +134,32 @@ class Param:
         hint = (python_hint(value, self.many, bool(self.none)) or suggest(value, texts)) if isinstance(value, str) else ""
         raise ValueError(f"{owner}: {name} must be {self.allowed}, got {got(value, integer=self.kind is int)}{hint}.")
 
+    def valid(self) -> list:
+        """A few values this declaration takes (its ends, a choice, the other boolean), for
+        the conformance kit to check that a plugin keeps what it is given."""
+        if self.kind is bool:
+            return [True, False]
+        values: list[Any] = [c for c in self.choices][:2]
+        if self.numeric and self.bound is not None:
+            low, high = self.low, self.high
+            if low is not None and not self.low_open:
+                values.append(low)
+            if high is not None and not self.high_open:
+                values.append(high)
+            if low is not None and high is not None:
+                values.append((low + high) / 2 if self.kind is float else (int(low) + int(high)) // 2)
+            elif low is not None:
+                values.append(low + 1 if self.kind is int else low * 2 + 1)
+        values = [value for value in values if self._takes(value)]
+        return [[value] if self.many else value for value in values[:3]]
+
+    def _takes(self, value) -> bool:
+        try:
+            self.check(value, "-", "-")
+        except ValueError:
+            return False
+        return True
+
     def invalid(self) -> list:
         """Values this declaration refuses, for the conformance kit to try."""
         values: list[Any] = [[] if self.many else ["x"], *(() if self.none else (None,))]
@@ -243,5 +270,11 @@ class Declared:
 
     def get_params(self) -> dict:
         """The constructor's parameters, read back from attributes of the same name."""
-        return {name: getattr(self, name) for name, p in inspect.signature(type(self)).parameters.items()
-                if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        names = [name for name, p in inspect.signature(type(self)).parameters.items()
+                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        missing = [name for name in names if not hasattr(self, name)]
+        if missing:
+            raise ContractViolation(f"{type(self).kind} {type(self).name!r}: get_params reads the parameter "
+                                    f"{missing[0]!r} from self.{missing[0]}: store each constructor parameter under "
+                                    "its own name (or override get_params).")
+        return {name: getattr(self, name) for name in names}

@@ -1982,3 +1982,58 @@ def test_held_out_twenty_third_round(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "--files-from names no path" in result.output
     with pytest.raises(ValueError, match=r"got 'copies;prob' \(a text: in Python pass a list"):
         kbench.parameters.Param(str, "s", choices=("copies", "prob"), many=True).check("copies;prob", "s", "o")
+
+
+def test_held_out_twenty_fourth_round():
+    """Found by the twenty-fourth held-out suite (the conformance kit's gaps): a sampler that
+    changes a declared parameter in its constructor, one whose features on new rows are NaN,
+    one whose info overwrites kbench's columns, a task whose check_ranks raises a TypeError,
+    all passed the kit though every cell of theirs fails or is mislabelled; a _fit returning
+    an array and a parameter stored under another name gave raw AttributeErrors."""
+    from kbench.testing import check_sampler, check_task
+
+    uniform = type(kbench.make_sampler("uniform"))
+
+    def sampler(name, **body):
+        return type(name, (uniform,), {"name": name.lower(), **body})
+
+    def clamped(self, alpha: float = 1.0):
+        self.alpha = min(alpha, 2.0)
+
+    Clamps = sampler("Clamps", parameters={"alpha": kbench.Param(float, "a", low=0, high=10)}, __init__=clamped)
+    with pytest.raises(AssertionError, match=r"made with alpha=10, it reports alpha=2.0: a plugin keeps"):
+        check_sampler(Clamps)
+
+    def nan_on_new_rows(self, X, kernel, rank, lam, rng):
+        approx = uniform._fit(self, X, kernel, rank, lam, rng)
+        fitted_rows, transform = X.shape[0], approx.transform
+        approx.transform = lambda Z: transform(Z) * (1.0 if Z.shape[0] == fitted_rows else np.nan)
+        return approx
+
+    with pytest.raises(AssertionError, match="transform of rows it was not fitted on returned NaN or inf"):
+        check_sampler(sampler("NanNew", _fit=nan_on_new_rows))
+
+    def info_rank(self, X, kernel, rank, lam, rng):
+        approx = uniform._fit(self, X, kernel, rank, lam, rng)
+        approx.info["status"] = "ok"
+        return approx
+
+    with pytest.raises(AssertionError, match=r"info key\(s\) \['status'\] would overwrite kbench's own"):
+        check_sampler(sampler("InfoRank", _fit=info_rank))
+    with pytest.raises(AssertionError, match=r"_fit returned numpy.ndarray, not a kbench.LowRank"):
+        check_sampler(sampler("Array", _fit=lambda self, X, kernel, rank, lam, rng: np.zeros((X.shape[0], rank))))
+
+    def other_attribute(self, alpha: float = 1.0):
+        self._alpha = alpha
+
+    Other = sampler("Other", parameters={"alpha": kbench.Param(float, "a", low=0)}, __init__=other_attribute)
+    with pytest.raises(kbench.ContractViolation, match=r"get_params reads the parameter 'alpha' from self.alpha"):
+        Other().get_params()
+    krr = type(kbench.make_task("krr"))
+
+    def refuse_ranks(self, ranks):
+        raise TypeError("ranks are wrong somehow")
+
+    Ranks = type("Ranks", (krr,), {"name": "ranks-typeerror", "check_ranks": refuse_ranks})
+    with pytest.raises(AssertionError, match=r"check_ranks\(\[10\]\) raised TypeError: ranks are wrong somehow"):
+        check_task(Ranks)

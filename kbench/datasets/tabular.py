@@ -244,7 +244,7 @@ def _unusable(features: pd.DataFrame, max_levels: int, source: str, declared: li
     lost = [name for name in declared if name in reasons]
     if lost:
         raise ValueError(f"{source}: categorical= names {lost[0]!r}, which cannot be a category ({reasons[lost[0]]}); "
-                         "drop it from categorical=.")
+                         "drop it from categorical= (or, for too many levels, raise max_levels).")
     return reasons
 
 

@@ -84,6 +84,9 @@ class Sampler(Declared):
             rank_used = rank
         evals_before, given = kernel.evals, kernel.spec()
         approx = self._fit(X, kernel, rank_used, lam, rng)
+        if not isinstance(approx, LowRank):
+            raise ContractViolation(f"sampler {self.name!r}: _fit returned {type(approx).__module__}."
+                                    f"{type(approx).__qualname__}, not a kbench.LowRank.")
         self._check_fit(approx, kernel, given)
         approx.info["warnings"] = warnings + approx.info.get("warnings", [])
         approx.info.update(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,10 @@ from kbench.parameters import Param, defaults, undeclared
 from kbench.registry import create, make_sampler, make_task
 from kbench.spec import Spec
 from kbench.sweep.config import BOUNDS
+from kbench.sweep.plan import Cell
 from kbench.sweep.signals import alarm
+from kbench.sweep.store import PACKAGE_COLUMNS
+from kbench.sweep.worker import ROW_COLUMNS
 
 
 def small_problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
@@ -89,6 +93,14 @@ def same_values(a, b) -> bool:
     return a is b if a is None or b is None else pd.DataFrame(a).equals(pd.DataFrame(b))
 
 
+def kbench_columns() -> set[str]:
+    """The columns kbench writes in every result row: a task's rows set none but lam and
+    components, a sampler's info none at all."""
+    specs = {kind: Spec.of(kind, "-") for kind in ("dataset", "kernel", "sampler", "task")}
+    cell = Cell(**specs, rank=1, repetition=0, base_seed=0, inputs="", uses_lams=True, path=Path())
+    return (set(cell.identity()) | set(PACKAGE_COLUMNS) | set(ROW_COLUMNS)) - {"lam", "components"}
+
+
 def check_declared(parameters: dict, function, owner: str, make: Callable[[dict], object],
                    skip: tuple[str, ...] = ()) -> None:
     """Every keyword parameter of ``function`` (a plugin's constructor, a provider's
@@ -121,3 +133,9 @@ def check_declared(parameters: dict, function, owner: str, make: Callable[[dict]
                                      f"{exc}") from None
             raise AssertionError(f"{owner}: {name}={value!r} was accepted, but its declaration allows "
                                  f"{param.allowed}")
+        for value in param.valid():  # the plugin keeps what it was given: its cells are labelled so
+            made = make({name: value})
+            if hasattr(made, "get_params") and made.get_params().get(name) != param.check(value, name, owner):
+                raise AssertionError(f"{owner}: made with {name}={value!r}, it reports {name}="
+                                     f"{made.get_params().get(name)!r}: a plugin keeps a parameter as given "
+                                     "(its cells are labelled with it); refuse a value it cannot take.")

@@ -18,6 +18,7 @@ from kbench.spec import Spec
 from kbench.testing._kit import (
     check_declared,
     expect_value_errors,
+    kbench_columns,
     plugin_factory,
     run_checks,
     small_problem,
@@ -46,7 +47,7 @@ def _shapes(p: _Problem) -> None:
     kinds: dict[str, set[str]] = {}  # the result columns info writes, by the kind of value each fit gives
     for rank in (1, 10, 40):
         approx = p.fit(rank)
-        for key, value in info_columns(approx.info, ()).items():
+        for key, value in info_columns(approx.info, kbench_columns()).items():  # (one of kbench's: refused)
             kinds.setdefault(key, set()).add("text" if isinstance(value, str) else "a boolean"
                                              if isinstance(value, bool | np.bool_) else "a number")
         assert isinstance(approx, LowRank), f"fit returned {type(approx).__name__}, not LowRank"
@@ -61,7 +62,9 @@ def _shapes(p: _Problem) -> None:
             assert landmarks.min() >= 0 and landmarks.max() < p.n, "landmark index out of range"
         rng = np.random.default_rng(1)  # points drawn as the problem's (small_problem)
         X_new = rng.random((7, 1)) if p.kernel.unit_interval else rng.standard_normal((7, p.X.shape[1]))
-        assert approx.transform(X_new).shape == (7, approx.rank)
+        Z_new = approx.transform(X_new)
+        assert Z_new.shape == (7, approx.rank), f"transform of new rows gave {Z_new.shape}"
+        assert np.all(np.isfinite(Z_new)), "transform of rows it was not fitted on returned NaN or inf"
     mixed = {key: sorted(found) for key, found in kinds.items() if len(found) > 1}
     assert not mixed, (f"info[{next(iter(mixed))!r}] is {' in one fit and '.join(next(iter(mixed.values())))} in "
                        "another: a result column keeps one type, or the sweep's cells cannot be read as one table")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,20 +13,19 @@ import pandas as pd
 
 from kbench.datasets import load_dataset
 from kbench.datasets.base import TASK_TYPES, Dataset
-from kbench.errors import ContractViolation
+from kbench.errors import ContractViolation, describe
 from kbench.exact.baseline import exact_baseline
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.lowrank.maps import LowRank
 from kbench.registry import create, make_sampler
 from kbench.spec import Spec
-from kbench.sweep.plan import Cell
 from kbench.sweep.ranges import VALUE_RANGES
-from kbench.sweep.store import PACKAGE_COLUMNS
-from kbench.sweep.worker import ROW_COLUMNS, fitted_kernel
+from kbench.sweep.worker import fitted_kernel
 from kbench.tasks.base import FAMILIES, Headline, Task, Validation, check_rows
 from kbench.testing._kit import (
     check_declared,
     expect_value_errors,
+    kbench_columns,
     plugin_factory,
     run_checks,
     same_values,
@@ -97,13 +95,6 @@ class _TaskProblem:
         return self._cache["rows", kind, family]
 
 
-def _kbench_columns() -> set[str]:
-    """The columns kbench writes in every result row: a task's rows set none but lam and components."""
-    specs = {kind: Spec.of(kind, "-") for kind in ("dataset", "kernel", "sampler", "task")}
-    cell = Cell(**specs, rank=1, repetition=0, base_seed=0, inputs="", uses_lams=True, path=Path())
-    return (set(cell.identity()) | set(PACKAGE_COLUMNS) | set(ROW_COLUMNS)) - {"lam", "components"}
-
-
 def _declarations(p: _TaskProblem) -> None:
     task = p.make()
     assert isinstance(task, Task), f"{type(task).__name__} does not subclass kbench.Task"
@@ -121,10 +112,17 @@ def _declarations(p: _TaskProblem) -> None:
         "validation must be a kbench.Validation, and only a λ-path task (uses_lams) chooses λ"
     cls = type(task)
     check_declared(getattr(cls, "parameters", None), cls, f"task {cls.name!r}", lambda given: cls(**given))
+    try:
+        task.check_ranks([_TASK_RANK])
+    except ValueError:
+        pass
+    except Exception as exc:  # noqa: BLE001 - kbench run makes it a usage error: no sweep of the task runs
+        raise AssertionError(f"check_ranks([{_TASK_RANK}]) raised {describe(exc)}: it raises a ValueError for "
+                             "ranks the task cannot score, and nothing else") from None
 
 
 def _rows(p: _TaskProblem) -> None:
-    task, reserved = p.make(), _kbench_columns()
+    task, reserved = p.make(), kbench_columns()
     for kind, family in p.settings(task):
         where = f"on {kind} data with a {family} map"
         rows = p.rows(kind, family)
