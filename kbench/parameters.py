@@ -221,11 +221,25 @@ def _checked(init):
     def checked(self, *args, **kw) -> None:
         bound = signature.bind(self, *args, **kw)
         owner = f"{type(self).kind} {type(self).name!r}"
-        bound.arguments.update(check_params(type(self).parameters, dict(list(bound.arguments.items())[1:]), owner))
+        given = check_params(type(self).parameters, dict(list(bound.arguments.items())[1:]), owner)
+        bound.arguments.update(given)
         init(*bound.args, **bound.kwargs)
+        _kept(self, {name: value for name, value in given.items() if name in type(self).parameters}, owner)
 
     checked._checks_parameters = True  # type: ignore[attr-defined]
     return checked
+
+
+def _kept(plugin, given: dict, owner: str) -> None:
+    """A ContractViolation when the constructor stored another value than the one given for a
+    declared (single-valued) parameter: cells are labelled with the value given."""
+    for name, value in given.items():
+        kept = getattr(plugin, name, value)
+        if not isinstance(value, list | tuple) and not isinstance(kept, list | tuple) and not (
+                kept == value or (kept != kept and value != value)):  # (NaN kept as NaN)
+            raise ContractViolation(f"{owner}: made with {name}={value!r}, it keeps {name}={kept!r}: a plugin keeps "
+                                    "a declared parameter as given (its cells are labelled with it); declare the "
+                                    "values it takes instead.")
 
 
 def _check_declaration(cls: type) -> None:

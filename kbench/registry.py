@@ -210,7 +210,9 @@ class Registry:
         if unknown and not accepts_any:
             key = unknown[0]
             ridge = (" (λ is the sweep's, not a sampler's: a ridge-dependent sampler is fitted at the λ path's "
-                     "smallest, --lams / lams; KernelApproximation(lam=...))") if kind == "sampler" and key == "lam" else ""
+                     "smallest, --lams / lams; KernelApproximation(lam=...))") if kind == "sampler" and key == "lam" else \
+                (" (the rank is the sweep's, not a sampler's: --ranks / ranks; Sampler.fit(X, kernel, rank=...))"
+                 if kind == "sampler" and key in ("rank", "n_components", "ranks") else "")
             raise ValueError(
                 f"{kind} {name!r} has no parameter {key!r}{suggest(key, allowed)}; "
                 f"its parameters are: {', '.join(allowed) or 'none'}{ridge}."
@@ -341,8 +343,11 @@ def canonical_label(spec: str, kind: str) -> str:
         default = defaults(plugin_class(parsed))
     except (ValueError, TypeError, PluginError):
         return spec
-    kept = tuple((key, value) for key, value in parsed.items if not (
-        key in default and given.get(key) == default[key] and type(given.get(key)) is type(default[key])))
+    declared = getattr(plugin_class(parsed), "parameters", {})
+    kept = tuple((key, value[0] if key in declared and declared[key].many and isinstance(value, tuple)
+                  and len(value) == 1 else value)  # (components=2; is components=2)
+                 for key, value in parsed.items if not (
+                     key in default and given.get(key) == default[key] and type(given.get(key)) is type(default[key])))
     return spec if kept == parsed.items else Spec(kind, parsed.name, kept).label
 
 

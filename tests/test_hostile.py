@@ -2001,7 +2001,7 @@ def test_held_out_twenty_fourth_round():
         self.alpha = min(alpha, 2.0)
 
     Clamps = sampler("Clamps", parameters={"alpha": kbench.Param(float, "a", low=0, high=10)}, __init__=clamped)
-    with pytest.raises(AssertionError, match=r"made with alpha=10, it reports alpha=2.0: a plugin keeps"):
+    with pytest.raises(AssertionError, match=r"made with alpha=10.0, it keeps alpha=2.0: a plugin keeps"):
         check_sampler(Clamps)
 
     def nan_on_new_rows(self, X, kernel, rank, lam, rng):
@@ -2037,3 +2037,25 @@ def test_held_out_twenty_fourth_round():
     Ranks = type("Ranks", (krr,), {"name": "ranks-typeerror", "check_ranks": refuse_ranks})
     with pytest.raises(AssertionError, match=r"check_ranks\(\[10\]\) raised TypeError: ranks are wrong somehow"):
         check_task(Ranks)
+
+
+def test_held_out_twenty_fifth_round():
+    """Found by the twenty-fifth held-out suite: a constructor that changes a declared value
+    only above some threshold passed the kit, and its cells were labelled with the value it did
+    not use; kpca:components=2; and components=2 were two labels across runs; a NumPy NaN λ
+    was refused by the task kit with a message saying it was NaN; a rank given as a sampler
+    parameter got no pointer to the sweep's ranks."""
+    class Clamp(kbench.Sampler):
+        name = "clamp"
+        parameters = {"offset": kbench.Param(int, "the first landmark's row", low=0)}
+
+        def __init__(self, offset: int = 0):
+            self.offset = min(offset, 3)
+
+    assert Clamp(3).get_params() == {"offset": 3}
+    with pytest.raises(kbench.ContractViolation, match=r"made with offset=7, it keeps offset=3: a plugin keeps"):
+        Clamp(7)
+    assert registry.canonical_label("kpca:components=2;", "task") == "kpca:components=2"
+    assert registry.canonical_label("kpca:components=1;2", "task") == "kpca:components=1;2"
+    with pytest.raises(ValueError, match=r"no parameter 'rank'.*the rank is the sweep's, not a sampler's: --ranks"):
+        kbench.make_sampler("uniform", rank=5)

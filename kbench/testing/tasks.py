@@ -137,7 +137,7 @@ def _rows(p: _TaskProblem) -> None:
         if task.uses_lams:
             assert sorted(set(lams)) == _LAMS, f"{where}: uses_lams, but the rows' λ are {lams}, the path {_LAMS}"
         else:
-            assert all(isinstance(lam, float) and np.isnan(lam) for lam in lams), \
+            assert all(isinstance(lam, float | np.floating) and np.isnan(lam) for lam in lams), \
                 f"{where}: a λ-free task (uses_lams = False) has lam NaN, got {lams}"
 
 
