@@ -163,9 +163,7 @@ class Bound:
     def check(self, value, name: str | None = None) -> int | float:
         """``value`` as an int or a float, or a ValueError naming the parameter and its range."""
         kind = numbers.Integral if self.integer else numbers.Real
-        number = None
-        if isinstance(value, np.floating) and value.dtype.itemsize < 8:  # a float32 1e-3 means 1e-3, not 0.00100000005
-            value = float(str(value))
+        number, value = None, python_value(value)  # (a float32 1e-3 means 1e-3, not 0.00100000005)
         if isinstance(value, kind) and not isinstance(value, bool):
             try:
                 number = int(value) if self.integer else float(value)
