@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 from kbench._validation import INT64_MAX, coerce_params, python_value, suggest
@@ -26,7 +25,7 @@ from kbench.datasets.split import (
     split_counts,
 )
 from kbench.errors import PluginError
-from kbench.parameters import Param, check_params
+from kbench.parameters import Param, check_params, defaults
 from kbench.registry import get_registry
 from kbench.spec import Spec
 
@@ -80,9 +79,8 @@ def canonical_spec(spec: str) -> str:
 def spec_defaults(provider: DatasetProvider) -> dict:
     """The values a dataset spec's parameters take when it leaves them out: its provider's
     (:meth:`DatasetProvider.load`'s defaults) and its split's (:func:`load_dataset`'s)."""
-    return {key: value.default for function in (provider.load, load_dataset)
-            for key, value in inspect.signature(function).parameters.items()
-            if value.default is not inspect.Parameter.empty and key != "seed"}
+    return {key: value for function in (provider.load, load_dataset) for key, value in defaults(function).items()
+            if key != "seed"}
 
 
 def data_files(spec: str) -> list[Path]:
@@ -164,11 +162,10 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     """
     provider, name, spec_params = check_dataset_spec(spec)
     seed = SEED.check(seed, "seed", spec)
-    defaults = {key: value.default for key, value in inspect.signature(load_dataset).parameters.items()
-                if key in SPLIT_OPTIONS}
+    split_defaults = defaults(load_dataset)
     given = {key: value for key, value in zip(SPLIT_OPTIONS, map(python_value, (n, test_size, val_size, standardize,
                                                                                 dropna)))
-             if not (type(value) is type(defaults[key]) and value == defaults[key])}  # (arguments, not defaults)
+             if not (type(value) is type(split_defaults[key]) and value == split_defaults[key])}  # (arguments only)
     python = {key: python_value(value) for key, value in {**params, **given}.items()}  # NumPy scalars as numbers
     params = check_parameters(provider, name, python, spec)
     twice = sorted(key for key in set(params) & set(spec_params) if params[key] != spec_params[key])
