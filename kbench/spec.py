@@ -154,7 +154,9 @@ def _parse_params(text: str, spec: str) -> dict[str, Any]:
         key, eq, value = item.partition("=")
         key = key.strip(BLANK)
         if not eq or not key:
-            raise ValueError(f"parameter {item!r} in {spec!r} must be key=value.")
+            raise ValueError(f"parameter {item!r} in {spec!r} must be key=value"
+                             + (f"; a list of values is written with ';' ({_list_hint(params, item)})." if params
+                                and eq == "" else "."))
         if not KEY.match(key):
             odd = next((c for c in key if not (c.isascii() and (c.isalnum() or c == "_"))), None)
             raise ValueError(f"parameter name {key!r} in {spec!r} must be an identifier (ASCII letters, digits, _); "
@@ -197,7 +199,7 @@ class Spec:
             raise ValueError(f"a {kind} is named by its spec, text such as 'name:key=value', got "
                              f"{type(text).__name__} {shown(text)}"
                              + (f": pass its spec, {shown(text.spec())}." if callable(getattr(text, "spec", None))
-                                else "."))
+                                else _mapping_hint(text, kind) if isinstance(text, dict) else "."))
         text = check_spec_text(text, kind).strip(BLANK)
         if kind == "dataset":
             if ":" not in text:
@@ -267,6 +269,10 @@ def split_specs(text: str, name: str = "the list", kind: str | None = None) -> l
     for piece in filter(None, pieces):
         if items and "=" in piece and ":" not in piece and ":" in items[-1]:
             items[-1] += "," + piece
+        elif items and "=" in items[-1] and ":" not in piece and (kind == "dataset" or _is_number(piece)):
+            raise ValueError(f"{name}: {piece!r} follows {items[-1]!r} but is no {kind or 'spec'}; a list of "
+                             f"values is written with ';' ({re.split('[:,]', items[-1])[-1]};{piece}), the items of "
+                             f"{name} with ','.")
         else:
             items.append(piece)
     repeated = sorted(item for item, count in Counter(items).items() if count > 1)
@@ -275,6 +281,37 @@ def split_specs(text: str, name: str = "the list", kind: str | None = None) -> l
     if kind is not None:
         check_distinct(items, kind, name)
     return items
+
+
+def spec_of_mapping(mapping: dict, kind: str) -> str | None:
+    """The spec string a one-key mapping stands for (YAML's ``- squeak: {qbar: 20}``, read as
+    ``{"squeak": {"qbar": 20}}``: ``squeak:qbar=20``), or None when it stands for none."""
+    [(name, params)] = mapping.items() if len(mapping) == 1 else [(None, None)]
+    params = {} if params is None else params
+    if isinstance(name, str) and isinstance(params, dict) and all(isinstance(k, str) for k in params):
+        try:
+            return Spec.of(kind, name, params).label
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _mapping_hint(mapping: dict, kind: str) -> str:
+    spec = spec_of_mapping(mapping, kind)
+    return f"; write it as one string, {shown(spec) if spec else repr('name:key=value,key=value')}."
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _list_hint(params: dict, item: str) -> str:
+    key, value = list(params.items())[-1]
+    return f"{key}={format_value(value)};{item}"
 
 
 def check_distinct(specs, kind: str, name: str) -> None:

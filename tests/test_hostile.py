@@ -33,7 +33,7 @@ from kbench._files import check_folder, write_text
 from kbench._validation import check_lam_path, declared_types
 from kbench.advisor.task import resolve_task
 from kbench.cli import main
-from kbench.cli.params import usage
+from kbench.cli.params import Fraction, usage
 from kbench.datasets import check_dataset_spec, table_checks
 from kbench.datasets.catalogue import read_catalogue
 from kbench.errors import ConfigError, describe
@@ -42,6 +42,7 @@ from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
 from kbench.reporting import markdown
 from kbench.reporting.markdown import markdown_table
+from kbench.spec import split_specs
 from kbench.sweep import worker
 from kbench.sweep.config import check_configurations, check_ranks, lam_path
 from kbench.sweep.disqueak import parse_node
@@ -54,7 +55,7 @@ from kbench.sweep.document import (
 )
 from kbench.sweep.plan import cell_inputs, split_seed
 from kbench.sweep.store import read_results
-from kbench.tasks.base import check_columns
+from kbench.tasks.base import check_columns, check_rows
 from kbench.testing._kit import time_limit
 from kbench.workflow import Sweep, check_config
 from tests.conftest import ROOT, TOY_SAMPLER, add_plugin, snakemake
@@ -2059,3 +2060,46 @@ def test_held_out_twenty_fifth_round():
     assert registry.canonical_label("kpca:components=1;2", "task") == "kpca:components=1;2"
     with pytest.raises(ValueError, match=r"no parameter 'rank'.*the rank is the sweep's, not a sampler's: --ranks"):
         kbench.make_sampler("uniform", rank=5)
+
+
+def test_held_out_twenty_fifth_round_rest():
+    """Found by the twenty-fifth held-out suite, fixed after it: a task given the sampler, its
+    arguments swapped, or a kernel other than the one the map approximates; a list value
+    written with commas (``components=1,5``), a YAML mapping for a spec, a list given with
+    spaces, ``--within 2%``; and a task's negative or NaN ``time_*_s``."""
+    data = kbench.load_dataset("synthetic:friedman1", n=200)
+    kernel, other = kbench.make_kernel("gaussian", sigma=1.0), kbench.make_kernel("gaussian", sigma=3.0)
+    sampler, task = kbench.make_sampler("uniform"), kbench.make_task("krr")
+    approx = sampler.fit(data.X_train, kernel, 10, seed=0)
+    for args, named in [((data, sampler, kernel), "approx must be the feature map.*got UniformSampler"),
+                        ((approx, data, kernel), "data must be a kbench Dataset.*got NystromMap"),
+                        ((data, approx, "gaussian"), "kernel must be a kbench kernel.*got str"),
+                        ((data, approx, other), r"approximates the kernel gaussian:sigma=1.0, not gaussian:sigma=3.0"),
+                        ((data, approx, kbench.make_kernel("gaussian", sigma="median")), "is not fitted")]:
+        with pytest.raises(ValueError, match=named):
+            task.evaluate(*args, lams=[1e-3])
+    assert len(task.evaluate(data, approx, kernel, lams=[1e-3])) == 1
+
+    with pytest.raises(ValueError, match=r"'5' follows 'kpca:components=1'.*with ';' \(components=1;5\)"):
+        split_specs("kpca:components=1,5", "--tasks", "task")
+    with pytest.raises(ValueError, match=r"'b' follows .*with ';' \(drop=a;b\)"):
+        split_specs("file:t.csv:target=y,drop=a,b", "--datasets", "dataset")
+    assert split_specs("squeak:qbar=20,uniform", "--samplers", "sampler") == ["squeak:qbar=20", "uniform"]
+    with pytest.raises(ValueError, match=r"must be key=value; a list of values is written with ';' \(components=1;5\)"):
+        kbench.Spec.parse("kpca:components=1,5", "task")
+    with pytest.raises(ValueError, match=r"write it as one string, 'squeak:qbar=20'"):
+        kbench.Spec.parse({"squeak": {"qbar": 20}}, "sampler")
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    with pytest.raises(ConfigError, match=r"samplers\[0\]'.*\(a sampler is one string: write 'bless:q=2'\)"):
+        check_document({**config, "samplers": [{"bless": {"q": 2}}]}, SCHEMA)
+
+    spaced = CliRunner().invoke(main, ["run", "--samplers", "uniform", "rff", *RUN[1:3], *RUN[5:], "--out", "unused"])
+    assert spaced.exit_code == 2 and "items separated by commas without spaces: --samplers uniform,rff" in spaced.output
+    within = CliRunner().invoke(main, ["advise", "sklearn:diabetes", "--within", "2x"])
+    assert within.exit_code == 2 and "'2x' is not a fraction: write 0.02 or 2%" in within.output
+    assert Fraction().convert("2%", None, None) == pytest.approx(0.02, rel=1e-15)  # 2/100, one rounding
+
+    for seconds in (-1.0, float("nan"), True):
+        with pytest.raises(kbench.ContractViolation, match="a time_\\*_s column holds seconds"):
+            check_rows([{"lam": 1e-3, "time_fit_s": seconds}], "t")
+    assert check_rows([{"lam": 1e-3, "time_fit_s": None}], "t")

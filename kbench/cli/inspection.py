@@ -17,6 +17,7 @@ from kbench.advisor.task import ADVISE_KERNEL, AUTO_TASK
 from kbench.cli.params import (
     ONE_DATASET,
     Bounded,
+    Fraction,
     OptionsOnce,
     bounded,
     kernel_option,
@@ -103,7 +104,7 @@ def describe_command(dataset: str, seed: int, repetition: int, as_json: bool) ->
                "median is the papers' convention).", ADVISE_KERNEL)
 @click.option("--rank", type=bounded("ranks"), help="Advise at this rank.")
 @click.option("--seconds", type=float, help="Advise within this time per fit and evaluation.")
-@click.option("--within", type=float, default=0.02, show_default=True,
+@click.option("--within", type=Fraction(), default=0.02, show_default=True,
               help="Target relative distance to exact, reached on 90% of the published datasets most like yours.")
 @click.option("--probe", is_flag=True, help="Check the order and the promised gap on a short sweep of a 4 000-row "
               "subsample at half, once and twice the rank (tens of seconds).")

@@ -71,7 +71,7 @@ class OptionsOnce(click.Command):
     repeated one silently (``--samplers uniform … --samplers rff`` ran rff alone)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        _, extra, order = self.make_parser(ctx).parse_args(args=list(args))
         counts = Counter(param for param in order if isinstance(param, click.Option)
                          and not (param.is_flag or param.multiple or param.count))
         twice = next((param for param, count in counts.items() if count > 1), None)
@@ -80,7 +80,36 @@ class OptionsOnce(click.Command):
             raise click.UsageError(f"{twice.opts[0]} is given {counts[twice]} times; give it once" + (
                 " (a list of values is one comma-separated value)." if lists else
                 f" ({twice.opts[0]} takes one value)."), ctx)
+        if extra and not any(isinstance(param, click.Argument) for param in self.params):
+            raise click.UsageError(_stray(list(args), extra[0]), ctx)
         return super().parse_args(ctx, args)
+
+
+def _stray(args: list[str], stray: str) -> str:
+    """What a value no option takes likely was: the second item of a list given with a space."""
+    at = next((j for j, arg in enumerate(args) if arg == stray and j >= 2 and not args[j - 1].startswith("-")),
+              args.index(stray))
+    given = next((i for i in range(at - 1, -1, -1) if args[i].startswith("-")), None)
+    if given is not None and at - given >= 2:
+        option, listed = args[given], ",".join(args[given + 1 : at + 1])
+        return (f"got {stray!r}, which no option takes; a list is one value, its items separated by commas "
+                f"without spaces: {option} {listed}")
+    return f"got {stray!r}, which no option takes (the command takes options only)."
+
+
+class Fraction(click.ParamType):
+    """A fraction, written 0.02 or 2%."""
+
+    name = "fraction"
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        try:
+            return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            self.fail(f"{value!r} is not a fraction: write 0.02 or 2%.", param, ctx)
 
 
 class Commands(click.Group):

@@ -119,7 +119,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
         raise click.UsageError(f"{', '.join(idle)} {'matters' if len(idle) == 1 else 'matter'} only with --exact "
                                "KERNEL (the exact baseline); add it, or drop them.")
     indices = only(repetitions, only_repetition)
-    specs = [canonical_spec(spec) for spec in usage(lambda: split_specs(datasets, "--datasets"))]  # as `run` labels them
+    specs = [canonical_spec(spec) for spec in usage(lambda: split_specs(datasets, "--datasets", "dataset"))]  # as `run` labels them
     for spec in specs:
         usage(lambda spec=spec: check_dataset_spec(spec))
     if exact_kernel is not None:
@@ -127,7 +127,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     if (tasks is None) != (lams is None):
         raise click.UsageError("--tasks and --lams go together.")
     task_objects = [] if tasks is None else [usage(lambda t=t: registry.create(t, "task"))
-                                             for t in usage(lambda: split_specs(tasks, "--tasks"))]
+                                             for t in usage(lambda: split_specs(tasks, "--tasks", "task"))]
     lam_values, bounds = usage(lambda: lam_path(lams, lam_bounds)) if lams is not None else ((), None)
     usage(lambda: check_writable_option("--data-cache", data_cache))  # before any split is computed
     for spec in specs:

@@ -27,8 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from kbench._validation import Bound
+from kbench.datasets.base import Dataset
 from kbench.errors import Refused
+from kbench.kernels.base import Kernel
 from kbench.lowrank.checks import check_below_kernel, check_features, check_lowrank
+from kbench.lowrank.maps import LowRank
 
 #: memory for feature blocks per job (MiB), unless the sweep's memory limit is smaller
 DEFAULT_BUDGET_MB = 1024
@@ -174,12 +177,34 @@ def features_of(data, approx, kernel, budget_mb: float | None = None) -> Feature
     and shared by every task that scores the same fit with the same kernel (``budget_mb``
     applies from the first call)."""
     budget_mb = DEFAULT_BUDGET_MB if budget_mb is None else BUDGET_MB.check(budget_mb, "features_of: budget_mb")
+    check_scored(data, approx, kernel)
     entry = approx.cache.get((id(data), id(kernel)))
     if entry is not None and entry[0] is data and entry[1] is kernel:
         return entry[2]
     features = Features(data, approx, kernel, budget_mb)
     approx.cache[id(data), id(kernel)] = (data, kernel, features)
     return features
+
+
+def check_scored(data, approx, kernel) -> None:
+    """A ValueError naming the argument when a task is not given (data, approx, kernel): a
+    kbench Dataset, the LowRank a sampler's ``fit`` returned, and the fitted kernel that map
+    approximates (the kernel the sampler was given; a task scoring it with another would
+    compare the map with a kernel it does not approximate)."""
+    expected = {"data": (data, Dataset, "a kbench Dataset (kbench.load_dataset)"),
+                "approx": (approx, LowRank, "the feature map a sampler's fit returns (sampler.fit(X, kernel, rank))"),
+                "kernel": (kernel, Kernel, "a kbench kernel (kbench.make_kernel)")}
+    for name, (value, kind, what) in expected.items():
+        if not isinstance(value, kind):
+            raise ValueError(f"evaluate(data, approx, kernel): {name} must be {what}, got {type(value).__name__}.")
+    if approx.kernel_spec is None:
+        return
+    if not kernel.fitted:
+        raise ValueError(f"evaluate: the kernel {kernel.spec()} is not fitted; score the map with the kernel it "
+                         f"approximates, {approx.kernel_spec} (kernel.fit(data.X_train) resolves it).")
+    if kernel.spec() != approx.kernel_spec:
+        raise ValueError(f"evaluate: the map approximates the kernel {approx.kernel_spec}, not {kernel.spec()}: "
+                         "score it with the kernel it was fitted with.")
 
 
 def require_whole(rows: FeatureRows, who: str) -> np.ndarray:

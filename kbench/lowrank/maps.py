@@ -48,6 +48,9 @@ class LowRank:
     #: True when ``_transform_chunk`` may run on several chunks at once, in threads (the
     #: built-in maps: kbench._parallel); a subclass that keeps the default runs them in turn
     parallel_chunks: bool = False
+    #: the spec of the (fitted) kernel the map approximates, set by :meth:`kbench.Sampler.fit`;
+    #: tasks refuse to score the map with another kernel (None: not recorded)
+    kernel_spec: str | None = None
 
     def __init__(self, n_features_in: int, rank: int, landmarks: np.ndarray | None = None,
                  info: dict | None = None, train_features: np.ndarray | None = None) -> None:

@@ -88,6 +88,7 @@ class Sampler(Declared):
             raise ContractViolation(f"sampler {self.name!r}: _fit returned {type(approx).__module__}."
                                     f"{type(approx).__qualname__}, not a kbench.LowRank.")
         self._check_fit(approx, kernel, given)
+        approx.kernel_spec = given
         approx.info["warnings"] = warnings + approx.info.get("warnings", [])
         approx.info.update(
             sampler=self.name,

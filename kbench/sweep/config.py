@@ -149,7 +149,7 @@ def _check(key: str, method, *args) -> None:
 
 def _specs(value, name: str) -> tuple[str, ...]:
     kind = name.removesuffix("s")
-    specs = tuple(split_specs(value, name) if isinstance(value, str) else
+    specs = tuple(split_specs(value, name, kind) if isinstance(value, str) else
                   (v if isinstance(v, str) else Spec.parse(v, kind).label for v in value))  # (an object refused)
     if not specs:
         raise ValueError(f"no {name} given: pass at least one.")

@@ -20,6 +20,7 @@ import yaml
 
 from kbench._validation import suggest
 from kbench.errors import ConfigError
+from kbench.spec import spec_of_mapping
 from kbench.sweep.config import LONGEST
 
 #: a config file larger than this is not a sweep's config (the largest shipped is 4 KB)
@@ -208,6 +209,9 @@ def _yaml_hint(value, wanted, key: str) -> str:
     if key == "kernel" and isinstance(value, list):
         return (" (one kernel for every dataset; several kernels, each swept, go in dataset_kernels: "
                 "{<dataset>: [gaussian, laplacian]})")
+    kind = {"samplers": "sampler", "tasks": "task", "datasets": "dataset"}.get(_top(key), "kernel")
+    if isinstance(value, dict) and "string" in wanted and (spec := spec_of_mapping(value, kind)):
+        return f" (a {kind} is one string: write {spec!r})"
     if value is None and "string" in wanted:
         return " (YAML reads ~ and an empty value as null: quote the text, e.g. \"~/results\")"
     if isinstance(value, bool) and "string" in wanted:

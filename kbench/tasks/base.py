@@ -228,6 +228,11 @@ def check_rows(rows, task: str) -> list[dict]:
                     isinstance(value, numbers.Complex | np.complexfloating) and not isinstance(value, numbers.Real):
                 raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is {_kind(value)}, "
                                         "not a real number, text, a boolean or None.")
+            if key.startswith("time_") and key.endswith("_s") and value is not None and not (
+                    isinstance(value, numbers.Real | np.number) and not isinstance(value, bool)
+                    and np.isfinite(value) and value >= 0):
+                raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is {value!r}; a time_*_s "
+                                        "column holds seconds, a finite number ≥ 0 (None if not measured).")
             if isinstance(value, int) and not -2**63 <= value < 2**63:
                 raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is an integer beyond 64 bits "
                                         f"({len(str(abs(value)))} digits); return it as a float.")

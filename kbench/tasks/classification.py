@@ -141,11 +141,11 @@ class ClassificationTask(Task):
                                                for scores in predictions.test])}
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
+        features = features_of(data, approx, kernel)
         self.check_data(data)
         lams = check_lam_path(lams)
         classes = data.classes
         Y = encode(data.y_train, classes)
-        features = features_of(data, approx, kernel)
         W, time_fit = self._fit(features, Y, lams, classes)
         val_scores, _ = held_out_scores(features.validation, W)
         scores, time_predict = held_out_scores(features.test, W)

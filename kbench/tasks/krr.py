@@ -56,9 +56,9 @@ class KRRTask(Task):
                 self.headline.exact: mean_squared_errors(predictions.test[:, :, 0], data.y_test)}
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
+        features = features_of(data, approx, kernel)
         self.check_data(data)
         lams = check_lam_path(lams)
-        features = features_of(data, approx, kernel)
         moments = features.moments()
         n = moments.n
         start = time.perf_counter()
