@@ -34,6 +34,7 @@ from kbench.kernels import (
 from kbench.lowrank.features import Features, features_of
 from kbench.lowrank.linalg import inverse_sqrt_psd
 from kbench.lowrank.maps import CholeskyMap, FourierMap, LowRank, NystromMap, nystrom
+from kbench.lowrank.workspace import Workspace, cached
 from kbench.parameters import Param
 from kbench.registry import PluginInfo, create, list_plugins, make_kernel, make_sampler, make_task
 from kbench.samplers.base import Sampler, landmarks_from_dictionary
@@ -77,8 +78,10 @@ __all__ = [
     "Task",
     "UnknownPluginError",
     "Validation",
+    "Workspace",
     "__version__",
     "advise",
+    "cached",
     "create",
     "exact_baseline",
     "features_of",

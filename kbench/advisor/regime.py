@@ -121,7 +121,6 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
         approx = rp_cholesky_of(data.X_train, kernel, rank, seed)
         F = np.asarray(approx.train_features)
         rows = task.evaluate(data, approx, kernel, lams=lams)
-        approx.release()  # its cached features refer back to it
         scores = np.array([row[chosen_on] for row in rows], dtype=float)
         found = factor_diagnostics(F, lams)
         d_eff, d_mof = found["d_eff"], found["d_mof"]

@@ -66,8 +66,6 @@ class Dataset:
     X_val: np.ndarray | None = None
     y_val: np.ndarray | None = None
     f_val: np.ndarray | None = None
-    #: per-object cache (exact baselines keyed by kernel spec), shared by every task of a repetition
-    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.X_val is None:  # no validation part: empty rows of the training set's kinds

@@ -3,8 +3,8 @@
 Up to ``DENSE_MAX_N`` training rows, :class:`ExactBaseline` eigendecomposes K_train once;
 above, up to ``exact_max_n``, :class:`IterativeBaseline` solves exact kernel ridge
 regression matrix-free, by preconditioned conjugate gradients (:mod:`kbench.exact.pcg`). Either
-is cached on the Dataset object by kernel spec, so every sampler and task of a repetition
-reuses it (docs/conventions.md). Processes share it through a file (``save``/``load``,
+is kept in the workspace by dataset and kernel spec (:mod:`kbench.lowrank.workspace`), so
+every sampler and task of a repetition reuses it (docs/conventions.md). Processes share it through a file (``save``/``load``,
 :func:`exact_baseline` with ``shared``): the workflow computes it once per (dataset, kernel,
 repetition), with the λ path's solves, and every run job loads it.
 """
@@ -25,6 +25,7 @@ from kbench._validation import INT64_MAX, check_lam_path
 from kbench.exact.pcg import kernel_product, solve_krr_path
 from kbench.lowrank.cholesky import rp_cholesky_of
 from kbench.lowrank.linalg import factor_diagnostics
+from kbench.lowrank.workspace import cached
 from kbench.parameters import Param
 
 #: the dense eigendecomposition up to this many training rows (3 n² floats: 600 MB at 5000)
@@ -362,8 +363,9 @@ def _digest(Y: np.ndarray) -> str:
 
 def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
                    shared: tuple[Path, str] | None = None, tasks=(), lams=()):
-    """The cached exact baseline of (data, kernel): dense up to ``DENSE_MAX_N`` training
-    rows, matrix-free up to ``exact_max_n``, None above. With ``shared`` = (file, split
+    """The exact baseline of (data, kernel), kept in the workspace (:class:`kbench.Workspace`):
+    dense up to ``DENSE_MAX_N`` training rows, matrix-free up to ``exact_max_n``, None
+    above. With ``shared`` = (file, split
     checksum) it is shared between processes through the file: loaded when the file holds
     the baseline of this split and kernel, else computed and saved there. A matrix-free
     baseline is first handed to each of ``tasks`` (:meth:`kbench.Task.prepare_exact`, with
@@ -376,25 +378,22 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
     if n > exact_max_n:
         return None
     dense = n <= DENSE_MAX_N
-    cached = ("exact", kernel.spec())
     key = None if shared is None else {"split_checksum": shared[1], "kernel": kernel.spec(), "format": FORMAT}
     if key is not None and not dense:
         key.update(method="pcg", tol=PCG_TOL, preconditioner_rank=PRECONDITIONER_RANK)
-    computed = cached not in data.cache
-    if computed:
-        if dense:
-            baseline = None if shared is None else ExactBaseline.load(shared[0], key)
-        else:
-            baseline = None if shared is None else IterativeBaseline.load(shared[0], key, data, kernel)
-        computed = baseline is None
-        if computed:
-            baseline = ExactBaseline(data, kernel) if dense else IterativeBaseline(data, kernel)
-        data.cache[cached] = baseline
-    baseline = data.cache[cached]
+    computed = []  # whether this call computed it (then it is saved below)
+
+    def load_or_compute():
+        loaded = None if shared is None else (ExactBaseline.load(shared[0], key) if dense else
+                                              IterativeBaseline.load(shared[0], key, data, kernel))
+        computed.append(loaded is None)
+        return (ExactBaseline(data, kernel) if dense else IterativeBaseline(data, kernel)) if loaded is None else loaded
+
+    baseline = cached((data,), ("exact", kernel.spec()), load_or_compute)
     if not baseline.dense:
         for task in tasks:
             if task.needs_exact and n <= task.exact_max_n:
                 task.prepare_exact(baseline, data, lams)
-    if shared is not None and (computed or baseline.unsaved):
+    if shared is not None and (any(computed) or baseline.unsaved):
         baseline.save(shared[0], key)  # once, with what the tasks (and earlier callers) asked for
     return baseline

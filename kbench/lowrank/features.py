@@ -32,6 +32,7 @@ from kbench.errors import Refused
 from kbench.kernels.base import Kernel
 from kbench.lowrank.checks import check_below_kernel, check_features, check_lowrank
 from kbench.lowrank.maps import LowRank
+from kbench.lowrank.workspace import cached
 
 #: memory for feature blocks per job (MiB), unless the sweep's memory limit is smaller
 DEFAULT_BUDGET_MB = 1024
@@ -173,17 +174,12 @@ class Features:
 
 
 def features_of(data, approx, kernel, budget_mb: float | None = None) -> Features:
-    """The :class:`Features` of ``approx`` on ``data`` with ``kernel``, created on first use
-    and shared by every task that scores the same fit with the same kernel (``budget_mb``
-    applies from the first call)."""
+    """The :class:`Features` of ``approx`` on ``data`` with ``kernel``: in a workspace
+    (:class:`kbench.Workspace`), created on first use and shared by every task that scores
+    the same fit with the same kernel (``budget_mb`` applies from the first call)."""
     budget_mb = DEFAULT_BUDGET_MB if budget_mb is None else BUDGET_MB.check(budget_mb, "features_of: budget_mb")
     check_scored(data, approx, kernel)
-    entry = approx.cache.get((id(data), id(kernel)))
-    if entry is not None and entry[0] is data and entry[1] is kernel:
-        return entry[2]
-    features = Features(data, approx, kernel, budget_mb)
-    approx.cache[id(data), id(kernel)] = (data, kernel, features)
-    return features
+    return cached((approx, data, kernel), "features", lambda: Features(data, approx, kernel, budget_mb))
 
 
 def check_scored(data, approx, kernel) -> None:

@@ -60,14 +60,6 @@ class LowRank:
         self.info = {} if info is None else info
         self.info.setdefault("warnings", [])
         self.train_features = train_features
-        #: feature matrices computed by tasks, keyed by dataset (kbench.tasks.base)
-        self.cache: dict = {}
-
-    def release(self) -> None:
-        """Drop the features tasks cached on this map: they refer back to it, so without this
-        the map and its n×rank arrays live until the garbage collector's next run, not until
-        the last reference to it goes."""
-        self.cache.clear()
 
     def transform(self, X) -> np.ndarray:
         """Features of the rows of ``X``: an array of shape (len(X), rank)."""

@@ -33,6 +33,7 @@ from kbench.exact.baseline import DENSE_MAX_N, exact_baseline
 from kbench.kernels.base import Kernel
 from kbench.lowrank.checks import info_columns
 from kbench.lowrank.features import DEFAULT_BUDGET_MB, check_fit
+from kbench.lowrank.workspace import Workspace, active
 from kbench.registry import create
 from kbench.spec import Spec
 from kbench.sweep.layout import exact_path, kernel_path, split_path
@@ -76,7 +77,8 @@ def environment() -> dict:
 @dataclass
 class JobContext:
     """What the jobs of one (dataset, kernel, repetition) share: prepared once in the parent
-    and inherited by the forked workers."""
+    and inherited by the forked workers, with the workspace the tasks prepared (the exact
+    baseline, a task's reference matrix), which each job opens while it runs."""
 
     data: Dataset
     kernel: Kernel
@@ -93,6 +95,7 @@ class JobContext:
     selection: str = DEFAULT_SELECTION
     #: the tasks whose ``prepare`` failed, and how: their cells record it without evaluating
     task_failures: dict[Spec, Failure] = field(default_factory=dict)
+    workspace: Workspace = field(default_factory=Workspace, repr=False)
 
     def columns(self) -> dict:
         meta = self.data.meta
@@ -221,29 +224,31 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     with _stage("kernel", f"the kernel {kernel.label} on {dataset.label}"):
         fitted = fitted_kernel(kernel, data, None if data_cache is None else (
             kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
-    tasks, task_failures = dict(tasks), {}
-    for label, task in tasks.items():
-        try:
-            task.prepare(data, fitted)
-        except (KeyboardInterrupt, TimeLimitReached):  # the user's Ctrl-C, the sweep's --time-limit
-            raise
-        except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a SystemExit too): the task's cells
-            failure = Failure.of(exc, "task")
-            task_failures[label] = replace(failure, message=f"preparing the task failed: {failure.message}")
-    tasks = [task for label, task in tasks.items() if label not in task_failures]
-    limit = exact_limit(tasks, ridge_samplers)
-    baseline, path = None, sorted(lams)
-    if limit is not None:
-        if DENSE_MAX_N < data.n_train <= limit:
-            say(f"{dataset.label}: the exact baseline on {data.n_train} training rows is matrix-free, a few passes "
-                f"over K ({float(data.n_train) ** 2:.1e} kernel values each; minutes past ~20 000 rows). A "
-                f"task's exact_max_n (e.g. krr:exact_max_n={DENSE_MAX_N}) sets where it stops.")
-        shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)
-        with _stage("exact", f"the exact baseline on {dataset.label}"):
-            baseline, path = exact_and_path(data, fitted, limit, shared, tasks, lams, lam_bounds, selection)
+    workspace = Workspace()  # the jobs' shared state, filled here, before they fork
+    with workspace:
+        tasks, task_failures = dict(tasks), {}
+        for label, task in tasks.items():
+            try:
+                task.prepare(data, fitted)
+            except (KeyboardInterrupt, TimeLimitReached):  # the user's Ctrl-C, the sweep's --time-limit
+                raise
+            except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a SystemExit too): the task's cells
+                failure = Failure.of(exc, "task")
+                task_failures[label] = replace(failure, message=f"preparing the task failed: {failure.message}")
+        tasks = [task for label, task in tasks.items() if label not in task_failures]
+        limit = exact_limit(tasks, ridge_samplers)
+        baseline, path = None, sorted(lams)
+        if limit is not None:
+            if DENSE_MAX_N < data.n_train <= limit:
+                say(f"{dataset.label}: the exact baseline on {data.n_train} training rows is matrix-free, a few passes "
+                    f"over K ({float(data.n_train) ** 2:.1e} kernel values each; minutes past ~20 000 rows). A "
+                    f"task's exact_max_n (e.g. krr:exact_max_n={DENSE_MAX_N}) sets where it stops.")
+            shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)
+            with _stage("exact", f"the exact baseline on {dataset.label}"):
+                baseline, path = exact_and_path(data, fitted, limit, shared, tasks, lams, lam_bounds, selection)
     own_bounds = lam_bounds if baseline is None or baseline.dense else None
     return JobContext(data, fitted, checksum, env, None if data_cache is None else Path(data_cache),
-                      tuple(path), own_bounds, selection, task_failures)
+                      tuple(path), own_bounds, selection, task_failures, workspace)
 
 
 def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact_max_n: int,
@@ -294,6 +299,11 @@ def run_job(job: Job, context: JobContext, memory_limit_mb: float | None = None,
     ``memory_limit_mb`` is the worker's (:func:`limit_memory`), of which the feature blocks
     take a share; ``prebuilt`` is work other processes did for the fit, handed to the
     sampler's ``use_prebuilt`` hook."""
+    with context.workspace:
+        _run_job(job, context, memory_limit_mb, prebuilt, written)
+
+
+def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) -> None:
     data, kernel, lams = context.data, context.kernel, list(context.lams)
     todo, approx = job.todo, None
     try:
@@ -326,10 +336,10 @@ def run_job(job: Job, context: JobContext, memory_limit_mb: float | None = None,
 
 
 def _release(approx) -> None:
-    """Free the fit when its job returns, not at the garbage collector's next run, while the
-    worker's next job fits (:meth:`kbench.LowRank.release`)."""
+    """Free the fit's features when its job returns, not at the garbage collector's next
+    run, while the worker's next job fits."""
     if approx is not None:
-        approx.release()
+        active().release(approx)
 
 
 def evaluate_cell(task, context: JobContext, approx) -> list[dict]:

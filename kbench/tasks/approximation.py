@@ -11,6 +11,7 @@ from kbench.datasets.base import TASK_TYPES
 from kbench.hookspecs import hookimpl
 from kbench.lowrank.features import features_of
 from kbench.lowrank.linalg import symmetric_spectral_norm
+from kbench.lowrank.workspace import cached
 from kbench.parameters import Param
 from kbench.tasks.base import Headline, Task
 
@@ -52,15 +53,15 @@ class ApproximationTask(Task):
     def _reference(self, data, kernel) -> tuple[np.ndarray, np.ndarray, float]:
         """The rows compared, their kernel matrix K and ‖K‖₂: the same for every sampler of
         a repetition (a paired comparison), so computed once per data set and kernel."""
-        key = ("approximation", kernel.spec(), self.max_n, self.seed)
-        if key not in data.cache:
+        def compute():
             n = data.X_train.shape[0]
             rows = np.arange(n) if n <= self.max_n else np.sort(
                 np.random.default_rng(self.seed).choice(n, size=self.max_n, replace=False))
             K = kernel(data.X_train[rows])
             K.flags.writeable = False  # shared by every evaluation
-            data.cache[key] = rows, K, symmetric_spectral_norm(K)
-        return data.cache[key]
+            return rows, K, symmetric_spectral_norm(K)
+
+        return cached((data,), ("approximation", kernel.spec(), self.max_n, self.seed), compute)
 
     def evaluate(self, data, approx, kernel, lams=None) -> list[dict]:
         features = features_of(data, approx, kernel)

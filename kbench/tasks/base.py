@@ -140,8 +140,8 @@ class Task(Declared):
 
     def prepare(self, data, kernel) -> None:
         """Compute now what every evaluation of this task on ``data`` shares, whatever the
-        sampler (cached in ``data.cache``): the sweep calls it once per (dataset, kernel,
-        repetition), before its jobs fork. Nothing by default; an error here is recorded in
+        sampler, kept in the workspace (:func:`kbench.cached`): the sweep calls it once per
+        (dataset, kernel, repetition), in the workspace its jobs open, before they fork. Nothing by default; an error here is recorded in
         each of the task's cells on that data (``failed_in`` task), which are not evaluated."""
 
     def exact_scores(self, exact, data, lams) -> dict[str, np.ndarray]:

@@ -17,6 +17,7 @@ from kbench.errors import ContractViolation, describe
 from kbench.exact.baseline import exact_baseline
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.lowrank.maps import LowRank
+from kbench.lowrank.workspace import Workspace
 from kbench.registry import create, make_sampler
 from kbench.spec import Spec
 from kbench.sweep.ranges import VALUE_RANGES
@@ -62,7 +63,7 @@ class _TaskProblem:
         return [(kind, family) for kind in task.accepts for family in task.families]
 
     def setting(self, kind: str, family: str, extra_column: bool = False) -> tuple[Dataset, Any, LowRank]:
-        """A fresh copy of the data (its arrays copied, an empty cache), the fitted kernel and the feature map
+        """A fresh copy of the data (its arrays copied), the fitted kernel and the feature map
         (fitted on one column more with ``extra_column``)."""
         key = (kind, family, extra_column)
         if key not in self._cache:
@@ -77,7 +78,7 @@ class _TaskProblem:
             self._cache[key] = data, kernel, make_sampler(_FAMILY_SAMPLERS[family]).fit(X, kernel, _TASK_RANK)
         data, kernel, approx = self._cache[key]
         arrays = {name: getattr(data, name).copy() for name in _ARRAYS if getattr(data, name) is not None}
-        return replace(data, cache={}, **arrays), kernel, approx  # a change a task makes stays in its copy
+        return replace(data, **arrays), kernel, approx  # a change a task makes stays in its copy
 
     def rows(self, kind: str, family: str) -> list[dict]:
         """The rows of a fresh task on a fresh copy of the data, computed once (the checks
@@ -85,9 +86,10 @@ class _TaskProblem:
         if ("rows", kind, family) not in self._cache:
             data, kernel, approx = self.setting(kind, family)
             task = self.make()
-            exact_baseline(data, kernel)  # as the sweep does: the exact values the task compares with
-            task.prepare(data, kernel)
-            rows = task.evaluate(data, approx, kernel, lams=_LAMS)
+            with Workspace():  # as the sweep does: the exact values the task compares with, then its own preparation
+                exact_baseline(data, kernel)
+                task.prepare(data, kernel)
+                rows = task.evaluate(data, approx, kernel, lams=_LAMS)
             try:  # the check every sweep makes: a check reading the rows fails with its reason
                 self._cache["rows", kind, family] = check_rows(rows, self.make().name)
             except ContractViolation as exc:
@@ -193,7 +195,7 @@ def _data_unchanged(p: _TaskProblem) -> None:
         task.prepare(data, kernel)
         task.evaluate(data, approx, kernel, lams=_LAMS)
         changed = [name for name, value in before.items() if not same_values(value, getattr(data, name))]
-        assert not changed, f"prepare or evaluate changed the data's {changed} (keep results in data.cache)"
+        assert not changed, f"prepare or evaluate changed the data's {changed} (keep results in the workspace: kbench.cached)"
 
 
 def _task_bad_input(p: _TaskProblem) -> None:

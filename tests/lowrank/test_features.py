@@ -16,6 +16,13 @@ LAMS = np.logspace(-6, -1, 7)
 TASKS = ("krr", "kpca", "kpca:centered=true", "approximation", "classification")
 
 
+@pytest.fixture(autouse=True)
+def workspace():
+    """As in a sweep's job: the tasks share the features a first call made with a budget."""
+    with kbench.Workspace() as opened:
+        yield opened
+
+
 def _score(data, kernel, sampler, task, budget_mb):
     approx = kbench.make_sampler(sampler).fit(data.X_train, kernel, rank=40, lam=1e-3, seed=0)
     if budget_mb is not None:

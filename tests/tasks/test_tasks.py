@@ -96,7 +96,7 @@ def test_kpca_nystrom_error_is_never_below_exact(sampler, regression):
 
 def test_kpca_held_out_formula_on_training_points_is_the_in_sample_error(regression):
     data, kernel = regression
-    same = dataclasses.replace(data, X_test=data.X_train, y_test=data.y_train, cache={})
+    same = dataclasses.replace(data, X_test=data.X_train, y_test=data.y_train)
     approx = kbench.make_sampler("uniform").fit(same.X_train, kernel, rank=40, seed=1)
     for row in kbench.make_task("kpca", components=[1, 5, 20, 40]).evaluate(same, approx, kernel):
         assert row["kpca_error_out"] == pytest.approx(row["kpca_error_in"], abs=1e-10)
@@ -203,19 +203,21 @@ def test_bad_task_input(regression):
         kbench.make_task("kr")
 
 
-def test_exact_baseline_is_computed_once_per_dataset_and_kernel(regression):
+def test_exact_baseline_is_computed_once_per_dataset_and_kernel_in_a_workspace(regression):
     data, kernel = regression
-    data.cache.clear()
     task = kbench.make_task("krr")
     kernel.evals = 0
-    for sampler in ("uniform", "rp-cholesky", "rff"):
-        approx = kbench.make_sampler(sampler).fit(data.X_train, kernel, rank=20, seed=0)
-        evals_before = kernel.evals
-        task.evaluate(data, approx, kernel, lams=[1e-3])
-        spent = kernel.evals - evals_before
-        if sampler == "uniform":  # the one eigendecomposition: K_train, K_test·train, diag
-            n, t = data.n_train, len(data.X_test)
-            assert spent >= n * n + t * n
-        else:
-            assert spent < data.n_train * data.n_train / 10
-    assert [key[0] for key in data.cache] == ["exact"]
+    with kbench.Workspace() as workspace:
+        for sampler in ("uniform", "rp-cholesky", "rff"):
+            approx = kbench.make_sampler(sampler).fit(data.X_train, kernel, rank=20, seed=0)
+            evals_before = kernel.evals
+            task.evaluate(data, approx, kernel, lams=[1e-3])
+            spent = kernel.evals - evals_before
+            if sampler == "uniform":  # the one eigendecomposition: K_train, K_test·train, diag
+                n, t = data.n_train, len(data.X_test)
+                assert spent >= n * n + t * n
+            else:
+                assert spent < data.n_train * data.n_train / 10
+            assert len(workspace) == 2  # the baseline, and this fit's features
+            workspace.release(approx)  # as a sweep's worker does when the job returns
+        assert len(workspace) == 1
