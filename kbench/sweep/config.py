@@ -11,7 +11,7 @@ import json
 import math
 import numbers
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kbench._files import expand_home
@@ -274,6 +274,11 @@ class SweepConfig:
     blas_threads: int = DEFAULT_BLAS_THREADS
     lam_bounds: tuple[float, float] | None = None
     selection: str = DEFAULT_SELECTION
+    #: the lists above and the kernel, parsed once here: what the plan carries
+    dataset_specs: tuple[Spec, ...] = field(init=False, repr=False, compare=False)
+    sampler_specs: tuple[Spec, ...] = field(init=False, repr=False, compare=False)
+    task_specs: tuple[Spec, ...] = field(init=False, repr=False, compare=False)
+    kernel_spec: Spec = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         fix = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen
@@ -282,7 +287,10 @@ class SweepConfig:
         fix("datasets", tuple(map(canonical_spec, self.datasets)))  # as results label them: a file's absolute path
         for name in ("samplers", "tasks"):  # as results label them: no default written out
             fix(name, tuple(canonical_label(spec, name.removesuffix("s")) for spec in getattr(self, name)))
-        Spec.parse(self.kernel, "kernel")  # text (a kernel object is refused, naming its spec)
+        fix("kernel_spec", Spec.parse(self.kernel, "kernel"))  # text (a kernel object is refused, naming its spec)
+        for name in ("datasets", "samplers", "tasks"):
+            fix(f"{name.removesuffix('s')}_specs",
+                tuple(Spec.parse(text, name.removesuffix("s")) for text in getattr(self, name)))
         fix("ranks", tuple(check_ranks(self.ranks)))
         lams, bounds = lam_path(self.lams, self.lam_bounds)
         fix("lams", lams)

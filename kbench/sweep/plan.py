@@ -131,16 +131,17 @@ def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
     """The combinations that cannot run by design, with the component that refuses them
     (``refused_by``) and the reason: a sampler that refuses a kernel (``Sampler.refuses``:
     none of its cells), a task that refuses a dataset's type. ``kernels`` maps each dataset
-    label to its kernel specs; specs as text or Spec."""
+    label to its kernel specs; specs as text (read back from stored rows, or a workflow job's
+    arguments) or Spec."""
     found = []
-    kernels = {Spec.parse(str(d), "dataset").label: specs for d, specs in kernels.items()}  # however written
-    for dataset in (Spec.parse(str(d), "dataset") for d in datasets):
+    kernels = {Spec.parse(d, "dataset").label: specs for d, specs in kernels.items()}  # however written
+    for dataset in (Spec.parse(d, "dataset") for d in datasets):
         kind = known_task_type(dataset.label)  # once: a provider may read the data to tell
-        for kernel in (Spec.parse(str(k), "kernel") for k in kernels[dataset.label]):
+        for kernel in (Spec.parse(k, "kernel") for k in kernels[dataset.label]):
             kernel_object = create(kernel)
-            for sampler in (Spec.parse(str(s), "sampler") for s in samplers):
+            for sampler in (Spec.parse(s, "sampler") for s in samplers):
                 why = create(sampler).refuses(kernel_object)
-                for task in (Spec.parse(str(t), "task") for t in tasks):
+                for task in (Spec.parse(t, "task") for t in tasks):
                     refused_by, reason = ("sampler", why) if why else ("task", task_refuses(create(task), dataset, kind))
                     if reason:
                         found.append({"dataset": dataset.label, "kernel": kernel.label, "sampler": sampler.label,
@@ -178,13 +179,11 @@ def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
     """Check every name up front (did-you-mean errors) and list the jobs of a sweep, without
     the combinations that cannot run by design (``excluded``: :func:`not_planned`'s rows,
     computed here when not given)."""
-    kernel = Spec.parse(config.kernel, "kernel")
+    kernel, dataset_specs = config.kernel_spec, config.dataset_specs
+    sampler_specs, task_specs = config.sampler_specs, config.task_specs
     create(kernel)  # validates name and parameters
-    dataset_specs = [Spec.parse(d, "dataset") for d in config.datasets]
     for spec in dataset_specs:
         check_dataset_spec(spec.label)
-    sampler_specs = [Spec.parse(s, "sampler") for s in config.samplers]
-    task_specs = [Spec.parse(t, "task") for t in config.tasks]
     for spec in sampler_specs:
         create(spec)
     for spec in task_specs:

@@ -29,7 +29,6 @@ from threadpoolctl import threadpool_limits
 from kbench.errors import ConfigError, Failure, Status
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.registry import create
-from kbench.spec import Spec
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.disqueak import merge_tree_roots
 from kbench.sweep.plan import Job, not_planned, nothing_planned, plan
@@ -105,8 +104,8 @@ def execute(config: SweepConfig, progress: bool = True) -> tuple[list[Job], Summ
     :class:`Summary` (:func:`run` without reading the rows back, as ``kbench run`` needs)."""
     started = time.perf_counter()
     with threadpool_limits(limits=config.blas_threads):
-        kernels = {Spec.parse(d, "dataset").label: [config.kernel] for d in config.datasets}
-        excluded = not_planned(config.datasets, kernels, config.samplers, config.tasks)
+        kernels = {d.label: [config.kernel_spec] for d in config.dataset_specs}
+        excluded = not_planned(config.dataset_specs, kernels, config.sampler_specs, config.task_specs)
         planned = plan(config, excluded)  # every name and value checked before anything is written
         if not planned:
             raise ConfigError(nothing_planned(excluded))
