@@ -4,6 +4,7 @@ command turns bad input into."""
 
 from __future__ import annotations
 
+import shlex
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -76,25 +77,43 @@ class OptionsOnce(click.Command):
                          and not (param.is_flag or param.multiple or param.count))
         twice = next((param for param, count in counts.items() if count > 1), None)
         if twice is not None:
-            lists = "comma list" in (twice.help or "").lower() or twice.name in LIST_OPTIONS
             raise click.UsageError(f"{twice.opts[0]} is given {counts[twice]} times; give it once" + (
-                " (a list of values is one comma-separated value)." if lists else
+                " (a list of values is one comma-separated value)." if _takes_list(twice) else
                 f" ({twice.opts[0]} takes one value)."), ctx)
         if extra and not any(isinstance(param, click.Argument) for param in self.params):
-            raise click.UsageError(_stray(list(args), extra[0]), ctx)
+            raise click.UsageError(self._stray(list(args), extra[0]), ctx)
         return super().parse_args(ctx, args)
 
+    def _stray(self, args: list[str], stray: str) -> str:
+        """What a value no option takes likely was: an option written with a dash that is not
+        ASCII's, the second item of a list given with a space, or a value with a space."""
+        if stray[:1] in UNICODE_DASHES:
+            return (f"got {stray!r}, which starts with {stray[0]!r} (U+{ord(stray[0]):04X}), not a hyphen: write "
+                    f"options with two ASCII hyphens, --{stray.lstrip(UNICODE_DASHES + '-')}.")
+        at = next((j for j, arg in enumerate(args) if arg == stray and j >= 2 and not args[j - 1].startswith("-")),
+                  args.index(stray))
+        given = next((i for i in range(at - 1, -1, -1) if args[i].startswith("-")), None)
+        option = None if given is None else next(
+            (param for param in self.params if args[given].partition("=")[0] in getattr(param, "opts", ())), None)
+        name, eq, value = args[given].partition("=") if given is not None else ("", "", "")
+        if option is None or option.is_flag or at - given < (1 if eq else 2):
+            return f"got {stray!r}, which no option takes (the command takes options only)."
+        values = [value] * bool(eq) + args[given + 1 : at + 1]
+        if _takes_list(option):
+            return (f"got {stray!r}, which no option takes; a list is one value, its items separated by commas "
+                    f"without spaces: {name} {','.join(values)}")
+        if isinstance(option.type, Bounded | Fraction | click.types.FloatParamType | click.types.IntParamType):
+            return f"got {stray!r}, which no option takes; {name} takes one value."
+        return f"got {stray!r}, which no option takes; {name} takes one value: quote one with spaces, {name} " \
+               f"{shlex.quote(' '.join(values))}"
 
-def _stray(args: list[str], stray: str) -> str:
-    """What a value no option takes likely was: the second item of a list given with a space."""
-    at = next((j for j, arg in enumerate(args) if arg == stray and j >= 2 and not args[j - 1].startswith("-")),
-              args.index(stray))
-    given = next((i for i in range(at - 1, -1, -1) if args[i].startswith("-")), None)
-    if given is not None and at - given >= 2:
-        option, listed = args[given], ",".join(args[given + 1 : at + 1])
-        return (f"got {stray!r}, which no option takes; a list is one value, its items separated by commas "
-                f"without spaces: {option} {listed}")
-    return f"got {stray!r}, which no option takes (the command takes options only)."
+
+#: dashes a word processor puts where a user typed two hyphens
+UNICODE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+
+
+def _takes_list(param: click.Parameter) -> bool:
+    return "comma list" in (getattr(param, "help", None) or "").lower() or param.name in LIST_OPTIONS
 
 
 class Fraction(click.ParamType):

@@ -24,7 +24,7 @@ import numpy as np
 
 from kbench._parallel import for_each_block, scratch
 from kbench._validation import check_features
-from kbench.errors import Refused
+from kbench.errors import ContractViolation, Refused
 from kbench.parameters import Declared
 from kbench.spec import Spec
 
@@ -60,6 +60,8 @@ class Kernel(Declared):
     #: defined on one feature in one period, [0, 1) (the periodic kernels): the conformance
     #: kits check such a kernel on points drawn there
     unit_interval: ClassVar[bool] = False
+    #: kernel entries evaluated (a subclass whose ``__init__`` skips this one's counts from 0 too)
+    evals: int = 0
 
     def __init__(self) -> None:
         self.evals = 0
@@ -224,3 +226,26 @@ class Kernel(Declared):
         raise Refused(f"the {self.name} kernel is not stationary: random Fourier features need one.")
 
 
+#: rows on which :func:`check_kernel` compares a kernel's diagonal with its matrix
+_CHECKED_ROWS = 64
+#: float64 round-off of one kernel value computed two ways (a matrix by BLAS, a diagonal row by row)
+_DIAGONAL_RTOL = 1e-8
+
+
+def check_kernel(kernel: Kernel, X: np.ndarray) -> None:
+    """A ContractViolation when a (fitted) kernel's ``diag`` disagrees with the diagonal of its
+    matrix on the first rows of ``X``, or the matrix is not symmetric: every Nyström bound
+    and trace error reads ``diag`` as k(x, x)."""
+    rows = X[:_CHECKED_ROWS]
+    K, diagonal = kernel(rows), kernel.diag(rows)
+    scale = np.maximum(np.abs(np.diag(K)), 1.0)
+    wrong = np.flatnonzero(np.abs(diagonal - np.diag(K)) > _DIAGONAL_RTOL * scale)
+    if len(wrong):
+        i = wrong[0]
+        raise ContractViolation(f"kernel {kernel.spec()}: diag(X)[{i}] = {diagonal[i]:.6g} but k(X, X)[{i}, {i}] = "
+                                f"{K[i, i]:.6g}; a kernel's diag is the diagonal of its matrix (_diag and _block "
+                                "compute one kernel).")
+    if not np.allclose(K, K.T, rtol=_DIAGONAL_RTOL, atol=_DIAGONAL_RTOL * float(scale.max())):
+        i, j = np.unravel_index(np.argmax(np.abs(K - K.T)), K.shape)
+        raise ContractViolation(f"kernel {kernel.spec()}: k(X, X) is not symmetric (entry [{i}, {j}] = {K[i, j]:.6g}, "
+                                f"[{j}, {i}] = {K[j, i]:.6g}); a kernel is symmetric, k(x, y) = k(y, x).")

@@ -87,6 +87,10 @@ class Sampler(Declared):
         if not isinstance(approx, LowRank):
             raise ContractViolation(f"sampler {self.name!r}: _fit returned {type(approx).__module__}."
                                     f"{type(approx).__qualname__}, not a kbench.LowRank.")
+        if approx.kernel_spec is not None:  # stamped by an earlier fit: a map kept between fits
+            raise ContractViolation(f"sampler {self.name!r}: _fit returned a map an earlier fit returned (for "
+                                    f"{approx.kernel_spec}); each fit builds its own map from the data, kernel and "
+                                    "rank it is given.")
         self._check_fit(approx, kernel, given)
         approx.kernel_spec = given
         approx.info["warnings"] = warnings + approx.info.get("warnings", [])

@@ -30,7 +30,7 @@ from kbench.datasets import Dataset, data_version, load_dataset, split_sizes
 from kbench.datasets.split import load_split, save_split
 from kbench.errors import Failure, Status, describe
 from kbench.exact.baseline import DENSE_MAX_N, exact_baseline
-from kbench.kernels.base import Kernel
+from kbench.kernels.base import Kernel, check_kernel
 from kbench.lowrank.checks import info_columns
 from kbench.lowrank.features import DEFAULT_BUDGET_MB, check_fit
 from kbench.lowrank.workspace import Workspace, active
@@ -224,6 +224,7 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     with _stage("kernel", f"the kernel {kernel.label} on {dataset.label}"):
         fitted = fitted_kernel(kernel, data, None if data_cache is None else (
             kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
+        check_kernel(fitted, data.X_train)
     workspace = Workspace()  # the jobs' shared state, filled here, before they fork
     with workspace:
         tasks, task_failures = dict(tasks), {}

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kbench.kernels import DEFAULT_KERNEL
+from kbench.kernels.base import check_kernel
 from kbench.lowrank.checks import info_columns
 from kbench.lowrank.maps import LowRank
 from kbench.registry import create
@@ -195,6 +196,7 @@ def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3, timeo
     """
     make, label = plugin_factory("sampler", sampler, params)
     X, fitted = small_problem(kernel)
+    check_kernel(fitted, X)  # a kernel's diag its matrix's: else no bound the checks read holds
     reason = make().refuses(fitted)
     if reason:  # by design, as a sweep plans: a kernel to check it with is the caller's to choose
         raise ValueError(f"{label} refuses the kernel {kernel!r} (its refuses()): {reason} Check it with a kernel it "
