@@ -45,7 +45,6 @@ from kbench.reporting.markdown import markdown_table
 from kbench.spec import split_specs
 from kbench.sweep import worker
 from kbench.sweep.config import check_configurations, check_ranks, lam_path
-from kbench.sweep.disqueak import parse_node
 from kbench.sweep.document import (
     MAX_FILE_BYTES,
     MAX_VALUES,
@@ -53,6 +52,7 @@ from kbench.sweep.document import (
     check_files,
     check_overrides,
 )
+from kbench.sweep.parts import check_part
 from kbench.sweep.plan import cell_inputs, split_seed
 from kbench.sweep.store import read_results
 from kbench.tasks.base import check_columns, check_rows
@@ -923,8 +923,8 @@ def test_held_out_sixth_round(tmp_path):
             ("gaussian", "kernel"), ("uniform", "sampler"), ("krr", "task"))]
     assert cell_inputs(*spec, 5, 0, 0, None, [1e-3]) != cell_inputs(*spec, 5, 0, 0, None, [1e-3], blas_threads=2)
     assert cell_inputs(*spec, 5, 0, 0, None, [1e-3]) == cell_inputs(*spec, 5, 0, 0, None, [1e-3], blas_threads=1)
-    with pytest.raises(ValueError, match=r"'０-1' is not a node of the merge tree"):
-        parse_node("０-1", 4)
+    with pytest.raises(ValueError, match=r"'０-1' is not a part of the fits of squeak:shards=4"):
+        check_part("０-1", "squeak:shards=4")
     weird = pd.read_parquet(ROOT / "results" / "all.parquet").head(50).assign(status="weird")
     weird.to_parquet(tmp_path / "weird.parquet")
     with pytest.raises(ValueError, match=r"rows of status 'weird', which kbench never writes"):
@@ -1833,7 +1833,7 @@ def test_held_out_twenty_first_round(tmp_path, monkeypatch):
     it had not measured; a task written with a default in a second run was a second task;
     class labels 01 and 1 of a csv merged into one class; a DISQUEAK merge node whose
     children were not computed wrote a failed node and exited 0 (and, found on the way,
-    ``kbench disqueak`` without --kernel said "got NoneType None")."""
+    ``kbench disqueak``, now ``kbench part``, without --kernel said "got NoneType None")."""
     from kbench.papers import yang2012
     from kbench.sweep.config import SweepConfig
     from kbench.workflow import labelled
@@ -1861,11 +1861,11 @@ def test_held_out_twenty_first_round(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="the target's labels '01', '1' read as one number"):
         kbench.load_dataset("file:lab.csv")
     pd.DataFrame({"x": np.arange(60.0) % 7, "target": np.arange(60.0)}).to_csv("d.csv", index=False)
-    args = ["disqueak", "--dataset", "file:d.csv", "--ranks", "5", "--lams", "1e-3", "--only-repetition", "0",
-            "--data-cache", str(tmp_path / "dq"), "--sampler", "squeak:shards=2", "--node", "0-2"]
+    args = ["part", "--dataset", "file:d.csv", "--ranks", "5", "--lams", "1e-3", "--only-repetition", "0",
+            "--data-cache", str(tmp_path / "dq"), "--sampler", "squeak:shards=2", "--part", "0-2"]
     assert "Missing option '--kernel'" in CliRunner().invoke(main, args).output  # (not "got NoneType None")
     node = CliRunner().invoke(main, [*args, "--kernel", "gaussian:sigma=median"])
-    assert node.exit_code == 2 and "merges nodes 0-1 and 1-2, not computed" in node.output
+    assert node.exit_code == 2 and "is made from parts 0-1 and 1-2, not computed" in node.output
     assert not (tmp_path / "dq").exists()
 
 

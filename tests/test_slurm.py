@@ -130,7 +130,7 @@ def test_the_slurm_profile_runs_a_sweep_to_the_leaderboard_with_the_local_number
     pd.testing.assert_frame_equal(by_slurm[values], by_local[values], check_exact=True)
     header = (tmp_path / "slurm" / "out" / "leaderboard.md").read_text()
     assert "--workflow-profile" in header
-    assert "(executor: `slurm; 1 prepare, 1 exact, 3 disqueak, 1 run jobs`)" in header
+    assert "(executor: `slurm; 1 prepare, 1 exact, 3 part, 1 run jobs`)" in header
     assert (by_slurm[by_slurm.sampler_label == "squeak:shards=2"].merge_tree == "jobs").all()
     assert (tmp_path / "slurm" / "out" / "leaderboard.html").is_file()
 

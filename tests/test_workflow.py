@@ -308,7 +308,7 @@ def test_cli_and_workflow_give_identical_numbers(tmp_path):
     (tmp_path / "workflow").mkdir()
     result = snakemake(tmp_path / "workflow", config, "out/all.parquet")  # the numbers: no page needed
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert Sweep({**config, "out": "out"}).job_counts() == {"prepare": 1, "exact": 1, "disqueak": 5, "run": 1}
+    assert Sweep({**config, "out": "out"}).job_counts() == {"prepare": 1, "exact": 1, "part": 5, "run": 1}
     cli = subprocess.run(
         [sys.executable, "-m", "kbench.cli", "run", "--datasets", data, "--samplers", ",".join(samplers),
          "--tasks", "krr", "--ranks", "30,50", "--lams", "0.0001,0.01", "--repetitions", "1",

@@ -17,7 +17,7 @@ def main() -> None:
     """Benchmark low-rank kernel approximations."""
 
 
-for command in (listing.list_command, sweep.run_command, sweep.prepare_command, sweep.disqueak_command,
+for command in (listing.list_command, sweep.run_command, sweep.prepare_command, sweep.part_command,
                 results.aggregate_command, results.leaderboard_command, results.papers_command,
                 inspection.check_plugin_command, inspection.describe_command, inspection.advise_command,
                 inspection.info_command):

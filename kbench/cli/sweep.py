@@ -1,5 +1,5 @@
-"""``kbench run``, ``prepare`` and ``disqueak``: the commands that compute cells, splits,
-exact baselines and merge-tree nodes."""
+"""``kbench run``, ``prepare`` and ``part``: the commands that compute cells, splits,
+exact baselines and the parts of fits built as jobs."""
 
 from __future__ import annotations
 
@@ -144,32 +144,33 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
                 click.echo(f"{path}  (" + (f"no exact baseline: {why})" if why else f"exact baseline of {exact_kernel})"))
 
 
-@click.command("disqueak", cls=OptionsOnce)
+@click.command("part", cls=OptionsOnce)
 @click.option("--dataset", required=True, help="Dataset spec.")
 @kernel_option("Kernel spec.", None)
-@click.option("--sampler", required=True, help="A distributed squeak, e.g. squeak:shards=4.")
+@click.option("--sampler", required=True, help="A sampler whose fits are built in parts, e.g. squeak:shards=4.")
 @click.option("--ranks", required=True, type=bounded("ranks", many=True),
-              help="Comma list of the sweep's ranks (one tree per rank's fit).")
+              help="Comma list of the sweep's ranks (the part of each rank's fit).")
 @click.option("--lams", required=True, type=bounded("lams", many=True),
-              help="Comma list of the sweep's λ (the tree uses the smallest).")
+              help="Comma list of the sweep's λ (the fits use the smallest).")
 @click.option("--only-repetition", "repetition", required=True, type=bounded("only_repetition"),
               help="Repetition index R.")
 @seed_option("Base seed of the sweep.")
-@click.option("--node", required=True, help="Tree node FIRST-STOP, the shards it covers: 0-1 is a leaf, "
-                                            "0-4 the root of 4 shards.")
-@click.option("--data-cache", required=True, type=ABSOLUTE_FOLDER, help="Folder of the splits and nodes.")
+@click.option("--part", required=True, help="The part to build: for squeak a merge-tree node FIRST-STOP (0-1 a "
+                                            "leaf, 0-4 the root of 4 shards); an error lists a sampler's parts.")
+@click.option("--data-cache", required=True, type=ABSOLUTE_FOLDER, help="Folder of the splits and parts.")
 @blas_threads_option()
-def disqueak_command(dataset, kernel, sampler, ranks, lams, repetition, seed, node, data_cache,
-                     blas_threads) -> None:
-    """Compute one node of a distributed squeak's merge tree into the data cache: a leaf
-    streams its shard, a merge node joins its children's files (computed first). `kbench run
-    --data-cache` fits start from the root; the dictionaries equal the in-process fit's."""
+def part_command(dataset, kernel, sampler, ranks, lams, repetition, seed, part, data_cache,
+                 blas_threads) -> None:
+    """Build one part of a sampler's fits into the data cache (a distributed squeak's merge-tree
+    node: a leaf streams its shard, a merge joins its children), after the parts it is made
+    from. `kbench run --data-cache` fits start from the last part, and equal the fits built
+    in one piece."""
     from threadpoolctl import threadpool_limits
 
     from kbench.datasets import canonical_spec
-    from kbench.sweep.disqueak import build_node
+    from kbench.sweep.parts import build_part
 
     with threadpool_limits(limits=blas_threads):
-        path, failure = usage(lambda: build_node(canonical_spec(dataset), kernel, sampler, ranks, lams, repetition, seed,
-                                                  data_cache, node))
-    click.echo(f"{path}  (node {node} of {sampler}" + (f"; none: {failure})" if failure else ")"))
+        path, failure = usage(lambda: build_part(canonical_spec(dataset), kernel, sampler, ranks, lams, repetition, seed,
+                                                  data_cache, part))
+    click.echo(f"{path}  (part {part} of {sampler}" + (f"; none: {failure})" if failure else ")"))

@@ -51,6 +51,9 @@ class LowRank:
     #: the spec of the (fitted) kernel the map approximates, set by :meth:`kbench.Sampler.fit`;
     #: tasks refuse to score the map with another kernel (None: not recorded)
     kernel_spec: str | None = None
+    #: which fit of the process returned the map (:meth:`kbench.Sampler.fit`): a map an
+    #: earlier fit returned is refused (None: not recorded)
+    fit_number: int | None = None
 
     def __init__(self, n_features_in: int, rank: int, landmarks: np.ndarray | None = None,
                  info: dict | None = None, train_features: np.ndarray | None = None) -> None:

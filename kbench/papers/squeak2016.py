@@ -16,7 +16,7 @@ design and uniform designs of growing n):
    0.3 of 1.
 5. The distributed variant (4 shards, pairwise merges) matches the sequential one:
    dictionary sizes within 15%, and the risk of the full dictionary within 5%. The workflow
-   runs its merge tree as separate jobs (kbench.sweep.disqueak); the page says so, and compares
+   runs its merge tree as separate jobs (kbench.sweep.parts); the page says so, and compares
    the tree's critical path with one stream's time.
 """
 

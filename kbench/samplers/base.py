@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import ClassVar
 
 import numpy as np
@@ -15,6 +16,8 @@ from kbench.parameters import Declared
 
 #: sampler families (``Sampler.family``): what a task's ``families`` and the page group by
 FAMILIES = ("nystrom", "random-features")
+#: numbers the fits of this process in the order they start (LowRank.fit_number)
+_FITS = itertools.count()
 
 
 class Sampler(Declared):
@@ -24,9 +27,11 @@ class Sampler(Declared):
     clamped to n) or ``"random-features"``. ``needs_lam`` samplers use the ridge λ
     (docs/conventions.md: the runner passes the smallest λ of the path).
 
-    A fit that uses work done by other processes (DISQUEAK's merge tree run as workflow
-    jobs) reports its cost as ``info["prebuilt"] = {"seconds": ..., "kernel_evals": ...}``:
-    it is counted in the fit's ``kernel_evals`` and ``time_sample_s``.
+    A sampler whose fits can be built in parts, as separate jobs (DISQUEAK's merge tree),
+    names them (:meth:`parts`, :meth:`part_inputs`) and builds one (:meth:`build_part`); the
+    workflow runs a job per part and hands the last to the fits (:meth:`use_prebuilt`). A fit
+    that uses such work reports its cost as ``info["prebuilt"] = {"seconds": ...,
+    "kernel_evals": ...}``: it is counted in the fit's ``kernel_evals`` and ``time_sample_s``.
     """
 
     kind = "sampler"
@@ -82,17 +87,10 @@ class Sampler(Declared):
             rank_used = n
         else:
             rank_used = rank
-        evals_before, given = kernel.evals, kernel.spec()
+        evals_before, given, number = kernel.evals, kernel.spec(), next(_FITS)
         approx = self._fit(X, kernel, rank_used, lam, rng)
-        if not isinstance(approx, LowRank):
-            raise ContractViolation(f"sampler {self.name!r}: _fit returned {type(approx).__module__}."
-                                    f"{type(approx).__qualname__}, not a kbench.LowRank.")
-        if approx.kernel_spec is not None:  # stamped by an earlier fit: a map kept between fits
-            raise ContractViolation(f"sampler {self.name!r}: _fit returned a map an earlier fit returned (for "
-                                    f"{approx.kernel_spec}); each fit builds its own map from the data, kernel and "
-                                    "rank it is given.")
-        self._check_fit(approx, kernel, given)
-        approx.kernel_spec = given
+        self._check_fit(approx, kernel, given, number)
+        approx.kernel_spec, approx.fit_number = given, number
         approx.info["warnings"] = warnings + approx.info.get("warnings", [])
         approx.info.update(
             sampler=self.name,
@@ -102,10 +100,14 @@ class Sampler(Declared):
         )
         return approx
 
-    def _check_fit(self, approx: LowRank, kernel: Kernel, given: str) -> None:
-        """A ContractViolation when the fit changed its kernel (``given``: its spec before),
-        or returned a map of another family than the sampler's."""
+    def _check_fit(self, approx, kernel: Kernel, given: str, number: int) -> None:
+        """A ContractViolation when the fit (the process's ``number``-th) returned no LowRank, or
+        a map an earlier fit returned, or a map of another family than the sampler's, or
+        changed its kernel (``given``: its spec before)."""
         owner = f"sampler {self.name!r}"
+        if not isinstance(approx, LowRank):
+            raise ContractViolation(f"{owner}: _fit returned {type(approx).__module__}.{type(approx).__qualname__}, "
+                                    "not a kbench.LowRank.")
         if kernel.spec() != given:  # the cell would be recorded under a kernel the map is not of
             raise ContractViolation(f"{owner} changed its kernel's parameters during the fit ({kernel.spec()} after "
                                     f"{given}): a sampler uses the kernel it is given; copy it to use another.")
@@ -113,6 +115,9 @@ class Sampler(Declared):
             raise ContractViolation(f"{owner} is of the {self.family!r} family but returned a "
                                     f"{'Nyström-type' if approx.nystrom_type else 'random-feature'} map "
                                     "(LowRank.nystrom_type): declare the family its maps are of.")
+        if approx.fit_number is not None and approx.fit_number < number:  # a map kept from an earlier fit
+            raise ContractViolation(f"{owner}: _fit returned a map an earlier fit returned (for {approx.kernel_spec}); "
+                                    "each fit builds its own map from the data, kernel and rank it is given.")
 
     def refuses(self, kernel: Kernel) -> str | None:
         """Why this sampler cannot approximate ``kernel`` by design (judged on the kernel's
@@ -121,10 +126,32 @@ class Sampler(Declared):
         them once with this reason. None (any kernel) by default."""
         return None
 
-    def use_prebuilt(self, prebuilt: dict) -> None:
-        """Hook: take work other processes did for this sampler's fits (DISQUEAK's merge-tree
-        roots, computed as workflow jobs), handed over by the sweep before ``fit``. A sampler
-        that has no such work ignores it."""
+    # -- a fit built in parts, as separate jobs ---------------------------------------------
+    def parts(self) -> list[str]:
+        """The parts of this sampler's fits that can be built as separate jobs, each after the
+        parts it is made from (:meth:`part_inputs`), the last the whole; [] (the default): a fit
+        is built in one piece. Names are letters, digits and ``.``, ``_``, ``-``."""
+        return []
+
+    def part_inputs(self, part: str) -> list[str]:
+        """The parts ``part`` is made from ([]: from the training rows alone)."""
+        return []
+
+    def parts_seed(self, rng: np.random.Generator) -> int:
+        """The seed of the parts of the fit whose generator is ``rng``, drawn as ``_fit`` draws
+        it: parts built apart are those the fit would build itself."""
+        raise NotImplementedError(f"sampler {self.name!r} names parts but does not say how a fit seeds them")
+
+    def build_part(self, X: np.ndarray, kernel: Kernel, lam: float | None, seed: int, part: str,
+                   inputs: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        """Part ``part`` of the fits seeded ``seed``, from its inputs (in :meth:`part_inputs`'
+        order), as named arrays: what its file holds and the parts made from it receive."""
+        raise NotImplementedError(f"sampler {self.name!r} names parts but does not build them")
+
+    def use_prebuilt(self, prebuilt: dict[int, dict[str, np.ndarray]]) -> None:
+        """Hook: the last part of fits built apart (:meth:`build_part`'s arrays, by
+        :meth:`parts_seed`), handed over by the sweep before ``fit``; a fit whose seed is
+        there starts from it. Ignored by default."""
 
     def _fit(self, X: np.ndarray, kernel: Kernel, rank: int, lam: float | None,
              rng: np.random.Generator) -> LowRank:

@@ -9,8 +9,8 @@ among dictionary ∪ current block: the dictionary keeps its own kernel matrix.
 
 DISQUEAK's merge tree (``shards`` > 1) is a fixed binary tree over the shards; every node
 draws from its own generator, derived from the fit's seed and the node, so each node can be
-computed anywhere (the workflow runs them as separate jobs, :mod:`kbench.sweep.disqueak`) and
-gives the same dictionary as the in-process fit.
+computed anywhere (its nodes are the sampler's parts, :meth:`kbench.Sampler.parts`, which the
+workflow runs as separate jobs) and gives the same dictionary as the in-process fit.
 """
 
 from __future__ import annotations
@@ -66,6 +66,18 @@ class Dictionary:
     def size(self) -> int:
         return int(self.copies.sum())
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The dictionary as named arrays (a part's file), read back by :meth:`from_arrays`."""
+        return {"atoms": self.atoms, "copies": self.copies, "prob": self.prob, "K": self.K,
+                "history": np.array(self.history, dtype=np.int64).reshape(-1, 3),
+                "cost": np.array([self.seconds, self.span_s, self.kernel_evals], dtype=float)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Dictionary:
+        seconds, span, evals = arrays["cost"]
+        return cls(arrays["atoms"], arrays["copies"], arrays["prob"], arrays["K"],
+                   [tuple(step) for step in arrays["history"].tolist()], float(seconds), float(span), int(evals))
+
 
 def _union(X, kernel, a: Dictionary, b: Dictionary) -> Dictionary:
     """Union of two dictionaries; only the cross block K(a, b) is evaluated."""
@@ -86,6 +98,10 @@ def children(node: Node) -> tuple[Node, Node] | None:
         return None
     middle = first + 2 ** ((stop - first - 1).bit_length() - 1)
     return (first, middle), (middle, stop)
+
+
+def node_name(node: Node) -> str:
+    return f"{node[0]}-{node[1]}"
 
 
 def tree_nodes(shards: int) -> list[Node]:
@@ -110,9 +126,9 @@ class SqueakSampler(Sampler):
     about τ² and gave 3.7–7.8× the ‖K − L‖₂ of ``rls`` at the same p in kbench's squeak2016
     reproduction, against 0.5–1.2× for copies).
 
-    ``prebuilt`` maps a tree seed (:meth:`tree_seed`) to a merge tree's root dictionary
-    computed elsewhere (the workflow's DISQUEAK jobs, handed over by :meth:`use_prebuilt`); a
-    fit whose tree seed is there uses it instead of building the tree.
+    ``prebuilt`` maps a tree seed (:meth:`parts_seed`) to a merge tree's root dictionary
+    computed elsewhere (the workflow's jobs, one per node, handed over by :meth:`use_prebuilt`);
+    a fit whose tree seed is there uses it instead of building the tree.
     """
 
     name = "squeak"
@@ -136,8 +152,21 @@ class SqueakSampler(Sampler):
         self.halving_floor, self.subsample = halving_floor, subsample
         self.prebuilt: dict[int, Dictionary] = {}
 
-    def use_prebuilt(self, prebuilt: dict[int, Dictionary]) -> None:
-        self.prebuilt.update(prebuilt)
+    def parts(self) -> list[str]:
+        """The merge tree's nodes, ``first-stop`` (the shards each covers), children first."""
+        return [node_name(node) for node in tree_nodes(self.shards)] if self.shards > 1 else []
+
+    def part_inputs(self, part: str) -> list[str]:
+        first, _, stop = part.partition("-")
+        return [node_name(child) for child in children((int(first), int(stop))) or ()]
+
+    def build_part(self, X, kernel, lam, seed, part, inputs):
+        first, _, stop = part.partition("-")
+        parts = tuple(Dictionary.from_arrays(arrays) for arrays in inputs) or None
+        return self.node(X, kernel, lam, seed, (int(first), int(stop)), parts).arrays()
+
+    def use_prebuilt(self, prebuilt: dict[int, dict[str, np.ndarray]]) -> None:
+        self.prebuilt.update({seed: Dictionary.from_arrays(arrays) for seed, arrays in prebuilt.items()})
 
     def _fit(self, X, kernel, rank, lam, rng):
         n = X.shape[0]
@@ -150,7 +179,7 @@ class SqueakSampler(Sampler):
         if self.shards == 1:
             final = self._stream(X, kernel, np.arange(n), gamma, rng)
         else:
-            seed = self.tree_seed(rng)
+            seed = self.parts_seed(rng)
             final = self.prebuilt.get(seed)
             info["merge_tree"] = "in-process" if final is None else "jobs"
             if final is None:
@@ -182,8 +211,7 @@ class SqueakSampler(Sampler):
         return nystrom(X, kernel, final.atoms[chosen], info, K_mm=final.K[np.ix_(chosen, chosen)])
 
     # -- DISQUEAK's merge tree ------------------------------------------------------------
-    @staticmethod
-    def tree_seed(rng: np.random.Generator) -> int:
+    def parts_seed(self, rng: np.random.Generator) -> int:
         """The seed of a fit's merge tree: the first draw of the fit's generator."""
         return int(rng.integers(2**63))
 

@@ -3,5 +3,5 @@
 ``config`` (the validated inputs), ``plan`` (cells, jobs, seeds), ``layout`` (every path
 a sweep writes), ``worker`` (one job: fit once, check, evaluate every task, write each
 cell), ``scheduler`` (jobs on forked workers, timeouts, signals), ``store`` (result files,
-schema migrations), ``disqueak`` (DISQUEAK's merge tree as workflow jobs), ``signals``.
+schema migrations), ``parts`` (fits built in parts, as workflow jobs: DISQUEAK's merge tree), ``signals``.
 """

@@ -1,6 +1,6 @@
 """Every file a sweep writes, named once: the one source of path patterns.
 
-The store, the worker, the DISQUEAK jobs and the Snakefile (through kbench.workflow)
+The store, the worker, the jobs that build a fit's parts and the Snakefile (through kbench.workflow)
 all read their paths here. A template's fields are slugs (collision-free, kbench.Spec) and
 numbers; :func:`pattern` keeps some fields as Snakemake wildcards.
 
@@ -23,7 +23,7 @@ Below a data cache (``kbench prepare --data-cache``, ``OUT/data`` in the workflo
     <dataset>_rep<i>_seed<s>.npz                                        a prepared split
     exact/<kernel>/<dataset>_rep<i>_seed<s>.npz                         its exact baseline
     kernels/<kernel>/<dataset>_rep<i>_seed<s>.json                      the kernel resolved on it
-    disqueak/<kernel>/<dataset>/<sampler>/rep<i>_seed<s>_node<a>-<b>.npz   a merge-tree node
+    parts/<kernel>/<dataset>/<sampler>/rep<i>_seed<s>_<part>.npz        a part of a sampler's fits
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ SPLIT = "{dataset}_rep{rep}_seed{seed}.npz"
 EXACT = "exact/{kernel}/" + SPLIT
 #: the kernel resolved on a split (σ chosen on its validation rows), for every job on it
 KERNEL = "kernels/{kernel}/{dataset}_rep{rep}_seed{seed}.json"
-NODE = "disqueak/{kernel}/{dataset}/{sampler}/rep{rep}_seed{seed}_node{node}.npz"
+#: a part of a sampler's fits built as a job (kbench.Sampler.parts)
+PART = "parts/{kernel}/{dataset}/{sampler}/rep{rep}_seed{seed}_{part}.npz"
 #: the cell files of a workflow's config, one per line: what its ``aggregate`` reads (so a
 #: sampler or rank dropped from the config leaves the page, though its cells stay)
 CELL_LIST = CELLS_DIR + "/{sweep}.txt"
@@ -56,7 +57,7 @@ BATCH = "batches/{batch}.parquet"
 LOGS = {
     "prepare": "prepare/{dataset}.log",
     "exact": "exact/{kernel}/{dataset}.log",
-    "disqueak": "disqueak/{kernel}/{dataset}/{sampler}_rep{rep}_node{node}.log",
+    "part": "parts/{kernel}/{dataset}/{sampler}_rep{rep}_{part}.log",
     "run": "run/{kernel}/{dataset}.log",
     "run_sampler": "run/{kernel}/{dataset}/{sampler}.log",  # a job per sampler (a large dataset)
     "cell_list": "cell_list.log",
@@ -140,7 +141,7 @@ def kernel_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> 
     return Path(data_cache) / KERNEL.format(**slugs(dataset=dataset, kernel=kernel), rep=repetition, seed=seed)
 
 
-def node_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, node: str) -> Path:
-    """Where a DISQUEAK merge-tree node's dictionaries are cached (``node``: "first-stop")."""
-    return Path(data_cache) / NODE.format(**slugs(dataset=dataset, kernel=kernel, sampler=sampler),
-                                          rep=repetition, seed=seed, node=node)
+def part_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, part: str) -> Path:
+    """Where a part of a sampler's fits is kept (:data:`PART`)."""
+    return Path(data_cache) / PART.format(**slugs(dataset=dataset, kernel=kernel, sampler=sampler),
+                                          rep=repetition, seed=seed, part=part)

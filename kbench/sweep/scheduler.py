@@ -30,7 +30,7 @@ from kbench.errors import ConfigError, Failure, Status
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.registry import create
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
-from kbench.sweep.disqueak import merge_tree_roots
+from kbench.sweep.parts import prebuilt_parts
 from kbench.sweep.plan import Job, not_planned, nothing_planned, plan
 from kbench.sweep.signals import TimeLimitReached, alarm, held, raising_on, worker_signals
 from kbench.sweep.store import cell_status, check_output_dir, read_cells
@@ -366,15 +366,15 @@ def _drain(progress: Connection) -> bool:
 def _work(batch: list[Job], context: JobContext, memory_limit_mb, report: Connection, parent: int) -> None:
     """A worker of process ``parent``: its signals set (:func:`worker_signals`); its
     address space is capped once, then it runs the batch's fits in order, reporting each
-    cell it writes on ``report``. Work other processes did for a fit (DISQUEAK's merge-tree
-    roots) is handed to the sampler."""
+    cell it writes on ``report``. The last part of fits other processes built in parts
+    (kbench.sweep.parts) is handed to the sampler."""
     worker_signals(parent)
     if memory_limit_mb:
         limit_memory(memory_limit_mb)
     for job in batch:
         try:
-            prebuilt = merge_tree_roots(job, context)
-        except Exception:  # noqa: BLE001 - an unreadable node file: the fit builds its tree itself
+            prebuilt = prebuilt_parts(job, context)
+        except Exception:  # noqa: BLE001 - an unreadable part file: the fit is built in one piece
             prebuilt = {}
         try:
             run_job(job, context, memory_limit_mb, prebuilt, written=lambda: report.send(None))

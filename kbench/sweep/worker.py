@@ -76,15 +76,14 @@ def environment() -> dict:
 
 @dataclass
 class JobContext:
-    """What the jobs of one (dataset, kernel, repetition) share: prepared once in the parent
-    and inherited by the forked workers, with the workspace the tasks prepared (the exact
-    baseline, a task's reference matrix), which each job opens while it runs."""
+    """What the jobs of one (dataset, kernel, repetition) share, prepared once in the parent and
+    inherited by the forked workers: with the workspace of the preparations, which each job enters."""
 
     data: Dataset
     kernel: Kernel
     split_checksum: str
     environment: dict
-    #: the folder of prepared splits and shared work (exact baselines, DISQUEAK trees)
+    #: the folder of prepared splits and shared work (exact baselines, parts of fits built as jobs)
     data_cache: Path | None = None
     #: the λ path of every cell (the sweep's, extended until the exact kernel's choice is interior)
     lams: tuple[float, ...] = ()

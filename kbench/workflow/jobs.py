@@ -16,12 +16,11 @@ from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITION
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
 from kbench.lowrank.features import DEFAULT_BUDGET_MB
 from kbench.registry import create, package_of, plugin_class
-from kbench.samplers.squeak import children, tree_nodes
 from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.batches import Batches
 from kbench.sweep.config import BOUNDS, DEFAULT_RESOURCES, lam_path, same_configuration
-from kbench.sweep.disqueak import node_path, parse_node, tree_shards
+from kbench.sweep.parts import check_part, part_path, parts_of
 from kbench.sweep.plan import not_planned, task_refuses
 from kbench.sweep.store import run_summary
 from kbench.sweep.worker import exact_limit
@@ -149,22 +148,22 @@ class Sweep:
 
     def run_inputs(self, rule: RunRule):
         """A run job's inputs (a function of the wildcards): its dataset's splits and exact
-        baselines (:attr:`prepared_apart`), else its data files; its merge trees' roots."""
+        baselines (:attr:`prepared_apart`), else its data files; the last parts of its fits built as jobs."""
         def inputs(wildcards) -> list[str]:
             data = [*self.split_files(rule.dataset), *self.exact_files(rule.dataset, rule.kernel)] \
                 if rule.dataset in self.prepared_apart else [str(path) for path in data_files(rule.dataset)]
             return [*data, *(f for s in self._rule_samplers(rule, wildcards)
-                             for f in self.tree_files(rule.dataset, rule.kernel, s))]
+                             for f in self.part_files(rule.dataset, rule.kernel, s))]
         return inputs
 
     @cached_property
     def prepared_apart(self) -> set[str]:
         """The datasets whose splits and exact baselines prepare and exact jobs make for their
-        run jobs to load: those several jobs read (kernels, a job per sampler, merge-tree nodes)
+        run jobs to load: those several jobs read (kernels, a job per sampler, parts of fits)
         or whose baseline may be matrix-free (minutes, with a runtime of its own). Another's
         one run job makes them: two process starts saved."""
         readers = Counter(d for d, _, _ in self.jobs())
-        readers.update(d for d, _, samplers in self.jobs() for s in samplers if tree_shards(s))
+        readers.update(d for d, _, samplers in self.jobs() for s in samplers if parts_of(s))
         exact = self.exact_max_n is not None
         return {d for d in readers if readers[d] > 1 or exact and (max_n_train(d) or math.inf) > DENSE_MAX_N}
 
@@ -282,7 +281,7 @@ class Sweep:
 
     @property
     def data(self) -> Path:
-        """The workflow's data cache: splits, exact baselines, merge-tree nodes."""
+        """The workflow's data cache: splits, exact baselines, parts of fits built as jobs."""
         return self.out / layout.DATA_DIR
 
     def log(self, rule: str) -> str:
@@ -298,30 +297,30 @@ class Sweep:
         return layout.pattern(self.data, layout.EXACT, seed=self.config["seed"])
 
     def job_counts(self) -> dict[str, int]:
-        """How many jobs of each sweep rule the workflow has (disqueak only when it has some)."""
+        """How many jobs of each sweep rule the workflow has (part only when it has some)."""
         jobs = self.jobs()
         splits = {d for d, _, _ in jobs if d in self.prepared_apart}
         baselines = {(d, k) for d, k, _ in jobs if d in splits} if self.exact_max_n is not None else set()
-        nodes = sum(len(tree_nodes(shards)) for _, _, samplers in jobs for s in samplers if (shards := tree_shards(s)))
+        parts = sum(len(parts_of(s)) for _, _, samplers in jobs for s in samplers)
         return {"prepare": len(splits), "exact": len(baselines),
-                **({"disqueak": nodes * len(self.repetitions)} if nodes else {}), "run": len(jobs)}
+                **({"part": parts * len(self.repetitions)} if parts else {}), "run": len(jobs)}
 
-    def tree_pattern(self) -> str:
-        """Snakemake output pattern of DISQUEAK's merge-tree nodes (:func:`kbench.sweep.disqueak.node_path`)."""
-        return layout.pattern(self.data, layout.NODE, seed=self.config["seed"])
+    def part_pattern(self) -> str:
+        """Snakemake output pattern of the parts of fits built as jobs (:func:`kbench.sweep.parts.part_path`)."""
+        return layout.pattern(self.data, layout.PART, seed=self.config["seed"])
 
-    def tree_files(self, dataset: str, kernel: str, sampler: str, repetition: int | None = None,
-                   node: str | None = None) -> list[str]:
-        """The merge-tree files a job needs: a run job (``node`` None) the root of a distributed
-        squeak's tree in every repetition (or in ``repetition``), a node job its children; []
-        for other samplers and for leaves."""
-        shards = tree_shards(sampler)
-        if not shards:
+    def part_files(self, dataset: str, kernel: str, sampler: str, repetition: int | None = None,
+                   part: str | None = None) -> list[str]:
+        """The part files a job needs: a run job (``part`` None) the last part of a sampler's
+        fits in every repetition (or in ``repetition``), a part job those it is made from; []
+        for samplers whose fits are built in one piece, and for parts made from the data alone."""
+        parts = parts_of(sampler)
+        if not parts:
             return []
-        needed = [(0, shards)] if node is None else children(parse_node(node, shards)) or []
+        needed = [parts[-1]] if part is None else create(sampler, "sampler").part_inputs(check_part(part, sampler))
         repetitions = self.repetitions if repetition is None else [repetition]
-        return [str(node_path(self.data, dataset, kernel, sampler, rep, self.config["seed"], part))
-                for rep in repetitions for part in needed]
+        return [str(part_path(self.data, dataset, kernel, sampler, rep, self.config["seed"], name))
+                for rep in repetitions for name in needed]
 
     def summary(self) -> str:
         """The run's last lines: its cells by status, each task's verdict (what the leaderboard

@@ -1,8 +1,10 @@
 # prepare: one job per dataset, splitting it once per repetition; exact: one job per
 # (dataset, kernel), computing the exact baseline of each repetition once for every run job
 # to load (both only for a dataset several jobs read, or whose baseline may be matrix-free:
-# kbench.workflow.Sweep.prepared_apart; another's run job makes them); disqueak: one job per node of a distributed squeak's merge tree (leaves stream
-# their shard, merges join two children), whose root its run job's fits start from; run: one
+# kbench.workflow.Sweep.prepared_apart; another's run job makes them); part: one job per part
+# of a sampler whose fits are built in parts (kbench.Sampler.parts: a distributed squeak's
+# merge-tree nodes), each after the parts it is made from, the run job's fits starting from
+# the last; run: one
 # job per (dataset, kernel) covering every sampler, repetition, task, rank and λ (one process
 # start, one load of the splits and baselines and one plan for all of them), so each sampler
 # fit serves all tasks, and one job per sampler on a dataset stated larger than 10⁵ rows; one
@@ -16,7 +18,7 @@ wildcard_constraints:
     kernel=r"[^/]+",
     dataset=r"[^/]+",
     sampler=r"[^/]+",
-    node=r"\d+-\d+",
+    part=r"[A-Za-z0-9._-]+",
 
 
 rule prepare:
@@ -72,15 +74,15 @@ rule exact:
         "{params.lam_bounds:q} --selection {params.selection:q} > {log:q} 2>&1"
 
 
-rule disqueak:
+rule part:
     input:
         lambda wc: SWEEP.split_file(spec_of("datasets", wc.dataset), int(wc.rep)),
-        lambda wc: SWEEP.tree_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
-                                    spec_of("samplers", wc.sampler), int(wc.rep), node=wc.node),
+        lambda wc: SWEEP.part_files(spec_of("datasets", wc.dataset), SWEEP.kernels_by_slug()[wc.kernel],
+                                    spec_of("samplers", wc.sampler), int(wc.rep), part=wc.part),
     output:
-        SWEEP.tree_pattern(),
+        SWEEP.part_pattern(),
     log:
-        SWEEP.log("disqueak"),
+        SWEEP.log("part"),
     params:
         dataset=lambda wc: spec_of("datasets", wc.dataset),
         kernel=lambda wc: SWEEP.kernels_by_slug()[wc.kernel],
@@ -96,9 +98,9 @@ rule disqueak:
     conda:
         "../envs/kbench.yaml"
     shell:
-        "kbench disqueak --dataset {params.dataset:q} --kernel {params.kernel:q} --sampler {params.sampler:q} "
+        "kbench part --dataset {params.dataset:q} --kernel {params.kernel:q} --sampler {params.sampler:q} "
         "--ranks {params.ranks:q} --lams {params.lams:q} --only-repetition {wildcards.rep:q} "
-        "--seed {params.seed:q} --node {wildcards.node:q} --data-cache {params.cache:q} > {log:q} 2>&1"
+        "--seed {params.seed:q} --part {wildcards.part:q} --data-cache {params.cache:q} > {log:q} 2>&1"
 
 
 for RUN in SWEEP.run_rules():
