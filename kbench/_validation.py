@@ -15,6 +15,7 @@ import re
 import types
 import typing
 from collections import Counter
+from collections.abc import Iterator, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,9 +191,10 @@ class Bound:
         """A comma list of values (``10,50,100``): no empty item, no repeat, each checked."""
         name = name or self.name
         items = [item.strip() for item in str(text).split(",")]
-        if not all(items):
-            raise ValueError(f"{name} {text!r} has an empty item; pass values separated by single commas, "
-                             f"e.g. {'10,50,100' if self.integer else '1e-4,1e-3'}.")
+        if not all(items) or any(";" in item for item in items):
+            flaw = "an empty item" if not all(items) else "';' between values"
+            raise ValueError(f"{name} {text!r} has {flaw}; pass values separated by single commas, e.g. "
+                             f"{'10,50,100' if self.integer else '1e-4,1e-3'}.")
         return self.check_list([self.parse(item, name) for item in items], name)
 
     def check_list(self, values, name: str | None = None) -> list[int | float]:
@@ -279,8 +281,21 @@ def coerce_params(params: dict[str, Any], declared: dict[str, tuple[type, ...] |
     return {name: _coerce(value, declared.get(name), name, owner) for name, value in params.items()}
 
 
+def listed_value(value, name: str, owner: str):
+    """A list parameter's value from Python: a range or 1-D array as a list; a set or an
+    iterator refused (it has no order to record); anything else as it is."""
+    if isinstance(value, range) or isinstance(value, np.ndarray) and value.ndim == 1:
+        return [python_value(item) for item in value]
+    if isinstance(value, Set | Iterator):
+        raise ValueError(f"{owner}: {name} takes a list or a tuple of values, got {type(value).__name__}, which has "
+                         "no order to record; pass list(...).")
+    return value
+
+
 def _coerce(value, allowed, name: str, owner: str):
     value = python_value(value)
+    if allowed is not None and list in allowed:
+        value = listed_value(value, name, owner)
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{owner}: {name} must be finite, got {value!r}.")
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT64_MAX:

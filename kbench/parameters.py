@@ -19,7 +19,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from kbench._validation import Bound, got, python_hint, python_value, suggest
+from kbench._validation import Bound, got, listed_value, python_hint, python_value, suggest
 from kbench.errors import ContractViolation
 from kbench.spec import format_value
 
@@ -104,6 +104,7 @@ class Param:
         value = python_value(value)
         if value is None and self.none:
             return None
+        value = listed_value(value, name, owner) if self.many else value
         if self.many and isinstance(value, list | tuple) and value:
             checked = [self._one(item, name, owner) for item in value]
             if len(set(map(repr, checked))) < len(checked):

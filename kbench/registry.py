@@ -187,8 +187,11 @@ class Registry:
         known = self.plugins[kind]
         if name in known:
             return known[name]
+        listed = [part for part in name.split(";") if part.strip() in known] if kind in ("sampler", "task") else []
+        hint = f" (a list of {kind}s is separated by ',': {','.join(p.strip() for p in name.split(';'))})" if listed \
+            else suggest(name, known)
         raise UnknownPluginError(
-            f"unknown {kind} {name!r}{suggest(name, known)}. Known {kind}s: "
+            f"unknown {kind} {name!r}{hint}. Known {kind}s: "
             f"{', '.join(sorted(known)) or 'none'}.{self.broken_hint()}{_stale_hint(self.group)}"
         )
 

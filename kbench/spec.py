@@ -270,9 +270,9 @@ def split_specs(text: str, name: str = "the list", kind: str | None = None) -> l
         if items and "=" in piece and ":" not in piece and ":" in items[-1]:
             items[-1] += "," + piece
         elif items and "=" in items[-1] and ":" not in piece and (kind == "dataset" or _is_number(piece)):
-            raise ValueError(f"{name}: {piece!r} follows {items[-1]!r} but is no {kind or 'spec'}; a list of "
-                             f"values is written with ';' ({re.split('[:,]', items[-1])[-1]};{piece}), the items of "
-                             f"{name} with ','.")
+            raise ValueError(f"{name}: {piece!r} follows {items[-1]!r} but is no {kind or 'spec'}; if it is "
+                             f"another value of that parameter, a parameter that takes a list writes it with ';' "
+                             f"({re.split('[:,]', items[-1])[-1]};{piece}); the items of {name} are separated by ','.")
         else:
             items.append(piece)
     repeated = sorted(item for item, count in Counter(items).items() if count > 1)

@@ -37,6 +37,7 @@ from kbench.cli.params import Fraction, usage
 from kbench.datasets import check_dataset_spec, table_checks
 from kbench.datasets.catalogue import read_catalogue
 from kbench.errors import ConfigError, describe
+from kbench.kernels.base import check_kernel
 from kbench.lowrank.checks import info_columns
 from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
@@ -55,7 +56,8 @@ from kbench.sweep.document import (
 from kbench.sweep.parts import check_part
 from kbench.sweep.plan import cell_inputs, split_seed
 from kbench.sweep.store import read_results
-from kbench.tasks.base import check_columns, check_rows
+from kbench.tasks.base import check_columns, check_headline, check_rows
+from kbench.testing import check_task
 from kbench.testing._kit import time_limit
 from kbench.workflow import Sweep, check_config
 from tests.conftest import ROOT, TOY_SAMPLER, add_plugin, snakemake
@@ -1666,7 +1668,9 @@ def test_held_out_sixteenth_round(tmp_path, monkeypatch):
         with pytest.raises(ValueError, match=said):
             kbench.nystrom(X, gaussian, [0, 1, 2], K_mm=K_mm)
     approx, wider = kbench.nystrom(X, gaussian, [0, 1, 2]), kbench.make_kernel("gaussian", sigma=2.0)
-    assert kbench.features_of(data, approx, gaussian) is not kbench.features_of(data, approx, wider)
+    kbench.features_of(data, approx, gaussian)
+    with pytest.raises(ValueError, match="the map approximates the kernel gaussian:sigma=1.0, not gaussian:sigma=2.0"):
+        kbench.features_of(data, approx, wider)  # (a map built by kbench.nystrom knows its kernel too)
     assert check_lam_path([np.float32(1e-3)]).tolist() == [1e-3]
     with pytest.raises(ValueError, match="cells must be an evidence table"):
         kbench.advise("file:edited.csv", cells=pd.DataFrame())
@@ -2103,3 +2107,109 @@ def test_held_out_twenty_fifth_round_rest():
         with pytest.raises(kbench.ContractViolation, match="a time_\\*_s column holds seconds"):
             check_rows([{"lam": 1e-3, "time_fit_s": seconds}], "t")
     assert check_rows([{"lam": 1e-3, "time_fit_s": None}], "t")
+
+
+def test_held_out_twenty_sixth_round(tmp_path, monkeypatch):
+    """Found by the twenty-sixth held-out suite: a FIFO among result files blocked every
+    reader; landmarks_from_dictionary raised KeyError on a fresh info; a map from
+    kbench.nystrom was scored with any kernel; a kernel whose diag disagreed with its matrix,
+    a task whose headline was missing at some ranks and a sampler returning a map an earlier
+    fit returned all scored ok; text flags read as true; inverse_sqrt_psd took NaN and
+    asymmetric input; and messages that named the wrong option or gave the wrong spelling."""
+    monkeypatch.chdir(tmp_path)
+    done = tmp_path / "r"
+    kbench.run(["synthetic:friedman1:n=120"], ["uniform"], ["krr"], [5], [1e-3], repetitions=1, out=done, progress=False)
+    os.mkfifo(done / "cells" / "stray.parquet")
+    with time_limit(30), pytest.raises(ValueError, match=r"stray.parquet is not a regular file \(a FIFO"):
+        kbench.read_results(done)
+    assert list(kbench.landmarks_from_dictionary(3, 5, np.random.default_rng(0), {})) == [0, 1, 2]
+    with pytest.raises(ValueError, match="size must be the dictionary's number of atoms, an integer >= 1, got 0"):
+        kbench.landmarks_from_dictionary(0, 5, np.random.default_rng(0), {})
+
+    data = kbench.load_dataset("synthetic:friedman1", n=200)
+    narrow, wide = kbench.make_kernel("gaussian", sigma=1.0), kbench.make_kernel("gaussian", sigma=50.0)
+    built = kbench.nystrom(data.X_train, narrow, np.arange(20))
+    with pytest.raises(ValueError, match="approximates the kernel gaussian:sigma=1.0, not gaussian:sigma=50.0"):
+        kbench.make_task("kpca").evaluate(data, built, wide)
+
+    class TwiceDiagonal(kbench.Kernel):
+        name = "twice-diagonal"
+
+        def __init__(self):  # no super().__init__(): evals still counts from 0
+            pass
+
+        def _block(self, Xb, prepared, out):
+            out[...] = np.exp(-0.5 * ((Xb[:, None, :] - prepared[None, :, :]) ** 2).sum(axis=-1))
+
+        def _diag(self, X):
+            return np.full(X.shape[0], 2.0)
+
+    odd = TwiceDiagonal().fit(data.X_train)
+    odd(data.X_train[:3])
+    assert odd.evals == 9
+    with pytest.raises(kbench.ContractViolation, match=r"diag\(X\)\[0\] = 2 but k\(X, X\)\[0, 0\] = 1"):
+        check_kernel(odd, data.X_train)
+
+    class Cached(kbench.Sampler):
+        name = "cached"
+        kept = None
+
+        def _fit(self, X, kernel, rank, lam, rng):
+            if Cached.kept is None:
+                Cached.kept = kbench.nystrom(X, kernel, np.arange(rank))
+            return Cached.kept
+
+    Cached().fit(data.X_train, narrow, 5)
+    with pytest.raises(kbench.ContractViolation, match="_fit returned a map an earlier fit returned"):
+        Cached().fit(data.X_train, narrow, 10)
+
+    krr = kbench.make_task("krr")
+    with pytest.raises(kbench.ContractViolation, match="headline_rows kept no row with the headline 'test_mse'"):
+        check_headline(krr, [{"lam": 1e-3, "train_mse": 1.0}], 5)
+    with pytest.raises(kbench.ContractViolation, match=r"the headline 'test_mse' is not finite: \[nan\]"):
+        check_headline(krr, [{"lam": 1e-3, "test_mse": float("nan")}], 5)
+
+    base = dict(datasets=["sklearn:diabetes"], samplers=["uniform"], tasks=["krr"], ranks=[5], lams=[1e-3],
+                repetitions=1, out=tmp_path / "x", progress=False)
+    for changes, said in [({"progress": "no"}, "progress must be True or False, got 'no'"),
+                          ({"return_summary": "no"}, "return_summary must be True or False"),
+                          ({"samplers": b"uniform"}, "samplers must be text or a list of specs, got bytes"),
+                          ({"ranks": "5,10"}, r"ranks must be a list of numbers, got the text '5,10'; pass a list, e.g. "
+                                              r"ranks=\[5, 10\]"),
+                          ({"lams": "auto", "lam_bounds": [0, 1]}, "lam_bounds must be a finite number > 0")]:
+        with pytest.raises(ValueError, match=said):
+            kbench.run(**{**base, **changes})
+    for matrix in (np.full((2, 2), np.nan), -np.eye(3), np.array([[1.0, 2.0], [0.0, 1.0]])):
+        with pytest.raises(ValueError, match="A must be a kernel matrix: finite, symmetric, with a nonnegative"):
+            kbench.inverse_sqrt_psd(matrix)
+    with pytest.raises(ValueError, match="10 \\(cos, sin\\) pairs take 10 frequency rows, got frequencies of shape"):
+        kbench.FourierMap(np.zeros((5, 3)), 10, None, 1.0)
+    assert kbench.make_task("kpca", components=np.array([1, 5])).components == [1, 5]
+    with pytest.raises(ValueError, match="components takes a list or a tuple of values, got set"):
+        kbench.make_task("kpca", components={1, 5})
+    with pytest.raises(ValueError, match="picks σ .* fitted without one .*kernel.fit\\(data.X_train, data.y_train"):
+        kbench.make_sampler("uniform").fit(data.X_train, kbench.make_kernel("gaussian", sigma="cv"), 5)
+    with pytest.raises(ValueError, match="n=200 leaves the smallest of its 5 classes .* one row; give n ≥ 352"):
+        kbench.load_dataset("synthetic:gaussian-blobs", n=200)
+
+    invoke = lambda *args: CliRunner().invoke(main, list(args))  # noqa: E731
+    run = ["run", "--datasets", "sklearn:diabetes", "--tasks", "krr", "--lams", "1e-3", "--ranks", "5"]
+    for args, said in [(["--samplers", "uniform", "—ranks"], "starts with '—' (U+2014), not a hyphen: write options "
+                                                            "with two ASCII hyphens, --ranks"),
+                       (["--samplers", "uniform", "--out", "my", "results"], "--out takes one value: quote one with "
+                                                                           "spaces, --out 'my results'"),
+                       (["--samplers", "uniform", "--seed", "1", "2"], "--seed takes one value."),
+                       (["--samplers", "uniform;rff"], "a list of samplers is separated by ',': uniform,rff"),
+                       (["--samplers", "squeak:qbar=20,5"], "if it is another value of that parameter, a parameter "
+                                                             "that takes a list writes it with ';'")]:
+        result = invoke(*run, *args, *([] if "--out" in args else ["--out", "o"]))
+        assert result.exit_code == 2 and said in result.output, result.output
+    ranks = invoke(*_with(run, ranks="5;10"), "--samplers", "uniform", "--out", "o")
+    assert ranks.exit_code == 2 and "--ranks '5;10' has ';' between values" in ranks.output
+    assert "drop=a;b" in invoke("describe", "file:t.csv:target=y,drop=a,b").output
+    dataset_kernel = invoke("check-plugin", "synthetic:moons", "--kernel", "laplacian")
+    assert dataset_kernel.exit_code == 2 and "--kernel applies to the sampler and task checks" in dataset_kernel.output
+    assert check_task("krr", kernel="linear")  # the Nyström family alone: linear has no rff
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    with pytest.raises(ConfigError, match=r"5 is not of type 'array' \(a list: write ranks: \[5\] in a config file"):
+        check_document({**config, "ranks": 5}, SCHEMA)

@@ -119,12 +119,17 @@ def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
 @pytest.mark.xdist_group("workflow-finished")
 def test_the_page_ranks_the_configs_cells_only(finished, tmp_path):
     """A sampler dropped from the config (the same out) leaves the page; its cells stay on
-    disk. A rank added is computed, in the job of the dataset's cells already there."""
+    disk. A rank added is computed, in the job of the dataset's cells already there; the
+    same command again then does nothing (the cell list's inputs shrank once the new cells
+    existed, which is no reason to rebuild the page)."""
     workdir = tmp_path / "again"
     shutil.copytree(finished, workdir, symlinks=True)
     (workdir / "out" / "figures" / "mine.txt").write_text("the user's")  # kept: the page removes only its figures
-    result = snakemake(workdir, {**TINY, "samplers": ["uniform"], "ranks": [5, 10, 15]})
+    edited = {**TINY, "samplers": ["uniform"], "ranks": [5, 10, 15]}
+    result = snakemake(workdir, edited)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    nothing = snakemake(workdir, edited, "-n")
+    assert "Nothing to be done" in nothing.stdout + nothing.stderr, (nothing.stdout + nothing.stderr)[-2000:]
     assert "kbench: 24 cells: 24 ok\n" in result.stdout
     frame = pd.read_parquet(workdir / "out" / "all.parquet")
     assert set(frame.sampler) == {"uniform"} and sorted(frame["rank"].unique()) == [5, 10, 15]

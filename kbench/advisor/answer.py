@@ -309,8 +309,6 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL, ran
     data = load_dataset(dataset, seed=seed)
     numeric_target = data.y_train is not None and data.y_train.dtype.kind in "iuf"  # not True/False, not text
     task = resolve_task(task, data.task_type, dataset, numeric_target, data.meta.get("target_ignored"))
-    if rank is not None and rank > data.n_train:
-        raise ValueError(f"rank {rank} is above the {data.n_train} training rows of {dataset}.")
     fitted = fitted_kernel(kernel, data)
     regime = estimate_regime(data, fitted, make_task(task, exact_max_n=1), lams, seed=seed)
     advice = advise_from(regime, dataset, task, kernel, cells=cells, rank=rank, within=within, seconds=seconds)
@@ -322,7 +320,7 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL, ran
                                  rec.paths[0] if rec else lams, data.n_train + data.n_val + len(data.X_test), seed=seed)
         verdict = advice.probe.verdict(None) if rec is None else advice.probe.verdict(rec.best, rec.rank,
                                                                                       rec.gap(rec.best), within)
-        advice.line = advice.line.replace(PROBE_HINT, "see the probe") + "; " + verdict  # (it ran)
+        advice.line = advice.line.replace(PROBE_HINT, "see the probe").rstrip(".") + "; " + verdict  # (it ran)
     return advice
 
 

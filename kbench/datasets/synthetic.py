@@ -142,6 +142,10 @@ def gaussian_blobs(n: int, seed: int, n_classes: int = 5, ratio: float = 0.3, d:
     weights = ratio ** np.arange(n_classes)
     sizes = np.maximum(1, np.floor(n * weights / weights.sum()).astype(int))
     sizes[0] += n - sizes.sum()
+    if sizes[-1] < 2:  # a class of one row cannot be split (nor be learnt)
+        needed = math.ceil(2 * weights.sum() / weights[-1])
+        raise ValueError(f"{owner}: n={n} leaves the smallest of its {n_classes} classes (sizes ∝ ratio^k, ratio "
+                         f"{ratio:g}) one row; give n ≥ {needed}, fewer n_classes, or a ratio closer to 1.")
     centres = rng.uniform(-3.0, 3.0, size=(n_classes, d))
     y = np.repeat(np.arange(n_classes), sizes)
     X = centres[y] + spread * rng.standard_normal((n, d))

@@ -186,7 +186,10 @@ def check_choices(columns: list[str], target: str | None, features, drop, transf
             raise ValueError(f"{source}: the {role} list names {repeated[0]!r} twice; name each column once.")
         if unknown:
             near = [c for c in columns if c.strip() == unknown[0].strip() and c != unknown[0]]
-            hint = f" ({near[0]!r} is written {escape(near[0])} in a spec: a space is %20)" if near else ""
+            parts = unknown[0].split(";")
+            hint = f" ({near[0]!r} is written {escape(near[0])} in a spec: a space is %20)" if near else \
+                f" (several columns are a list in Python, {parts!r}; 'a;b' is a spec's spelling)" if len(parts) > 1 \
+                and all(part in columns for part in parts) else ""
             raise ValueError(f"{source}: no {role} column {unknown[0]!r}; its columns are: "
                              f"{', '.join(map(repr, columns[:50]))}{' …' if len(columns) > 50 else ''}{hint}.")
     for option, names in (("drop", drop), ("features", features)):

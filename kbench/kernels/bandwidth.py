@@ -84,7 +84,9 @@ def cv_sigma(kernel_at, X: np.ndarray, y: np.ndarray | None, metric: str, owner:
     """The σ of the grid with the smallest validation error (module docstring)."""
     if y is None:
         raise ValueError(f"{owner} picks σ by the validation error of kernel ridge regression on the "
-                         "target, and this data has none; pass sigma='median' or a number.")
+                         "target, and it was fitted without one (unlabeled data, or a sampler's fit, which sees X "
+                         "alone); fit the kernel first, kernel.fit(data.X_train, data.y_train, validation=(data.X_val, "
+                         "data.y_val)), or pass sigma='median' or a number.")
     if validation is not None and len(validation[0]) < 2:
         validation = None  # a split without validation rows (val_size=0)
     sigmas = median_distance(X, metric, owner) * CV_FACTORS

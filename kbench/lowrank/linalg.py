@@ -20,11 +20,23 @@ def inverse_sqrt_psd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     eigenvectors are orthogonal to 3e-15 rather than 3e-13; NumPy's LAPACK is the library of
     the products around it (kbench._parallel.lapack_section says why that matters).
     """
+    A = check_psd_input(A, "A")
     s, U = np.linalg.eigh(A)
     s, U = s[::-1], U[:, ::-1]
     cutoff = max(s[0], 0.0) * A.shape[0] * np.finfo(float).eps
     keep = s > cutoff
     return U[:, keep] / np.sqrt(s[keep]), s[keep]
+
+
+def check_psd_input(A, name: str) -> np.ndarray:
+    """``A`` as a float64 square matrix that may be PSD: finite, symmetric, with a nonnegative
+    diagonal (a kernel matrix's k(x, x) ≥ 0), or a ValueError saying what it is instead."""
+    A = np.asarray(A, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {A.shape}.")
+    if not np.isfinite(A).all() or not np.allclose(A, A.T) or (np.diag(A) < 0).any():
+        raise ValueError(f"{name} must be a kernel matrix: finite, symmetric, with a nonnegative diagonal (k(x, x) ≥ 0).")
+    return A
 
 
 def leverage_scores_from_eigh(s: np.ndarray, U: np.ndarray, ridge: float) -> np.ndarray:

@@ -23,7 +23,7 @@ import scipy.linalg
 from kbench._parallel import for_each_block
 from kbench._validation import check_features, check_landmarks
 from kbench.kernels.base import Kernel
-from kbench.lowrank.linalg import inverse_sqrt_psd
+from kbench.lowrank.linalg import check_psd_input, inverse_sqrt_psd
 
 #: rows transformed at once (bounded memory: a chunk of the kernel block per thread)
 _CHUNK_ROWS = 2048
@@ -48,8 +48,9 @@ class LowRank:
     #: True when ``_transform_chunk`` may run on several chunks at once, in threads (the
     #: built-in maps: kbench._parallel); a subclass that keeps the default runs them in turn
     parallel_chunks: bool = False
-    #: the spec of the (fitted) kernel the map approximates, set by :meth:`kbench.Sampler.fit`;
-    #: tasks refuse to score the map with another kernel (None: not recorded)
+    #: the spec of the (fitted) kernel the map approximates, set by :meth:`kbench.Sampler.fit`
+    #: and the Nyström and Cholesky maps; tasks refuse to score the map with another kernel
+    #: (None: not recorded)
     kernel_spec: str | None = None
     #: which fit of the process returned the map (:meth:`kbench.Sampler.fit`): a map an
     #: earlier fit returned is refused (None: not recorded)
@@ -94,6 +95,7 @@ class NystromMap(LowRank):
                  projection: np.ndarray, info: dict | None = None) -> None:
         super().__init__(X_landmarks.shape[1], projection.shape[1], landmarks, info)
         self.kernel = kernel
+        self.kernel_spec = kernel.spec() if kernel.fitted else None
         self.X_landmarks = X_landmarks
         self.projection = projection
 
@@ -111,6 +113,7 @@ class CholeskyMap(LowRank):
                  train_features: np.ndarray | None = None) -> None:
         super().__init__(X_landmarks.shape[1], factor.shape[0], landmarks, info, train_features)
         self.kernel = kernel
+        self.kernel_spec = kernel.spec() if kernel.fitted else None
         self.X_landmarks = X_landmarks
         self.factor = factor
 
@@ -133,6 +136,12 @@ class FourierMap(LowRank):
 
     def __init__(self, frequencies: np.ndarray, n_pairs: int, phase: float | None,
                  scale: float, info: dict | None = None) -> None:
+        frequencies = np.asarray(frequencies, dtype=float)
+        wanted = n_pairs + (phase is not None)
+        if frequencies.ndim != 2 or frequencies.shape[0] != wanted:
+            raise ValueError(f"FourierMap: {n_pairs} (cos, sin) pairs{' and a random phase' if phase is not None else ''} "
+                             f"take {wanted} frequency rows, got frequencies of shape {frequencies.shape}; n_pairs is "
+                             "the number of frequencies, not the rank.")
         self._setup(frequencies.shape[1], n_pairs, phase, scale, info)
         self.frequencies = frequencies
 
@@ -256,10 +265,7 @@ def _checked_K_mm(K_mm, m: int) -> np.ndarray:
     K_mm = np.asarray(K_mm, dtype=float)
     if K_mm.shape != (m, m):
         raise ValueError(f"K_mm must be the {m}×{m} kernel matrix of the {m} landmarks, got shape {K_mm.shape}.")
-    if not np.isfinite(K_mm).all() or not np.allclose(K_mm, K_mm.T) or (np.diag(K_mm) < 0).any():
-        raise ValueError("K_mm must be the landmarks' kernel matrix: finite, symmetric, with a nonnegative diagonal "
-                         "(k(x, x) ≥ 0).")
-    return K_mm
+    return check_psd_input(K_mm, "K_mm")
 
 
 __all__ = ["LowRank", "NystromMap", "CholeskyMap", "FourierMap", "HadamardFourierMap", "fwht", "nystrom"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import numbers
 from typing import ClassVar
 
 import numpy as np
@@ -90,7 +91,7 @@ class Sampler(Declared):
         evals_before, given, number = kernel.evals, kernel.spec(), next(_FITS)
         approx = self._fit(X, kernel, rank_used, lam, rng)
         self._check_fit(approx, kernel, given, number)
-        approx.kernel_spec, approx.fit_number = given, number
+        approx.kernel_spec, approx.fit_number = approx.kernel_spec or given, number  # (a map may know its own)
         approx.info["warnings"] = warnings + approx.info.get("warnings", [])
         approx.info.update(
             sampler=self.name,
@@ -162,9 +163,12 @@ def landmarks_from_dictionary(size: int, rank: int, rng: np.random.Generator, in
     """Positions (sorted) of the rank's landmarks in a leverage-score dictionary of ``size``
     atoms: ``rank`` of them uniformly without replacement when it is larger (the dictionary
     is already a leverage-score sample), else all, with a warning in ``info`` when fewer."""
+    rank = check_rank(rank)
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+        raise ValueError(f"size must be the dictionary's number of atoms, an integer >= 1, got {size!r}.")
     if size > rank:
         return np.sort(rng.choice(size, size=rank, replace=False))
     if size < rank:
-        info["warnings"].append(f"the dictionary holds {size} atoms < rank {rank}: rank_realized is smaller; "
+        info.setdefault("warnings", []).append(f"the dictionary holds {size} atoms < rank {rank}: rank_realized is smaller; "
                                 "lower lam or raise qbar for a larger dictionary")
     return np.arange(size)

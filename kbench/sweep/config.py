@@ -11,6 +11,7 @@ import json
 import math
 import numbers
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,17 +70,27 @@ RESOURCE_BOUNDS = {bound.name: bound for bound in (
 
 def check_ranks(ranks) -> list[int]:
     """A sweep's ranks: integers in their declared range, each once; sorted."""
-    return sorted(BOUNDS["ranks"].check_list(ranks))
+    return sorted(BOUNDS["ranks"].check_list(_listed(ranks, "ranks")))
 
 
-def check_lams(lams) -> list[float]:
+def check_lams(lams, name: str = "lams") -> list[float]:
     """A sweep's λ path: finite per-sample ridges > 0, each once; sorted."""
-    return sorted(LAMS.check_list(lams))
+    return sorted(LAMS.check_list(_listed(lams, name), name))
+
+
+def _listed(values, name: str):
+    """``values``, unless text, which the Python API takes as a list (the CLI reads the comma text)."""
+    if isinstance(values, str | bytes):
+        items = [item.strip() for item in values.split(",")] if isinstance(values, str) else []
+        listed = ", ".join(items) if items and all(re.fullmatch(r"[-+.0-9eE]+", item) for item in items) else "..."
+        raise ValueError(f"{name} must be a list of numbers, got the text {values!r}; pass a list, e.g. "
+                         f"{name}=[{listed}].")
+    return values
 
 
 def check_lam_bounds(bounds) -> tuple[float, float]:
     """The bounds a λ path may be extended to: two λ, the lower first."""
-    values = check_lams(bounds)
+    values = check_lams(bounds, "lam_bounds")
     if len(values) != 2:
         raise ValueError(f"lam_bounds must be two λ, the lowest and the highest a path may reach (e.g. "
                          f"1e-12,1e3), got {list(bounds)!r}.")
@@ -149,6 +160,8 @@ def _check(key: str, method, *args) -> None:
 
 def _specs(value, name: str) -> tuple[str, ...]:
     kind = name.removesuffix("s")
+    if isinstance(value, bytes):
+        raise ValueError(f"{name} must be text or a list of specs, got bytes {value!r}; decode it first.")
     specs = tuple(split_specs(value, name, kind) if isinstance(value, str) else
                   (v if isinstance(v, str) else Spec.parse(v, kind).label for v in value))  # (an object refused)
     if not specs:

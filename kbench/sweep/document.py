@@ -219,8 +219,11 @@ def _yaml_hint(value, wanted, key: str) -> str:
     if isinstance(value, str) and wanted & {"number", "integer"} and NUMBER_TEXT.fullmatch(value.strip()):
         if "[" not in key:  # a quoted scalar
             return f" (a quoted number is text: write it unquoted, {_top(key)}: {value.strip()})"
-        return (" (snakemake --config passes a list's items as text: set a list in a config file, given with "
-                "--configfile)")
+        return (" (a quoted number is text: write it unquoted in the config file; snakemake --config passes a list's "
+                "items as text, so set a list in a config file, given with --configfile)")
+    if "array" in wanted and not isinstance(value, list | dict):
+        return (f" (a list: write {key}: [{value}] in a config file, given with --configfile; snakemake --config "
+                "cannot set a list)")
     return ""
 
 

@@ -91,6 +91,9 @@ def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3
     the :class:`Summary`. A cell whose file holds the same inputs is not recomputed; a cell
     whose inputs changed (λ path, seed, schema) is.
     """
+    for name, flag in (("progress", progress), ("return_summary", return_summary)):
+        if not isinstance(flag, bool):  # (a text "no" is truthy)
+            raise ValueError(f"{name} must be True or False, got {flag!r}.")
     config = SweepConfig(datasets, samplers, tasks, ranks, lams, repetitions, kernel, out, jobs,
                          cell_timeout, memory_limit_mb, time_limit, seed, retry_failed, data_cache,
                          blas_threads, lam_bounds, selection)

@@ -363,6 +363,10 @@ def _files_of(directory: Path) -> list[Path]:
     files = [f for f in sorted(cells.rglob("*.parquet"))  # (not a results folder written inside cells/)
              if CELLS_DIR not in f.relative_to(cells).parts] or sorted(directory.rglob("*.parquet"))
     files = [f for f in files if f.name != "all.parquet"]
+    special = next((f for f in files if f.exists() and not (f.is_file() or f.is_dir())), None)
+    if special is not None:  # opening a FIFO blocks until a writer comes
+        raise ValueError(f"{special} is not a regular file (a FIFO, a socket or a device): a results folder holds "
+                         "files only; move it out.")
     if not files and (directory / "all.parquet").is_file():
         return [directory / "all.parquet"]  # a folder of merged rows only (kbench aggregate's file)
     if not files:
@@ -380,21 +384,3 @@ def _newest(frame: pd.DataFrame) -> pd.DataFrame:
     newest = frame.sort_values(keys, kind="stable", ignore_index=True)
     newest.attrs["replaced"] = versions - len(newest)
     return newest
-
-
-def run_summary(out, verdicts: list[str] = ()) -> str:
-    """A workflow run's last lines: its cells by status (``out/all.parquet``), the
-    ``verdicts`` of its leaderboard and where that is."""
-    out = Path(out)
-    cells = pd.read_parquet(out / "all.parquet", columns=[*CELL_KEYS, "status"]).drop_duplicates(CELL_KEYS)
-    counts = cells["status"].value_counts()
-    failed = int(sum(n for status, n in counts.items() if Status(status).failed))
-    page = out / "leaderboard.html"
-    lines = [f"kbench: {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.items()),
-             *(f"kbench: {verdict}" for verdict in verdicts),
-             f"kbench: the leaderboard is {page} (open it in a browser; {out / 'leaderboard.md'} "
-             "holds the same tables)"]
-    if failed:
-        lines.insert(1, f"kbench: {failed} cells failed; each task's section of the leaderboard lists them with "
-                        "their messages")
-    return "\n".join(lines)

@@ -1,10 +1,9 @@
 """Executing one job in a worker process: fit the sampler once, check its result against
 the contract, evaluate each cell's task, write one file per cell.
 
-Every failure becomes data: a cell that cannot be computed still writes its rows, with a
-status and a message. :class:`kbench.Refused` (kbench declines the input) is ``skipped``,
-MemoryError is ``oom``, everything else, a broken contract and numerical failures
-included, is ``error``.
+Every failure becomes data: a cell that cannot be computed writes its rows, with a status and
+a message. :class:`kbench.Refused` (kbench declines the input) is ``skipped``, MemoryError
+``oom``, everything else (a broken contract, a numerical failure) ``error``.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ from kbench.sweep.layout import exact_path, kernel_path, split_path
 from kbench.sweep.plan import Cell, Job, split_seed
 from kbench.sweep.signals import TimeLimitReached
 from kbench.sweep.store import write_cell
-from kbench.tasks.base import check_columns, check_rows, require_lam
+from kbench.tasks.base import check_columns, check_headline, check_rows, require_lam
 from kbench.tasks.selection import (
     DEFAULT_SELECTION,
     criterion,
@@ -374,7 +373,8 @@ def _evaluate_cells(todo, job: Job, context: JobContext, approx, common: dict, r
             written()
             continue
         try:
-            rows = check_columns(evaluate_cell(create(cell.task), context, approx), cell.task.name, reserved)
+            rows = check_columns(evaluate_cell(task := create(cell.task), context, approx), cell.task.name, reserved)
+            check_headline(task, rows, job.rank)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
             write_failure(cell, job, list(context.lams), Failure.of(exc, "task"), context)
         else:

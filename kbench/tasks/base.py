@@ -249,6 +249,20 @@ def check_columns(rows: list[dict], task: str, reserved) -> list[dict]:
     return require_lam(rows, task)
 
 
+def check_headline(task: Task, rows: list[dict], rank: int) -> None:
+    """A ContractViolation unless the rows :meth:`Task.headline_rows` keeps from a cell of
+    ``rank`` hold a finite headline: a cell the leaderboard cannot rank is not ``ok``."""
+    if task.headline is None:
+        return
+    metric = task.headline.metric
+    kept = task.headline_rows(pd.DataFrame(rows).assign(rank=rank))
+    if not len(kept) or metric not in kept:
+        raise ContractViolation(f"task {task.name!r}: headline_rows kept no row with the headline {metric!r}")
+    values = pd.to_numeric(kept[metric], errors="coerce").to_numpy(dtype=float)
+    if not np.isfinite(values).all():
+        raise ContractViolation(f"task {task.name!r}: the headline {metric!r} is not finite: {kept[metric].tolist()[:8]}")
+
+
 def require_lam(rows: list[dict], task: str) -> list[dict]:
     """``rows``, each with its ``lam`` (NaN for a λ-free task), a number, which with
     ``components`` keys the rows of a result file: no two rows of a cell share them."""

@@ -22,7 +22,7 @@ from kbench.registry import create, make_sampler
 from kbench.spec import Spec
 from kbench.sweep.ranges import VALUE_RANGES
 from kbench.sweep.worker import fitted_kernel
-from kbench.tasks.base import FAMILIES, Headline, Task, Validation, check_rows
+from kbench.tasks.base import FAMILIES, Headline, Task, Validation, check_headline, check_rows
 from kbench.testing._kit import (
     check_declared,
     expect_value_errors,
@@ -60,7 +60,13 @@ class _TaskProblem:
     _cache: dict = field(default_factory=dict)
 
     def settings(self, task: Task) -> list[tuple[str, str]]:
-        return [(kind, family) for kind in task.accepts for family in task.families]
+        return [(kind, family) for kind in task.accepts for family in self.families(task)]
+
+    def families(self, task: Task) -> list[str]:
+        """The task's families whose sampler approximates the check's kernel (no random
+        features of a kernel without a spectral measure)."""
+        kernel = create(self.kernel, "kernel")
+        return [family for family in task.families if make_sampler(_FAMILY_SAMPLERS[family]).refuses(kernel) is None]
 
     def setting(self, kind: str, family: str, extra_column: bool = False) -> tuple[Dataset, Any, LowRank]:
         """A fresh copy of the data (its arrays copied), the fitted kernel and the feature map
@@ -147,14 +153,13 @@ def _headline(p: _TaskProblem) -> None:
     task = p.make()
     if task.headline is None:
         return
-    metric, written = task.headline.metric, set()
+    written: set = set()
     for kind, family in p.settings(task):
-        rows = p.rows(kind, family)
-        kept = task.headline_rows(pd.DataFrame(rows).assign(rank=_TASK_RANK))
-        where = f"on {kind} data with a {family} map"
-        assert len(kept) and metric in kept, f"{where}: headline_rows kept no row with the headline {metric!r}"
-        values = pd.to_numeric(kept[metric], errors="coerce").to_numpy(dtype=float)
-        assert np.all(np.isfinite(values)), f"{where}: the headline {metric!r} is not finite: {kept[metric].tolist()}"
+        rows, where = p.rows(kind, family), f"on {kind} data with a {family} map"
+        try:  # the check every sweep makes of a cell's rows
+            check_headline(task, rows, _TASK_RANK)
+        except ContractViolation as exc:
+            raise AssertionError(f"{where}: {str(exc).partition(': ')[2]}") from None
         written.update(pd.DataFrame(rows))
         for column in (task.validation.metric, task.validation.trivial) if task.validation else ():
             found = pd.to_numeric(pd.DataFrame(rows).get(column), errors="coerce")  # what λ is chosen on, its baseline
@@ -176,7 +181,7 @@ def _without_timings(rows: list[dict]) -> pd.DataFrame:
 
 def _task_determinism(p: _TaskProblem) -> None:
     kind = p.make().accepts[0]
-    for family in p.make().families:
+    for family in p.families(p.make()):
         first = p.rows(kind, family)
         data, kernel, approx = p.setting(kind, family)
         p.make().prepare(data, kernel)
@@ -189,7 +194,7 @@ def _task_determinism(p: _TaskProblem) -> None:
 
 def _data_unchanged(p: _TaskProblem) -> None:
     task = p.make()
-    for family in task.families:
+    for family in p.families(task):
         data, kernel, approx = p.setting(task.accepts[0], family)
         before = {name: None if getattr(data, name) is None else getattr(data, name).copy() for name in _ARRAYS}
         task.prepare(data, kernel)
@@ -200,7 +205,7 @@ def _data_unchanged(p: _TaskProblem) -> None:
 
 def _task_bad_input(p: _TaskProblem) -> None:
     task = p.make()
-    kind, family = task.accepts[0], task.families[0]
+    kind, family = task.accepts[0], p.families(task)[0]
     data, kernel, approx = p.setting(kind, family)
     cases = {"a feature map of another dimension":
              lambda: task.evaluate(data, p.setting(kind, family, extra_column=True)[2], kernel, lams=_LAMS)}
@@ -231,4 +236,8 @@ def check_task(task: str | Spec | type | Task, timeout: float | None = 60.0,
     AssertionError naming the ones that failed.
     """
     make, label = plugin_factory("task", task, params)
-    return run_checks(label, TASK_CHECKS, _TaskProblem(make, kernel), timeout)
+    problem = _TaskProblem(make, kernel)
+    if not problem.families(make()):
+        raise ValueError(f"{label} scores the {', '.join(make().families)} family, whose samplers refuse the kernel "
+                         f"{kernel!r}: check it with a kernel they take (kbench check-plugin --kernel).")
+    return run_checks(label, TASK_CHECKS, problem, timeout)

@@ -22,10 +22,10 @@ from kbench.sweep.batches import Batches
 from kbench.sweep.config import BOUNDS, DEFAULT_RESOURCES, lam_path, same_configuration
 from kbench.sweep.parts import check_part, part_path, parts_of
 from kbench.sweep.plan import not_planned, task_refuses
-from kbench.sweep.store import run_summary
 from kbench.sweep.worker import exact_limit
 from kbench.tasks.selection import DEFAULT_SELECTION
 from kbench.workflow.checks import as_list
+from kbench.workflow.summary import run_summary
 
 #: the config's runtime is meant for jobs on up to this many rows (and for exact baselines
 #: up to DEFAULT_EXACT_MAX_N training rows); larger datasets ask for more (Sweep.runtime_min)

@@ -142,7 +142,6 @@ def test_a_regime_far_from_every_published_one_is_answered_with_a_wider_interval
 @pytest.mark.parametrize("kwargs, message", [
     ({"task": "kpca"}, "λ-path tasks"),
     ({"rank": 0}, "rank"),
-    ({"rank": 300}, "above the 264 training rows"),
     ({"within": 0}, "within"),
     ({"seconds": -1.0}, "seconds"),
     ({"kernel": "gaussian:sigma=-1"}, "sigma"),
@@ -150,6 +149,11 @@ def test_a_regime_far_from_every_published_one_is_answered_with_a_wider_interval
 def test_bad_advice_requests_are_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         kbench.advise("sklearn:diabetes", **kwargs)
+
+
+def test_a_rank_at_or_above_the_training_rows_is_answered_with_the_exact_kernel():
+    for rank in (264, 300):
+        assert kbench.advise("sklearn:diabetes", rank=rank).line.startswith(f"rank {rank} ≥ your 264 training rows")
 
 
 def test_the_command_prints_one_line_then_the_detail_or_json():

@@ -236,7 +236,7 @@ def test_spectral_sampler_reproduces_the_kernel(name, params, d):
         (lambda: kbench.make_kernel("gaussian")(np.ones(3)), r"reshape\(-1, 1\)"),
         (lambda: kbench.make_kernel("gaussian", sigma="median").fit(np.ones((5, 2))),
          "two distinct points"),
-        (lambda: kbench.make_kernel("gaussian", sigma="cv").fit(X), "sigma='cv' picks σ .* this data has none"),
+        (lambda: kbench.make_kernel("gaussian", sigma="cv").fit(X), "sigma='cv' picks σ .* fitted without one"),
         (lambda: kbench.make_kernel("gaussian", sigma="median-ish"), "'median' or 'cv', .*got 'median-ish' \\(did you mean 'median'\\?\\)"),
         (lambda: kbench.make_kernel("polynomial").sample_frequencies(rng, 3, 2),
          "no spectral sampler"),

@@ -451,7 +451,7 @@ def test_a_time_limit_records_the_fits_past_their_share_as_timeouts(tmp_path, pl
     assert frame.groupby("sampler").status.unique().map(tuple).to_dict() == {"uniform": ("ok",),
                                                                              "sleeper": ("timeout",)}
     assert frame[frame.sampler == "sleeper"].error.str.contains("share").all()
-    assert elapsed < 8 + 6  # the limit, plus start-up and writing (the sleeper alone takes 60 s)
+    assert elapsed < 45  # not waiting for the sleeper, whose fit alone takes 60 s (a loaded machine's start-up aside)
 
 
 def test_a_time_limit_holds_while_the_parent_computes_the_exact_baseline(tmp_path, monkeypatch):
