@@ -219,10 +219,8 @@ class OneDataset(click.ParamType):
     def convert(self, value, param, ctx):
         try:
             specs = split_specs(value, "DATASET", "dataset")
-        except ValueError as exc:  # a list value written with ',' (drop=a,b) is named; else the loader says
-            if "follows" in str(exc):
-                self.fail(str(exc), param, ctx)
-            return value
+        except ValueError as exc:  # (drop=a,b: the list value written with ';')
+            self.fail(str(exc), param, ctx)
         if len(specs) > 1:
             self.fail(f"takes one dataset spec, got {len(specs)} ({', '.join(specs)}); give one at a time.", param, ctx)
         return value

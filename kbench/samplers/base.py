@@ -169,6 +169,6 @@ def landmarks_from_dictionary(size: int, rank: int, rng: np.random.Generator, in
     if size > rank:
         return np.sort(rng.choice(size, size=rank, replace=False))
     if size < rank:
-        info.setdefault("warnings", []).append(f"the dictionary holds {size} atoms < rank {rank}: rank_realized is smaller; "
-                                "lower lam or raise qbar for a larger dictionary")
+        info.setdefault("warnings", []).append(f"the dictionary holds {size} atoms < rank {rank}: rank_realized is "
+                                               "smaller; lower lam or raise qbar for a larger dictionary")
     return np.arange(size)
