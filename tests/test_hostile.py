@@ -44,6 +44,7 @@ from kbench.registry import get_registry
 from kbench.reporting import markdown
 from kbench.reporting.markdown import markdown_table
 from kbench.spec import split_specs
+from kbench.sweep import context as context_module
 from kbench.sweep import worker
 from kbench.sweep.config import check_configurations, check_ranks, lam_path
 from kbench.sweep.document import (
@@ -215,7 +216,7 @@ def test_running_out_of_memory_while_loading_is_oom_with_its_message(tmp_path, m
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(worker, "load_split_cached", exhausted)
+    monkeypatch.setattr(context_module, "load_split_cached", exhausted)
     frame = kbench.run(*RUN_ARGS, out=tmp_path, progress=False)
     assert (frame.status == "oom").all() and (frame.failed_in == "dataset").all()
     assert frame.error.str.contains("loading sklearn:diabetes failed: MemoryError: out of memory").all()
@@ -1940,7 +1941,7 @@ def test_held_out_twenty_third_round(tmp_path, monkeypatch):
     tasks = {cell.task: registry.create(cell.task) for job in jobs for cell in job.cells}
     approximation = next(task for task in tasks.values() if task.name == "approximation")
     monkeypatch.setattr(type(approximation), "prepare", lambda self, data, kernel: sys.exit(3))
-    context = worker.prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, tasks, worker.environment(), lams=lams)
+    context = context_module.prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, tasks, context_module.environment(), lams=lams)
     for job in jobs:
         worker.run_job(job, context)
     frame = read(tmp_path / "out")

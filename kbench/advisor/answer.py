@@ -51,7 +51,7 @@ from kbench.reporting.advice import gap_text, percent
 from kbench.reporting.standing import BASELINE
 from kbench.spec import Spec
 from kbench.sweep.config import AUTO_LAM_BOUNDS, BOUNDS
-from kbench.sweep.worker import fitted_kernel
+from kbench.sweep.context import fitted_kernel
 
 #: the evidence is close within this distance (log₁₀ units of n, d_eff, coherence: a factor
 #: 10^0.5 ≈ 3.2 in one of them); farther, the answer says so

@@ -109,8 +109,8 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
     baseline) for `kbench run --data-cache`."""
     from threadpoolctl import threadpool_limits
 
+    from kbench.sweep.context import load_split_cached, prepare_exact
     from kbench.sweep.layout import split_path
-    from kbench.sweep.worker import load_split_cached, prepare_exact
 
     context = click.get_current_context()
     idle = [f"--{name.replace('_', '-')}" for name in ("exact_max_n", "tasks", "lams", "lam_bounds", "selection")

@@ -29,8 +29,8 @@ from kbench.registry import create
 from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.config import check_lams, check_ranks
+from kbench.sweep.context import JobContext, fitted_kernel, load_split_cached, split_checksum
 from kbench.sweep.plan import Job, fit_seed, sampler_lam
-from kbench.sweep.worker import JobContext, fitted_kernel, load_split_cached, split_checksum
 
 #: a part's name: it goes into file names and job wildcards
 PART_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")

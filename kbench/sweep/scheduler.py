@@ -30,20 +30,13 @@ from kbench.errors import ConfigError, Failure, Status
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.registry import create
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
+from kbench.sweep.context import ContextFailed, JobContext, environment, prepare_context
 from kbench.sweep.parts import prebuilt_parts
 from kbench.sweep.plan import Job, not_planned, nothing_planned, plan
 from kbench.sweep.signals import TimeLimitReached, alarm, held, raising_on, worker_signals
 from kbench.sweep.store import cell_status, check_output_dir, read_cells
 from kbench.sweep.summary import Summary
-from kbench.sweep.worker import (
-    ContextFailed,
-    JobContext,
-    environment,
-    limit_memory,
-    prepare_context,
-    run_job,
-    write_failure,
-)
+from kbench.sweep.worker import limit_memory, run_job, write_failure
 from kbench.tasks.selection import DEFAULT_SELECTION
 
 #: a worker's exit code when a cell file cannot be written (sysexits' EX_IOERR)

@@ -20,8 +20,8 @@ from kbench.lowrank.maps import LowRank
 from kbench.lowrank.workspace import Workspace
 from kbench.registry import create, make_sampler
 from kbench.spec import Spec
+from kbench.sweep.context import fitted_kernel
 from kbench.sweep.ranges import VALUE_RANGES
-from kbench.sweep.worker import fitted_kernel
 from kbench.tasks.base import FAMILIES, Headline, Task, Validation, check_headline, check_rows
 from kbench.testing._kit import (
     check_declared,

@@ -20,9 +20,9 @@ from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.batches import Batches
 from kbench.sweep.config import BOUNDS, DEFAULT_RESOURCES, lam_path, same_configuration
+from kbench.sweep.context import exact_limit
 from kbench.sweep.parts import check_part, part_path, parts_of
 from kbench.sweep.plan import not_planned, task_refuses
-from kbench.sweep.worker import exact_limit
 from kbench.tasks.selection import DEFAULT_SELECTION
 from kbench.workflow.checks import as_list
 from kbench.workflow.summary import run_summary

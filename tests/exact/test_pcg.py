@@ -133,10 +133,10 @@ def test_the_matrix_free_baseline_is_solved_once_and_shared_through_its_file(tmp
     and computes the KPCA eigenpairs once; a run loading the file computes neither. The
     dense limit is lowered to 500 training rows, so that 600 are above it (the path is the
     same at any size: 6 000 rows cost 17 s)."""
+    from kbench.sweep.context import prepare_exact
     from kbench.sweep.layout import exact_path
-    from kbench.sweep.worker import prepare_exact
 
-    for module in ("kbench.exact.baseline", "kbench.sweep.worker"):
+    for module in ("kbench.exact.baseline", "kbench.sweep.context", "kbench.sweep.worker"):
         monkeypatch.setattr(f"{module}.DENSE_MAX_N", 500)
     spec, kernel, lams = "synthetic:friedman1:n=1000", "gaussian:sigma=median", [1e-3, 1e-2]  # n_train 600
     tasks = ["krr", "kpca:components=5"]

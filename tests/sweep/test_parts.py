@@ -15,9 +15,9 @@ from kbench import registry
 from kbench.cli import main
 from kbench.samplers.squeak import Dictionary, children, node_name, tree_nodes
 from kbench.sweep.config import SweepConfig
+from kbench.sweep.context import environment, prepare_context
 from kbench.sweep.parts import build_part, load_part, part_key, part_path, parts_of, prebuilt_parts
 from kbench.sweep.plan import plan
-from kbench.sweep.worker import environment, prepare_context
 from tests.conftest import add_plugin
 
 DATA, KERNEL, LAMS, RANKS = "synthetic:friedman1:n=600", "gaussian:sigma=median", [1e-4, 1e-2], [10, 40]

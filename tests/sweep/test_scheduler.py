@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 import kbench
+from kbench.sweep import context as context_module
 from kbench.sweep import worker
 from kbench.sweep.config import SweepConfig
 from kbench.sweep.plan import plan
@@ -414,8 +415,8 @@ def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp
     """`kbench prepare --exact` computes it once; a run with the same data cache loads it
     (exact values, its recorded cost) instead of computing it; a file of another split is ignored."""
     from kbench.exact.baseline import FORMAT, ExactBaseline
+    from kbench.sweep.context import load_split_cached, prepare_exact, split_checksum
     from kbench.sweep.layout import exact_path
-    from kbench.sweep.worker import load_split_cached, prepare_exact, split_checksum
 
     dataset, kernel, cache = "sklearn:diabetes", "gaussian:sigma=median", tmp_path / "data"
     path = prepare_exact(dataset, kernel, 0, 0, cache, exact_max_n=5000)
@@ -479,7 +480,7 @@ def test_a_failing_exact_baseline_is_recorded_by_the_cells_that_need_it(tmp_path
     """The workflow's exact job does not fail on it: its file says why there is no baseline,
     and the run's cells that need one record the error (the sweep goes on)."""
     from kbench.exact.baseline import ExactBaseline
-    from kbench.sweep.worker import prepare_exact
+    from kbench.sweep.context import prepare_exact
 
     def overflow(self, data, kernel):
         raise FloatingPointError("kernel values overflow")
@@ -501,7 +502,7 @@ def test_a_job_frees_its_fit_when_it_returns(tmp_path, monkeypatch):
     the next job fits (10⁶-row jobs ran out of memory so)."""
     data, kernel, lams = "synthetic:friedman1:n=300", "gaussian:sigma=median", [1e-3]
     job = plan(SweepConfig([data], ["rp-cholesky"], ["krr", "kpca"], [10], lams, [0], kernel, tmp_path))[0]
-    context = worker.prepare_context(job.dataset, job.kernel, 0, 0, [], worker.environment(), lams=lams)
+    context = context_module.prepare_context(job.dataset, job.kernel, 0, 0, [], context_module.environment(), lams=lams)
     fits, check_fit = [], worker.check_fit
 
     def recording(approx, *args, **kwargs):
@@ -527,13 +528,13 @@ def test_the_kernel_chosen_on_a_split_is_chosen_once_for_every_job(tmp_path, mon
     calls = []
     cv_sigma = kbench.kernels.bandwidth.cv_sigma
     monkeypatch.setattr(kbench.kernels.stationary, "cv_sigma", lambda *a, **k: calls.append(1) or cv_sigma(*a, **k))
-    contexts = [worker.prepare_context(job.dataset, job.kernel, 0, 0, [], worker.environment(), tmp_path)
+    contexts = [context_module.prepare_context(job.dataset, job.kernel, 0, 0, [], context_module.environment(), tmp_path)
                 for _ in range(2)]
     assert len(calls) == 1
     assert contexts[0].kernel.spec() == contexts[1].kernel.spec() and contexts[0].kernel.sigma_ > 0
     saved = next((tmp_path / "kernels").rglob("*.json"))
     saved.write_text(saved.read_text().replace(contexts[0].split_checksum, "another split"))
-    worker.prepare_context(job.dataset, job.kernel, 0, 0, [], worker.environment(), tmp_path)
+    context_module.prepare_context(job.dataset, job.kernel, 0, 0, [], context_module.environment(), tmp_path)
     assert len(calls) == 2
 
 
@@ -547,7 +548,7 @@ def test_a_task_whose_prepare_fails_records_it_in_each_of_its_cells(tmp_path, mo
     approximation = next(task for task in tasks.values() if task.name == "approximation")
     monkeypatch.setattr(type(approximation), "prepare", lambda self, data, kernel: 1 / 0)
     monkeypatch.setattr(type(approximation), "evaluate", lambda *args, **kwargs: pytest.fail("evaluated"))
-    context = worker.prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, tasks, worker.environment(), lams=lams)
+    context = context_module.prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, tasks, context_module.environment(), lams=lams)
     for job in jobs:
         worker.run_job(job, context)
     frame = read_results(tmp_path / "cells")
