@@ -9,6 +9,7 @@ with ``--hypothesis-seed=random`` to search further.
 
 from __future__ import annotations
 
+import copy
 import errno
 import importlib
 import os
@@ -2214,3 +2215,45 @@ def test_held_out_twenty_sixth_round(tmp_path, monkeypatch):
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
     with pytest.raises(ConfigError, match=r"5 is not of type 'array' \(a list: write ranks: \[5\] in a config file"):
         check_document({**config, "ranks": 5}, SCHEMA)
+
+
+def test_held_out_twenty_seventh_round_kernels_and_maps():
+    """Found by the twenty-seventh held-out suite: the kernel check missed a wrong diagonal on
+    a kernel of small values, or past the first rows; a map copied from an earlier fit shared
+    its info, which the next fit overwrote."""
+    X = np.random.default_rng(0).standard_normal((300, 3))
+
+    class Scaled(kbench.Kernel):
+        name = "scaled"
+
+        def __init__(self, wrong_from: int = 0):
+            super().__init__()
+            self.wrong_from = wrong_from
+
+        def _block(self, Xb, prepared, out):
+            out[...] = 1e-9 * np.exp(-0.5 * ((Xb[:, None, :] - prepared[None, :, :]) ** 2).sum(axis=-1))
+
+        def _diag(self, X):
+            d = np.full(X.shape[0], 1e-9)
+            d[self.wrong_from:] *= 2  # (rows are checked spread over X: 0 is wrong everywhere)
+            return d
+
+    for wrong_from in (0, 1):
+        with pytest.raises(kbench.ContractViolation, match="a kernel's diag is the diagonal of its matrix"):
+            check_kernel(Scaled(wrong_from).fit(X), X)
+
+    class CopyEarlier(kbench.Sampler):
+        name = "copy-earlier"
+        first = None
+
+        def _fit(self, X, kernel, rank, lam, rng):
+            if CopyEarlier.first is None:
+                CopyEarlier.first = kbench.nystrom(X, kernel, np.arange(rank))
+            return copy.copy(CopyEarlier.first)
+
+    kernel = kbench.make_kernel("gaussian", sigma=1.0)
+    first = CopyEarlier().fit(X, kernel, 5)
+    evals = first.info["kernel_evals"]
+    CopyEarlier().fit(X, kernel, 5, seed=1)
+    assert first.info["kernel_evals"] == evals  # its own record, not the next fit's
+

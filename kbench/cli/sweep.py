@@ -15,6 +15,7 @@ from kbench._parallel import blas_ceiling
 from kbench.cli.params import (
     ABSOLUTE_FOLDER,
     FOLDER,
+    ONE_DATASET,
     OptionsOnce,
     blas_threads_option,
     bounded,
@@ -25,6 +26,7 @@ from kbench.cli.params import (
     usage,
 )
 from kbench.datasets import canonical_spec, check_dataset_spec
+from kbench.errors import ContractViolation
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
 from kbench.spec import split_specs
 from kbench.sweep.config import BOUNDS, lam_path
@@ -145,7 +147,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
 
 
 @click.command("part", cls=OptionsOnce)
-@click.option("--dataset", required=True, help="Dataset spec.")
+@click.option("--dataset", required=True, type=ONE_DATASET, help="Dataset spec.")
 @kernel_option("Kernel spec.", None)
 @click.option("--sampler", required=True, help="A sampler whose fits are built in parts, e.g. squeak:shards=4.")
 @click.option("--ranks", required=True, type=bounded("ranks", many=True),
@@ -167,10 +169,13 @@ def part_command(dataset, kernel, sampler, ranks, lams, repetition, seed, part, 
     in one piece."""
     from threadpoolctl import threadpool_limits
 
-    from kbench.datasets import canonical_spec
     from kbench.sweep.parts import build_part
 
     with threadpool_limits(limits=blas_threads):
-        path, failure = usage(lambda: build_part(canonical_spec(dataset), kernel, sampler, ranks, lams, repetition, seed,
-                                                  data_cache, part))
+        def build():
+            try:
+                return build_part(dataset, kernel, sampler, ranks, lams, repetition, seed, data_cache, part)
+            except ContractViolation as exc:  # the sampler's parts hook: its author's to fix, a usage error
+                raise ValueError(str(exc)) from None
+        path, failure = usage(build)
     click.echo(f"{path}  (part {part} of {sampler}" + (f"; none: {failure})" if failure else ")"))

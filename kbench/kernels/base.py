@@ -234,18 +234,19 @@ _DIAGONAL_RTOL = 1e-8
 
 def check_kernel(kernel: Kernel, X: np.ndarray) -> None:
     """A ContractViolation when a (fitted) kernel's ``diag`` disagrees with the diagonal of its
-    matrix on the first rows of ``X``, or the matrix is not symmetric: every Nyström bound
-    and trace error reads ``diag`` as k(x, x)."""
-    rows = X[:_CHECKED_ROWS]
+    matrix on rows spread over ``X``, or the matrix is not symmetric: every Nyström bound and
+    trace error reads ``diag`` as k(x, x). Relative to the kernel's own scale, whatever its units."""
+    rows = X[np.unique(np.linspace(0, len(X) - 1, _CHECKED_ROWS).round().astype(int))]
     K, diagonal = kernel(rows), kernel.diag(rows)
-    scale = np.maximum(np.abs(np.diag(K)), 1.0)
+    magnitude = np.maximum(np.abs(np.diag(K)), np.abs(diagonal))
+    scale = np.maximum(magnitude, 1e-12 * magnitude.max())  # (a diagonal entry 0 among others is not a unit)
     wrong = np.flatnonzero(np.abs(diagonal - np.diag(K)) > _DIAGONAL_RTOL * scale)
     if len(wrong):
         i = wrong[0]
         raise ContractViolation(f"kernel {kernel.spec()}: diag(X)[{i}] = {diagonal[i]:.6g} but k(X, X)[{i}, {i}] = "
                                 f"{K[i, i]:.6g}; a kernel's diag is the diagonal of its matrix (_diag and _block "
                                 "compute one kernel).")
-    if not np.allclose(K, K.T, rtol=_DIAGONAL_RTOL, atol=_DIAGONAL_RTOL * float(scale.max())):
+    if not np.allclose(K, K.T, rtol=_DIAGONAL_RTOL, atol=_DIAGONAL_RTOL * float(np.abs(K).max())):
         i, j = np.unravel_index(np.argmax(np.abs(K - K.T)), K.shape)
         raise ContractViolation(f"kernel {kernel.spec()}: k(X, X) is not symmetric (entry [{i}, {j}] = {K[i, j]:.6g}, "
                                 f"[{j}, {i}] = {K[j, i]:.6g}); a kernel is symmetric, k(x, y) = k(y, x).")

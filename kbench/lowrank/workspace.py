@@ -4,7 +4,9 @@ use and dropped with it: the exact baseline, a task's reference matrix, a fit's 
 A sweep keeps one per (dataset, kernel, repetition), filled while its tasks prepare (before
 the jobs fork, so every job reads it) and released by the worker: a fit's entries when its
 job returns, the whole workspace after the last job. In Python, ``with kbench.Workspace():``
-shares them between calls; outside one, each call computes what it needs.
+shares them between calls; outside one, each call computes what it needs. A ``with`` block
+holds for its thread (or asyncio task): one workspace may be entered by several at once,
+and a thread started inside a block enters it itself to share its entries.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _ACTIVE: ContextVar[Workspace | None] = ContextVar("kbench_workspace", default=None)
+#: the workspaces the current context's ``with`` blocks replaced, innermost last
+_OUTER: ContextVar[tuple] = ContextVar("kbench_outer_workspaces", default=())
 
 
 class _Held:
@@ -41,14 +45,16 @@ class Workspace:
 
     def __init__(self) -> None:
         self._entries: dict[tuple, Any] = {}
-        self._tokens: list = []
 
-    def __enter__(self) -> Workspace:
-        self._tokens.append(_ACTIVE.set(self))
+    def __enter__(self) -> Workspace:  # (per context: threads and asyncio tasks each keep their own)
+        _OUTER.set((*_OUTER.get(), _ACTIVE.get()))
+        _ACTIVE.set(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        _ACTIVE.reset(self._tokens.pop())
+        *outer, previous = _OUTER.get()
+        _OUTER.set(tuple(outer))
+        _ACTIVE.set(previous)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -74,6 +80,9 @@ class Workspace:
 
 def cached(owners: tuple, key: Hashable, make: Callable[[], T]) -> T:
     """The active workspace's entry (:meth:`Workspace.get`), or ``make()`` when none is active."""
+    if not isinstance(owners, tuple | list):
+        raise TypeError(f"owners is a tuple of the objects the entry belongs to, e.g. (data,), got "
+                        f"{type(owners).__name__}.")
     workspace = _ACTIVE.get()
     return make() if workspace is None else workspace.get(owners, key, make)
 

@@ -92,6 +92,7 @@ class Sampler(Declared):
         approx = self._fit(X, kernel, rank_used, lam, rng)
         self._check_fit(approx, kernel, given, number)
         approx.kernel_spec, approx.fit_number = approx.kernel_spec or given, number  # (a map may know its own)
+        approx.info = dict(approx.info)  # this fit's record: a map sharing an earlier one's info leaves that as it was
         approx.info["warnings"] = warnings + approx.info.get("warnings", [])
         approx.info.update(
             sampler=self.name,

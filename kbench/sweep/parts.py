@@ -16,7 +16,9 @@ any fit.
 
 from __future__ import annotations
 
+import functools
 import json
+import numbers
 import re
 from pathlib import Path
 
@@ -24,8 +26,9 @@ import numpy as np
 
 from kbench._files import read_keyed_npz, write_absent, write_keyed_npz
 from kbench._validation import check_features
+from kbench.datasets import canonical_spec, check_dataset_spec
 from kbench.errors import ContractViolation, describe
-from kbench.registry import create
+from kbench.registry import canonical_label, create
 from kbench.spec import Spec
 from kbench.sweep import layout
 from kbench.sweep.config import check_lams, check_ranks
@@ -36,22 +39,46 @@ from kbench.sweep.plan import Job, fit_seed, sampler_lam
 PART_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
+#: the most parts a sampler's fits may have (a job each; squeak's 1024 shards make 2047)
+MAX_PARTS = 4096
+
+
 def parts_of(sampler) -> list[str]:
     """The parts a sampler spec's fits are built from as separate jobs ([]: built in one
-    piece), checked: names of :data:`PART_NAME`, each once, each after its inputs."""
-    instance = create(sampler, "sampler")
+    piece), checked (:func:`part_graph`)."""
+    return list(part_graph(Spec.parse(sampler, "sampler").label))
+
+
+def part_inputs(sampler, part: str) -> list[str]:
+    """The parts ``part`` of a sampler spec's fits is made from."""
+    return list(part_graph(Spec.parse(sampler, "sampler").label)[part])
+
+
+@functools.cache
+def part_graph(label: str) -> dict[str, tuple[str, ...]]:
+    """:func:`graph_of` the sampler of spec ``label``, once per spec (a workflow asks for it per job)."""
+    return graph_of(create(label, "sampler"))
+
+
+def graph_of(instance) -> dict[str, tuple[str, ...]]:
+    """Each part of a sampler's fits and the parts it is made from: names of
+    :data:`PART_NAME`, each once, each after its inputs, at most :data:`MAX_PARTS`; else a
+    ContractViolation naming the sampler."""
+    owner = f"sampler {instance.name!r}"
     parts = list(instance.parts())
-    seen: set[str] = set()
+    if len(parts) > MAX_PARTS:
+        raise ContractViolation(f"{owner}: {len(parts)} parts, a job each; kbench takes at most {MAX_PARTS}.")
+    graph: dict[str, tuple[str, ...]] = {}
     for part in parts:
-        if not isinstance(part, str) or not PART_NAME.fullmatch(part) or part in seen:
-            raise ContractViolation(f"sampler {instance.name!r}: part {part!r} is not a name of its own (letters, "
-                                    "digits, '.', '_', '-'; each part once).")
-        later = [p for p in instance.part_inputs(part) if p not in seen]
-        if later:
-            raise ContractViolation(f"sampler {instance.name!r}: part {part!r} is made from {later}, which its "
-                                    "parts() list does not name before it.")
-        seen.add(part)
-    return parts
+        if not isinstance(part, str) or not PART_NAME.fullmatch(part) or part in graph or part in (".", ".."):
+            raise ContractViolation(f"{owner}: part {part!r} is not a name of its own (letters, digits, '.', '_', "
+                                    "'-', not '.' or '..'; each part once).")
+        inputs = tuple(instance.part_inputs(part))
+        if any(name not in graph for name in inputs):
+            raise ContractViolation(f"{owner}: part {part!r} is made from {list(inputs)}, which its parts() list "
+                                    "does not all name before it.")
+        graph[part] = inputs
+    return graph
 
 
 def check_part(text: str, sampler) -> str:
@@ -71,10 +98,11 @@ def part_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, 
     return layout.part_path(data_cache, dataset, kernel, sampler, repetition, seed, part)
 
 
-def part_key(checksum: str, kernel, sampler: Spec, lam: float | None) -> str:
-    """What a part is computed from: split checksum, resolved kernel, sampler, λ."""
-    return json.dumps({"split": checksum, "kernel": kernel.spec(), "sampler": sampler.label, "lam": lam},
-                      sort_keys=True)
+def part_key(checksum: str, kernel, sampler: Spec, lam: float | None, part: str) -> str:
+    """What a part is: the part, and what it is computed from (split checksum, resolved kernel,
+    sampler, λ): another part's file is never read as this one."""
+    return json.dumps({"split": checksum, "kernel": kernel.spec(), "sampler": sampler.label, "lam": lam,
+                       "part": part}, sort_keys=True)
 
 
 def save_part(path, key: str, made: dict[int, dict[str, np.ndarray]]) -> None:
@@ -97,42 +125,73 @@ def build_part(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
                part: str) -> tuple[Path, str | None]:
     """Compute one part of the fits of (dataset, kernel, sampler, repetition) at every rank into
     the data cache; a part made from others reads their files. Returns the part's file and,
-    when the part failed, why."""
-    dataset, kernel, sampler = (Spec.parse(dataset, "dataset"), Spec.parse(kernel, "kernel"),
-                                Spec.parse(sampler, "sampler"))
+    when the part failed, why. A sampler that breaks the hook's contract is a ContractViolation."""
+    check_dataset_spec(str(dataset))  # (an unknown dataset: a usage error, before any file)
+    dataset, kernel = Spec.parse(canonical_spec(str(dataset)), "dataset"), Spec.parse(kernel, "kernel")
+    sampler = Spec.parse(canonical_label(str(sampler), "sampler"), "sampler")  # as kbench run labels it
     instance, part = create(sampler), check_part(part, sampler)
     ranks, lam = check_ranks(ranks), sampler_lam(sampler, check_lams(lams))
     path = part_path(data_cache, dataset, kernel, sampler, repetition, seed, part)
-    inputs = instance.part_inputs(part)
+    inputs = part_inputs(sampler, part)
     absent = [p for p in inputs if not part_path(data_cache, dataset, kernel, sampler, repetition, seed, p).exists()]
     if absent:  # (an input that failed has its file, which says why: this part records that)
         raise ValueError(f"part {part} is made from parts {' and '.join(absent)}, not computed in {data_cache}: "
                          f"compute them first (--part {absent[0]}).")
-    seeds = {rank: instance.parts_seed(np.random.default_rng(fit_seed(seed, dataset, sampler, rank, repetition)))
-             for rank in ranks}
+    seeds = {rank: fits_seed(instance, fit_seed(seed, dataset, sampler, rank, repetition)) for rank in ranks}
     try:
         data = load_split_cached(dataset, repetition, seed, data_cache)
         X = check_features(data.X_train, "X")
         checksum = split_checksum(data)
         fitted = fitted_kernel(kernel, data, (layout.kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
-        key = part_key(checksum, fitted, sampler, lam)
         loaded = []
         for name in inputs:
-            found = load_part(part_path(data_cache, dataset, kernel, sampler, repetition, seed, name), key)
+            found = load_part(part_path(data_cache, dataset, kernel, sampler, repetition, seed, name),
+                              part_key(checksum, fitted, sampler, lam, name))
             if not isinstance(found, dict):
-                raise ValueError(f"part {name} has nothing to build on: "
-                                 f"{found or 'no file computed from this split, kernel and λ'}")
+                why = found or "its file is missing, damaged, or from another split, kernel or λ"
+                raise ValueError(f"part {name} has nothing to build on: {why}; build it again (--part {name})")
             missing = [rank for rank, fit in seeds.items() if fit not in found]
             if missing:
                 raise ValueError(f"part {name} was not built for the fits of ranks {missing}")
             loaded.append(found)
-        made = {fit: instance.build_part(X, fitted, lam, fit, part, [found[fit] for found in loaded])
-                for fit in seeds.values()}
+        made = {fit: part_arrays(instance.build_part(X, fitted, lam, fit, part, [found[fit] for found in loaded]),
+                                 instance.name, part) for fit in seeds.values()}
+    except ContractViolation:
+        raise
     except Exception as exc:  # noqa: BLE001 - the run job meets it again and records it in its cells
         write_absent(path, describe(exc))
         return path, describe(exc)
-    save_part(path, key, made)
+    save_part(path, part_key(checksum, fitted, sampler, lam, part), made)
     return path, None
+
+
+def fits_seed(instance, fit_seed_value: int) -> int:
+    """The parts seed of the fit seeded ``fit_seed_value`` (:meth:`kbench.Sampler.parts_seed`),
+    checked: an integer in [0, 2⁶³)."""
+    try:
+        value = instance.parts_seed(np.random.default_rng(fit_seed_value))
+    except NotImplementedError as exc:
+        raise ContractViolation(str(exc)) from None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < 2**63:
+        raise ContractViolation(f"sampler {instance.name!r}: parts_seed returned {value!r}; a fit's parts seed is an "
+                                "integer in [0, 2⁶³).")
+    return int(value)
+
+
+def part_arrays(made, sampler: str, part: str) -> dict[str, np.ndarray]:
+    """What build_part returned, checked: a dict from names to numeric or boolean arrays (what
+    a part's file holds), else a ContractViolation naming the entry."""
+    if not isinstance(made, dict) or not made:
+        raise ContractViolation(f"sampler {sampler!r}: build_part returned {type(made).__name__} for part {part!r}, "
+                                "not a non-empty dict of arrays.")
+    arrays = {}
+    for name, value in made.items():
+        array = np.asarray(value) if not isinstance(value, dict) else None
+        if not isinstance(name, str) or not PART_NAME.fullmatch(name) or array is None or array.dtype.kind not in "biuf":
+            raise ContractViolation(f"sampler {sampler!r}: the entry {name!r} of part {part!r} is "
+                                    f"{type(value).__name__}, not a numeric or boolean array under a plain name.")
+        arrays[name] = array
+    return arrays
 
 
 def prebuilt_parts(job: Job, context: JobContext) -> dict[int, dict[str, np.ndarray]]:
@@ -144,5 +203,5 @@ def prebuilt_parts(job: Job, context: JobContext) -> dict[int, dict[str, np.ndar
         return {}
     path = part_path(context.data_cache, job.dataset, job.kernel, job.sampler, job.repetition,
                      job.cells[0].base_seed, parts[-1])
-    found = load_part(path, part_key(context.split_checksum, context.kernel, job.sampler, job.sampler_lam))
+    found = load_part(path, part_key(context.split_checksum, context.kernel, job.sampler, job.sampler_lam, parts[-1]))
     return found if isinstance(found, dict) else {}

@@ -74,6 +74,9 @@ def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) 
             sampler.use_prebuilt(prebuilt)
         start, evals = time.perf_counter(), kernel.evals
         approx = sampler.fit(data.X_train, kernel, job.rank, lam=job.sampler_lam, seed=job.seed)
+        if prebuilt and "prebuilt" not in approx.info:  # the jobs' work thrown away: say so
+            approx.info["warnings"].append("the parts built as jobs were not used by this fit (its parts_seed draws "
+                                           "another seed than _fit, or use_prebuilt keeps nothing)")
         time_sample = time.perf_counter() - start + approx.info.get("prebuilt", {}).get("seconds", 0.0)
         kernel_evals = int(approx.info.get("kernel_evals", kernel.evals - evals))
         check_fit(approx, job.rank, data, kernel, feature_budget_mb(memory_limit_mb))

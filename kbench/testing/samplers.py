@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kbench.errors import ContractViolation
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.kernels.base import check_kernel
 from kbench.lowrank.checks import info_columns
@@ -16,6 +17,7 @@ from kbench.lowrank.maps import LowRank
 from kbench.registry import create
 from kbench.samplers.base import Sampler
 from kbench.spec import Spec
+from kbench.sweep.parts import fits_seed, graph_of, part_arrays
 from kbench.testing._kit import (
     check_declared,
     expect_value_errors,
@@ -177,11 +179,38 @@ def _declared(p: _Problem) -> None:
                        lambda given, cls=cls: cls(**given))
 
 
+def _parts(p: _Problem) -> None:
+    """A sampler whose fits are built in parts: its parts named in order, each built by the
+    hook into arrays, and a fit handed the last (``use_prebuilt``) equal to one built in one piece."""
+    sampler = p.make()
+    try:
+        graph = graph_of(sampler)
+        if not graph:
+            return
+        for seed in (0, 1):
+            made: dict = {}
+            parts_seed = fits_seed(sampler, seed)
+            for part, inputs in graph.items():
+                made[part] = part_arrays(sampler.build_part(p.X, p.kernel, p.lam, parts_seed, part,
+                                                            [made[name] for name in inputs]), sampler.name, part)
+            from_parts = p.make()
+            from_parts.use_prebuilt({parts_seed: made[list(graph)[-1]]})
+            apart = from_parts.fit(p.X, p.kernel, rank=10, lam=p.lam, seed=seed)
+            assert "prebuilt" in apart.info, ("a fit handed its parts (use_prebuilt) did not use them: its info has no "
+                                              "'prebuilt' (does parts_seed draw the seed _fit draws?)")
+            whole = p.fit(10, seed).transform(p.X)  # the same arithmetic either way: equal up to round-off
+            assert np.allclose(apart.transform(p.X), whole, rtol=1e-9, atol=1e-12), \
+                "the fit from its parts differs from the fit built in one piece"
+    except ContractViolation as exc:
+        raise AssertionError(str(exc)) from None
+
+
 #: the sampler contract checks, by name
 CHECKS: list[tuple[str, Callable[[_Problem], None]]] = [
     ("shapes and rank bounds", _shapes), ("determinism", _determinism), ("finite on every seed", _seeds),
     ("PSD order 0 ≼ L ≼ K, or E[ZZᵀ] ≈ K for random features", _kernel_agreement),
-    ("rank > n", _rank_above_n), ("bad input", _bad_input), ("declared parameters", _declared)]
+    ("rank > n", _rank_above_n), ("bad input", _bad_input), ("declared parameters", _declared),
+    ("built in parts", _parts)]
 
 
 def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3, timeout: float | None = 60.0,

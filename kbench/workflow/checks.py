@@ -11,13 +11,14 @@ from pathlib import Path
 
 from kbench._files import check_folder, check_no_wildcard
 from kbench.datasets import check_stated_rows, data_files, known_task_type
-from kbench.errors import ConfigError, PluginError
+from kbench.errors import ConfigError, ContractViolation, PluginError
 from kbench.papers import PAPER_OUT, check_paper
 from kbench.registry import canonical_label, create
 from kbench.sweep.batches import config_datasets
 from kbench.sweep.config import check_config_lists, check_numbers, same_configuration
 from kbench.sweep.document import DATA_SOURCES
 from kbench.sweep.layout import CELLS_DIR, DATA_DIR, LOGS_DIR
+from kbench.sweep.parts import parts_of
 from kbench.sweep.plan import check_validation_rows
 from kbench.tasks.selection import DEFAULT_SELECTION
 
@@ -59,7 +60,9 @@ def check_config(config: dict) -> None:
                 plugin = create(spec, kind)
                 if kind == "task":
                     plugin.check_ranks(config["ranks"])
-            except (ValueError, PluginError) as exc:
+                if kind == "sampler":
+                    parts_of(spec)  # the parts its jobs build, checked now (a broken hook: no job runs)
+            except (ValueError, PluginError, ContractViolation) as exc:
                 where = key if key.startswith(("kernel", "dataset_kernels")) else f"{key}[{index}]"
                 raise ConfigError(f"config key '{where}': {exc}") from None
     chooses = config.get("selection", DEFAULT_SELECTION) == DEFAULT_SELECTION and any(

@@ -21,7 +21,7 @@ from kbench.sweep import layout
 from kbench.sweep.batches import Batches
 from kbench.sweep.config import BOUNDS, DEFAULT_RESOURCES, lam_path, same_configuration
 from kbench.sweep.context import exact_limit
-from kbench.sweep.parts import check_part, part_path, parts_of
+from kbench.sweep.parts import check_part, part_inputs, part_path, parts_of
 from kbench.sweep.plan import not_planned, task_refuses
 from kbench.tasks.selection import DEFAULT_SELECTION
 from kbench.workflow.checks import as_list
@@ -317,7 +317,7 @@ class Sweep:
         parts = parts_of(sampler)
         if not parts:
             return []
-        needed = [parts[-1]] if part is None else create(sampler, "sampler").part_inputs(check_part(part, sampler))
+        needed = [parts[-1]] if part is None else part_inputs(sampler, check_part(part, sampler))
         repetitions = self.repetitions if repetition is None else [repetition]
         return [str(part_path(self.data, dataset, kernel, sampler, rep, self.config["seed"], name))
                 for rep in repetitions for name in needed]

