@@ -267,6 +267,9 @@ def split_specs(text: str, name: str = "the list", kind: str | None = None) -> l
         raise ValueError(f"{name} {text!r} has an empty item; separate the items by single commas "
                          "(a comma inside a name or value is written %2C).")
     for piece in filter(None, pieces):
+        if kind == "dataset" and ";" in piece and piece.split(";")[-1].count(":") >= 1 and "=" not in piece.split(";")[-1]:
+            raise ValueError(f"{name}: {piece!r} holds ';' before another dataset; the items of {name} are separated "
+                             f"by ',' ({piece.replace(';', ',', 1)}), the values of one parameter by ';'.")
         if items and "=" in piece and ":" not in piece and ":" in items[-1]:
             items[-1] += "," + piece
         elif items and "=" in items[-1] and ":" not in piece and (kind == "dataset" or _is_number(piece)):

@@ -55,7 +55,7 @@ from kbench.sweep.document import (
     check_files,
     check_overrides,
 )
-from kbench.sweep.parts import check_part
+from kbench.sweep.parts import check_part, graph_of, part_arrays
 from kbench.sweep.plan import cell_inputs, split_seed
 from kbench.sweep.store import read_results
 from kbench.tasks.base import check_columns, check_headline, check_rows
@@ -2257,3 +2257,23 @@ def test_held_out_twenty_seventh_round_kernels_and_maps():
     CopyEarlier().fit(X, kernel, 5, seed=1)
     assert first.info["kernel_evals"] == evals  # its own record, not the next fit's
 
+
+
+def test_held_out_twenty_eighth_round():
+    """Found by the (partial) twenty-eighth held-out suite: parts() returning a string was
+    read as one-letter parts; a ragged list from build_part was a failed part with NumPy's
+    words, not a contract error; datasets separated by ';' got a percent-escaped name."""
+    class Letters(kbench.Sampler):
+        name = "letters"
+
+        def parts(self):
+            return "abc"
+
+    with pytest.raises(kbench.ContractViolation, match="parts\\(\\) returned str, not a list of part names"):
+        graph_of(Letters())
+    with pytest.raises(kbench.ContractViolation, match="the entry 'idx' of part 'a' is list, not a numeric"):
+        part_arrays({"idx": [1, [2, 3]]}, "ragged", "a")
+    with pytest.raises(ValueError, match=r"holds ';' before another dataset; the items of --datasets are separated "
+                                         r"by ',' \(synthetic:two-balls:n=300,sklearn:diabetes\)"):
+        split_specs("synthetic:two-balls:n=300;sklearn:diabetes", "--datasets", "dataset")
+    assert split_specs("file:t.csv:drop=a;b", "--datasets", "dataset") == ["file:t.csv:drop=a;b"]

@@ -65,7 +65,9 @@ def graph_of(instance) -> dict[str, tuple[str, ...]]:
     :data:`PART_NAME`, each once, each after its inputs, at most :data:`MAX_PARTS`; else a
     ContractViolation naming the sampler."""
     owner = f"sampler {instance.name!r}"
-    parts = list(instance.parts())
+    parts = instance.parts()
+    if not isinstance(parts, list | tuple):
+        raise ContractViolation(f"{owner}: parts() returned {type(parts).__name__}, not a list of part names.")
     if len(parts) > MAX_PARTS:
         raise ContractViolation(f"{owner}: {len(parts)} parts, a job each; kbench takes at most {MAX_PARTS}.")
     graph: dict[str, tuple[str, ...]] = {}
@@ -186,7 +188,10 @@ def part_arrays(made, sampler: str, part: str) -> dict[str, np.ndarray]:
                                 "not a non-empty dict of arrays.")
     arrays = {}
     for name, value in made.items():
-        array = np.asarray(value) if not isinstance(value, dict) else None
+        try:
+            array = np.asarray(value) if not isinstance(value, dict) else None
+        except ValueError:  # a ragged list
+            array = None
         if not isinstance(name, str) or not PART_NAME.fullmatch(name) or array is None or array.dtype.kind not in "biuf":
             raise ContractViolation(f"sampler {sampler!r}: the entry {name!r} of part {part!r} is "
                                     f"{type(value).__name__}, not a numeric or boolean array under a plain name.")
