@@ -12,9 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from click.testing import CliRunner
 from threadpoolctl import threadpool_limits
 
 import kbench
+from kbench.cli import main
 from kbench.reporting.build import build
 
 #: the repository's root
@@ -40,9 +42,12 @@ def one_blas_thread_per_xdist_worker():
         yield
 
 def pytest_xdist_auto_num_workers(config) -> int:
-    """``-n auto``: a worker per core, and one more for the ``slurm`` group, whose worker
-    spends its minutes waiting on the cluster's scheduler, not computing."""
-    return (os.cpu_count() or 1) + 1
+    """``-n auto``: a worker per core, and one more for the ``slurm`` group when the slow tests
+    run (``-m "not network"``), whose worker spends its minutes waiting on the cluster's
+    scheduler, not computing; bare ``pytest`` deselects them, and a third worker on two cores
+    only slows the longest group."""
+    slurm = "not slow" not in (config.getoption("markexpr") or "")
+    return (os.cpu_count() or 1) + slurm
 
 
 COLUMN_SAMPLERS = ["uniform", "rls", "rls-fast", "squeak", "bless", "recursive-rls", "pivoted-cholesky", "rp-cholesky"]
@@ -77,6 +82,17 @@ class {cls}(UniformSampler):
 def {hook}():
     return [{cls}]
 """
+
+
+def kbench_in_process(args: list[str]) -> subprocess.CompletedProcess:
+    """``kbench ARGS`` run by click's test runner in this process: the command's exit code and
+    streams without a second interpreter's two-second start. For commands that load no plugin
+    of a test folder and stop before any sweep; an exception that is not the command's exit
+    is raised (a traceback the user would see)."""
+    result = CliRunner().invoke(main, args)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
 
 
 def add_plugin(root, dist: str, body: str, version: str = "1.0") -> str:

@@ -164,6 +164,7 @@ def test_the_contract_catches_scaled_features_and_statuses_follow_the_exception(
     assert Failure.of(ValueError("bad")).status == "error" and Failure.of(MemoryError()).status == "oom"
 
 
+@pytest.mark.slow  # end to end: a CLI sweep of every broken plugin and its page
 def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path, plugins):
     out = tmp_path / "results"
     result = sweep(out, plugins, "synthetic:moons:n=200,sklearn:diabetes",
@@ -229,6 +230,7 @@ def test_random_feature_kpca_error_is_the_dense_nuclear_norm():
 
 
 # -- tasks own their metadata -------------------------------------------------------------
+@pytest.mark.slow  # end to end: a CLI sweep and its page
 def test_a_plugin_task_gets_its_own_leaderboard_section(tmp_path, plugins):
     out = tmp_path / "results"
     result = sweep(out, plugins, "sklearn:diabetes", "uniform,rp-cholesky,rff", "diagonal-gap", "5,10",
@@ -277,6 +279,7 @@ def test_a_page_changes_no_global_state_and_prints_no_nan(tmp_path):
     assert [s.label for s in found] == ["krr"]
 
 
+@pytest.mark.slow  # end to end: sweeps at four sizes and their page
 def test_the_cost_section_fits_the_slope_of_time_in_n(tmp_path):
     """Data that differs only in n, swept at three sizes, gets a cost section: one value per
     fit (its tasks share it), the median over repetitions, the log-log slope of time in n.

@@ -58,6 +58,7 @@ def finished(tmp_path_factory):
     return workdir
 
 
+@pytest.mark.slow  # end to end: the workflow's sweep, page and reruns
 @pytest.mark.xdist_group("workflow-finished")  # one worker builds the shared fixture once
 def test_workflow_writes_the_leaderboard(finished):
     out = finished / "out"
@@ -97,6 +98,7 @@ def test_workflow_writes_the_leaderboard(finished):
     assert "data:image/png" not in html and html.count("<table") >= 4 and f"id='board-{slug_of('krr')}'" in html
 
 
+@pytest.mark.slow  # end to end: the workflow's sweep, page and reruns
 @pytest.mark.xdist_group("workflow-finished")  # one worker builds the shared fixture once
 def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
     nothing = snakemake(finished, TINY, "-n")
@@ -116,6 +118,7 @@ def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
     assert pd.read_parquet(sibling).timestamp.tolist() == computed
 
 
+@pytest.mark.slow  # end to end: the workflow's sweep, page and reruns
 @pytest.mark.xdist_group("workflow-finished")
 def test_the_page_ranks_the_configs_cells_only(finished, tmp_path):
     """A sampler dropped from the config (the same out) leaves the page; its cells stay on
@@ -139,6 +142,7 @@ def test_the_page_ranks_the_configs_cells_only(finished, tmp_path):
     assert "mine.txt" in figures and len([name for name in figures if name.endswith(".png")]) == 4
 
 
+@pytest.mark.slow  # end to end: Snakemake plans the default sweep
 def test_config_on_the_command_line_overrides_a_key_of_the_default_config(tmp_path):
     """`--config out=X` without --configfile reads the default config and sets its out (it
     used to replace the whole config: 'seed' is a required property)."""

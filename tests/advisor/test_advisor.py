@@ -66,6 +66,7 @@ def test_the_regime_interval_holds_the_exact_effective_dimension():
     assert doubled["d_eff_upper"] <= 1.25 * doubled["d_eff"] or wide["d_eff_upper"] <= 1.25 * wide["d_eff"]
 
 
+@pytest.mark.slow  # end to end: every published page's rows
 def test_the_shipped_evidence_is_collected_from_the_published_results():
     collected = evidence.collect_all({str(path.parent.relative_to(ROOT)): pd.read_parquet(path) for path in PUBLISHED})
     shipped = evidence.published()

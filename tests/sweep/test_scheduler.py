@@ -23,7 +23,7 @@ from kbench.sweep import worker
 from kbench.sweep.config import SweepConfig
 from kbench.sweep.plan import plan
 from kbench.sweep.store import SCHEMA_VERSION, read_results, write_cell
-from tests.conftest import add_plugin
+from tests.conftest import add_plugin, kbench_in_process
 
 SWEEP = ["--datasets", "synthetic:moons:n=240,sklearn:diabetes", "--samplers", "uniform,rp-cholesky,rff",
          "--tasks", "krr,approximation", "--ranks", "5,10,20", "--lams", "1e-4,1e-2",
@@ -251,7 +251,7 @@ def test_bad_sweep_input_exits_with_code_2(tmp_path, change, message):
     args = dict(zip(SWEEP[0:10:2], SWEEP[1:10:2]))
     args.update(change)
     flat = [x for pair in args.items() for x in pair]
-    result = kbench_cli(["run", *flat, "--out", str(tmp_path / "r")])
+    result = kbench_in_process(["run", *flat, "--out", str(tmp_path / "r")])
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in " ".join(result.stderr.split())
     assert not list((tmp_path / "r").rglob("*.parquet"))
@@ -260,7 +260,7 @@ def test_bad_sweep_input_exits_with_code_2(tmp_path, change, message):
 def test_output_directory_that_is_a_file(tmp_path):
     target = tmp_path / "file.txt"
     target.write_text("x")
-    result = kbench_cli(["run", *SWEEP, "--out", str(target)])
+    result = kbench_in_process(["run", *SWEEP, "--out", str(target)])
     assert result.returncode == 2 and "is a file, not a folder" in result.stderr
 
 
