@@ -42,7 +42,7 @@ from kbench.kernels.base import check_kernel
 from kbench.lowrank.checks import info_columns
 from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
-from kbench.reporting import markdown
+from kbench.reporting.header import header as page_header
 from kbench.reporting.markdown import markdown_table
 from kbench.spec import split_specs
 from kbench.sweep import context as context_module
@@ -1187,7 +1187,7 @@ def test_held_out_eighth_round_late(tmp_path, monkeypatch):
                           "half": r"column 'rank' holds 5.5; kbench writes whole ranks >= 1"}.items():
         with pytest.raises(ValueError, match=message):
             read_results(f"{name}.parquet")
-    header = markdown.header(rows, "kbench `x`", "slurm <img src=x>")
+    header = page_header(rows, "kbench `x`", "slurm <img src=x>")
     assert "Command: `` kbench `x` `` (executor: `slurm <img src=x>`)." in header[1]  # (CommonMark strips a space each side)
     # configs
     pd.DataFrame(rng.standard_normal((40, 3)), columns=["a", "b", "y"]).to_csv("d.csv", index=False)

@@ -299,7 +299,7 @@ def test_the_cost_section_fits_the_slope_of_time_in_n(tmp_path):
     assert seconds.loc["uniform", "slope in n"] == pytest.approx(np.polyfit(sizes, np.log(expected.to_numpy()), 1)[0])
     build(frame, tmp_path / "board")
     text = (tmp_path / "board" / "leaderboard.md").read_text()
-    assert "## Sampler cost in n: synthetic:friedman1 [gaussian:sigma=median], rank 20" in text
+    assert "## Sampler cost in n\n" in text and "### synthetic:friedman1 [gaussian:sigma=median], rank 20" in text
     assert cost_in_n(frame[frame["n_train"] < 900]) == {}  # two sizes of the family (240, 480): no section
 
 

@@ -122,7 +122,7 @@ def test_the_focus_flag_writes_its_section_and_refuses_an_unknown_sampler(tmp_pa
     done = subprocess.run([*run, "--focus", "rls"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "b" / "leaderboard.md").read_text()
-    assert "## Focus: rls" in text and "#### sklearn:diabetes" in text and "| rank 5" in text
+    assert "## Focus: rls" in text and "<summary>sklearn:diabetes: by rank</summary>" in text and "| rank 5" in text
     assert "<section id='focus'>" in (tmp_path / "b" / "leaderboard.html").read_text()
     refused = subprocess.run([*run, "--focus", "rsl"], capture_output=True, text=True)
     assert refused.returncode == 2 and "no scored cells of that sampler label" in refused.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kbench.reporting.markdown import versions
+from kbench.reporting.header import versions
 
 
 def rows(commits: list[str]) -> pd.DataFrame:

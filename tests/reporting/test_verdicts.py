@@ -14,7 +14,7 @@ from baycomp import SignedRankTest
 
 import kbench
 from kbench.reporting.advice import answer, winners
-from kbench.reporting.markdown import format_ranking
+from kbench.reporting.parts import format_ranking
 from kbench.reporting.scores import Section, informative
 from kbench.reporting.signed_rank import signed_rank_probabilities
 from kbench.reporting.standing import counted, standing
