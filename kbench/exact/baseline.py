@@ -127,14 +127,6 @@ class ExactBaseline:
                  "d_ave": float(ratio[:, j] @ ratio[:, j]), "diagnostics_method": "exact"}
                 for j in range(ratio.shape[1])]
 
-    def score_check(self, scores: np.ndarray, lam: float) -> dict[str, float]:
-        """A sampler's leverage scores against the exact ones at the same λ: the largest
-        excess max(ℓ̃ᵢ − ℓᵢ) (≤ 0 up to rounding for rls-fast, Alaoui & Mahoney Lemma 2) and
-        Σℓ̃/d_eff."""
-        exact = self.leverage_scores(lam)
-        return {"scores_max_excess": float(np.max(scores - exact)),
-                "scores_sum_ratio": float(scores.sum() / exact.sum())}
-
     # -- kernel ridge regression along a λ path ---------------------------------------------
     def ridge_path(self, Y: np.ndarray, lams: np.ndarray) -> Predictions:
         """Exact KRR fits of the columns of Y (n×c) with α(λ) = (K + nλI)⁻¹Y: their

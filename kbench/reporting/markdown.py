@@ -3,6 +3,7 @@ as image links relative to the page."""
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -66,5 +67,6 @@ def _block(block: Block, folder: Path) -> list[str]:
         return [line for inner in block.static for line in _block(inner, folder)]
     if isinstance(block, Folded):
         inner = [line for each in block.blocks for line in _block(each, folder)]
-        return [f"<details><summary>{plain(block.summary)}</summary>", "", *inner, "</details>", ""]
+        hover = f" title=\"{html.escape(block.hover)}\"" if block.hover else ""
+        return [f"<details><summary{hover}>{plain(block.summary)}</summary>", "", *inner, "</details>", ""]
     raise TypeError(f"a page block of unknown kind: {type(block).__name__}")

@@ -38,6 +38,9 @@ class Sampler(Declared):
     kind = "sampler"
     family: ClassVar[str] = "nystrom"
     needs_lam: ClassVar[bool] = False
+    #: whether :meth:`against_exact` compares a fit with the exact kernel: a sweep then gives
+    #: it the exact baseline (training sets up to the dense limit) and records its columns
+    compares_with_exact: ClassVar[bool] = False
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -127,6 +130,12 @@ class Sampler(Declared):
         :class:`kbench.Refused`, and a sweep does not plan such fits; the leaderboard lists
         them once with this reason. None (any kernel) by default."""
         return None
+
+    def against_exact(self, approx: LowRank, exact, lam: float | None) -> dict[str, float]:
+        """Columns of the fit's rows comparing ``approx`` with the exact kernel on the same
+        training rows (``exact``: the exact baseline, e.g. its ``leverage_scores(lam)``);
+        called when :attr:`compares_with_exact` is set. None by default."""
+        return {}
 
     # -- a fit built in parts, as separate jobs ---------------------------------------------
     def parts(self) -> list[str]:

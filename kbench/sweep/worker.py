@@ -8,13 +8,14 @@ a message. :class:`kbench.Refused` (kbench declines the input) is ``skipped``, M
 
 from __future__ import annotations
 
+import numbers
 import os
 import resource
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from kbench.errors import Failure, Status
+from kbench.errors import ContractViolation, Failure, Status
 from kbench.exact.baseline import DENSE_MAX_N, exact_baseline
 from kbench.lowrank.checks import info_columns
 from kbench.lowrank.features import DEFAULT_BUDGET_MB, check_fit
@@ -80,12 +81,11 @@ def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) 
         time_sample = time.perf_counter() - start + approx.info.get("prebuilt", {}).get("seconds", 0.0)
         kernel_evals = int(approx.info.get("kernel_evals", kernel.evals - evals))
         check_fit(approx, job.rank, data, kernel, feature_budget_mb(memory_limit_mb))
-        exact = exact_baseline(data, kernel, DENSE_MAX_N) if "scores" in approx.info and job.sampler_lam else None
-        # leverage-score samplers: their scores against the exact ones (Alaoui & Mahoney 2015, Lemma 2)
+        exact = exact_baseline(data, kernel, DENSE_MAX_N) if sampler.compares_with_exact else None
         common = {"seed": job.seed, "sampler_family": sampler.family, "rank_realized": approx.rank,
                   "time_sample_s": time_sample, "kernel_evals": kernel_evals, "sampler_lam": job.sampler_lam,
                   "sampler_warnings": "; ".join(approx.info.get("warnings", [])),
-                  **(exact.score_check(approx.info["scores"], job.sampler_lam) if exact is not None else {})}
+                  **(_against_exact(sampler, approx, exact, job.sampler_lam) if exact is not None else {})}
         reserved = {*todo[0].identity(), *common, *context.columns(), *ROW_COLUMNS}
         common.update(info_columns(approx.info, reserved))
     except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
@@ -98,6 +98,18 @@ def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) 
         _evaluate_cells(todo, job, context, approx, common, {*reserved, *common} - set(TASK_COLUMNS), written)
     finally:
         _release(approx)
+
+
+def _against_exact(sampler, approx, exact, lam) -> dict[str, float]:
+    """The sampler's columns comparing its fit with the exact kernel, checked: named, new and numbers."""
+    found = sampler.against_exact(approx, exact, lam)
+    if not isinstance(found, dict) or not all(isinstance(k, str) and k.isidentifier() for k in found):
+        raise ContractViolation(f"sampler {sampler.name!r}: against_exact must return a dict of column names "
+                                f"to numbers, not {type(found).__name__}")
+    bad = {k: v for k, v in found.items() if not isinstance(v, numbers.Real) or isinstance(v, bool)}
+    if bad:
+        raise ContractViolation(f"sampler {sampler.name!r}: against_exact gave non-numbers {bad!r}")
+    return {k: float(v) for k, v in found.items()}
 
 
 def _release(approx) -> None:

@@ -9,7 +9,17 @@ import pandas as pd
 import pytest
 
 from kbench.reporting import html, markdown
-from kbench.reporting.page import Bullets, Charts, Folded, Heading, Image, Page, Paragraph, Part, Table
+from kbench.reporting.page import (
+    Bullets,
+    Charts,
+    Folded,
+    Heading,
+    Image,
+    Page,
+    Paragraph,
+    Part,
+    Table,
+)
 
 
 @pytest.fixture
@@ -32,7 +42,7 @@ def test_markdown_draws_every_block_kind_in_order(page):
     model, folder = page
     text = markdown.render(model, folder)
     expected = ["Made by `kbench x`.", "Note: a note", "## First part", "a &lt;caption>", "- item a", "### a heading",
-                "| y\\|z ", "<details><summary>folded summary</summary>", "inside the fold", "</details>",
+                "| y\\|z ", "<details><summary title=\"the whole name\">folded summary</summary>", "inside the fold", "</details>",
                 "![a figure](figures/a.png)", "the static charts", "## Second part", "![cost figure](figures/a.png)"]
     positions = [text.find(piece) for piece in expected]
     assert -1 not in positions and positions == sorted(positions), dict(zip(expected, positions))
