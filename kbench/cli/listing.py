@@ -3,14 +3,16 @@ the markdown of docs/parameters.md), and the plugins that failed to load."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from kbench import registry
-from kbench.cli.params import OptionsOnce
+from kbench.cli.params import OptionsOnce, plain
 from kbench.datasets import SPLIT_OPTIONS, load_dataset
 from kbench.parameters import declarations
 from kbench.spec import format_value
@@ -80,9 +82,11 @@ def list_command(kind: str | None, as_json: bool, as_markdown: bool) -> None:
     exit code 0 all the same)."""
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown are two formats of one listing: pick one.")
-    reg = registry.get_registry()
     kinds = [kind] if kind else KINDS
-    payload = plugin_rows(kinds)
+    # a plugin that prints while it loads writes to stderr: the formats a program reads stay whole
+    with contextlib.redirect_stdout(sys.stderr) if as_json or as_markdown else contextlib.nullcontext():
+        reg = registry.get_registry()
+        payload = plugin_rows(kinds)
     if as_markdown:
         click.echo(parameters_markdown(payload), nl=False)
         return
@@ -94,11 +98,12 @@ def list_command(kind: str | None, as_json: bool, as_markdown: bool) -> None:
         table = Table("name", "source", "parameters", "description", title=k, title_justify="left")
         for row in payload[k]:
             names = [*row["parameters"], *dict.fromkeys(p for d in row.get("datasets", {}).values() for p in d)]
-            table.add_row(row["name"], f"{row['source']} {row['version']}", ", ".join(names), row["description"])
+            table.add_row(plain(row["name"]), plain(f"{row['source']} {row['version']}"), plain(", ".join(names)),
+                          plain(row["description"]))  # a docstring's "[2017]" is text, not markup
         console.print(table)
     if reg.broken:
         table = Table("entry point", "source", "error", title="broken plugins (not loaded)", title_justify="left",
                       style="red")
         for b in reg.broken:
-            table.add_row(b.entry_point, b.source, b.error)
+            table.add_row(plain(b.entry_point), plain(b.source), plain(b.error))
         console.print(table)

@@ -60,6 +60,7 @@ def leaderboard_command(directory, out, command_line, executor, focus, sweep) ->
     """Leaderboard of a results directory (or all.parquet): leaderboard.md with figures/*.png,
     and leaderboard.html, an interactive page that opens offline."""
     from kbench.reporting.build import build
+    from kbench.sweep.layout import unlisted_cells
     from kbench.sweep.store import read_results
 
     if focus is not None and not focus.strip():
@@ -67,6 +68,12 @@ def leaderboard_command(directory, out, command_line, executor, focus, sweep) ->
                                  param_hint="'--focus'")
     target = page_folder(directory, out)
     frame = usage(lambda: read_results(directory, sweep))
+    unlisted = unlisted_cells(directory)
+    if unlisted:  # a workflow's folder: its page ranks the cells its config lists
+        click.echo(f"kbench: warning: {len(unlisted)} cell file(s) under {Path(directory) / 'cells'} are not in "
+                   f"the workflow's cell list (e.g. {unlisted[0].relative_to(directory)}): cells its config no "
+                   "longer names. This page ranks them too, in place of the workflow's; 'kbench leaderboard "
+                   f"{Path(directory) / 'all.parquet'}' ranks the config's cells only.", err=True)
     command_line = command_line or shlex.join(["kbench", *sys.argv[1:]])
     page = usage(lambda: build(frame, target, command_line, executor, focus))
     for verdict in page.verdicts:

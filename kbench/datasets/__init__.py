@@ -67,6 +67,7 @@ def canonical_spec(spec: str) -> str:
         parsed = Spec.parse(spec, "dataset")
         provider_name, name = parsed.name.split(":", 1)
         provider = get_registry().get("dataset", provider_name).obj()
+        provider.check_name(name, spec)  # (a name it does not know is named in the spec as written)
     except (ValueError, PluginError):
         return spec
     canonical, defaults = provider.canonical(name), spec_defaults(provider)

@@ -10,6 +10,7 @@ kbench.datasets.split.
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -87,6 +88,16 @@ class Dataset:
         return np.unique(self.y_train)
 
 
+def colons_for_commas(spec: str, provider: str, head: str, rest: str) -> str:
+    """The error of a spec whose parameters are joined by ``:`` (``name:n=200:test_size=.25``):
+    they go after the dataset's name, separated by commas (shown with the spec's own text,
+    its labelled form's escapes undone)."""
+    text = urllib.parse.unquote(str(spec))
+    given = (text.split(f"{head}:", 1)[-1] if f"{head}:" in text else rest).replace(":", ",")
+    return (f"unknown dataset {text!r}: its parameters go after {provider}:{head}: and are separated by commas, "
+            f"e.g. {provider}:{head}:{given}.")
+
+
 class DatasetProvider:
     """Base class of dataset providers."""
 
@@ -107,9 +118,7 @@ class DatasetProvider:
         if known and name not in known:
             head, _, rest = name.partition(":")
             if head in known and "=" in rest:  # parameters joined by ':' (design=grid:a=0)
-                given = spec.split(f"{head}:", 1)[-1].replace(":", ",")
-                raise ValueError(f"unknown dataset {spec!r}: its parameters go after {self.name}:{head}: and are "
-                                 f"separated by commas, e.g. {self.name}:{head}:{given}.")
+                raise ValueError(colons_for_commas(spec, self.name, head, rest))
             raise ValueError(
                 f"unknown dataset {spec!r}{suggest(name, known)}; {self.name} has: {', '.join(known)}."
             )
@@ -200,6 +209,13 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
         raise ValueError(f"{name}: task_type must be one of {TASK_TYPES}, got {raw.task_type!r}.")
     if raw.y is None and raw.task_type != "unlabeled":
         raise ValueError(f"{name}: a {raw.task_type} dataset needs a target.")
+    categorical = [raw.categorical] if isinstance(raw.categorical, str) else list(raw.categorical or [])
+    unknown = [c for c in categorical if not frame or c not in raw.X.columns]
+    if unknown:
+        raise ContractViolation(f"{name}: the provider's RawData lists categorical={unknown!r}, "
+                                + (f"which are not columns of its frame ({', '.join(map(str, raw.X.columns[:20]))})"
+                                   if frame else "but its X is an array: categorical columns need X as a data frame")
+                                + "; list the frame's own column names.")
     X = raw.X if frame else _numbers(raw.X, name)
     _check_shapes(X, raw.y, name)
     if X.shape[0] == 0:

@@ -27,7 +27,13 @@ from pathlib import Path
 import numpy as np
 
 from kbench._files import expand_home
-from kbench.datasets.base import DatasetProvider, RawData, file_version, infer_task_type
+from kbench.datasets.base import (
+    DatasetProvider,
+    RawData,
+    colons_for_commas,
+    file_version,
+    infer_task_type,
+)
 from kbench.datasets.table_checks import (
     check_class_texts,
     check_header,
@@ -57,6 +63,13 @@ _OWN_TARGET = {".npz": "its array 'y'", **dict.fromkeys(SVMLIGHT, "the first fie
 
 _SPECIAL_FILES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
                   (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+
+
+def _is_file(name: str) -> bool:
+    try:
+        return expand_home(name).is_file()
+    except (ValueError, OSError):  # an unknown ~user, a NUL
+        return False
 
 
 def _colon_hint(name: str) -> str:
@@ -90,6 +103,9 @@ class FileProvider(DatasetProvider):
             mode = path.stat().st_mode
         except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the path
             shown = shown_path(path.resolve() if "\0" not in name else path)
+            head, _, tail = name.partition(":")
+            if "=" in tail and _is_file(head):  # parameters joined by ':' (file.csv:n=100:test_size=0.3)
+                raise ValueError(colons_for_commas(spec, self.name, head, tail)) from None
             raise ValueError(f"{spec}: no such file ({shown}); check the path{_colon_hint(name)}.") from None
         except OSError as exc:
             raise ValueError(f"{spec}: cannot read {shown_path(path)} ({exc.strerror or exc}); check the path and its "
@@ -231,11 +247,12 @@ def _text_table(path: Path, sep: str, source: str, target, task_type, meta: dict
 
 def _svmlight(path: Path, source: str):
     """An svmlight/libsvm file's (X, y); a multilabel file (``0,1 1:0.3 …``: labels joined by
-    commas) is refused, naming its first such line: a task takes one target."""
+    commas) is refused, naming its first such line: a task takes one target; so is a file with
+    query ids (``qid:``), whose labels are ranks within a query."""
     from sklearn.datasets import load_svmlight_file
 
     try:
-        return load_svmlight_file(str(path))
+        X, y, query = load_svmlight_file(str(path), query_id=True)
     except ValueError:
         with path.open("rb") as handle:
             line = next((number for number, text in enumerate(handle, 1) if b"," in (text.split() or [b""])[0]), None)
@@ -243,6 +260,11 @@ def _svmlight(path: Path, source: str):
             raise
         raise ValueError(f"{source}: line {line} gives several labels (a multilabel file); kbench reads one label "
                          "per row: keep one of them, or convert the file to a table with one target column.") from None
+    if query.size and query.any():  # sklearn reads a missing qid as 0
+        raise ValueError(f"{source}: its rows carry query ids (qid:), a learning-to-rank file whose labels are grades "
+                         "within a query; kbench has no ranking task: remove the qid: fields to read the grades as "
+                         "classes, or convert the file to a table.")
+    return X, y
 
 
 def _comment_hint(path: Path) -> str:

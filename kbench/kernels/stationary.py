@@ -50,7 +50,9 @@ class _LengthScaleKernel(Kernel):
         return 1.0 / math.sqrt(2.0 * gamma)
 
     def resolved_params(self) -> dict:
-        return {"sigma": self.sigma_}
+        """σ in use; before ``fit`` resolves a data-driven σ, the choice itself ("median"), so
+        that :meth:`spec` names this kernel and not σ = 1."""
+        return {"sigma": self.sigma if self.sigma_ is None else self.sigma_}
 
     @property
     def fitted(self) -> bool:

@@ -32,8 +32,8 @@ def check_psd_input(A, name: str) -> np.ndarray:
     """``A`` as a float64 square matrix that may be PSD: finite, symmetric, with a nonnegative
     diagonal (a kernel matrix's k(x, x) ≥ 0), or a ValueError saying what it is instead."""
     A = np.asarray(A, dtype=float)
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"{name} must be a square matrix, got shape {A.shape}.")
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
+        raise ValueError(f"{name} must be a square matrix of at least one row, got shape {A.shape}.")
     if not np.isfinite(A).all() or not np.allclose(A, A.T) or (np.diag(A) < 0).any():
         raise ValueError(f"{name} must be a kernel matrix: finite, symmetric, with a nonnegative diagonal (k(x, x) ≥ 0).")
     return A

@@ -15,6 +15,8 @@ maps cover the built-in samplers:
 
 from __future__ import annotations
 
+import math
+import numbers
 from functools import lru_cache
 
 import numpy as np
@@ -137,6 +139,9 @@ class FourierMap(LowRank):
     def __init__(self, frequencies: np.ndarray, n_pairs: int, phase: float | None,
                  scale: float, info: dict | None = None) -> None:
         frequencies = np.asarray(frequencies, dtype=float)
+        _check_fourier(n_pairs, phase, scale)
+        if not np.isfinite(frequencies).all():
+            raise ValueError("FourierMap: the frequencies must be finite numbers (draws of the kernel's spectral density).")
         wanted = n_pairs + (phase is not None)
         if frequencies.ndim != 2 or frequencies.shape[0] != wanted:
             raise ValueError(f"FourierMap: {n_pairs} (cos, sin) pairs{' and a random phase' if phase is not None else ''} "
@@ -147,6 +152,7 @@ class FourierMap(LowRank):
 
     def _setup(self, n_features_in: int, n_pairs: int, phase: float | None, scale: float,
                info: dict | None) -> None:
+        _check_fourier(n_pairs, phase, scale)
         rank = 2 * n_pairs + (phase is not None)
         LowRank.__init__(self, n_features_in, rank, None, info)
         self.n_pairs = n_pairs
@@ -165,6 +171,19 @@ class FourierMap(LowRank):
         if self.phase is not None:
             np.cos(projection[:, k] + self.phase, out=out[:, 2 * k])
         out *= self.coefficient
+
+
+def _check_fourier(n_pairs, phase, scale) -> None:
+    """A ValueError naming the argument of a Fourier map that would give NaN or no features."""
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, numbers.Integral) or n_pairs < 0:
+        raise ValueError(f"FourierMap: n_pairs is the number of (cos, sin) pairs, an integer >= 0, got {n_pairs!r}.")
+    if phase is not None and (isinstance(phase, bool) or not isinstance(phase, numbers.Real) or not math.isfinite(phase)):
+        raise ValueError(f"FourierMap: phase is the random phase b of the odd feature, a finite number or None, got "
+                         f"{phase!r}.")
+    if 2 * n_pairs + (phase is not None) == 0:
+        raise ValueError("FourierMap: no feature: give n_pairs >= 1 or a phase.")
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"FourierMap: scale is the kernel's k(0), a finite number > 0, got {scale!r}.")
 
 
 #: the Walsh–Hadamard transform is applied in factors of at most this size (a GEMM each)

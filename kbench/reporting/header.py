@@ -11,7 +11,7 @@ import pandas as pd
 
 from kbench.errors import one_line
 from kbench.reporting.selection import chooses_lam, selection_text
-from kbench.sweep.store import CELL_KEYS
+from kbench.sweep.schema import CELL_KEYS
 
 #: more kbench commits than this are counted, not listed, in a page's header
 MAX_COMMITS = 3

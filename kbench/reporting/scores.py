@@ -28,7 +28,7 @@ from kbench.registry import create
 from kbench.reporting.standing import FAILED
 from kbench.spec import Spec
 from kbench.sweep.plan import not_planned
-from kbench.sweep.store import CELL_KEYS
+from kbench.sweep.schema import CELL_KEYS
 
 KEYS = ["dataset", "sampler", "rank", "repetition"]
 #: what a cell carries besides its keys: its headline at the λ it chose and the exact kernel's

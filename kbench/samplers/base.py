@@ -176,6 +176,9 @@ def landmarks_from_dictionary(size: int, rank: int, rng: np.random.Generator, in
     rank = check_rank(rank)
     if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
         raise ValueError(f"size must be the dictionary's number of atoms, an integer >= 1, got {size!r}.")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator (the rng _fit is given; np.random.default_rng(seed) from a "
+                        f"seed), got {type(rng).__name__}.")
     if size > rank:
         return np.sort(rng.choice(size, size=rank, replace=False))
     if size < rank:

@@ -161,6 +161,11 @@ def check_schema(config, schema: Path) -> None:
                 message += " It takes a list in brackets, which snakemake --config cannot set: use --configfile."
         if error.validator == "type":
             message += _yaml_hint(error.instance, error.validator_value, key)
+        if error.validator == "required" and isinstance(error.instance, dict):  # every missing key at once
+            missing = [name for name in error.validator_value if name not in error.instance]
+            if len(missing) > 1:
+                names = [repr(name) for name in missing]
+                message = f"{', '.join(names[:-1])} and {names[-1]} are required properties"
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             unknown = [name for name in error.instance if name not in error.schema.get("properties", {})]
             message += "".join(suggest(str(name), error.schema.get("properties", {})) for name in unknown[:1])

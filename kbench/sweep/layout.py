@@ -109,6 +109,17 @@ def enclosing_results(path) -> Path | None:
     return None
 
 
+#: a cell file's name (the last part of :data:`CELL`), its rank and repetition read back
+CELL_FILE = re.compile(re.escape(Path(CELL).name).replace(r"\{rank\}", r"(?P<rank>\d+)").replace(
+    r"\{rep\}", r"(?P<rep>\d+)"))
+
+
+def cell_of_name(path) -> tuple[int, int] | None:
+    """The (rank, repetition) a cell file's name says, None for a name of another form."""
+    found = CELL_FILE.fullmatch(Path(path).name)
+    return (int(found["rank"]), int(found["rep"])) if found else None
+
+
 def cell_path(out, sweep: str, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
     """The file of one cell's rows (``sweep``: :func:`sweep_id`; the four specs as text or
     :class:`kbench.Spec`)."""
@@ -119,6 +130,24 @@ def cell_path(out, sweep: str, kernel, dataset, sampler, task, rank: int, repeti
 def cell_list_path(out, sweep: str) -> Path:
     """The list of a workflow config's cell files (:data:`CELL_LIST`)."""
     return Path(out) / CELL_LIST.format(sweep=sweep)
+
+
+def unlisted_cells(folder) -> list[Path]:
+    """The cell files under a workflow's results ``folder`` that none of its cell lists
+    (:data:`CELL_LIST`) names: cells its config no longer asks for, which the workflow's page
+    leaves out. [] for a folder without a list (``kbench run``'s)."""
+    cells = Path(folder) / CELLS_DIR
+    lists = sorted(cells.glob("*.txt")) if cells.is_dir() else []
+    if not lists:
+        return []
+    listed = set()
+    for path in lists:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            parts = Path(line.strip()).parts
+            starts = [i for i in range(1, len(parts)) if parts[i - 1] == CELLS_DIR and SWEEP_FOLDER.fullmatch(parts[i])]
+            if starts:
+                listed.add(Path(*parts[starts[-1]:]))
+    return [file for file in sorted(cells.glob("*/**/*.parquet")) if file.relative_to(cells) not in listed]
 
 
 def dataset_folder(out, sweep: str, kernel, dataset) -> Path:

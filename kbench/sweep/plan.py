@@ -22,7 +22,7 @@ from kbench.registry import create, package_of, plugin_class
 from kbench.spec import Spec
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.layout import cell_path, sweep_id
-from kbench.sweep.store import PACKAGE_COLUMNS, SCHEMA_VERSION
+from kbench.sweep.schema import PACKAGE_COLUMNS, SCHEMA_VERSION
 from kbench.tasks.selection import DEFAULT_SELECTION
 
 

@@ -2,7 +2,7 @@
 
 Long format (docs/conventions.md): one row per (cell, λ[, ℓ]). Every row carries
 ``schema_version``; rows of an older version are migrated on read, one version at a time
-(:data:`MIGRATIONS`), so results last across kbench versions; a file from a newer kbench
+(:mod:`kbench.sweep.schema`), so results last across kbench versions; a file from a newer kbench
 is refused with the versions and the fix. A sweep rerun recomputes older cells (their
 inputs fingerprint includes the version).
 """
@@ -10,10 +10,8 @@ inputs fingerprint includes the version).
 from __future__ import annotations
 
 import errno
-import json
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -23,24 +21,16 @@ import pyarrow.parquet as pq
 
 from kbench._files import atomic_path, check_writable_option, sweep_temporary
 from kbench.errors import Status
-from kbench.spec import CONTROL, Spec, format_value, shown
-from kbench.sweep.layout import CELLS_DIR, enclosing_results
+from kbench.spec import CONTROL, format_value, shown
+from kbench.sweep.layout import CELLS_DIR, cell_of_name, enclosing_results
 from kbench.sweep.ranges import VALUE_RANGES, numeric_columns
-
-SCHEMA_VERSION = 4
-
-#: columns that identify a row; a rerun of the same identity replaces the older row
-IDENTITY = ["sweep", "dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
-            "repetition", "base_seed"]
-#: columns that identify a cell (the rows of one sampler fit's task at one rank and repetition)
-CELL_KEYS = ["dataset", "kernel", "sampler_label", "task_label", "rank", "repetition"]
-#: which package (distribution) provided each plugin of a row, and its version (version 3)
-PACKAGE_COLUMNS = ("dataset_package", "dataset_package_version", "kernel_package", "kernel_package_version",
-                   "sampler_package", "sampler_package_version", "task_package", "task_package_version")
-#: where a row's code came from: the packages behind its plugins, and kbench's commit
-PROVENANCE = [*PACKAGE_COLUMNS, "kbench_commit"]
-#: columns every row has, whatever its task and status (a file without them is not a result)
-REQUIRED = [c for c in IDENTITY if c not in ("components", "sweep")] + ["status", "timestamp", "schema_version"]
+from kbench.sweep.schema import (
+    CELL_KEYS,
+    IDENTITY,
+    REQUIRED,
+    SCHEMA_VERSION,
+    migrate,
+)
 
 
 def check_output_dir(out, data_cache=None) -> Path:
@@ -83,73 +73,6 @@ def _write_table(table: pa.Table, path: Path, **options) -> None:
         pq.write_table(table, tmp, **options)
 
 
-def _v1_to_v2(frame: pd.DataFrame) -> pd.DataFrame:
-    """Version 2 identifies a configuration by its canonical label: ``sampler_label`` and
-    ``task_label`` (name and parameters, kbench.Spec) join the identity, and ``base_seed``
-    (the sweep's seed) and ``cell_inputs`` (the rerun fingerprint) are new; version 1 did
-    not record them (missing here). Its own label helpers ``sampler_label_params`` and
-    ``task_label_params`` go."""
-    frame = frame.drop(columns=[c for c in ("sampler_label_params", "task_label_params") if c in frame])
-
-    def labels(kind: str) -> list[str]:
-        return [Spec.of(kind, name, json.loads(params) if isinstance(params, str) and params else None).label
-                for name, params in zip(frame[kind], frame.get(f"{kind}_params", [None] * len(frame)))]
-
-    return frame.assign(sampler_label=labels("sampler"), task_label=labels("task"),
-                        base_seed=pd.array([pd.NA] * len(frame), dtype="Int64"), cell_inputs="",
-                        schema_version=2)
-
-
-def _v2_to_v3(frame: pd.DataFrame) -> pd.DataFrame:
-    """Version 3 records the sweep a row belongs to (``sweep``: its folder, the base seed and
-    λ path, kbench.sweep.layout.sweep_id) and where its code came from (:data:`PROVENANCE`);
-    version 2 did not (missing here: such rows form one sweep of their own)."""
-    return frame.assign(sweep=pd.NA, **{c: frame[c] if c in frame else pd.NA for c in PROVENANCE},
-                        schema_version=3)
-
-
-def _v3_to_v4(frame: pd.DataFrame) -> pd.DataFrame:
-    """Version 4 splits a validation part from the training rows and records, on every row
-    of a λ-path cell, the λ chosen on it (``lam_selected``, ``lam_selected_exact``,
-    ``lam_at_edge``, ``lam_at_edge_exact``) and the split it was chosen on
-    (``selected_on``, kbench.tasks.selection). Version 3 rows had no validation part: a
-    leaderboard read them at their best test value, so they are marked chosen on "test"
-    (the oracle), their choices missing."""
-    lam = frame["lam"] if "lam" in frame else pd.Series(float("nan"), index=frame.index)
-    chosen_on = pd.Series(pd.NA, index=frame.index, dtype=object).where(lam.isna(), "test")
-    return frame.assign(selected_on=chosen_on, schema_version=4)
-
-
-#: version v → the step that turns rows of version v into rows of version v + 1
-MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
-
-
-def migrate(frame: pd.DataFrame, where: str = "the rows") -> pd.DataFrame:
-    """Rows of any older schema version brought to :data:`SCHEMA_VERSION`, step by step (a
-    new frame; the argument is left as it is). Rows of a newer version, or of a version with
-    no migration, are a ValueError naming the versions."""
-    if frame.empty:
-        raise ValueError(f"{where}: no rows, where a kbench result has at least one; delete it and rerun.")
-    if "schema_version" not in frame or frame["schema_version"].isna().any():
-        raise ValueError(f"{where} carry no schema_version: not a kbench result file; "
-                         "move it out of the results directory.")
-    versions = sorted(int(v) for v in frame["schema_version"].unique())
-    if versions[-1] > SCHEMA_VERSION:
-        raise ValueError(f"{where} have schema_version {versions[-1]}, written by a newer kbench; this "
-                         f"kbench reads versions up to {SCHEMA_VERSION}: upgrade kbench (pip install -U kbench).")
-    if versions == [SCHEMA_VERSION]:
-        return frame
-    parts = []
-    for version, rows in frame.groupby("schema_version", sort=True):
-        for step in range(int(version), SCHEMA_VERSION):
-            if step not in MIGRATIONS:
-                raise ValueError(f"{where} have schema_version {int(version)}, which this kbench cannot "
-                                 f"migrate to version {SCHEMA_VERSION}; rerun that sweep.")
-            rows = MIGRATIONS[step](rows)
-        parts.append(rows)
-    return pd.concat(parts, ignore_index=True)
-
-
 def _read_table(path: Path, plain=()) -> pa.Table:
     """One small file, read in this thread without pre-buffering (Arrow's thread pool and
     read-ahead cost more than the read itself: 0.7 instead of 1.2 ms for a cell); its types
@@ -160,7 +83,19 @@ def _read_table(path: Path, plain=()) -> pa.Table:
         fix = ("delete it and rerun: kbench run computes the cell again" if enclosing_results(path) is not None else
                "give a results folder, or a file kbench aggregate wrote")
         raise ValueError(f"{path} is not a readable parquet file ({exc}); {fix}.") from None
-    return table if any(table.schema == schema for schema in plain) else _plain_types(path, table)
+    if any(table.schema == schema for schema in plain):
+        return table
+    return _plain_types(path, _index_as_columns(table))
+
+
+def _index_as_columns(table: pa.Table) -> pa.Table:
+    """A file a user saved with ``set_index(...)``: its index levels as the columns kbench wrote
+    (pandas would read them back as the index), an unnamed level left out."""
+    meta = table.schema.pandas_metadata or {}
+    if not any(isinstance(column, str) for column in meta.get("index_columns", [])):
+        return table
+    unnamed = [name for name in table.column_names if name.startswith("__index_level_")]
+    return table.replace_schema_metadata(None).drop_columns(unnamed)
 
 
 def _plain_types(path: Path, table: pa.Table) -> pa.Table:
@@ -202,6 +137,7 @@ def read_cells(paths) -> pd.DataFrame:
         table = _read_table(path, plain)
         versions = table.column("schema_version").unique().to_pylist() if "schema_version" in table.column_names else []
         if versions == [SCHEMA_VERSION]:
+            _check_named_cell(path, table)
             if not any(table.schema == schema for schema in plain):
                 _check_columns(path, table.column_names)
                 plain.append(table.schema)
@@ -217,6 +153,22 @@ def read_cells(paths) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame()
     return frames[0] if len(frames) == 1 else _text_where_mixed(pd.concat(frames, ignore_index=True))
+
+
+def _check_named_cell(path: Path, table: pa.Table) -> None:
+    """A ValueError when a file named as a cell (``rank5_rep0.parquet``) holds the rows of
+    another rank or repetition: a file copied or renamed by hand would stand in for the cell
+    its name says, and that cell would be missing from the page without a word."""
+    named = cell_of_name(path)
+    if named is None or not {"rank", "repetition"} <= set(table.column_names):
+        return
+    held = {(int(r), int(k)) for r, k in zip(table.column("rank").to_pylist(), table.column("repetition").to_pylist(),
+                                              strict=True) if r is not None and k is not None}
+    if held and held != {named}:
+        rank, repetition = sorted(held)[0]
+        raise ValueError(f"{path} holds the rows of rank {rank}, repetition {repetition}, not of the cell its name says "
+                         f"(rank {named[0]}, repetition {named[1]}): a file copied or renamed by hand; move it to "
+                         "its own name, or delete it and run the sweep again (it computes the missing cell).")
 
 
 def _text_where_mixed(frame: pd.DataFrame) -> pd.DataFrame:

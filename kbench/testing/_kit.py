@@ -17,8 +17,8 @@ from kbench.registry import create, make_sampler, make_task
 from kbench.spec import Spec
 from kbench.sweep.config import BOUNDS
 from kbench.sweep.plan import Cell
+from kbench.sweep.schema import PACKAGE_COLUMNS
 from kbench.sweep.signals import alarm
-from kbench.sweep.store import PACKAGE_COLUMNS
 from kbench.sweep.worker import ROW_COLUMNS
 
 

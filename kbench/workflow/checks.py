@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kbench._files import check_folder, check_no_wildcard
+from kbench._files import check_creatable, check_folder, check_no_wildcard
 from kbench.datasets import check_stated_rows, data_files, known_task_type
 from kbench.errors import ConfigError, ContractViolation, PluginError
 from kbench.papers import PAPER_OUT, check_paper
@@ -17,10 +17,18 @@ from kbench.registry import canonical_label, create
 from kbench.sweep.batches import config_datasets
 from kbench.sweep.config import check_config_lists, check_numbers, same_configuration
 from kbench.sweep.document import DATA_SOURCES
-from kbench.sweep.layout import CELLS_DIR, DATA_DIR, LOGS_DIR
+from kbench.sweep.layout import CELLS_DIR, DATA_DIR, LOGS_DIR, enclosing_results
 from kbench.sweep.parts import parts_of
 from kbench.sweep.plan import check_validation_rows
 from kbench.tasks.selection import DEFAULT_SELECTION
+
+
+def _check_out(out) -> None:
+    folder = Path(out)
+    if (results := enclosing_results(folder)) is not None:
+        raise ValueError(f"{folder} lies in {results / CELLS_DIR}, the cells of the results folder {results}, whose "
+                         "page would take in what is written here; name a folder outside it.")
+    check_creatable(folder / CELLS_DIR)
 
 
 def check_config(config: dict) -> None:
@@ -34,6 +42,8 @@ def check_config(config: dict) -> None:
         if key in config:
             _check(key, check_folder, config[key])
             _check(key, check_no_wildcard, config[key])
+    if "out" in config:  # as kbench run --out: outside another results folder's cells, and writable
+        _check("out", _check_out, config["out"])
     if "paper" in config or config.get("paper_out", PAPER_OUT) != PAPER_OUT:  # (the schema fills the default in)
         _check("paper", check_paper, config.get("paper"), config["tasks"], config["samplers"])
         _check("paper_out", _check_paper_out, config["out"], config.get("paper_out", PAPER_OUT))

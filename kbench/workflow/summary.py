@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from kbench.errors import Status
-from kbench.sweep.store import CELL_KEYS
+from kbench.sweep.schema import CELL_KEYS
 
 
 def run_summary(out, verdicts: list[str] = ()) -> str:
@@ -19,10 +19,15 @@ def run_summary(out, verdicts: list[str] = ()) -> str:
     counts = cells["status"].value_counts()
     failed = int(sum(n for status, n in counts.items() if Status(status).failed))
     page = out / "leaderboard.html"
-    lines = [f"kbench: {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.items()),
-             *(f"kbench: {verdict}" for verdict in verdicts),
-             f"kbench: the leaderboard is {page} (open it in a browser; {out / 'leaderboard.md'} "
-             "holds the same tables)"]
+    lines = [f"kbench: {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.items())]
+    if page.is_file() and page.stat().st_mtime >= (out / "all.parquet").stat().st_mtime:
+        lines += [*(f"kbench: {verdict}" for verdict in verdicts),
+                  f"kbench: the leaderboard is {page} (open it in a browser; {out / 'leaderboard.md'} "
+                  "holds the same tables)"]
+    else:  # the run stopped before its leaderboard job (--until, a failed job): the page, if any, is older
+        lines.append(f"kbench: the leaderboard ({page}) was not rebuilt from these cells"
+                     + (" and is older than them" if page.is_file() else "")
+                     + "; run the workflow again (without --until) to rebuild it")
     if failed:
         lines.insert(1, f"kbench: {failed} cells failed; each task's section of the leaderboard lists them with "
                         "their messages")

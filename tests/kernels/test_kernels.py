@@ -231,7 +231,7 @@ def test_spectral_sampler_reproduces_the_kernel(name, params, d):
         (lambda: kbench.make_kernel("matern", nu=1.0), "nu must be 0.5, 1.5 or 2.5"),
         (lambda: kbench.make_kernel("periodic-sobolev", beta=0), r"beta must be an integer in \[1, 50\]"),
         (lambda: kbench.make_kernel("periodic-sobolev")(X), "one feature"),
-        (lambda: kbench.make_kernel("gaussian")(X, Y[:, :2]), "Y has 2 features but 4"),
+        (lambda: kbench.make_kernel("gaussian")(X, Y[:, :2]), "X has 4 features and Y has 2; a kernel compares rows of the same width"),
         (lambda: kbench.make_kernel("gaussian")(np.array([[np.nan, 1.0]])), "NaN or infinite"),
         (lambda: kbench.make_kernel("gaussian")(np.ones(3)), r"reshape\(-1, 1\)"),
         (lambda: kbench.make_kernel("gaussian", sigma="median").fit(np.ones((5, 2))),

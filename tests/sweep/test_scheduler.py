@@ -22,7 +22,8 @@ from kbench.sweep import context as context_module
 from kbench.sweep import worker
 from kbench.sweep.config import SweepConfig
 from kbench.sweep.plan import plan
-from kbench.sweep.store import SCHEMA_VERSION, read_results, write_cell
+from kbench.sweep.schema import SCHEMA_VERSION
+from kbench.sweep.store import read_results, write_cell
 from tests.conftest import add_plugin, kbench_in_process
 
 SWEEP = ["--datasets", "synthetic:moons:n=240,sklearn:diabetes", "--samplers", "uniform,rp-cholesky,rff",

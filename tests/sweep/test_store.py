@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 import kbench
-from kbench.sweep.store import SCHEMA_VERSION, describe_sweeps, migrate, read_cell
+from kbench.sweep.schema import SCHEMA_VERSION, migrate
+from kbench.sweep.store import describe_sweeps, read_cell
 
 
 def version_1_rows() -> pd.DataFrame:
