@@ -195,6 +195,18 @@ def _check_shapes(X, y, name: str) -> None:
                          "give one target value per row.")
 
 
+def _check_categorical(raw: RawData, name: str) -> None:
+    """A ContractViolation when ``categorical`` names a column the provider's frame lacks."""
+    frame = isinstance(raw.X, pd.DataFrame)
+    categorical = [raw.categorical] if isinstance(raw.categorical, str) else list(raw.categorical or [])
+    unknown = [c for c in categorical if not frame or c not in raw.X.columns]
+    if unknown:
+        raise ContractViolation(f"{name}: the provider's RawData lists categorical={unknown!r}, "
+                                + (f"which are not columns of its frame ({', '.join(map(str, raw.X.columns[:20]))})"
+                                   if frame else "but its X is an array: categorical columns need X as a data frame")
+                                + "; list the frame's own column names.")
+
+
 def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
     """NaN in features or target: an error naming the column (or rows dropped with dropna=True).
 
@@ -209,13 +221,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
         raise ValueError(f"{name}: task_type must be one of {TASK_TYPES}, got {raw.task_type!r}.")
     if raw.y is None and raw.task_type != "unlabeled":
         raise ValueError(f"{name}: a {raw.task_type} dataset needs a target.")
-    categorical = [raw.categorical] if isinstance(raw.categorical, str) else list(raw.categorical or [])
-    unknown = [c for c in categorical if not frame or c not in raw.X.columns]
-    if unknown:
-        raise ContractViolation(f"{name}: the provider's RawData lists categorical={unknown!r}, "
-                                + (f"which are not columns of its frame ({', '.join(map(str, raw.X.columns[:20]))})"
-                                   if frame else "but its X is an array: categorical columns need X as a data frame")
-                                + "; list the frame's own column names.")
+    _check_categorical(raw, name)
     X = raw.X if frame else _numbers(raw.X, name)
     _check_shapes(X, raw.y, name)
     if X.shape[0] == 0:

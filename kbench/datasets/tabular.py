@@ -71,9 +71,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     ``categorical`` columns are one-hot encoded whatever they hold; ``check_text`` refuses a
     text column that holds numbers with a stray value (:func:`check_text_numbers`)."""
     columns = [str(c) for c in frame.columns]
-    unread = {*map(str, _as_list(drop))} | ({c for c in columns if c not in {*map(str, _as_list(features)), str(target)}}
-                                           if features else set())
-    _check_table(frame, columns, source, max_levels, unread)
+    _check_table(frame, columns, source, max_levels, _unread(columns, target, features, drop))
     frame = frame.set_axis(columns, axis=1)
     if task_type == "unlabeled":
         if target is not None:
@@ -328,6 +326,12 @@ def overflow_error(source: str, column: str, row: int, value: str) -> ValueError
                       "float64 (magnitude above 1.8e308); fix the value.")
 
 
+def _unread(columns: list[str], target, features, drop) -> set[str]:
+    """The columns a spec leaves out: those it drops, and those outside ``features`` when it names them."""
+    kept = {*map(str, _as_list(features)), str(target)} if features else set(columns)
+    return {*map(str, _as_list(drop))} | {c for c in columns if c not in kept}
+
+
 def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_levels: int, unread=frozenset()) -> None:
     """Each column named once in printable text, a row at least, no column of lists (but the
     ``unread`` ones, which the spec drops), and a valid ``max_levels``."""
@@ -345,7 +349,7 @@ def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_level
     if len(frame) == 0:
         raise ValueError(f"{source}: the table has no rows ({len(columns)} columns: a header only?); check the "
                          "file.")
-    if len(frame) == 1:  # (each column would be found constant)
+    if len(frame) == 1 and len(columns) > 1:  # (each column would be found constant; one column: its separator)
         raise ValueError(f"{source}: the table has one row; a dataset needs at least 4 (training, validation and "
                          "test rows).")
     for name, column in zip(columns, frame.columns, strict=True):
@@ -389,9 +393,8 @@ def task_type_of(y: np.ndarray | None, task_type: str | None, source: str) -> st
         task_type = "binary" if levels == 2 else "multiclass"
     if task_type == "binary" and levels > 2:
         if infer_task_type(y) == "regression":  # numbers, most of them distinct: not classes
-            raise ValueError(f"{source}: task_type=binary, but the target holds {levels} distinct numbers; it reads as "
-                             "a regression target (task_type=regression, or leave task_type out), or pick a target of "
-                             "two classes.")
+            raise ValueError(f"{source}: task_type=binary, but the target holds {levels} distinct numbers; it reads as a "
+                             "regression target (task_type=regression, or no task_type), or pick a target of two classes.")
         raise ValueError(f"{source}: task_type=binary, but the target has {levels} levels; pass task_type=multiclass "
                          "(or classification), or pick a target of two.")
     return task_type or infer_task_type(y)
