@@ -205,3 +205,10 @@ def test_every_imported_package_is_a_declared_dependency(package):
     missing = {module: providers.get(module) for module in _imported_modules(code) - sys.stdlib_module_names - own
                if not {d.lower().replace("_", "-") for d in providers.get(module, [])} & declared}
     assert not missing, f"{package.name}/pyproject.toml does not declare what provides {missing}"
+
+
+def test_the_exact_layer_calls_no_task():
+    """Requests go down: the sweep asks each task what it needs of a matrix-free exact
+    baseline (Task.prepare_exact) and saves it; kbench.exact computes and never calls a task."""
+    text = "".join(path.read_text() for path in (PACKAGE / "exact").rglob("*.py"))
+    assert "prepare_exact" not in text and "kbench.tasks" not in text

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.linalg
 
 from kbench._files import read_keyed_npz, write_keyed_npz
-from kbench._validation import INT64_MAX, check_lam_path
+from kbench._validation import INT64_MAX
 from kbench.datasets.base import Dataset
 from kbench.exact.pcg import kernel_product, solve_krr_path
 from kbench.kernels.base import Kernel
@@ -355,30 +355,22 @@ def _digest(Y: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(Y).tobytes()).hexdigest()[:16]
 
 
-def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
-                   shared: tuple[Path, str] | None = None, tasks=(), lams=()):
+def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N, shared: tuple[Path, str] | None = None):
     """The exact baseline of (data, kernel), kept in the workspace (:class:`kbench.Workspace`):
-    dense up to ``DENSE_MAX_N`` training rows, matrix-free up to ``exact_max_n``, None
-    above. With ``shared`` = (file, split
-    checksum) it is shared between processes through the file: loaded when the file holds
-    the baseline of this split and kernel, else computed and saved there. A matrix-free
-    baseline is first handed to each of ``tasks`` (:meth:`kbench.Task.prepare_exact`, with
-    the λ path ``lams``), which asks it now for the solves and eigenpairs its evaluations
-    will need, so that they are computed once and saved with it."""
+    dense up to ``DENSE_MAX_N`` training rows, matrix-free up to ``exact_max_n``, None above.
+    With ``shared`` = (file, split checksum) it is shared between processes through the file:
+    loaded when the file holds the baseline of this split and kernel, else computed and saved
+    there (:func:`save_requests` saves what is asked of it later)."""
     for name, value, kind, what in (("data", data, Dataset, "a kbench Dataset (kbench.load_dataset)"),
                                     ("kernel", kernel, Kernel, "a kbench kernel (kbench.make_kernel)")):
         if not isinstance(value, kind):
             raise ValueError(f"exact_baseline: {name} must be {what}, got {type(value).__name__}.")
     exact_max_n = EXACT_MAX_N.check(exact_max_n, "exact_max_n", "exact_baseline")
-    if len(lams):
-        check_lam_path(lams)
     n = data.X_train.shape[0]
     if n > exact_max_n:
         return None
     dense = n <= DENSE_MAX_N
-    key = None if shared is None else {"split_checksum": shared[1], "kernel": kernel.spec(), "format": FORMAT}
-    if key is not None and not dense:
-        key.update(method="pcg", tol=PCG_TOL, preconditioner_rank=PRECONDITIONER_RANK)
+    key = None if shared is None else _shared_key(kernel, shared, dense)
     computed = []  # whether this call computed it (then it is saved below)
 
     def load_or_compute():
@@ -388,10 +380,21 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
         return (ExactBaseline(data, kernel) if dense else IterativeBaseline(data, kernel)) if loaded is None else loaded
 
     baseline = cached((data,), ("exact", kernel.spec()), load_or_compute)
-    if not baseline.dense:
-        for task in tasks:
-            if task.needs_exact and n <= task.exact_max_n:
-                task.prepare_exact(baseline, data, lams)
     if shared is not None and (any(computed) or baseline.unsaved):
-        baseline.save(shared[0], key)  # once, with what the tasks (and earlier callers) asked for
+        baseline.save(shared[0], key)  # once, with what earlier callers asked of it
     return baseline
+
+
+def _shared_key(kernel, shared: tuple[Path, str], dense: bool) -> dict:
+    """What a shared baseline file must hold to stand for this split, kernel and method."""
+    key = {"split_checksum": shared[1], "kernel": kernel.spec(), "format": FORMAT}
+    if not dense:
+        key.update(method="pcg", tol=PCG_TOL, preconditioner_rank=PRECONDITIONER_RANK)
+    return key
+
+
+def save_requests(baseline, kernel, shared: tuple[Path, str] | None) -> None:
+    """Save into ``shared`` what was asked of a matrix-free ``baseline`` since it was saved
+    (the solves and eigenpairs the sweep asked for on its tasks' behalf), once."""
+    if shared is not None and baseline.unsaved:
+        baseline.save(shared[0], _shared_key(kernel, shared, baseline.dense))

@@ -23,7 +23,7 @@ from kbench._provenance import KBENCH_VERSION, kbench_commit
 from kbench.datasets import Dataset, data_version, load_dataset, split_sizes
 from kbench.datasets.split import load_split, save_split
 from kbench.errors import Failure, Status, describe
-from kbench.exact.baseline import DENSE_MAX_N, exact_baseline
+from kbench.exact.baseline import DENSE_MAX_N, exact_baseline, save_requests
 from kbench.kernels.base import Kernel, check_kernel
 from kbench.lowrank.workspace import Workspace
 from kbench.registry import create
@@ -160,8 +160,11 @@ def exact_and_path(data: Dataset, kernel: Kernel, limit: int, shared, tasks, lam
     baseline, path = exact_baseline(data, kernel, limit, shared), sorted(lams)
     if baseline is not None and lam_bounds is not None:
         path = resolve_path(lams, lam_bounds, lambda path: exact_curves(baseline, data, tasks, path, selection))
-    if baseline is not None:
-        exact_baseline(data, kernel, limit, shared, tasks, path)
+    if baseline is not None and not baseline.dense:  # asked now, before the jobs fork, for what the tasks need
+        for task in tasks:
+            if task.needs_exact and data.n_train <= task.exact_max_n:
+                task.prepare_exact(baseline, data, path)
+        save_requests(baseline, kernel, shared)
     return baseline, path
 
 
