@@ -1,17 +1,17 @@
 """pluggy hook specifications of kbench (project name ``kbench``).
 
 A plugin is a module named by an entry point in the ``kbench`` group. It implements
-any of the hooks below with ``@kbench.hookimpl``; each hook returns a list of classes,
+any of the hooks below with ``@kbench.plugin.hookimpl``; each hook returns a list of classes,
 each class carrying its registry name in a ``name`` class attribute::
 
     # my_package/kbench_plugin.py
     import kbench
 
-    class MySampler(kbench.Sampler):
+    class MySampler(kbench.plugin.Sampler):
         name = "my-sampler"
         ...
 
-    @kbench.hookimpl
+    @kbench.plugin.hookimpl
     def kbench_register_samplers():
         return [MySampler]
 
@@ -32,12 +32,12 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 @hookspec
 def kbench_register_samplers() -> list[type]:
-    """Return sampler classes (subclasses of :class:`kbench.Sampler`)."""
+    """Return sampler classes (subclasses of :class:`kbench.plugin.Sampler`)."""
 
 
 @hookspec
 def kbench_register_kernels() -> list[type]:
-    """Return kernel classes (subclasses of :class:`kbench.Kernel`)."""
+    """Return kernel classes (subclasses of :class:`kbench.plugin.Kernel`)."""
 
 
 @hookspec

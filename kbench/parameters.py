@@ -1,7 +1,7 @@
 """Plugin parameters, declared once on the plugin's class.
 
 A kernel, sampler or task lists its constructor's parameters in ``parameters`` (a dataset
-provider answers :meth:`~kbench.DatasetProvider.parameters` for each of its datasets): each
+provider answers :meth:`~kbench.plugin.DatasetProvider.parameters` for each of its datasets): each
 a :class:`Param` with its type, its range or choices, what ``none`` stands for, and a
 one-line meaning, in the spirit of scikit-learn's ``_parameter_constraints``. The default
 stays where Python keeps it, in the signature. :class:`Declared` checks every constructor
@@ -252,7 +252,7 @@ def _check_declaration(cls: type) -> None:
         return
     declared = cls.__dict__["parameters"]
     if not isinstance(declared, dict) or not all(isinstance(p, Param) for p in declared.values()):
-        raise TypeError(f"{cls.__qualname__}.parameters must be a dict of name → kbench.Param, got {declared!r}.")
+        raise TypeError(f"{cls.__qualname__}.parameters must be a dict of name → kbench.plugin.Param, got {declared!r}.")
     signature = inspect.signature(cls).parameters
     for name, param in declared.items():
         if name not in signature:

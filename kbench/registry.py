@@ -149,7 +149,7 @@ class Registry:
                     self._add(kind, obj, source, version, label, fail)
         if not hooks:
             fail(f"module {module.__name__!r} loads but implements no kbench hook, so it registers "
-                 f"nothing; decorate a function such as kbench_register_samplers with @kbench.hookimpl")
+                 f"nothing; decorate a function such as kbench_register_samplers with @kbench.plugin.hookimpl")
 
     def _add(self, kind, obj, source, version, label, fail) -> None:
         name = getattr(obj, "name", None)

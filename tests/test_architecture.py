@@ -20,7 +20,7 @@ PACKAGE = ROOT / "kbench"
 #: face may defer an import)
 FACES = {"cli", "workflow.py", "sklearn.py", "testing.py"}
 #: public modules besides ``kbench`` itself (docs/architecture.md, "Public API")
-PUBLIC_MODULES = {"kbench", "kbench.testing", "kbench.sklearn", "kbench.cli"}
+PUBLIC_MODULES = {"kbench", "kbench.plugin", "kbench.testing", "kbench.sklearn", "kbench.cli"}
 
 
 def test_the_layers_contract_holds():
@@ -114,7 +114,7 @@ def test_no_function_level_import_of_kbench_outside_the_faces():
 
 def test_modules_and_functions_are_small():
     entries = [p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"]
-    assert len(entries) <= 24, sorted(entries)
+    assert len(entries) <= 25, sorted(entries)  # 25: kbench.plugin, the plugin authors' API
     long_modules, long_functions = [], []
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text()
@@ -127,23 +127,27 @@ def test_modules_and_functions_are_small():
 
 
 def test_the_public_api_is_a_sorted_list_of_existing_names():
-    assert kbench.__all__ == sorted(kbench.__all__)
-    assert len(set(kbench.__all__)) == len(kbench.__all__)
-    for name in kbench.__all__:
-        assert hasattr(kbench, name), name
+    for module in (kbench, kbench.plugin):
+        assert module.__all__ == sorted(module.__all__)
+        assert len(set(module.__all__)) == len(module.__all__)
+        for name in module.__all__:
+            assert hasattr(module, name), name
+    assert all(getattr(kbench, name) is getattr(kbench.plugin, name) for name in kbench.plugin.__all__)
 
 
 _FROM = re.compile(r"^[ \t]*from\s+(kbench[\w.]*)\s+import\s+(\([^)]*\)|[\w \t,]+)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import\s+(kbench[\w.]*)", re.M)
 _ATTRIBUTE = re.compile(r"(?<![\w.])kbench\.(\w+)")
+_PLUGIN_ATTRIBUTE = re.compile(r"(?<![\w.])kbench\.plugin\.(\w+)")
 
 
 def private_uses(text: str) -> list[str]:
     """The kbench names ``text`` (Python source or a markdown page) uses beyond the public API."""
     found = []
     for module, names in _FROM.findall(text):
-        if module == "kbench":
-            found += [f"kbench.{n}" for n in re.split(r"[\s,()]+", names) if n and n not in kbench.__all__]
+        listed = {"kbench": kbench.__all__, "kbench.plugin": kbench.plugin.__all__}.get(module)
+        if listed is not None:
+            found += [f"{module}.{n}" for n in re.split(r"[\s,()]+", names) if n and n not in listed]
         elif module not in PUBLIC_MODULES:
             found.append(module)
     found += [m for m in _IMPORT.findall(text) if m not in PUBLIC_MODULES]
@@ -151,13 +155,17 @@ def private_uses(text: str) -> list[str]:
     code = _IMPORT.sub("", _FROM.sub("", text))
     found += [f"kbench.{n}" for n in _ATTRIBUTE.findall(code)
               if n not in kbench.__all__ and n not in public_submodules and not n.startswith("__")]
+    found += [f"kbench.plugin.{n}" for n in _PLUGIN_ATTRIBUTE.findall(code)
+              if n not in kbench.plugin.__all__ and not n.startswith("__")]
     return found
 
 
 def test_the_public_api_checker_catches_private_uses():
     assert private_uses("from kbench.lowrank.maps import LowRank\nkbench.get_registry()\n") == [
         "kbench.lowrank.maps", "kbench.get_registry"]
-    assert private_uses("import kbench\nfrom kbench import Sampler, hookimpl\nkbench.make_sampler('uniform')\n"
+    assert private_uses("import kbench\nkbench.Sampler\nkbench.plugin.run\nfrom kbench.plugin import Sampler, run\n") \
+        == ["kbench.plugin.run", "kbench.Sampler", "kbench.plugin.run"]  # each name in its own list
+    assert private_uses("import kbench\nfrom kbench.plugin import Sampler, hookimpl\nkbench.make_sampler('uniform')\n"
                         "from kbench.testing import check_sampler\n") == []
 
 

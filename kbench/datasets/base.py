@@ -212,7 +212,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
 
     Returns a new RawData; the provider's object and arrays are left as they were."""
     if not isinstance(raw, RawData):
-        raise ContractViolation(f"{name}: the provider's load returned {type(raw).__name__}, not a kbench.RawData.")
+        raise ContractViolation(f"{name}: the provider's load returned {type(raw).__name__}, not a kbench.plugin.RawData.")
     frame = isinstance(raw.X, pd.DataFrame)
     if (not frame and np.iscomplexobj(raw.X)) or (raw.y is not None and np.iscomplexobj(raw.y)):
         raise ValueError(f"{name} holds complex numbers; kbench takes real features and targets "

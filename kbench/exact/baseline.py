@@ -356,7 +356,7 @@ def _digest(Y: np.ndarray) -> str:
 
 
 def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N, shared: tuple[Path, str] | None = None):
-    """The exact baseline of (data, kernel), kept in the workspace (:class:`kbench.Workspace`):
+    """The exact baseline of (data, kernel), kept in the workspace (:class:`kbench.plugin.Workspace`):
     dense up to ``DENSE_MAX_N`` training rows, matrix-free up to ``exact_max_n``, None above.
     With ``shared`` = (file, split checksum) it is shared between processes through the file:
     loaded when the file holds the baseline of this split and kernel, else computed and saved

@@ -175,7 +175,7 @@ class Features:
 
 def features_of(data, approx, kernel, budget_mb: float | None = None) -> Features:
     """The :class:`Features` of ``approx`` on ``data`` with ``kernel``: in a workspace
-    (:class:`kbench.Workspace`), created on first use and shared by every task that scores
+    (:class:`kbench.plugin.Workspace`), created on first use and shared by every task that scores
     the same fit with the same kernel (``budget_mb`` applies from the first call)."""
     budget_mb = DEFAULT_BUDGET_MB if budget_mb is None else BUDGET_MB.check(budget_mb, "features_of: budget_mb")
     check_scored(data, approx, kernel)

@@ -50,11 +50,11 @@ class LowRank:
     #: True when ``_transform_chunk`` may run on several chunks at once, in threads (the
     #: built-in maps: kbench._parallel); a subclass that keeps the default runs them in turn
     parallel_chunks: bool = False
-    #: the spec of the (fitted) kernel the map approximates, set by :meth:`kbench.Sampler.fit`
+    #: the spec of the (fitted) kernel the map approximates, set by :meth:`kbench.plugin.Sampler.fit`
     #: and the Nyström and Cholesky maps; tasks refuse to score the map with another kernel
     #: (None: not recorded)
     kernel_spec: str | None = None
-    #: which fit of the process returned the map (:meth:`kbench.Sampler.fit`): a map an
+    #: which fit of the process returned the map (:meth:`kbench.plugin.Sampler.fit`): a map an
     #: earlier fit returned is refused (None: not recorded)
     fit_number: int | None = None
 

@@ -3,7 +3,7 @@ use and dropped with it: the exact baseline, a task's reference matrix, a fit's 
 
 A sweep keeps one per (dataset, kernel, repetition), filled while its tasks prepare (before
 the jobs fork, so every job reads it) and released by the worker: a fit's entries when its
-job returns, the whole workspace after the last job. In Python, ``with kbench.Workspace():``
+job returns, the whole workspace after the last job. In Python, ``with kbench.plugin.Workspace():``
 shares them between calls; outside one, each call computes what it needs. A ``with`` block
 holds for its thread (or asyncio task): one workspace may be entered by several at once,
 and a thread started inside a block enters it itself to share its entries.

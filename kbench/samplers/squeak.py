@@ -9,7 +9,7 @@ among dictionary ∪ current block: the dictionary keeps its own kernel matrix.
 
 DISQUEAK's merge tree (``shards`` > 1) is a fixed binary tree over the shards; every node
 draws from its own generator, derived from the fit's seed and the node, so each node can be
-computed anywhere (its nodes are the sampler's parts, :meth:`kbench.Sampler.parts`, which the
+computed anywhere (its nodes are the sampler's parts, :meth:`kbench.plugin.Sampler.parts`, which the
 workflow runs as separate jobs) and gives the same dictionary as the in-process fit.
 """
 
@@ -184,7 +184,7 @@ class SqueakSampler(Sampler):
             info["merge_tree"] = "in-process" if final is None else "jobs"
             if final is None:
                 final = self.tree(X, kernel, lam, seed)
-            else:  # its cost was paid by other processes: reported with the fit's (kbench.Sampler.fit)
+            else:  # its cost was paid by other processes: reported with the fit's (kbench.plugin.Sampler.fit)
                 info["prebuilt"] = {"seconds": final.seconds, "kernel_evals": final.kernel_evals}
             info["merge_tree_span_s"] = final.span_s
         if final.atoms.size == 0:

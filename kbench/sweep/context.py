@@ -194,7 +194,7 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
                     data_cache=None, ridge_samplers: bool = False, lams=(), lam_bounds=None,
                     selection: str = DEFAULT_SELECTION, say: Callable[[str], None] = lambda text: None) -> JobContext:
     """Load the split, resolve the kernel on it, let each task (``tasks``: label → task)
-    prepare what its evaluations share (:meth:`kbench.Task.prepare`; a failure is its cells'
+    prepare what its evaluations share (:meth:`kbench.plugin.Task.prepare`; a failure is its cells'
     to record), get the exact baseline and the cells' λ path
     (:func:`exact_and_path`) once, in the parent, so that every forked worker shares them
     (:func:`exact_limit` says when the baseline is needed). With a ``data_cache`` the baseline

@@ -46,7 +46,7 @@ SPLIT = "{dataset}_rep{rep}_seed{seed}.npz"
 EXACT = "exact/{kernel}/" + SPLIT
 #: the kernel resolved on a split (σ chosen on its validation rows), for every job on it
 KERNEL = "kernels/{kernel}/{dataset}_rep{rep}_seed{seed}.json"
-#: a part of a sampler's fits built as a job (kbench.Sampler.parts)
+#: a part of a sampler's fits built as a job (kbench.plugin.Sampler.parts)
 PART = "parts/{kernel}/{dataset}/{sampler}/rep{rep}_seed{seed}_{part}.npz"
 #: the cell files of a workflow's config, one per line: what its ``aggregate`` reads (so a
 #: sampler or rank dropped from the config leaves the page, though its cells stay)

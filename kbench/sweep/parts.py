@@ -1,10 +1,10 @@
 """Fits built in parts, as separate jobs: the sweep's side of the sampler hook
-(:meth:`kbench.Sampler.parts`; DISQUEAK's merge tree is one, a part per node).
+(:meth:`kbench.plugin.Sampler.parts`; DISQUEAK's merge tree is one, a part per node).
 
 The workflow runs one job per part of a sampler's fits: a part made from the training rows
-alone, or from the parts it names (:meth:`kbench.Sampler.part_inputs`), whose files it
-reads. The run job's fits then start from the last part (:meth:`kbench.Sampler.use_prebuilt`).
-A part is seeded by the fit's generator (:meth:`kbench.Sampler.parts_seed`), so a fit from
+alone, or from the parts it names (:meth:`kbench.plugin.Sampler.part_inputs`), whose files it
+reads. The run job's fits then start from the last part (:meth:`kbench.plugin.Sampler.use_prebuilt`).
+A part is seeded by the fit's generator (:meth:`kbench.plugin.Sampler.parts_seed`), so a fit from
 parts equals the fit built in one process.
 
 A part's file holds the part of every rank's fit (each has its own seed) and the key of what
@@ -168,7 +168,7 @@ def build_part(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
 
 
 def fits_seed(instance, fit_seed_value: int) -> int:
-    """The parts seed of the fit seeded ``fit_seed_value`` (:meth:`kbench.Sampler.parts_seed`),
+    """The parts seed of the fit seeded ``fit_seed_value`` (:meth:`kbench.plugin.Sampler.parts_seed`),
     checked: an integer in [0, 2⁶³)."""
     try:
         value = instance.parts_seed(np.random.default_rng(fit_seed_value))

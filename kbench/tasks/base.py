@@ -140,7 +140,7 @@ class Task(Declared):
 
     def prepare(self, data, kernel) -> None:
         """Compute now what every evaluation of this task on ``data`` shares, whatever the
-        sampler, kept in the workspace (:func:`kbench.cached`): the sweep calls it once per
+        sampler, kept in the workspace (:func:`kbench.plugin.cached`): the sweep calls it once per
         (dataset, kernel, repetition), in the workspace its jobs open, before they fork. Nothing by default; an error here is recorded in
         each of the task's cells on that data (``failed_in`` task), which are not evaluated."""
 

@@ -137,7 +137,7 @@ def resolve_path(start: Sequence[float], bounds: tuple[float, float] | None,
 def exact_curves(exact, data, tasks, path: list[float], selection: str) -> list[tuple[np.ndarray, bool]]:
     """What :func:`resolve_path` extends a path by: for each λ-path task that compares with
     the exact baseline ``exact`` on ``data``, the exact kernel's values along ``path`` of
-    what its λ is chosen on (:meth:`kbench.Task.exact_scores`), and whether smaller is better."""
+    what its λ is chosen on (:meth:`kbench.plugin.Task.exact_scores`), and whether smaller is better."""
     found = []
     for task in tasks:
         chosen_on = criterion(task, selection)

@@ -104,15 +104,15 @@ def kbench_columns() -> set[str]:
 def check_declared(parameters: dict, function, owner: str, make: Callable[[dict], object],
                    skip: tuple[str, ...] = ()) -> None:
     """Every keyword parameter of ``function`` (a plugin's constructor, a provider's
-    ``load``) but ``skip`` is declared as a :class:`kbench.Param`, its default passes its
+    ``load``) but ``skip`` is declared as a :class:`kbench.plugin.Param`, its default passes its
     declaration, and ``make`` (the plugin built with one parameter set) refuses every value
     :meth:`Param.invalid` generates with a one-line ValueError naming the parameter."""
-    assert isinstance(parameters, dict), f"{owner}: its parameters must be a dict of name → kbench.Param"
+    assert isinstance(parameters, dict), f"{owner}: its parameters must be a dict of name → kbench.plugin.Param"
     missing = undeclared(function, parameters, skip)
     assert not missing, (f"{owner}: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not declared: give "
-                         "each a kbench.Param in its parameters (docs/plugins.md, Parameters)")
+                         "each a kbench.plugin.Param in its parameters (docs/plugins.md, Parameters)")
     for name, param in parameters.items():
-        assert isinstance(param, Param), f"{owner}: {name} is declared as {param!r}, not as a kbench.Param"
+        assert isinstance(param, Param), f"{owner}: {name} is declared as {param!r}, not as a kbench.plugin.Param"
     for name, default in defaults(function).items():
         if name in parameters:
             try:

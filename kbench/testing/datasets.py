@@ -46,7 +46,7 @@ class _ProviderProblem:
 
 def _declarations(p: _ProviderProblem) -> None:
     provider = p.make()
-    assert isinstance(provider, DatasetProvider), f"{type(provider).__name__} does not subclass kbench.DatasetProvider"
+    assert isinstance(provider, DatasetProvider), f"{type(provider).__name__} does not subclass kbench.plugin.DatasetProvider"
     assert isinstance(provider.name, str) and provider.name and ":" not in provider.name, \
         f"name must be a non-empty string without ':' (the spec prefix), got {provider.name!r}"
     names = provider.names()
@@ -82,7 +82,7 @@ def _loads(p: _ProviderProblem) -> None:
 def _load(p: _ProviderProblem, provider: DatasetProvider, name: str) -> None:
     spec = f"{provider.name}:{name}"
     raw = p.load(name)
-    assert isinstance(raw, RawData), f"{spec}: load returned {type(raw).__name__}, not kbench.RawData"
+    assert isinstance(raw, RawData), f"{spec}: load returned {type(raw).__name__}, not kbench.plugin.RawData"
     X = raw.X
     assert isinstance(X, np.ndarray | pd.DataFrame) and X.ndim == 2, f"{spec}: X must be a 2-D array or a data frame"
     for label, values in (("y", raw.y), ("f", raw.f)):

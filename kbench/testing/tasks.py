@@ -105,10 +105,10 @@ class _TaskProblem:
 
 def _declarations(p: _TaskProblem) -> None:
     task = p.make()
-    assert isinstance(task, Task), f"{type(task).__name__} does not subclass kbench.Task"
+    assert isinstance(task, Task), f"{type(task).__name__} does not subclass kbench.plugin.Task"
     assert isinstance(task.name, str) and task.name, "name must be a non-empty string"
-    assert task.headline is None or isinstance(task.headline, Headline), "headline must be a kbench.Headline or None"
-    assert all(isinstance(m, Headline) for m in task.metrics), "metrics must be a tuple of kbench.Headline"
+    assert task.headline is None or isinstance(task.headline, Headline), "headline must be a kbench.plugin.Headline or None"
+    assert all(isinstance(m, Headline) for m in task.metrics), "metrics must be a tuple of kbench.plugin.Headline"
     names = [m.metric for m in ((task.headline,) if task.headline else ()) + tuple(task.metrics)]
     assert len(set(names)) == len(names), f"metrics repeat a metric ({names}): the headline is charted " \
                                           "already; list each further metric once"
@@ -117,7 +117,7 @@ def _declarations(p: _TaskProblem) -> None:
     assert isinstance(task.uses_lams, bool) and isinstance(task.needs_exact, bool), \
         "uses_lams and needs_exact must be booleans"
     assert task.validation is None or (isinstance(task.validation, Validation) and task.uses_lams), \
-        "validation must be a kbench.Validation, and only a λ-path task (uses_lams) chooses λ"
+        "validation must be a kbench.plugin.Validation, and only a λ-path task (uses_lams) chooses λ"
     cls = type(task)
     check_declared(getattr(cls, "parameters", None), cls, f"task {cls.name!r}", lambda given: cls(**given))
     try:
@@ -200,7 +200,7 @@ def _data_unchanged(p: _TaskProblem) -> None:
         task.prepare(data, kernel)
         task.evaluate(data, approx, kernel, lams=_LAMS)
         changed = [name for name, value in before.items() if not same_values(value, getattr(data, name))]
-        assert not changed, f"prepare or evaluate changed the data's {changed} (keep results in the workspace: kbench.cached)"
+        assert not changed, f"prepare or evaluate changed the data's {changed} (keep results in the workspace: kbench.plugin.cached)"
 
 
 def _task_bad_input(p: _TaskProblem) -> None:

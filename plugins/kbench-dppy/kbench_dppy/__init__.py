@@ -27,13 +27,13 @@ def _random_state(rng: np.random.Generator) -> np.random.RandomState:
     return np.random.RandomState(int(rng.integers(np.iinfo(np.int32).max)))
 
 
-class DppyBless(kbench.Sampler):
+class DppyBless(kbench.plugin.Sampler):
     """DPPy's BLESS at ridge nλ; ``qbar`` oversamples the leverage scores (dictionary ≈
     q̄·d_eff(λ))."""
 
     name = "dppy-bless"
     needs_lam = True
-    parameters = {"qbar": kbench.Param(float, "oversampling of the leverage scores", low=1)}
+    parameters = {"qbar": kbench.plugin.Param(float, "oversampling of the leverage scores", low=1)}
 
     def __init__(self, qbar: float = 10.0) -> None:
         self.qbar = qbar
@@ -47,15 +47,15 @@ class DppyBless(kbench.Sampler):
                            random_state=_random_state(rng), verbose=False)
         atoms = np.asarray(dictionary.idx, dtype=np.int64)
         info = {"warnings": [], "qbar": self.qbar, "dictionary_size": int(atoms.size)}
-        chosen = kbench.landmarks_from_dictionary(atoms.size, rank, rng, info)
-        return kbench.nystrom(X, kernel, atoms[chosen], info)
+        chosen = kbench.plugin.landmarks_from_dictionary(atoms.size, rank, rng, info)
+        return kbench.plugin.nystrom(X, kernel, atoms[chosen], info)
 
 
-class DppyKDpp(kbench.Sampler):
+class DppyKDpp(kbench.plugin.Sampler):
     """DPPy's exact k-DPP with likelihood L = K and k = rank; refuses n > ``max_n``."""
 
     name = "dppy-k-dpp"
-    parameters = {"max_n": kbench.Param(int, "the most training rows it takes: it forms the n×n kernel matrix",
+    parameters = {"max_n": kbench.plugin.Param(int, "the most training rows it takes: it forms the n×n kernel matrix",
                                         low=1)}
 
     def __init__(self, max_n: int = 5000) -> None:
@@ -71,7 +71,7 @@ class DppyKDpp(kbench.Sampler):
                                  f"n = {n} > max_n = {self.max_n} (raise it with dppy-k-dpp:max_n=...).")
         K = kernel(X)
         if rank == n:  # the only subset of size n: no sampling (DPPy's sampler is unstable there)
-            return kbench.nystrom(X, kernel, np.arange(n), {"warnings": []}, K_mm=K)
+            return kbench.plugin.nystrom(X, kernel, np.arange(n), {"warnings": []}, K_mm=K)
         dpp = FiniteDPP("likelihood", L=K)
         try:
             sample = dpp.sample_exact_k_dpp(size=rank, random_state=_random_state(rng))
@@ -85,9 +85,9 @@ class DppyKDpp(kbench.Sampler):
             raise FloatingPointError(
                 f"dppy-k-dpp: DPPy returned {landmarks.size} distinct points for k = {rank}: its elementary "
                 "symmetric polynomials of K's eigenvalues under- or overflowed.")
-        return kbench.nystrom(X, kernel, landmarks, {"warnings": []}, K_mm=K[np.ix_(landmarks, landmarks)])
+        return kbench.plugin.nystrom(X, kernel, landmarks, {"warnings": []}, K_mm=K[np.ix_(landmarks, landmarks)])
 
 
-@kbench.hookimpl
+@kbench.plugin.hookimpl
 def kbench_register_samplers():
     return [DppyBless, DppyKDpp]

@@ -7,11 +7,11 @@ import numpy as np
 import kbench
 
 
-class KMeansSampler(kbench.Sampler):
+class KMeansSampler(kbench.plugin.Sampler):
     """Nyström on the centres of k-means++ seeded Lloyd iterations (landmarks are not data rows)."""
 
     name = "kmeans"
-    parameters = {"max_iter": kbench.Param(int, "the most Lloyd iterations", low=1)}
+    parameters = {"max_iter": kbench.plugin.Param(int, "the most Lloyd iterations", low=1)}
 
     def __init__(self, max_iter: int = 20) -> None:
         self.max_iter = max_iter
@@ -23,10 +23,10 @@ class KMeansSampler(kbench.Sampler):
         centres = KMeans(n_clusters=rank, init="k-means++", n_init=1, max_iter=self.max_iter,
                          random_state=seed).fit(X).cluster_centers_
         centres = np.ascontiguousarray(centres)
-        projection, _ = kbench.inverse_sqrt_psd(kernel(centres))
-        return kbench.NystromMap(kernel, centres, None, projection, {"warnings": []})
+        projection, _ = kbench.plugin.inverse_sqrt_psd(kernel(centres))
+        return kbench.plugin.NystromMap(kernel, centres, None, projection, {"warnings": []})
 
 
-@kbench.hookimpl
+@kbench.plugin.hookimpl
 def kbench_register_samplers():
     return [KMeansSampler]

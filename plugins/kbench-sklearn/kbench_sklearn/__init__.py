@@ -24,7 +24,7 @@ import kbench
 TRANSLATED = (kbench.GaussianKernel, kbench.LaplacianKernel, kbench.PolynomialKernel, kbench.LinearKernel)
 
 
-def sklearn_kernel(kernel: kbench.Kernel, n_features: int, sampler: str) -> tuple[str, dict]:
+def sklearn_kernel(kernel: kbench.plugin.Kernel, n_features: int, sampler: str) -> tuple[str, dict]:
     """scikit-learn's name and parameters for the fitted kbench ``kernel`` on ``n_features``
     columns, with the same values k(x, y); ``Refused`` for a kernel scikit-learn lacks (a
     subclass, say a plugin's variant of the gaussian, is another kernel)."""
@@ -59,7 +59,7 @@ class EstimatorMap(kbench.LowRank):
         out[...] = self.estimator.transform(X)
 
 
-class _SklearnSampler(kbench.Sampler):
+class _SklearnSampler(kbench.plugin.Sampler):
     """Imports scikit-learn's module when a sampler is made (1.4 s the first time): not when
     the registry loads, and not inside the fit kbench times."""
 
@@ -129,6 +129,6 @@ class SklearnTensorSketch(_SklearnRandomFeatures):
     kernel_type = kbench.PolynomialKernel
 
 
-@kbench.hookimpl
+@kbench.plugin.hookimpl
 def kbench_register_samplers():
     return [SklearnNystroem, SklearnRFF, SklearnTensorSketch]
