@@ -28,8 +28,12 @@ INT64_MAX = 2**63 - 1
 
 
 def suggest(name: str, known) -> str:
-    """' (did you mean 'x'?)' for the closest of ``known``, or ''."""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
+    """' (did you mean 'x'?)' for the closest of ``known`` (the same name in another case
+    first), or ''."""
+    known = [str(k) for k in known]
+    close = [k for k in known if k.lower() == str(name).lower()] or difflib.get_close_matches(
+        str(name).lower(), [k.lower() for k in known], n=1, cutoff=0.5)
+    close = [next(k for k in known if k.lower() == close[0].lower())] if close else []
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -350,3 +354,21 @@ def python_hint(value, takes_list: bool, takes_none: bool) -> str:
     if takes_list and len(parts) > 1 and all(parts):
         return f" (a text: in Python pass a list, [{', '.join(parts)}])"
     return ""
+
+
+def check_ridge_path(Y, lams, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(Y, λ path) of a ridge path, checked: Y the n training rows' targets as columns, the
+    path a non-empty list of finite λ > 0."""
+    Y = np.asarray(Y, dtype=float)
+    if Y.ndim != 2 or Y.shape[0] != n:
+        raise ValueError(f"ridge_path: Y must hold the {n} training rows' targets as columns (n × c; y[:, None] "
+                         f"for one), got shape {Y.shape}.")
+    return Y, check_lam_path(lams)
+
+
+def check_components(components) -> list[int]:
+    """KPCA's numbers of components: a non-empty list of integers >= 1."""
+    found = list(components) if isinstance(components, list | tuple | range | np.ndarray) else [components]
+    if not found or any(isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1 for c in found):
+        raise ValueError(f"kpca_errors: components must be integers >= 1, got {components!r}.")
+    return [int(c) for c in found]

@@ -80,6 +80,8 @@ class Failure:
     def of(cls, exc: BaseException, component: str = "job") -> Failure:
         """Exception → failure: Refused is skipped, MemoryError oom, anything else error; the
         message is the exception, and for unexpected ones where it was raised."""
+        if not isinstance(exc, BaseException):
+            raise TypeError(f"Failure.of takes an exception, got {type(exc).__name__}.")
         if isinstance(exc, MemoryError):
             status = Status.OOM
         elif isinstance(exc, Refused):

@@ -42,15 +42,17 @@ from kbench.datasets.base import check_raw
 from kbench.datasets.catalogue import read_catalogue
 from kbench.errors import ConfigError, describe
 from kbench.kernels.base import check_kernel
-from kbench.lowrank.checks import info_columns
+from kbench.lowrank.checks import exact_columns, info_columns
 from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
+from kbench.reporting import html
 from kbench.reporting.header import header as page_header
 from kbench.reporting.markdown import markdown_table
+from kbench.reporting.page import Page, Paragraph, Part
 from kbench.spec import split_specs
 from kbench.sweep import context as context_module
 from kbench.sweep import worker
-from kbench.sweep.config import check_configurations, check_ranks, lam_path
+from kbench.sweep.config import check_configurations, check_numbers, check_ranks, lam_path
 from kbench.sweep.document import (
     MAX_FILE_BYTES,
     MAX_VALUES,
@@ -63,7 +65,7 @@ from kbench.sweep.parts import check_part, graph_of, part_arrays
 from kbench.sweep.plan import cell_inputs, split_seed
 from kbench.sweep.store import read_results
 from kbench.tasks.base import check_columns, check_headline, check_rows
-from kbench.testing import check_task
+from kbench.testing import check_sampler, check_task
 from kbench.testing._kit import time_limit
 from kbench.workflow import Sweep, check_config
 from kbench.workflow.summary import run_summary
@@ -1985,7 +1987,7 @@ def test_held_out_twenty_third_round(tmp_path, monkeypatch):
 
     result = CliRunner().invoke(main, ["describe", "synthetic:two-balls:n=1,n=2"])
     assert result.exit_code == 2 and "is given twice" in result.output and "Traceback" not in result.output
-    with pytest.raises(ContractViolation, match="the provider's load returned tuple, not a kbench.RawData"):
+    with pytest.raises(ContractViolation, match="the provider's load returned tuple, not a kbench.plugin.RawData"):
         kbench.datasets.base.check_raw((np.zeros((3, 2)), np.zeros(3)), "blobs:b")
     assert "--focus" in CliRunner().invoke(main, ["leaderboard", str(ROOT / "results"), "--focus", " "]).output
     (tmp_path / "empty.txt").write_text("# nothing\n\n")
@@ -2413,3 +2415,63 @@ def test_held_out_twenty_ninth_round_results_and_workflow(tmp_path):
     table = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "samplers"], capture_output=True, text=True,
                            env={**env, "COLUMNS": "250"}, timeout=120)
     assert table.returncode == 0 and "[bold]Musco[/bold] [2017]" in table.stdout, table.stdout + table.stderr
+
+
+def test_held_out_thirtieth_round(tmp_path):
+    """Found by the thirtieth held-out suite: a sampler's against_exact could overwrite
+    kbench's own columns (rank, seed, ...) and the kit never called it; a label holding
+    "<!--<script>" broke the page's data block; a task's Headline took "no" for a flag and
+    NaN for its equivalence; the exact baseline's methods raised IndexError on bad λ or
+    shapes; Failure.of took a text; result files re-saved with convert_dtypes() crashed the
+    page; a cells/ that is a link held "no result files"; lam_bounds was called lams."""
+    with pytest.raises(kbench.ContractViolation, match=r"against_exact returned \['rank'\], which kbench writes itself"):
+        exact_columns("sampler 'cmp'", {"rank": 7.0, "gap": 1.0}, {"rank", "seed"})
+    with pytest.raises(kbench.ContractViolation, match="returned the key 'seed ', which is not a column name"):
+        exact_columns("sampler 'cmp'", {"seed ": 1.0}, ())
+    assert exact_columns("s", {"gap": np.float32(0.5)}, ()) == {"gap": 0.5}
+
+    class Overwrites(kbench.plugin.Sampler):
+        name = "overwrites"
+        compares_with_exact = True
+
+        def _fit(self, X, kernel, rank, lam, rng):
+            return kbench.plugin.nystrom(X, kernel, np.arange(min(rank, len(X))))
+
+        def against_exact(self, approx, exact, lam):
+            return {"rank": 7.0}
+
+    with pytest.raises(AssertionError, match=r"compared with the exact kernel.*against_exact returned \['rank'\]"):
+        check_sampler(Overwrites)
+    page = Page(("h",), (), (Part("p", "P", "p", (Paragraph("x"),)),), {"boards": [{"label": "hp:<!--<script>"}]})
+    data = html.render(page).split("<script id='kbench-data' type='application/json'>")[1].split("</script>")[0]
+    assert "<" not in data and json.loads(data)["boards"][0]["label"] == "hp:<!--<script>"
+    for make, message in [(lambda: kbench.plugin.Headline("m", smaller_is_better="no"), "smaller_is_better must be True"),
+                          (lambda: kbench.plugin.Headline("m", True, equivalence=float("nan")), "equivalence must be a "
+                                                                                                "finite number >= 0"),
+                          (lambda: kbench.plugin.Headline("m", True, atol=-1.0), "atol must be a finite number >= 0"),
+                          (lambda: kbench.plugin.Validation("v", margin=-1), "margin must be a finite number >= 0"),
+                          (lambda: kbench.Failure.of("x", "sampler"), "Failure.of takes an exception, got str")]:
+        with pytest.raises(TypeError, match=message):
+            make()
+    data = kbench.load_dataset("synthetic:two-balls:n=120")
+    exact = kbench.exact_baseline(data, kbench.make_kernel("gaussian", sigma=1.0))
+    for call, message in [(lambda: exact.ridge_path(data.y_train[:, None], []), "lams"),
+                          (lambda: exact.ridge_path(data.y_train, [1e-3]), "Y must hold the 72 training rows' targets"),
+                          (lambda: exact.kpca_errors([0]), "components must be integers >= 1"),
+                          (lambda: exact.leverage_scores(-1.0), "lam must be a finite number > 0"),
+                          (lambda: exact.leverage_scores(None), "leverage_scores needs lam")]:
+        with pytest.raises(ValueError, match=message):
+            call()
+    out = tmp_path / "r"
+    kbench.run(["synthetic:two-balls:n=120"], ["uniform", "rff"], ["approximation"], [5, 10], [1e-3], repetitions=1,
+               out=out, progress=False)
+    for cell in (out / "cells").rglob("*.parquet"):
+        pd.read_parquet(cell).convert_dtypes().to_parquet(cell)
+    frame = read_results(out)
+    assert frame["rank"].dtype == np.int64 and len(frame) == 4
+    assert CliRunner().invoke(main, ["leaderboard", str(out)]).exit_code == 0
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "cells").symlink_to(out / "cells")
+    assert len(read_results(tmp_path / "linked")) == 4
+    with pytest.raises(ConfigError, match="config key 'lam_bounds': lam_bounds lists 0.001 more than once"):
+        check_numbers({"ranks": [5], "lams": "auto", "lam_bounds": [1e-3, 1e-3]})

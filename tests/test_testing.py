@@ -309,7 +309,7 @@ def test_make_functions_take_specs_and_merge_keyword_parameters():
 
 # -- kbench check-plugin ---------------------------------------------------------------------
 def test_cli_check_plugin_finds_the_kind():
-    for spec, kind, count in [("rp-cholesky", "sampler", 8), ("squeak:qbar=20", "sampler", 8),
+    for spec, kind, count in [("rp-cholesky", "sampler", 9), ("squeak:qbar=20", "sampler", 9),
                               ("kpca:components=1;2", "task", 6), ("synthetic", "dataset provider", 4)]:
         result = CliRunner().invoke(main, ["check-plugin", spec])
         assert result.exit_code == 0, result.output

@@ -310,7 +310,10 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL, ran
     numeric_target = data.y_train is not None and data.y_train.dtype.kind in "iuf"  # not True/False, not text
     task = resolve_task(task, data.task_type, dataset, numeric_target, data.meta.get("target_ignored"))
     fitted = fitted_kernel(kernel, data)
-    regime = estimate_regime(data, fitted, make_task(task, exact_max_n=1), lams, seed=seed)
+    given = Spec.parse(task, "task")  # advise computes no exact baseline: a spec's exact_max_n has no use here
+    chosen = make_task(Spec.of("task", given.name, {k: v for k, v in given.params.items() if k != "exact_max_n"}),
+                       exact_max_n=1)
+    regime = estimate_regime(data, fitted, chosen, lams, seed=seed)
     advice = advise_from(regime, dataset, task, kernel, cells=cells, rank=rank, within=within, seconds=seconds)
     if probe:
         rec = advice.recommendation

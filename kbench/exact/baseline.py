@@ -21,7 +21,7 @@ import numpy as np
 import scipy.linalg
 
 from kbench._files import read_keyed_npz, write_keyed_npz
-from kbench._validation import INT64_MAX
+from kbench._validation import INT64_MAX, check_components, check_lam, check_ridge_path
 from kbench.datasets.base import Dataset
 from kbench.exact.pcg import kernel_product, solve_krr_path
 from kbench.kernels.base import Kernel
@@ -91,8 +91,7 @@ class ExactBaseline:
 
     # -- sharing between processes ---------------------------------------------------------
     def save(self, path, key: dict) -> None:
-        """Write the baseline to ``path`` (npz, atomically) with ``key``, what it was computed
-        from (split checksum, resolved kernel): :meth:`load` checks it."""
+        """Write the baseline to ``path`` (npz, atomically) with ``key``, which :meth:`load` checks."""
         write_keyed_npz(path, key, **{name: getattr(self, name) for name in _ARRAYS + _SCALARS})
 
     @classmethod
@@ -118,6 +117,7 @@ class ExactBaseline:
 
     def leverage_scores(self, lam: float) -> np.ndarray:
         """ℓᵢ(λ) = [K(K + nλI)⁻¹]ᵢᵢ = (U∘U)·(s/(s + nλ)) (Alaoui & Mahoney 2015, eq. 3)."""
+        lam = check_lam(lam, "leverage_scores")
         return self.U_squared @ (self.s / (self.s + self.n * lam))
 
     def diagnostics_path(self, lams) -> list[dict[str, float]]:
@@ -134,7 +134,7 @@ class ExactBaseline:
         """Exact KRR fits of the columns of Y (n×c) with α(λ) = (K + nλI)⁻¹Y: their
         :class:`Predictions` on the training, validation and test rows; n×n by n×(L·c)
         products for the whole path."""
-        lams = np.asarray(lams, dtype=float)
+        Y, lams = check_ridge_path(Y, lams, self.n)
         L, c = len(lams), Y.shape[1]
         projected = self.U.T @ Y  # n×c
         shrink = 1.0 / (self.s[:, None] + self.n * lams[None, :])  # n×L
@@ -155,7 +155,7 @@ class ExactBaseline:
     def kpca_errors(self, components) -> dict[int, tuple[float, float]]:
         """Uncentered exact KPCA for each ℓ in ``components``: in-sample (1/n)Σ_{j>ℓ} s_j and
         held-out mean_x k(x, x) − Σ_{j≤ℓ} (u_jᵀk_x)²/s_j, from one product K_test·U."""
-        top = min(max(components), self.n)
+        top = min(max(check_components(components)), self.n)
         s = self.s[:top]
         inverse = np.divide(1.0, s, out=np.zeros_like(s), where=s > self.s[0] * self.n * np.finfo(float).eps)
         captured = np.cumsum(((self.K_test @ self.U[:, :top]) ** 2 * inverse).mean(axis=0))
@@ -232,6 +232,7 @@ class IterativeBaseline:
     def ridge_path(self, Y: np.ndarray, lams) -> Predictions:
         """Exact KRR fits of the columns of Y (n×c): their :class:`Predictions`, NaN for a λ
         whose solve did not converge."""
+        Y, lams = check_ridge_path(Y, lams, self.n)
         solution = self._solution(Y, lams)
         failed = ~(solution["residual"] <= self.tol)
         parts = [solution[name].copy() for name in Predictions._fields]
@@ -268,6 +269,7 @@ class IterativeBaseline:
         top eigenpairs of K by LOBPCG (Knyazev 2001) on the blocked operator, started from the
         preconditioner's Nyström eigenvectors. An ℓ whose eigenpairs j ≤ ℓ are not all
         converged (‖Ku − θu‖ > ``KPCA_TOL``·‖K‖₂, checked by one more pass) gets NaN."""
+        components = check_components(components)
         top = min(max(components), self.n)
         if top not in self.eigenpairs:
             self.eigenpairs[top] = self._top_eigenpairs(top)
@@ -326,8 +328,7 @@ class IterativeBaseline:
 
     @classmethod
     def load(cls, path, key: dict, data, kernel) -> IterativeBaseline | None:
-        """The baseline saved at ``path`` for ``key`` (None when absent or stale); further
-        solves use ``data`` and ``kernel``."""
+        """The baseline saved at ``path`` for ``key`` (None: absent or stale); solves use ``data``, ``kernel``."""
         archive = read_keyed_npz(path, key, ("method",))
         if not isinstance(archive, dict):
             return None
@@ -394,7 +395,6 @@ def _shared_key(kernel, shared: tuple[Path, str], dense: bool) -> dict:
 
 
 def save_requests(baseline, kernel, shared: tuple[Path, str] | None) -> None:
-    """Save into ``shared`` what was asked of a matrix-free ``baseline`` since it was saved
-    (the solves and eigenpairs the sweep asked for on its tasks' behalf), once."""
+    """Save into ``shared`` what was asked of a matrix-free ``baseline`` since it was saved, once."""
     if shared is not None and baseline.unsaved:
         baseline.save(shared[0], _shared_key(kernel, shared, baseline.dense))

@@ -10,6 +10,8 @@ the runner makes its cells ``error`` instead, naming the contract point.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from kbench.errors import ContractViolation
@@ -87,3 +89,23 @@ def info_columns(info: dict, reserved) -> dict:
         raise ContractViolation(f"contract: info entry {wide[0]!r} is an integer beyond 64 bits, which a result "
                                 "file cannot hold; record it as a float")
     return columns
+
+
+def exact_columns(owner: str, found, reserved) -> dict[str, float]:
+    """The columns a sampler's ``against_exact`` returned, checked: a dict of new column
+    names (letters, digits, ``_``; none of kbench's ``reserved`` ones) to real numbers."""
+    if not isinstance(found, dict):
+        raise ContractViolation(f"{owner}: against_exact must return a dict of column names to numbers, not "
+                                f"{type(found).__name__}")
+    bad = [key for key in found if not (isinstance(key, str) and key.isidentifier())]
+    if bad:
+        raise ContractViolation(f"{owner}: against_exact returned the key {bad[0]!r}, which is not a column name "
+                                "(letters, digits and _)")
+    clash = sorted(set(found) & set(reserved))
+    if clash:
+        raise ContractViolation(f"{owner}: against_exact returned {clash}, which kbench writes itself; rename them")
+    numbers_ = {k: v for k, v in found.items() if isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)}
+    if len(numbers_) < len(found):
+        raise ContractViolation(f"{owner}: against_exact gave non-numbers "
+                                f"{ {k: v for k, v in found.items() if k not in numbers_}!r}")
+    return {k: float(v) for k, v in found.items()}

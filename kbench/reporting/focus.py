@@ -10,8 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from kbench.registry import canonical_label
 from kbench.reporting.scores import Section
 from kbench.reporting.units import WinRate, pair_scores
+from kbench.spec import Spec
 
 FOCUS_TEXT = ("Paired win rate of the focused sampler against every other (same dataset, rank and "
               "repetition, hence the same split; a tie, inside the task's region of practical equivalence, "
@@ -33,6 +35,8 @@ def focus(found: list[Section], sampler: str, seed: int = 0) -> list[FocusTables
     """The focused sampler's paired win rates in every section where it has cells. Raises
     ValueError naming the samplers there are when it has none anywhere, and when it is the only one."""
     known = sorted({s for section in found for s in section.cells["sampler"].unique()})
+    if sampler not in known:  # as a sweep labels it: "uniform:" is uniform
+        sampler = next((label for label in (_label(sampler),) if label in known), sampler)
     if sampler not in known:
         raise ValueError(f"--focus {sampler!r}: no scored cells of that sampler label; the results have "
                          f"{', '.join(known) or 'no scored cells'}.")
@@ -69,3 +73,11 @@ def paired_scores(section: Section, sampler: str) -> pd.DataFrame:
     theirs = cells[cells["sampler"] != sampler].rename(columns={"sampler": "against"})
     pairs = ours.merge(theirs, on=["dataset", "rank", "repetition"], suffixes=("", "_theirs"))
     return pairs.assign(score=pair_scores(pairs["metric"], pairs["metric_theirs"], section.task.headline))
+
+
+def _label(spec: str) -> str | None:
+    """A sampler spec as its results are labelled, None when it cannot be read."""
+    try:
+        return canonical_label(Spec.parse(spec, "sampler").label, "sampler")
+    except ValueError:
+        return None

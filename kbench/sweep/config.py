@@ -137,7 +137,7 @@ def check_numbers(config: dict) -> None:
         bound = BOUNDS["lams" if key == "lam_bounds" else key]
         for index, value in enumerate(values):
             _check(f"{key}[{index}]", bound.check, value, key)
-        _check(key, bound.check_list, values)
+        _check(key, bound.check_list, values, key)
     _check("lam_bounds", lam_path, config["lams"], config.get("lam_bounds"))
     _check("selection", check_selection, config.get("selection", DEFAULT_SELECTION))
     for key in ("seed", "repetitions", "cell_timeout", "memory_limit_mb"):

@@ -152,7 +152,16 @@ def read_cells(paths) -> pd.DataFrame:
     frames += older
     if not frames:
         return pd.DataFrame()
-    return frames[0] if len(frames) == 1 else _text_where_mixed(pd.concat(frames, ignore_index=True))
+    return _plain_numbers(frames[0] if len(frames) == 1 else _text_where_mixed(pd.concat(frames, ignore_index=True)))
+
+
+def _plain_numbers(frame: pd.DataFrame) -> pd.DataFrame:
+    """pandas' nullable numbers (``Int64``, ``Float64``, ``boolean``: a file re-saved after
+    ``convert_dtypes()``) as NumPy's, a missing value as NaN, as kbench writes them."""
+    masked = {column: dtype for column, dtype in frame.dtypes.items()
+              if isinstance(dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "biuf"}
+    return frame.assign(**{column: frame[column].to_numpy(dtype=float, na_value=np.nan) if frame[column].isna().any()
+                           else frame[column].to_numpy(dtype=dtype.numpy_dtype) for column, dtype in masked.items()})
 
 
 def _check_named_cell(path: Path, table: pa.Table) -> None:
@@ -311,7 +320,7 @@ def _files_of(directory: Path) -> list[Path]:
         raise ValueError(f"{shown(str(directory), 200)}: no such file or folder.")
     if not directory.is_dir():
         raise ValueError(f"{directory} is not a results directory (run 'kbench run --out {directory}').")
-    cells = directory / CELLS_DIR
+    cells = (directory / CELLS_DIR).resolve()  # (a cells/ that is a link to the cells)
     files = [f for f in sorted(cells.rglob("*.parquet"))  # (not a results folder written inside cells/)
              if CELLS_DIR not in f.relative_to(cells).parts] or sorted(directory.rglob("*.parquet"))
     files = [f for f in files if f.name != "all.parquet"]

@@ -8,16 +8,15 @@ a message. :class:`kbench.Refused` (kbench declines the input) is ``skipped``, M
 
 from __future__ import annotations
 
-import numbers
 import os
 import resource
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from kbench.errors import ContractViolation, Failure, Status
+from kbench.errors import Failure, Status
 from kbench.exact.baseline import DENSE_MAX_N, exact_baseline
-from kbench.lowrank.checks import info_columns
+from kbench.lowrank.checks import exact_columns, info_columns
 from kbench.lowrank.features import DEFAULT_BUDGET_MB, check_fit
 from kbench.lowrank.workspace import active
 from kbench.registry import create
@@ -35,6 +34,9 @@ from kbench.tasks.selection import (
 TASK_COLUMNS = ("lam", "components")
 #: columns every row gets besides identity, shared context and task metrics
 ROW_COLUMNS = ("lam", "components", "status", "error", "failed_in", "timestamp", "peak_rss_mb", "schema_version")
+#: the columns of a cell's rows that describe its fit (the sampler's own follow, from its info)
+FIT_COLUMNS = ("seed", "sampler_family", "rank_realized", "time_sample_s", "kernel_evals", "sampler_lam",
+               "sampler_warnings")
 
 
 # ---------------------------------------------------------------------------------------
@@ -82,12 +84,13 @@ def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) 
         kernel_evals = int(approx.info.get("kernel_evals", kernel.evals - evals))
         check_fit(approx, job.rank, data, kernel, feature_budget_mb(memory_limit_mb))
         exact = exact_baseline(data, kernel, DENSE_MAX_N) if sampler.compares_with_exact else None
-        common = {"seed": job.seed, "sampler_family": sampler.family, "rank_realized": approx.rank,
-                  "time_sample_s": time_sample, "kernel_evals": kernel_evals, "sampler_lam": job.sampler_lam,
-                  "sampler_warnings": "; ".join(approx.info.get("warnings", [])),
-                  **(_against_exact(sampler, approx, exact, job.sampler_lam) if exact is not None else {})}
+        common = dict(zip(FIT_COLUMNS, (job.seed, sampler.family, approx.rank, time_sample, kernel_evals,
+                                        job.sampler_lam, "; ".join(approx.info.get("warnings", []))), strict=True))
         reserved = {*todo[0].identity(), *common, *context.columns(), *ROW_COLUMNS}
-        common.update(info_columns(approx.info, reserved))
+        if exact is not None:  # the sampler's own comparison with the exact kernel (Sampler.against_exact)
+            common.update(exact_columns(f"sampler {sampler.name!r}", sampler.against_exact(
+                approx, exact, job.sampler_lam), reserved))
+        common.update(info_columns(approx.info, {*reserved, *common}))
     except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
         _release(approx)
         for cell in todo:
@@ -98,18 +101,6 @@ def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) 
         _evaluate_cells(todo, job, context, approx, common, {*reserved, *common} - set(TASK_COLUMNS), written)
     finally:
         _release(approx)
-
-
-def _against_exact(sampler, approx, exact, lam) -> dict[str, float]:
-    """The sampler's columns comparing its fit with the exact kernel, checked: named, new and numbers."""
-    found = sampler.against_exact(approx, exact, lam)
-    if not isinstance(found, dict) or not all(isinstance(k, str) and k.isidentifier() for k in found):
-        raise ContractViolation(f"sampler {sampler.name!r}: against_exact must return a dict of column names "
-                                f"to numbers, not {type(found).__name__}")
-    bad = {k: v for k, v in found.items() if not isinstance(v, numbers.Real) or isinstance(v, bool)}
-    if bad:
-        raise ContractViolation(f"sampler {sampler.name!r}: against_exact gave non-numbers {bad!r}")
-    return {k: float(v) for k, v in found.items()}
 
 
 def _release(approx) -> None:

@@ -10,6 +10,7 @@ the registry, so a plugin task reaches a leaderboard like a built-in one.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 from typing import ClassVar
@@ -22,6 +23,21 @@ from kbench.errors import ContractViolation, Refused
 from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, EXACT_MAX_N, exact_baseline
 from kbench.parameters import Declared
 from kbench.samplers.base import FAMILIES
+
+
+def _check_fields(declared, bools=(), amounts=(), numbers_=()) -> None:
+    """A TypeError naming the field of a task's declaration that is not what it says: a flag
+    True or False, an amount a finite number ≥ 0, a value a finite number."""
+    owner = type(declared).__name__
+    for name in bools:
+        if not isinstance(getattr(declared, name), bool | np.bool_):
+            raise TypeError(f"{owner}({declared.metric!r}): {name} must be True or False, got {getattr(declared, name)!r}.")
+    for name in (*amounts, *numbers_):
+        value = getattr(declared, name)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or (
+                name in amounts and value < 0):
+            raise TypeError(f"{owner}({declared.metric!r}): {name} must be a finite number"
+                            f"{' >= 0' if name in amounts else ''}, got {value!r}.")
 
 
 @dataclass(frozen=True)
@@ -42,6 +58,9 @@ class Headline:
     rtol: float = 0.0
     equivalence: float = 0.0
     relative: bool = True
+
+    def __post_init__(self) -> None:
+        _check_fields(self, bools=("smaller_is_better", "relative"), amounts=("atol", "rtol", "equivalence"))
 
     def check_numbers(self, rows: pd.DataFrame, task: str) -> None:
         """A ValueError naming the column when rows hold text where the headline (or its exact
@@ -88,6 +107,9 @@ class Validation:
     margin: float = 0.0
     #: the value of a perfect predictor
     perfect: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check_fields(self, bools=("smaller_is_better",), amounts=("margin",), numbers_=("perfect",))
 
     @property
     def exact(self) -> str:

@@ -9,15 +9,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kbench.datasets import load_dataset
 from kbench.errors import ContractViolation
+from kbench.exact.baseline import exact_baseline
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.kernels.base import check_kernel
-from kbench.lowrank.checks import info_columns
+from kbench.lowrank.checks import exact_columns, info_columns
 from kbench.lowrank.maps import LowRank
 from kbench.registry import create
 from kbench.samplers.base import Sampler
 from kbench.spec import Spec
 from kbench.sweep.parts import fits_seed, graph_of, part_arrays
+from kbench.sweep.worker import FIT_COLUMNS
 from kbench.testing._kit import (
     check_declared,
     expect_value_errors,
@@ -205,12 +208,29 @@ def _parts(p: _Problem) -> None:
         raise AssertionError(str(exc)) from None
 
 
+def _against_exact(p: _Problem) -> None:
+    """A sampler that compares its fits with the exact kernel: its hook, given a fit and the
+    exact baseline of the same training rows, returns new columns of numbers, as a sweep checks."""
+    sampler = p.make()
+    if not sampler.compares_with_exact:
+        return
+    data = load_dataset("synthetic:two-balls:n=160")
+    kernel = create(p.kernel_spec, "kernel").fit(data.X_train, data.y_train)
+    lam = p.lam if sampler.needs_lam else None
+    approx = sampler.fit(data.X_train, kernel, rank=10, lam=lam, seed=0)
+    try:
+        exact_columns(f"sampler {sampler.name!r}", sampler.against_exact(approx, exact_baseline(data, kernel), lam),
+                      {*kbench_columns(), *FIT_COLUMNS})
+    except ContractViolation as exc:
+        raise AssertionError(str(exc)) from None
+
+
 #: the sampler contract checks, by name
 CHECKS: list[tuple[str, Callable[[_Problem], None]]] = [
     ("shapes and rank bounds", _shapes), ("determinism", _determinism), ("finite on every seed", _seeds),
     ("PSD order 0 ≼ L ≼ K, or E[ZZᵀ] ≈ K for random features", _kernel_agreement),
     ("rank > n", _rank_above_n), ("bad input", _bad_input), ("declared parameters", _declared),
-    ("built in parts", _parts)]
+    ("built in parts", _parts), ("compared with the exact kernel", _against_exact)]
 
 
 def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3, timeout: float | None = 60.0,

@@ -54,6 +54,10 @@ function fmt(value) {
   return value === null || value === undefined ? "—" : Number(value).toPrecision(4);
 }
 
+// a label as Plotly's text shows it: Plotly reads <b>, <i>, <br> and &…; in names, so a
+// label's own "<" and "&" are escaped, and the legend reads as the tables do
+const plain = (text) => String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
 function rowsOf(board, dataset, kernel) {
   const c = board.columns;
   return board.rows.filter((r) => r[c.dataset] === dataset && r[c.kernel] === kernel);
@@ -61,8 +65,8 @@ function rowsOf(board, dataset, kernel) {
 
 function hover(board, row, metric) {
   const c = board.columns, m = (part) => row[c[`${metric}:${part}`]];
-  return `<b>${row[c.sampler]}</b> · rank ${row[c.rank]}<br>${row[c.dataset]} · ${row[c.kernel]}` +
-    `<br>${metric}: ${fmt(m("mean"))} ± ${fmt(m("sd"))} (min ${fmt(m("min"))}, max ${fmt(m("max"))},` +
+  return `<b>${plain(row[c.sampler])}</b> · rank ${row[c.rank]}<br>${plain(row[c.dataset])} · ${plain(row[c.kernel])}` +
+    `<br>${plain(metric)}: ${fmt(m("mean"))} ± ${fmt(m("sd"))} (min ${fmt(m("min"))}, max ${fmt(m("max"))},` +
     ` ${m("n")} repetition(s))<br>seconds: ${fmt(row[c.seconds])}<br>cells: ${row[c.status]}`;
 }
 
@@ -95,14 +99,14 @@ function draw(board, root) {
     const text = own.map((r) => hover(board, r, metric));
     const look = DATA.styles[sampler] || {};
     byRank.push({
-      type: "scatter", mode: "lines+markers", name: sampler, legendgroup: sampler,
+      type: "scatter", mode: "lines+markers", name: plain(sampler), legendgroup: sampler,
       line: {color: look.color, dash: look.dash}, marker: {color: look.color, symbol: look.symbol, size: 7},
       x: own.map((r) => r[c.rank]), y, text, hoverinfo: "text",
       error_y: {type: "data", symmetric: false, thickness: 1,
         array: own.map((r) => r[c[`${metric}:max`]] - r[c[`${metric}:mean`]]),
         arrayminus: own.map((r) => r[c[`${metric}:mean`]] - r[c[`${metric}:min`]])},
     });
-    byTime.push({type: "scatter", mode: "markers", name: sampler, legendgroup: sampler,
+    byTime.push({type: "scatter", mode: "markers", name: plain(sampler), legendgroup: sampler,
       marker: {color: look.color, symbol: look.symbol, size: 8},
       x: own.map((r) => r[c.seconds]), y, text, hoverinfo: "text"});
     own.forEach((r) => points.push({x: r[c.seconds], y: r[c[`${metric}:mean`]]}));
@@ -118,7 +122,7 @@ function draw(board, root) {
   if (front.length) byTime.push({type: "scatter", mode: "lines", name: "Pareto front", hoverinfo: "skip",
     x: front.map((p) => p.x), y: front.map((p) => p.y), line: {color: "black", width: 1}});
   const positive = points.every((p) => p.y > 0);
-  const yaxis = {title: {text: metric}, type: info.smaller && positive ? "log" : "linear", exponentformat: "e"};
+  const yaxis = {title: {text: plain(metric)}, type: info.smaller && positive ? "log" : "linear", exponentformat: "e"};
   // every chart has its legend, below the axes where the mode bar (upright at the right edge,
   // clear of the left-aligned title) cannot cover it
   const layout = (title, xaxis) => ({title: {text: title, font: {size: 13}, x: 0.02, xanchor: "left"}, xaxis,
@@ -127,12 +131,12 @@ function draw(board, root) {
     modebar: {orientation: "v"}});
   const config = {displaylogo: false, responsive: true};
   // two lines: a dataset spec is long, and a title wider than its chart is cut
-  const where = `${board.label} on ${dataset}<br>[${kernel}]`;
+  const where = `${plain(board.label)} on ${plain(dataset)}<br>[${plain(kernel)}]`;
   Plotly.react(root.querySelector(".chart.rank"), byRank,
-    layout(`${where} ${metric} vs rank`, {title: {text: "rank"}, type: "log", tickvals: ranks(rows, c),
+    layout(`${where} ${plain(metric)} vs rank`, {title: {text: "rank"}, type: "log", tickvals: ranks(rows, c),
       exponentformat: "e"}), config);
   Plotly.react(root.querySelector(".chart.time"), byTime,
-    layout(`${metric} vs time (Pareto front)`, {title: {text: "seconds (sample + features + fit)"}, type: "log", exponentformat: "e"}),
+    layout(`${plain(metric)} vs time (Pareto front)`, {title: {text: "seconds (sample + features + fit)"}, type: "log", exponentformat: "e"}),
     config);
   meansTable(board, root, rows, metric, samplers);
 }
@@ -180,11 +184,11 @@ function setUp(board) {
 function costChart(cost) {
   const traces = cost.samplers.map((sampler, i) => {
     const look = DATA.styles[sampler] || {};
-    return {type: "scatter", mode: "lines+markers", name: sampler, x: cost.sizes, y: cost.seconds[i],
+    return {type: "scatter", mode: "lines+markers", name: plain(sampler), x: cost.sizes, y: cost.seconds[i],
       line: {color: look.color, dash: look.dash}, marker: {color: look.color, symbol: look.symbol, size: 7}};
   });
   Plotly.newPlot(document.getElementById(cost.id), traces, {
-    title: {text: `${cost.family}: cost in n at rank ${cost.rank}`, font: {size: 13}, x: 0.02, xanchor: "left"},
+    title: {text: `${plain(cost.family)}: cost in n at rank ${cost.rank}`, font: {size: 13}, x: 0.02, xanchor: "left"},
     xaxis: {title: {text: "n_train"}, type: "log", exponentformat: "e"},
     yaxis: {title: {text: "seconds (fit + features)"}, type: "log", exponentformat: "e"},
     height: 560, margin: {t: 40, r: 40}, showlegend: true, modebar: {orientation: "v"},

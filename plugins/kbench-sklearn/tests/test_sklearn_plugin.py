@@ -88,6 +88,6 @@ def test_cli_check_plugin_with_a_polynomial_kernel():
 
     result = CliRunner().invoke(main, ["check-plugin", "sklearn-tensorsketch", "--kernel", "polynomial:degree=2"])
     assert result.exit_code == 0, result.output
-    assert "from kbench-sklearn 0.1.0" in result.output and "all 8 contract checks passed" in result.output
+    assert "from kbench-sklearn 0.1.0" in result.output and "all 9 contract checks passed" in result.output
     refused = CliRunner().invoke(main, ["check-plugin", "sklearn-tensorsketch"])  # its refusal, once: a usage error
     assert refused.exit_code == 2 and "PolynomialCountSketch approximates the polynomial kernel only" in " ".join(refused.output.split())
