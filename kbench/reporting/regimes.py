@@ -57,8 +57,14 @@ def decay(lams, d_eff, at: float) -> float:
     return float(-(values[high] - values[low]) / (logs[high] - logs[low]))
 
 
-def _edge(value: float) -> str:
-    return f"{float(f'{value:.2g}'):g}"
+def _edges(first: float, second: float) -> tuple[str, str]:
+    """The tertile bounds with the fewest significant digits (two at least) that tell them
+    apart: 10.07 and 10.2, not 10 and 10."""
+    for digits in range(2, 8):
+        shown = tuple(f"{float(f'{value:.{digits}g}'):g}" for value in (first, second))
+        if shown[0] != shown[1]:
+            break
+    return shown
 
 
 def slices(regimes: pd.DataFrame, datasets) -> dict[tuple[str, str], list[str]]:
@@ -79,9 +85,10 @@ def slices(regimes: pd.DataFrame, datasets) -> dict[tuple[str, str], list[str]]:
         if len(values) < 6:  # fewer than two datasets a slice
             continue
         first, second = values.quantile([1 / 3, 2 / 3])
-        for label, inside in ((f"{name} ≤ {_edge(first)}", values <= first),
-                              (f"{_edge(first)} < {name} ≤ {_edge(second)}", (values > first) & (values <= second)),
-                              (f"{name} > {_edge(second)}", values > second)):
+        low, high = _edges(first, second)
+        for label, inside in ((f"{name} ≤ {low}", values <= first),
+                              (f"{low} < {name} ≤ {high}", (values > first) & (values <= second)),
+                              (f"{name} > {high}", values > second)):
             if inside.any():
                 found[name, label] = list(values.index[inside])
     return found

@@ -9,7 +9,7 @@ import pytest
 
 import kbench
 from kbench.reporting.advice import short_names, split_regimes
-from kbench.reporting.regimes import by_regime, decay, slices
+from kbench.reporting.regimes import _edges, by_regime, decay, slices
 from kbench.reporting.scores import Section
 from tests.reporting.test_verdicts import cells_of
 
@@ -93,3 +93,8 @@ def test_a_slice_without_a_complete_block_has_no_verdict_and_no_error():
     section = Section("krr", kbench.create("krr", "task"), cells, {})
     regimes = pd.DataFrame({"n_train": [300, 300]}, index=["d00", "d01"])
     assert by_regime(section, regimes).empty
+
+
+def test_slice_bounds_have_the_digits_that_tell_them_apart():
+    """Tertile bounds 10.07 and 10.2 printed with two digits read '10 < d_eff ≤ 10'."""
+    assert _edges(10.07, 10.2) == ("10.1", "10.2") and _edges(0.5, 3.0) == ("0.5", "3")
