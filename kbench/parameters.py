@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from kbench._validation import Bound, got, listed_value, python_hint, python_value, suggest
 from kbench.errors import ContractViolation
-from kbench.spec import format_value
+from kbench.spec import FLOAT, WORDS, format_value
 
 _KINDS = (bool, int, float, str)
 
@@ -64,6 +64,11 @@ class Param:
                 self.kind is str and not all(isinstance(c, str) for c in self.choices)):
             raise TypeError(f"a {self.kind.__name__} Param's choices are text (and numbers, for a number), "
                             f"got {self.choices!r}.")
+        unwritable = [c for c in self.choices if isinstance(c, str) and (c.lower() in WORDS or FLOAT.match(c))]
+        if unwritable:  # a spec reads 'none' as unset, 'true' as a flag, 'nan' as a number
+            raise TypeError(f"a Param's text choice {unwritable[0]!r} reads as "
+                            f"{'a number' if FLOAT.match(unwritable[0]) else 'a flag or unset'} in a spec, so no "
+                            "spec can choose it; name it otherwise (e.g. 'no-centering').")
 
     @property
     def numeric(self) -> bool:

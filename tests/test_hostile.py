@@ -2475,3 +2475,6 @@ def test_held_out_thirtieth_round(tmp_path):
     assert len(read_results(tmp_path / "linked")) == 4
     with pytest.raises(ConfigError, match="config key 'lam_bounds': lam_bounds lists 0.001 more than once"):
         check_numbers({"ranks": [5], "lams": "auto", "lam_bounds": [1e-3, 1e-3]})
+    for choice, reads in (("none", "a flag or unset"), ("nan", "a number")):
+        with pytest.raises(TypeError, match=f"text choice {choice!r} reads as {reads} in a spec, so no spec can choose"):
+            kbench.plugin.Param(str, "a mode", choices=("fast", choice))
