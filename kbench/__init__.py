@@ -18,6 +18,7 @@ from kbench.errors import (
     ContractViolation,
     Failure,
     KbenchError,
+    NotDownloaded,
     PluginError,
     Refused,
     Status,
@@ -29,6 +30,8 @@ from kbench.kernels import (
     LaplacianKernel,
     LinearKernel,
     MaternKernel,
+    PeriodicExpKernel,
+    PeriodicSobolevKernel,
     PolynomialKernel,
 )
 from kbench.lowrank.maps import LowRank
@@ -51,6 +54,9 @@ __all__ = [
     "LinearKernel",
     "LowRank",
     "MaternKernel",
+    "NotDownloaded",
+    "PeriodicExpKernel",
+    "PeriodicSobolevKernel",
     "PluginError",
     "PluginInfo",
     "PolynomialKernel",

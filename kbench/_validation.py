@@ -129,7 +129,8 @@ def got(value, integer: bool = False) -> str:
     if type(value) not in (int, float, str, bool, list, tuple, type(None)):
         return f"{shown(value)} (a {type(value).__module__}.{type(value).__qualname__})"
     if isinstance(value, str) and parse_number(value) is not None:
-        return f"the text {shown(value)} (a percent-escaped value stays text: write it unescaped, or pass a number)"
+        return (f"the text {shown(value)} (pass the number itself, not text; in a spec, a percent-escaped value stays "
+                "text: write it unescaped)")
     if integer and isinstance(value, float) and value.is_integer():
         return (f"{format_value(value)} (a number with a point or an exponent is a float; write it as digits, "
                 f"e.g. {int(value)})")

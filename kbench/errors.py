@@ -44,6 +44,11 @@ class UnknownPluginError(KbenchError, ValueError):
     """No plugin of that kind has that name."""
 
 
+class NotDownloaded(KbenchError, ValueError):
+    """A dataset that is downloaded on first use could not be (no network, say): nothing is
+    wrong with its provider, and the conformance kit skips it."""
+
+
 class ConfigError(KbenchError, ValueError):
     """A workflow config is invalid; the message names the key."""
 

@@ -17,7 +17,7 @@ the job's workspace, and the errors a plugin raises. Users call ``kbench`` (``kb
 """
 
 from kbench.datasets.base import Dataset, DatasetProvider, RawData
-from kbench.errors import ContractViolation, Refused
+from kbench.errors import ContractViolation, NotDownloaded, Refused
 from kbench.exact.baseline import ExactBaseline, exact_baseline
 from kbench.hookspecs import hookimpl
 from kbench.kernels import Kernel
@@ -40,6 +40,7 @@ __all__ = [
     "Headline",
     "Kernel",
     "LowRank",
+    "NotDownloaded",
     "NystromMap",
     "Param",
     "RawData",

@@ -46,9 +46,11 @@ from kbench.lowrank.checks import exact_columns, info_columns
 from kbench.papers import PAPER_OUT
 from kbench.registry import get_registry
 from kbench.reporting import html
+from kbench.reporting.focus import focus_label
 from kbench.reporting.header import header as page_header
 from kbench.reporting.markdown import markdown_table
 from kbench.reporting.page import Page, Paragraph, Part
+from kbench.reporting.scores import sections
 from kbench.spec import split_specs
 from kbench.sweep import context as context_module
 from kbench.sweep import worker
@@ -65,11 +67,11 @@ from kbench.sweep.parts import check_part, graph_of, part_arrays
 from kbench.sweep.plan import cell_inputs, split_seed
 from kbench.sweep.store import read_results
 from kbench.tasks.base import check_columns, check_headline, check_rows
-from kbench.testing import check_sampler, check_task
+from kbench.testing import NotChecked, check_dataset_provider, check_sampler, check_task
 from kbench.testing._kit import time_limit
 from kbench.workflow import Sweep, check_config
 from kbench.workflow.summary import run_summary
-from tests.conftest import ROOT, TOY_SAMPLER, add_plugin, snakemake
+from tests.conftest import ROOT, TOY_SAMPLER, add_plugin, kbench_in_process, snakemake
 
 SCHEMA = ROOT / "workflows" / "schemas" / "config.schema.yaml"
 
@@ -972,7 +974,7 @@ def test_held_out_sixth_round_leftovers(tmp_path, monkeypatch):
               "dataset_kernels": {"file:d.csv:target=y": ["laplacian", "gaussian"]}, "samplers": ["uniform"]}
     sweep = Sweep(config)
     assert sweep.datasets[0] == f"{label}:target=y" and sweep.kernels(sweep.datasets[0]) == ["laplacian", "gaussian"]
-    for spec, message in {"gaussian:sigma=%31": r"got the text '1' \(a percent-escaped value stays text",
+    for spec, message in {"gaussian:sigma=%31": r"got the text '1' \(pass the number itself, not text; in a spec, a percent-escaped value stays text",
                           "polynomial:degree=1e1": r"got 10.0 \(a number with a point or an exponent is a float"}.items():
         with pytest.raises(ValueError, match=message):
             kbench.make_kernel(spec)
@@ -2478,3 +2480,160 @@ def test_held_out_thirtieth_round(tmp_path):
     for choice, reads in (("none", "a flag or unset"), ("nan", "a number")):
         with pytest.raises(TypeError, match=f"text choice {choice!r} reads as {reads} in a spec, so no spec can choose"):
             kbench.plugin.Param(str, "a mode", choices=("fast", choice))
+
+
+ROUND_31_PLUGINS = '''
+import numpy as np
+import kbench
+
+
+class Mutates(kbench.plugin.Sampler):
+    name = "exact-mut"
+    compares_with_exact = True
+
+    def _fit(self, X, kernel, rank, lam, rng):
+        return kbench.plugin.nystrom(X, kernel, rng.choice(X.shape[0], rank, replace=False))
+
+    def against_exact(self, approx, exact, lam):
+        exact.s *= 10.0
+        return {"mutated": 1.0}
+
+
+class TaskColumn(Mutates):
+    name = "exact-deff"
+
+    def against_exact(self, approx, exact, lam):
+        return {"d_eff": 1.0}
+
+
+class Rate(kbench.plugin.Task):
+    name = "rate"
+    headline = kbench.plugin.Headline("accuracy", smaller_is_better=False)
+    uses_lams = False
+    needs_exact = False
+    accepts = ("regression",)
+
+    def evaluate(self, data, approx, kernel, lams=None):
+        return [{"lam": float("nan"), "accuracy": 1.5}]
+
+
+@kbench.plugin.hookimpl
+def kbench_register_samplers():
+    return [Mutates, TaskColumn]
+
+
+@kbench.plugin.hookimpl
+def kbench_register_tasks():
+    return [Rate]
+'''
+
+
+def test_held_out_thirty_first_round(tmp_path, monkeypatch):
+    """Found by the thirty-first held-out suite: a sampler's against_exact could rescale the
+    exact baseline every later cell reads, and its columns clashing with a task's or its own
+    info blamed the task; a kernel failing in check-plugin's sampler checks was a traceback; a
+    task's rate of 1.5 scored ok and then stopped the page; datasets where no sampler ran, or
+    whose data changed between runs, were ranked; a missing rank or repetition dropped a block;
+    exact_baseline's shared was unchecked and its key trusted the caller's checksum; the
+    exact diagnostics took λ ≤ 0; a download failure failed a provider's contract."""
+    add_plugin(tmp_path, "round-31", ROUND_31_PLUGINS)
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "kbench.cli", "run", "--datasets", "sklearn:diabetes:n=200",
+                           "--samplers", "exact-mut,exact-deff,uniform", "--tasks", "krr,rate", "--ranks", "5",
+                           "--lams", "1e-3", "--repetitions", "1", "--quiet", "--out", str(out)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    frame = pd.read_parquet(sorted((out / "cells").rglob("*.parquet"))).drop_duplicates("cell_inputs")
+    cells = frame.set_index(["sampler_label", "task_label"])
+    assert "against_exact wrote into an array of the exact baseline" in cells.error["exact-mut", "krr"]
+    assert cells.failed_in["exact-deff", "krr"] == "sampler"
+    assert "sampler 'exact-deff' writes the column(s) 'd_eff'" in cells.error["exact-deff", "krr"]
+    assert "task 'rate' wrote accuracy = 1.5, where kbench writes rates in [0, 1]" in cells.error["uniform", "rate"]
+    assert cells.status["uniform", "krr"] == "ok"
+
+    class InfoClash(kbench.plugin.Sampler):
+        name = "info-clash"
+        compares_with_exact = True
+
+        def _fit(self, X, kernel, rank, lam, rng):
+            approx = kbench.plugin.nystrom(X, kernel, np.arange(rank))
+            approx.info["overlap"] = 1.0
+            return approx
+
+        def against_exact(self, approx, exact, lam):
+            return {"overlap": 2.0}
+
+    with pytest.raises(AssertionError, match=r"against_exact returned \['overlap'\], which the fit's info also holds"):
+        check_sampler(InfoClash)
+    monkeypatch.setattr(kbench.GaussianKernel, "_block", lambda *args, **kwargs: 1 / 0)
+    with pytest.raises(AssertionError, match="cannot be checked with the kernel .*ZeroDivisionError"):
+        check_sampler("uniform")
+    monkeypatch.undo()
+
+    data = kbench.load_dataset("sklearn:diabetes", n=200, seed=0)
+    kernel = kbench.make_kernel("gaussian", sigma=3.0)
+    exact = kbench.exact_baseline(data, kernel)
+    for call, message in [(lambda: exact.diagnostics_path([-1.0]), "lam"),
+                          (lambda: exact.diagnostics_path([float("nan")]), "lam"),
+                          (lambda: kbench.plugin.ExactBaseline(data.X_train, kernel), "ExactBaseline: data must be"),
+                          (lambda: kbench.plugin.ExactBaseline(data, "gaussian"), "ExactBaseline: kernel must be"),
+                          (lambda: kbench.exact_baseline(data, kernel, shared="x.npz"), "shared must be a pair"),
+                          (lambda: kbench.exact_baseline(data, kernel, shared=(tmp_path, "abc")), "is a folder")]:
+        with pytest.raises(ValueError, match=message):
+            call()
+    with pytest.raises(ValueError, match="read-only"):
+        exact.s *= 10.0
+    shared = (tmp_path / "exact.npz", "one-checksum")
+    with kbench.plugin.Workspace():
+        first = kbench.exact_baseline(data, kernel, shared=shared)
+    other = kbench.load_dataset("sklearn:diabetes", n=200, seed=1)
+    with kbench.plugin.Workspace():  # another split under the same checksum: not served the first one's
+        second = kbench.exact_baseline(other, kernel, shared=shared)
+    assert not np.allclose(first.s, second.s)
+
+    bad = tmp_path / "bad"
+    kbench.run(["synthetic:bach-periodic:n=150", "sklearn:iris"], ["uniform", "rff"], ["approximation"], [5], [1e-3],
+               repetitions=1, kernel="periodic-sobolev:beta=2", out=bad, progress=False)
+    (section,), _ = sections(read_results(bad).assign(task_label="approximation"))
+    assert list(section.not_comparable.index) == ["sklearn:iris"]
+    assert "no sampler ran: every cell failed in the kernel" in section.not_comparable.loc["sklearn:iris", "why"]
+    assert set(section.cells["dataset"]) == {"synthetic:bach-periodic:n=150"}
+    cell = next(p for p in (bad / "cells").rglob("*.parquet") if "bach" in str(p) and "rff" in str(p))
+    pd.read_parquet(cell).assign(split_checksum="0" * 16).to_parquet(cell)
+    (section,), _ = sections(read_results(bad))
+    assert "computed on 2 different splits" in section.not_comparable.loc["synthetic:bach-periodic:n=150", "why"]
+    rows = pd.read_parquet(cell)
+    rows["rank"] = rows["rank"].astype("Int64")
+    rows.loc[0, "rank"] = pd.NA
+    rows.to_parquet(cell)
+    with pytest.raises(ValueError, match="1 of .* rows have no 'rank', which kbench writes in every row"):
+        read_results(bad)
+
+    with pytest.raises(ValueError, match=r"the text '20' \(pass the number itself, not text"):
+        kbench.make_sampler("squeak", qbar="20")
+    part = kbench_in_process(["part", "--dataset", "sklearn:diabetes:n=200", "--kernel", "gaussian", "--sampler",
+                              "squeak:shards=2", "--ranks", "5", "--lams", "auto", "--only-repetition", "0", "--part",
+                              "0-1", "--data-cache", str(tmp_path / "cache")])
+    assert part.returncode == 2 and "starts from 1e-06,1e-05,0.0001,0.001,0.01,0.1: pass that" in part.stderr
+    assert focus_label("uniform:", ["rff", "uniform"]) == "uniform"
+    with pytest.raises(ValueError, match="--focus takes one sampler label, got the list 'rff,uniform'"):
+        focus_label("rff,uniform", ["rff", "uniform"])
+
+    class Offline(kbench.plugin.DatasetProvider):
+        name = "offline"
+
+        def names(self):
+            return ["here", "away"]
+
+        def load(self, name, n, seed):
+            if name == "away":
+                raise kbench.plugin.NotDownloaded("offline:away is downloaded on first use and the download failed")
+            rng = np.random.default_rng(seed)
+            X = rng.normal(size=(100, 3))
+            return kbench.plugin.RawData(X, X @ [1.0, 2.0, 3.0], "regression")
+
+    with pytest.warns(NotChecked, match="1 of 2 datasets are not downloaded, so not checked: away"):
+        assert check_dataset_provider(Offline)
+    with pytest.raises(ValueError, match="no dataset of 'Offline' could be loaded to check"):
+        check_dataset_provider(Offline, names=["away"])
+    assert "retry_failed" in yaml.safe_load((ROOT / "workflows/schemas/config.schema.yaml").read_text())["properties"]

@@ -169,7 +169,7 @@ class Percent(ApproximationTask):
 
 
 @pytest.mark.parametrize("cls, failing", [
-    (Percent, r"rows and columns: .*column 'accuracy' holds 95.0; kbench reads it as rates in \[0, 1\]"),
+    (Percent, r"rows and columns: .*task 'percent' wrote accuracy = 95.0, where kbench writes rates in \[0, 1\]"),
     (Noisy, "determinism"), (Clobbering, r"rows and columns: .*\['rank'\] are kbench's own"),
     (Headless, "headline metric: .*no row with the headline 'rel_fro_error'"),
     (Mutating, r"data left unchanged: .*changed the data's \['X_train'\]"),

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import platform
 import sys
+import warnings
 
 import click
 from rich.console import Console
@@ -45,7 +46,7 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
     synthetic:moons. A provider is checked on the first 10 datasets it lists, or on the one
     SPEC names (sklearn:iris: one that downloads needs the network). Exit code 1 when a
     check fails."""
-    from kbench.testing import KITS, find_kind
+    from kbench.testing import KITS, NotChecked, find_kind
 
     usage(lambda: registry.create(kernel, "kernel"))
     try:
@@ -60,12 +61,17 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
     header = f"checking {label} {spec!r} from {info.source} {info.version} ({info.entry_point})"
     options = {"timeout": timeout} if found == "dataset" else {"timeout": timeout, "kernel": kernel}
     try:
-        passed = usage(lambda: KITS[found](spec, **options))  # a bad parameter: a usage error
+        with warnings.catch_warnings(record=True) as notes:  # (a dataset not downloaded: not checked)
+            warnings.simplefilter("always", NotChecked)
+            passed = usage(lambda: KITS[found](spec, **options))  # a bad parameter: a usage error
     except AssertionError as exc:
         click.echo(header)
         click.echo(str(exc), err=True)
         sys.exit(1)
     click.echo(header)
+    for note in notes:
+        if issubclass(note.category, NotChecked):
+            click.echo(f"  note: {note.message}", err=True)
     for check in passed:
         click.echo(f"  ok  {check}")
     click.echo(f"{spec}: all {len(passed)} contract checks passed")

@@ -278,6 +278,19 @@ class LamPath(Bounded):
         return super().convert(value, param, ctx)
 
 
+class PartLams(Bounded):
+    """``kbench part --lams``: the sweep's λ path as numbers (a part job's fits use its smallest)."""
+
+    def __init__(self) -> None:
+        super().__init__(BOUNDS["lams"], many=True)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip() == AUTO:
+            self.fail(f"kbench part takes the sweep's λ path as numbers; a sweep run with --lams {AUTO} starts from "
+                      f"{','.join(f'{v:g}' for v in AUTO_LAMS)}: pass that, as the workflow does.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def lam_path_options(required: bool):
     """``--lams`` (or ``auto``), ``--lam-bounds`` and ``--selection``: how a command's cells
     choose λ, declared once for ``kbench run`` and ``kbench prepare``."""

@@ -17,6 +17,7 @@ from kbench.cli.params import (
     FOLDER,
     ONE_DATASET,
     OptionsOnce,
+    PartLams,
     blas_threads_option,
     bounded,
     kernel_option,
@@ -152,7 +153,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
 @click.option("--sampler", required=True, help="A sampler whose fits are built in parts, e.g. squeak:shards=4.")
 @click.option("--ranks", required=True, type=bounded("ranks", many=True),
               help="Comma list of the sweep's ranks (the part of each rank's fit).")
-@click.option("--lams", required=True, type=bounded("lams", many=True),
+@click.option("--lams", required=True, type=PartLams(),
               help="Comma list of the sweep's λ (the fits use the smallest).")
 @click.option("--only-repetition", "repetition", required=True, type=bounded("only_repetition"),
               help="Repetition index R.")

@@ -17,6 +17,7 @@ from types import ModuleType
 from kbench.datasets.base import DatasetProvider
 from kbench.datasets.home import ENVIRONMENT_VARIABLE, data_home
 from kbench.datasets.tabular import TABLE_OPTIONS, frame_to_raw
+from kbench.errors import NotDownloaded
 from kbench.hookspecs import hookimpl
 
 
@@ -76,7 +77,7 @@ class OpenMLProvider(DatasetProvider):
             target = target or dataset.default_target_attribute
             frame, _, _, _ = dataset.get_data(dataset_format="dataframe")
         except Exception as exc:  # openml raises its own errors, requests' and OSError
-            raise ValueError(
+            raise NotDownloaded(
                 f"openml:{dataset_id} could not be loaded ({type(exc).__name__}: {exc}). It is "
                 f"downloaded on first use into {cache}: check the network, or set "
                 f"{ENVIRONMENT_VARIABLE} to a folder whose openml/ subfolder is a cache that holds it."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kbench.datasets.base import DatasetProvider, RawData
 from kbench.datasets.home import ENVIRONMENT_VARIABLE, data_home
+from kbench.errors import NotDownloaded
 from kbench.hookspecs import hookimpl
 
 #: name -> (scikit-learn loader, task type, needs the network)
@@ -39,7 +40,7 @@ class SklearnProvider(DatasetProvider):
         try:
             bunch = loader(**kwargs)
         except OSError as exc:  # URLError is an OSError
-            raise ValueError(
+            raise NotDownloaded(
                 f"sklearn:{name} is downloaded on first use into {kwargs['data_home']} and the "
                 f"download failed ({exc}); connect to the network once, or set {ENVIRONMENT_VARIABLE} "
                 "to a folder whose sklearn/ subfolder holds scikit-learn's cache."

@@ -12,6 +12,7 @@ repetition), with the λ path's solves, and every run job loads it.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from functools import cached_property
 from pathlib import Path
@@ -21,7 +22,13 @@ import numpy as np
 import scipy.linalg
 
 from kbench._files import read_keyed_npz, write_keyed_npz
-from kbench._validation import INT64_MAX, check_components, check_lam, check_ridge_path
+from kbench._validation import (
+    INT64_MAX,
+    check_components,
+    check_lam,
+    check_lam_path,
+    check_ridge_path,
+)
 from kbench.datasets.base import Dataset
 from kbench.exact.pcg import kernel_product, solve_krr_path
 from kbench.kernels.base import Kernel
@@ -76,6 +83,7 @@ class ExactBaseline:
     unsaved = False
 
     def __init__(self, data, kernel) -> None:
+        _check_arguments(data, kernel, "ExactBaseline")
         start = time.perf_counter()
         X = data.X_train
         self.n = X.shape[0]
@@ -88,6 +96,7 @@ class ExactBaseline:
         self.diag_test = kernel.diag(data.X_test)
         self.ones_K_ones = float(self.s @ (self.U.sum(axis=0) ** 2))  # 1ᵀK1, for centered KPCA
         self.seconds = time.perf_counter() - start
+        _read_only(self, _ARRAYS)
 
     # -- sharing between processes ---------------------------------------------------------
     def save(self, path, key: dict) -> None:
@@ -107,13 +116,16 @@ class ExactBaseline:
         baseline.n = int(archive["n"])
         for name in _SCALARS[1:]:
             setattr(baseline, name, float(archive[name]))
+        _read_only(baseline, _ARRAYS)
         return baseline
 
     # -- diagnostics ---------------------------------------------------------------------
     @cached_property
     def U_squared(self) -> np.ndarray:
         """U∘U, computed once: leverage scores for any λ are one product with it."""
-        return self.U * self.U
+        squares = self.U * self.U
+        squares.flags.writeable = False  # shared, as the baseline's arrays are
+        return squares
 
     def leverage_scores(self, lam: float) -> np.ndarray:
         """ℓᵢ(λ) = [K(K + nλI)⁻¹]ᵢᵢ = (U∘U)·(s/(s + nλ)) (Alaoui & Mahoney 2015, eq. 3)."""
@@ -123,7 +135,7 @@ class ExactBaseline:
     def diagnostics_path(self, lams) -> list[dict[str, float]]:
         """Per λ of the path: d_eff = Σℓᵢ, d_mof = n·max ℓᵢ (docs/conventions.md) and Bach's
         d_ave = tr K²(K + nλI)⁻², from one (U∘U)·R product (BLAS-3)."""
-        ratio = self.s[:, None] / (self.s[:, None] + self.n * np.asarray(lams, dtype=float)[None, :])
+        ratio = self.s[:, None] / (self.s[:, None] + self.n * check_lam_path(lams)[None, :])
         scores = self.U_squared @ ratio  # n×L
         return [{"d_eff": float(scores[:, j].sum()), "d_mof": float(self.n * scores[:, j].max()),
                  "d_ave": float(ratio[:, j] @ ratio[:, j]), "diagnostics_method": "exact"}
@@ -181,6 +193,7 @@ class IterativeBaseline:
 
     def __init__(self, data, kernel, tol: float = PCG_TOL, preconditioner_rank: int = PRECONDITIONER_RANK,
                  seed: int = 0, max_passes: int = PCG_MAX_PASSES) -> None:
+        _check_arguments(data, kernel, "IterativeBaseline")
         start = time.perf_counter()
         self.kernel, self.X, self.X_val, self.X_test = kernel, data.X_train, data.X_val, data.X_test
         self.n, self.tol, self.max_passes = data.X_train.shape[0], float(tol), int(max_passes)
@@ -253,7 +266,7 @@ class IterativeBaseline:
     def diagnostics_path(self, lams) -> list[dict[str, float]]:
         """d_eff, d_mof and d_ave of the preconditioner's Nyström approximation L = FFᵀ
         (kbench.lowrank.linalg.factor_diagnostics): lower bounds of K's d_eff and d_mof."""
-        found = factor_diagnostics(self.F, lams)
+        found = factor_diagnostics(self.F, check_lam_path(lams))
         label = f"estimate: rank-{self.F.shape[1]} Nyström"
         return [{"d_eff": float(found["d_eff"][j]), "d_mof": float(found["d_mof"][j]),
                  "d_ave": float(found["d_ave"][j]), "diagnostics_method": label} for j in range(len(found["d_eff"]))]
@@ -362,16 +375,14 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N, shared:
     With ``shared`` = (file, split checksum) it is shared between processes through the file:
     loaded when the file holds the baseline of this split and kernel, else computed and saved
     there (:func:`save_requests` saves what is asked of it later)."""
-    for name, value, kind, what in (("data", data, Dataset, "a kbench Dataset (kbench.load_dataset)"),
-                                    ("kernel", kernel, Kernel, "a kbench kernel (kbench.make_kernel)")):
-        if not isinstance(value, kind):
-            raise ValueError(f"exact_baseline: {name} must be {what}, got {type(value).__name__}.")
+    _check_arguments(data, kernel, "exact_baseline")
+    shared = _check_shared(shared)
     exact_max_n = EXACT_MAX_N.check(exact_max_n, "exact_max_n", "exact_baseline")
     n = data.X_train.shape[0]
     if n > exact_max_n:
         return None
     dense = n <= DENSE_MAX_N
-    key = None if shared is None else _shared_key(kernel, shared, dense)
+    key = None if shared is None else _shared_key(data, kernel, shared, dense)
     computed = []  # whether this call computed it (then it is saved below)
 
     def load_or_compute():
@@ -386,15 +397,46 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N, shared:
     return baseline
 
 
-def _shared_key(kernel, shared: tuple[Path, str], dense: bool) -> dict:
-    """What a shared baseline file must hold to stand for this split, kernel and method."""
-    key = {"split_checksum": shared[1], "kernel": kernel.spec(), "format": FORMAT}
+def _check_arguments(data, kernel, owner: str) -> None:
+    for name, value, kind, what in (("data", data, Dataset, "a kbench Dataset (kbench.load_dataset)"),
+                                    ("kernel", kernel, Kernel, "a kbench kernel (kbench.make_kernel)")):
+        if not isinstance(value, kind):
+            raise ValueError(f"{owner}: {name} must be {what}, got {type(value).__name__}.")
+
+
+def _check_shared(shared) -> tuple[Path, str] | None:
+    """``shared`` as (file, split checksum), checked: None, or a pair of a file path and text."""
+    if shared is None:
+        return None
+    if not (isinstance(shared, tuple) and len(shared) == 2 and isinstance(shared[0], str | os.PathLike)
+            and isinstance(shared[1], str) and shared[1]):
+        raise ValueError(f"exact_baseline: shared must be a pair (file path, split checksum text), got {shared!r}.")
+    path = Path(shared[0])
+    if path.is_dir():
+        raise ValueError(f"exact_baseline: the shared file {path} is a folder; name a file in it (e.g. {path / 'exact.npz'}).")
+    return path, shared[1]
+
+
+def _read_only(baseline, names) -> None:
+    """The baseline's arrays cannot be written: every cell of a repetition reads them."""
+    for name in names:
+        getattr(baseline, name).flags.writeable = False
+
+
+def _shared_key(data, kernel, shared: tuple[Path, str], dense: bool) -> dict:
+    """What a shared baseline file must hold to stand for this split, kernel and method: the
+    caller's split checksum, and the training rows' shape and a digest of up to 256 of them
+    (so that another split is never served under a wrong checksum)."""
+    X = data.X_train
+    rows = {"split_checksum": shared[1], "train_shape": list(X.shape),
+            "train_rows": _digest(X[::max(1, X.shape[0] // 256)])}
+    key = {**rows, "kernel": kernel.spec(), "format": FORMAT}
     if not dense:
         key.update(method="pcg", tol=PCG_TOL, preconditioner_rank=PRECONDITIONER_RANK)
     return key
 
 
-def save_requests(baseline, kernel, shared: tuple[Path, str] | None) -> None:
+def save_requests(baseline, data, kernel, shared: tuple[Path, str] | None) -> None:
     """Save into ``shared`` what was asked of a matrix-free ``baseline`` since it was saved, once."""
     if shared is not None and baseline.unsaved:
-        baseline.save(shared[0], _shared_key(kernel, shared, baseline.dense))
+        baseline.save(shared[0], _shared_key(data, kernel, shared, baseline.dense))

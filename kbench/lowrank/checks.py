@@ -91,9 +91,29 @@ def info_columns(info: dict, reserved) -> dict:
     return columns
 
 
-def exact_columns(owner: str, found, reserved) -> dict[str, float]:
+def compared_with_exact(owner: str, sampler, approx: LowRank, exact, lam, reserved) -> dict[str, float]:
+    """The columns of ``sampler.against_exact(approx, exact, lam)``, checked
+    (:func:`exact_columns`); the hook reads the exact baseline every cell shares and must not
+    replace any of its values (its arrays are read-only, so writing into one raises)."""
+    before = dict(vars(exact))
+    try:
+        found = sampler.against_exact(approx, exact, lam)
+    except ValueError as exc:
+        if "read-only" not in str(exc):
+            raise
+        raise ContractViolation(f"{owner}: against_exact wrote into an array of the exact baseline, which every cell "
+                                f"shares ({exc}); compute on a copy") from None
+    changed = sorted(name for name, value in before.items() if getattr(exact, name, None) is not value)
+    if changed:
+        raise ContractViolation(f"{owner}: against_exact changed the exact baseline's {changed}, which every cell "
+                                "shares; read it, and compute on copies")
+    return exact_columns(owner, found, reserved, approx.info)
+
+
+def exact_columns(owner: str, found, reserved, info: dict | None = None) -> dict[str, float]:
     """The columns a sampler's ``against_exact`` returned, checked: a dict of new column
-    names (letters, digits, ``_``; none of kbench's ``reserved`` ones) to real numbers."""
+    names (letters, digits, ``_``; none of kbench's ``reserved`` ones, none of the columns its
+    fit's ``info`` gives) to real numbers."""
     if not isinstance(found, dict):
         raise ContractViolation(f"{owner}: against_exact must return a dict of column names to numbers, not "
                                 f"{type(found).__name__}")
@@ -104,6 +124,10 @@ def exact_columns(owner: str, found, reserved) -> dict[str, float]:
     clash = sorted(set(found) & set(reserved))
     if clash:
         raise ContractViolation(f"{owner}: against_exact returned {clash}, which kbench writes itself; rename them")
+    shared = sorted(set(found) & set(info_columns(info or {}, ())))
+    if shared:
+        raise ContractViolation(f"{owner}: against_exact returned {shared}, which the fit's info also holds "
+                                "(a column of its own); rename one of them")
     numbers_ = {k: v for k, v in found.items() if isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)}
     if len(numbers_) < len(found):
         raise ContractViolation(f"{owner}: against_exact gave non-numbers "

@@ -15,6 +15,7 @@ from kbench.reporting.advice import advise
 from kbench.reporting.charts import chart_payload
 from kbench.reporting.figures import prune_figures
 from kbench.reporting.focus import focus as focus_tables
+from kbench.reporting.focus import focus_label, scored_samplers
 from kbench.reporting.header import header
 from kbench.reporting.page import Page
 from kbench.reporting.scores import (
@@ -54,6 +55,7 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
     look = styles(frame["sampler_label"].dropna().unique())
     advice = advise(frame, found, standings)
     costs = cost_in_n(frame)
+    focus = focus_label(focus, scored_samplers(found)) if focus else None  # as the results label it
     page = Page(tuple(header(frame, command, executor)), tuple(notes), tuple(part for part in (
         parts.advice_part(advice),
         parts.focus_part(focus, focus_tables(found, focus)) if focus else None,

@@ -34,12 +34,8 @@ class FocusTables:
 def focus(found: list[Section], sampler: str, seed: int = 0) -> list[FocusTables]:
     """The focused sampler's paired win rates in every section where it has cells. Raises
     ValueError naming the samplers there are when it has none anywhere, and when it is the only one."""
-    known = sorted({s for section in found for s in section.cells["sampler"].unique()})
-    if sampler not in known:  # as a sweep labels it: "uniform:" is uniform
-        sampler = next((label for label in (_label(sampler),) if label in known), sampler)
-    if sampler not in known:
-        raise ValueError(f"--focus {sampler!r}: no scored cells of that sampler label; the results have "
-                         f"{', '.join(known) or 'no scored cells'}.")
+    known = scored_samplers(found)
+    sampler = focus_label(sampler, known)
     if known == [sampler]:
         raise ValueError(f"--focus {sampler!r}: it is the only sampler of these results, so there is no other to "
                          "pair it with; run another sampler on the same datasets into these results.")
@@ -75,9 +71,23 @@ def paired_scores(section: Section, sampler: str) -> pd.DataFrame:
     return pairs.assign(score=pair_scores(pairs["metric"], pairs["metric_theirs"], section.task.headline))
 
 
-def _label(spec: str) -> str | None:
-    """A sampler spec as its results are labelled, None when it cannot be read."""
+def scored_samplers(found: list[Section]) -> list[str]:
+    """The sampler labels with cells in any of the sections, sorted."""
+    return sorted({s for section in found for s in section.cells["sampler"].unique()})
+
+
+def focus_label(spec: str, known) -> str:
+    """The label among ``known`` (the results' sampler labels) that ``--focus`` names, read as a
+    sweep labels a sampler ("uniform:" is uniform); a ValueError saying why when none is."""
+    if spec in known:
+        return spec
+    have = f"the results have {', '.join(known) or 'no scored cells'}"
+    if "," in spec and spec.split(",", 1)[0].strip() in known:
+        raise ValueError(f"--focus takes one sampler label, got the list {spec!r}; {have}.")
     try:
-        return canonical_label(Spec.parse(spec, "sampler").label, "sampler")
-    except ValueError:
-        return None
+        label = canonical_label(Spec.parse(spec, "sampler").label, "sampler")
+    except ValueError as exc:
+        raise ValueError(f"--focus {spec!r}: {str(exc).rstrip('.')}; {have}.") from None
+    if label not in known:
+        raise ValueError(f"--focus {spec!r}: no scored cells of that sampler label; {have}.")
+    return label

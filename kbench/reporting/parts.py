@@ -35,6 +35,7 @@ from kbench.reporting.regimes import BY_REGIME_TEXT, by_regime
 from kbench.reporting.scores import (
     COST_TEXT,
     FAILURES_TEXT,
+    NOT_COMPARABLE_TEXT,
     NOT_OK_TEXT,
     NOT_PLANNED_TEXT,
     UNINFORMATIVE_TEXT,
@@ -103,6 +104,9 @@ def board_part(section: Section, result: Standing, regimes: pd.DataFrame, figure
         blocks += [Heading("By regime"), Paragraph(BY_REGIME_TEXT), Table(regime_table.set_index("regime"))]
     if len(section.uninformative):
         blocks += [Heading("Uninformative datasets"), Paragraph(UNINFORMATIVE_TEXT), Table(section.uninformative)]
+    if len(section.not_comparable):
+        blocks += [Heading("Datasets without comparable cells"), Paragraph(NOT_COMPARABLE_TEXT),
+                   Table(section.not_comparable)]
     failed = failures(section)
     if len(failed):
         blocks += [Paragraph(FAILURES_TEXT), Table(failed, index=False)]

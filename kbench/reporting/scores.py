@@ -18,6 +18,7 @@ validation data is uninformative (:func:`informative`): listed, not ranked.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +49,8 @@ class Section:
     unscored: dict[str, str]  # sampler label → why it has no headline value
     #: per dataset left out as uninformative: what judged it, its numbers and why (:func:`informative`)
     uninformative: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: per dataset left out because its cells cannot be compared: why (:func:`not_comparable`)
+    not_comparable: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def scored(self) -> pd.DataFrame:
@@ -206,6 +209,34 @@ def informative(cells: pd.DataFrame, task) -> pd.DataFrame:
     return pd.DataFrame(list(found.values()), index=pd.Index(list(found), name="dataset"), columns=columns)
 
 
+NOT_COMPARABLE_TEXT = ("Datasets left out of this task's ranking, win counts and advice because their cells say "
+                       "nothing about the samplers: none could run (every cell failed while loading the data or "
+                       "evaluating the kernel), or the cells of one repetition were computed on different splits "
+                       "(the data changed between runs: rerun them into a new folder).")
+#: the stages before any sampler runs: a cell failing there fails for every sampler
+_BEFORE_SAMPLERS = ("dataset", "kernel")
+
+
+def not_comparable(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset (:func:`dataset_keys`) of one task's ``rows`` whose cells cannot be compared,
+    why: every cell failed before its sampler ran, or one repetition's cells hold several
+    ``split_checksum`` values (paired comparisons need one split)."""
+    keys = dataset_keys(rows)
+    why = {}
+    failed_in = rows["failed_in"] if "failed_in" in rows else pd.Series(np.nan, index=rows.index)
+    before = rows["status"].isin(FAILED) & failed_in.isin(_BEFORE_SAMPLERS)
+    for dataset, group in rows[before].groupby(keys[before]):
+        if len(group) == int((keys == dataset).sum()):
+            why[dataset] = (f"no sampler ran: every cell failed in the {group['failed_in'].iloc[0]} "
+                            f"({textwrap.shorten(str(group['error'].iloc[0]), 200, placeholder=' …')})")
+    if "split_checksum" in rows:
+        splits = rows.groupby([keys, rows["repetition"]])["split_checksum"].nunique()
+        for (dataset, repetition), count in splits[splits > 1].items():
+            why.setdefault(dataset, f"repetition {repetition}: its cells were computed on {count} different splits "
+                                    "(the data changed between runs)")
+    return pd.DataFrame({"why": list(why.values())}, index=pd.Index(list(why), name="dataset"))
+
+
 def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
     """A Section per task label in ``frame``, its uninformative datasets set apart; and notes
     for labels that cannot have one."""
@@ -226,7 +257,8 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
         scored = set(cells["sampler"])
         judged = informative(cells, task)
         left_out = judged.loc[~judged["informative"].astype(bool)].drop(columns="informative")
-        cells = cells[~cells["dataset"].isin(left_out.index)]
+        apart = not_comparable(frame[frame["task_label"] == label])
+        cells = cells[~cells["dataset"].isin(left_out.index) & ~cells["dataset"].isin(apart.index)]
         ok = frame[(frame["task_label"] == label) & (frame["status"] == "ok")]
         unscored = {}
         for sampler, rows in ok.groupby("sampler_label"):
@@ -244,12 +276,12 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
             else:
                 unscored[sampler] = f"no {task.headline.metric} value in its ok cells" + (
                     " at the λ they chose (lam_selected)" if "lam_selected" in rows else "")
-        if cells.empty and len(ok) and left_out.empty:
+        if cells.empty and len(ok) and left_out.empty and apart.empty:
             notes.append(f"{label}: no ok row gives a {task.headline.metric} value to rank ("
                          f"{'; '.join(f'{s}: {why}' for s, why in unscored.items()) or 'none at a chosen λ'}), so it "
                          "has no section.")
-        elif not cells.empty or unscored or len(left_out):
-            found.append(Section(label, task, cells, unscored, left_out))
+        elif not cells.empty or unscored or len(left_out) or len(apart):
+            found.append(Section(label, task, cells, unscored, left_out, apart))
     return found, notes
 
 

@@ -164,7 +164,7 @@ def exact_and_path(data: Dataset, kernel: Kernel, limit: int, shared, tasks, lam
         for task in tasks:
             if task.needs_exact and data.n_train <= task.exact_max_n:
                 task.prepare_exact(baseline, data, path)
-        save_requests(baseline, kernel, shared)
+        save_requests(baseline, data, kernel, shared)
     return baseline, path
 
 

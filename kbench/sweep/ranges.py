@@ -3,6 +3,11 @@ edited or written by another program, and is refused before it is ranked
 (:func:`kbench.sweep.store.check_values`); the conformance kit checks a task's rows against
 the same table."""
 
+import numbers
+
+import numpy as np
+
+from kbench.errors import ContractViolation
 from kbench.registry import plugin_class
 
 _SQUARES = (lambda v: v >= 0, "means of squares >= 0")
@@ -24,6 +29,18 @@ VALUE_RANGES = {
 NUMERIC_COLUMNS = (*VALUE_RANGES, "components", "seed", "base_seed", "rank_realized", "n_train",
                    "sampler_lam", "lam_selected", "kernel_evals", "blas_threads", "peak_rss_mb",
                    *(f"time_{part}_s" for part in ("sample", "features", "fit", "predict", "exact")))
+
+
+def check_row_ranges(rows: list[dict], task: str) -> None:
+    """A ContractViolation when a task's row holds a finite number outside the range kbench
+    writes that column in (:data:`VALUE_RANGES`; λ is checked on its own): a leaderboard would
+    refuse the cell's file."""
+    for row in rows:
+        for column, (inside, kbench_writes) in VALUE_RANGES.items():
+            value = row.get(column)
+            if column != "lam" and isinstance(value, numbers.Real) and np.isfinite(value) and not inside(value):
+                raise ContractViolation(f"task {task!r} wrote {column} = {value}, where kbench writes "
+                                        f"{kbench_writes}; fix the task, or name the column otherwise")
 
 
 def numeric_columns(tasks) -> set[str]:

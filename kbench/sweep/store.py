@@ -264,6 +264,11 @@ def check_values(frame: pd.DataFrame, where) -> None:
             raise ValueError(f"{where}: column {column!r} holds a control character "
                              f"({shown(frame[column][control].iloc[0])}), which no kbench label has; are these kbench's "
                              "results?")
+    for column in ("rank", "repetition"):  # (a cell's coordinates: a row without one belongs to no cell)
+        missing = int(frame[column].isna().sum()) if column in frame else 0
+        if missing:
+            raise ValueError(f"{where}: {missing} of {len(frame)} rows have no {column!r}, which kbench writes in every "
+                             "row; are these kbench's results?")
     tasks = frame["task"].dropna().unique() if "task" in frame else []
     for column in frame.columns.intersection(list(numeric_columns(tasks))):  # (not a digest, nor a plugin's info)
         values = frame[column].dropna()

@@ -14,14 +14,15 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from kbench.errors import Failure, Status
+from kbench.errors import ContractViolation, Failure, Status
 from kbench.exact.baseline import DENSE_MAX_N, exact_baseline
-from kbench.lowrank.checks import exact_columns, info_columns
+from kbench.lowrank.checks import compared_with_exact, info_columns
 from kbench.lowrank.features import DEFAULT_BUDGET_MB, check_fit
 from kbench.lowrank.workspace import active
 from kbench.registry import create
 from kbench.sweep.context import JobContext
 from kbench.sweep.plan import Cell, Job
+from kbench.sweep.ranges import check_row_ranges
 from kbench.sweep.store import write_cell
 from kbench.tasks.base import check_columns, check_headline, check_rows, require_lam
 from kbench.tasks.selection import (
@@ -88,8 +89,8 @@ def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) 
                                         job.sampler_lam, "; ".join(approx.info.get("warnings", []))), strict=True))
         reserved = {*todo[0].identity(), *common, *context.columns(), *ROW_COLUMNS}
         if exact is not None:  # the sampler's own comparison with the exact kernel (Sampler.against_exact)
-            common.update(exact_columns(f"sampler {sampler.name!r}", sampler.against_exact(
-                approx, exact, job.sampler_lam), reserved))
+            common.update(compared_with_exact(f"sampler {sampler.name!r}", sampler, approx, exact, job.sampler_lam,
+                                              reserved))
         common.update(info_columns(approx.info, {*reserved, *common}))
     except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
         _release(approx)
@@ -141,11 +142,17 @@ def _evaluate_cells(todo, job: Job, context: JobContext, approx, common: dict, r
             write_failure(cell, job, list(context.lams), context.task_failures[cell.task], context)
             written()
             continue
+        stage = "task"
         try:
-            rows = check_columns(evaluate_cell(task := create(cell.task), context, approx), cell.task.name, reserved)
+            rows = evaluate_cell(task := create(cell.task), context, approx)
+            stage = "sampler"
+            _check_sampler_columns(rows, set(common) - set(FIT_COLUMNS), job.sampler.name, cell.task.name)
+            stage = "task"
+            rows = check_columns(rows, cell.task.name, reserved)
+            check_row_ranges(rows, cell.task.name)
             check_headline(task, rows, job.rank)
         except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
-            write_failure(cell, job, list(context.lams), Failure.of(exc, "task"), context)
+            write_failure(cell, job, list(context.lams), Failure.of(exc, stage), context)
         else:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             stamp = datetime.now(timezone.utc).isoformat()
@@ -153,6 +160,15 @@ def _evaluate_cells(todo, job: Job, context: JobContext, approx, common: dict, r
                                     "peak_rss_mb": peak, "status": Status.OK.value, "error": "", "timestamp": stamp}
                                    for row in rows])
         written()
+
+
+def _check_sampler_columns(rows: list[dict], own: set[str], sampler: str, task: str) -> None:
+    """A sampler's own columns (its ``against_exact`` and ``info``) are not among a task's."""
+    shared = sorted({key for row in rows for key in row} & own)
+    if shared:
+        raise ContractViolation(f"sampler {sampler!r} writes the column(s) {', '.join(map(repr, shared[:5]))} (its "
+                                f"against_exact or its fit's info), which task {task!r} writes too; rename the "
+                                "sampler's")
 
 
 def feature_budget_mb(memory_limit_mb: float | None) -> float:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from kbench.errors import UnknownPluginError
 from kbench.registry import get_registry, list_plugins
 from kbench.spec import Spec
+from kbench.testing._kit import NotChecked
 from kbench.testing.datasets import PROVIDER_CHECKS, check_dataset_provider
 from kbench.testing.samplers import CHECKS, check_sampler
 from kbench.testing.tasks import TASK_CHECKS, check_task
@@ -56,5 +57,5 @@ def find_kind(spec: str | Spec, kind: str | None = None) -> str:
     raise UnknownPluginError(" ".join(unknown))  # one line: each kind's did-you-mean
 
 
-__all__ = ["CHECKS", "KITS", "PROVIDER_CHECKS", "TASK_CHECKS", "check_dataset_provider", "check_sampler",
-           "check_task", "find_kind"]
+__all__ = ["CHECKS", "KITS", "PROVIDER_CHECKS", "TASK_CHECKS", "NotChecked", "check_dataset_provider",
+           "check_sampler", "check_task", "find_kind"]

@@ -22,6 +22,10 @@ from kbench.sweep.signals import alarm
 from kbench.sweep.worker import ROW_COLUMNS
 
 
+class NotChecked(UserWarning):
+    """Part of a plugin the kit could not check (a dataset not downloaded), named."""
+
+
 def small_problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
     """Seeded points and the kernel ``kernel`` (a spec) fitted on them: gaussian in d
     dimensions, or uniform on [0, 1) in one for a kernel defined there (``Kernel.unit_interval``)."""

@@ -4,8 +4,9 @@ determinism under a seed, unknown names refused with a ValueError."""
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -19,9 +20,17 @@ from kbench.datasets import (
 )
 from kbench.datasets.base import TASK_TYPES, DatasetProvider, RawData, check_raw
 from kbench.datasets.split import check_n, split_and_scale
+from kbench.errors import NotDownloaded
 from kbench.registry import get_registry
 from kbench.spec import Spec
-from kbench.testing._kit import check_declared, check_timeout, run_checks, same_values, time_limit
+from kbench.testing._kit import (
+    NotChecked,
+    check_declared,
+    check_timeout,
+    run_checks,
+    same_values,
+    time_limit,
+)
 
 #: load_dataset's own options: a provider parameter of one of these names would be shadowed
 _OWN = ("name", *(p for p in inspect.signature(load_dataset).parameters if p not in ("spec", "params")))
@@ -166,10 +175,31 @@ def check_dataset_provider(provider: str | Spec | type | DatasetProvider, names:
     if not names:
         raise ValueError(f"dataset provider {label!r} lists no dataset (names()): pass the ones to load, "
                          f"names=[...] (kbench check-plugin {label}:NAME).")
-    problem = _ProviderProblem(make, names, params, n)
+    problem = _available(_ProviderProblem(make, names, params, n), label, check_timeout(timeout))
     if named:
         _loads_as_named(problem, label, check_timeout(timeout))
     return run_checks(f"dataset provider {label!r}", PROVIDER_CHECKS, problem, timeout)
+
+
+def _available(p: _ProviderProblem, label: str, timeout: float | None) -> _ProviderProblem:
+    """The problem without the datasets that are downloaded on first use and could not be
+    (:class:`kbench.errors.NotDownloaded`): a warning names them; a ValueError when none is left."""
+    missing = {}
+    for name in p.names:
+        try:
+            with time_limit(timeout):
+                p.load(name)
+        except NotDownloaded as exc:
+            missing[name] = str(exc)
+        except Exception:  # noqa: BLE001, S110 - any other failure is the checks' to report
+            pass
+    if not missing:
+        return p
+    if len(missing) == len(p.names):
+        raise ValueError(f"no dataset of {label!r} could be loaded to check: {next(iter(missing.values()))}")
+    warnings.warn(f"{label}: {len(missing)} of {len(p.names)} datasets are not downloaded, so not checked: "
+                  f"{', '.join(missing)} ({next(iter(missing.values()))})", NotChecked, stacklevel=3)
+    return replace(p, names=[name for name in p.names if name not in missing])
 
 
 def _loads_as_named(p: _ProviderProblem, spec: str, timeout: float | None) -> None:

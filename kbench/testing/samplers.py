@@ -14,9 +14,10 @@ from kbench.errors import ContractViolation
 from kbench.exact.baseline import exact_baseline
 from kbench.kernels import DEFAULT_KERNEL
 from kbench.kernels.base import check_kernel
-from kbench.lowrank.checks import exact_columns, info_columns
+from kbench.lowrank.checks import compared_with_exact, info_columns
 from kbench.lowrank.maps import LowRank
-from kbench.registry import create
+from kbench.lowrank.workspace import Workspace
+from kbench.registry import create, list_plugins
 from kbench.samplers.base import Sampler
 from kbench.spec import Spec
 from kbench.sweep.parts import fits_seed, graph_of, part_arrays
@@ -210,19 +211,42 @@ def _parts(p: _Problem) -> None:
 
 def _against_exact(p: _Problem) -> None:
     """A sampler that compares its fits with the exact kernel: its hook, given a fit and the
-    exact baseline of the same training rows, returns new columns of numbers, as a sweep checks."""
+    exact baseline of the same training rows, returns new columns of numbers, as a sweep checks,
+    leaves the baseline as it was, and names no column its fit's info or a task writes."""
     sampler = p.make()
     if not sampler.compares_with_exact:
         return
-    data = load_dataset("synthetic:two-balls:n=160")
-    kernel = create(p.kernel_spec, "kernel").fit(data.X_train, data.y_train)
     lam = p.lam if sampler.needs_lam else None
-    approx = sampler.fit(data.X_train, kernel, rank=10, lam=lam, seed=0)
-    try:
-        exact_columns(f"sampler {sampler.name!r}", sampler.against_exact(approx, exact_baseline(data, kernel), lam),
-                      {*kbench_columns(), *FIT_COLUMNS})
-    except ContractViolation as exc:
-        raise AssertionError(str(exc)) from None
+    for spec in _EXACT_DATA:  # classes and a real-valued target: every built-in task takes one of them
+        data = load_dataset(spec)
+        kernel = create(p.kernel_spec, "kernel").fit(data.X_train, data.y_train)
+        approx = sampler.fit(data.X_train, kernel, rank=10, lam=lam, seed=0)
+        try:
+            with Workspace():
+                exact = exact_baseline(data, kernel)
+                columns = compared_with_exact(f"sampler {sampler.name!r}", sampler, approx, exact, lam,
+                                              {*kbench_columns(), *FIT_COLUMNS})
+                for task, written in _task_columns(sampler, data, approx, kernel):
+                    shared = sorted(set(columns) & written)
+                    assert not shared, (f"against_exact returns {shared}, which task {task!r} writes too (a "
+                                        "sweep records its cells as errors); rename them")
+        except ContractViolation as exc:
+            raise AssertionError(str(exc)) from None
+
+
+#: the data a sampler's comparison with the exact kernel is checked on
+_EXACT_DATA = ("synthetic:two-balls:n=160", "synthetic:friedman1:n=160")
+
+
+def _task_columns(sampler: Sampler, data, approx: LowRank, kernel):
+    """(name, columns of its rows) of each registered task that takes this data and family,
+    evaluated on ``approx`` at one λ, in the caller's workspace."""
+    for name in list_plugins("tasks"):
+        task = create(name, "task")
+        if data.task_type in task.accepts and sampler.family in task.families:
+            task.prepare(data, kernel)
+            rows = task.evaluate(data, approx, kernel, lams=[1e-3])
+            yield name, {key for row in rows for key in row}
 
 
 #: the sampler contract checks, by name
@@ -245,7 +269,13 @@ def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3, timeo
     """
     make, label = plugin_factory("sampler", sampler, params)
     X, fitted = small_problem(kernel)
-    check_kernel(fitted, X)  # a kernel's diag its matrix's: else no bound the checks read holds
+    try:  # a kernel's diag its matrix's: else no bound the checks read holds
+        check_kernel(fitted, X)
+    except ContractViolation as exc:
+        raise AssertionError(f"{label} cannot be checked with the kernel {kernel!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the kernel is a plugin: its failure is reported, named
+        raise AssertionError(f"{label} cannot be checked with the kernel {kernel!r}, which fails on the check's "
+                             f"rows: {type(exc).__name__}: {exc}") from None
     reason = make().refuses(fitted)
     if reason:  # by design, as a sweep plans: a kernel to check it with is the caller's to choose
         raise ValueError(f"{label} refuses the kernel {kernel!r} (its refuses()): {reason} Check it with a kernel it "

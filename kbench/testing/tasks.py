@@ -21,7 +21,7 @@ from kbench.lowrank.workspace import Workspace
 from kbench.registry import create, make_sampler
 from kbench.spec import Spec
 from kbench.sweep.context import fitted_kernel
-from kbench.sweep.ranges import VALUE_RANGES
+from kbench.sweep.ranges import check_row_ranges
 from kbench.tasks.base import FAMILIES, Headline, Task, Validation, check_headline, check_rows
 from kbench.testing._kit import (
     check_declared,
@@ -137,10 +137,10 @@ def _rows(p: _TaskProblem) -> None:
         for row in rows:
             assert not set(row) & reserved, f"{where}: columns {sorted(set(row) & reserved)} are kbench's own"
             assert "lam" in row, f"{where}: a row without 'lam'"
-            for column, (inside, kbench_writes) in VALUE_RANGES.items():  # as a result file's are checked
-                value = row.get(column)
-                assert column == "lam" or not isinstance(value, (int, float)) or not np.isfinite(value) or \
-                    inside(value), f"{where}: column {column!r} holds {value}; kbench reads it as {kbench_writes}"
+        try:  # as a sweep checks them
+            check_row_ranges(rows, task.name)
+        except ContractViolation as exc:
+            raise AssertionError(f"{where}: {exc}") from None
         lams = [row["lam"] for row in rows]
         if task.uses_lams:
             assert sorted(set(lams)) == _LAMS, f"{where}: uses_lams, but the rows' λ are {lams}, the path {_LAMS}"

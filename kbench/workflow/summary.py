@@ -30,5 +30,6 @@ def run_summary(out, verdicts: list[str] = ()) -> str:
                      + "; run the workflow again (without --until) to rebuild it")
     if failed:
         lines.insert(1, f"kbench: {failed} cells failed; each task's section of the leaderboard lists them with "
-                        "their messages")
+                        "their messages; to compute them again (after raising cell_timeout or memory_limit_mb, "
+                        "say), run with --config retry_failed=true")
     return "\n".join(lines)

@@ -415,7 +415,7 @@ def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_
 def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp_path, monkeypatch):
     """`kbench prepare --exact` computes it once; a run with the same data cache loads it
     (exact values, its recorded cost) instead of computing it; a file of another split is ignored."""
-    from kbench.exact.baseline import FORMAT, ExactBaseline
+    from kbench.exact.baseline import ExactBaseline, _shared_key
     from kbench.sweep.context import load_split_cached, prepare_exact, split_checksum
     from kbench.sweep.layout import exact_path
 
@@ -424,7 +424,7 @@ def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp
     assert path == exact_path(cache, dataset, kernel, 0, 0) and path.is_file()
     data = load_split_cached(dataset, 0, 0, cache)
     fitted = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
-    key = {"split_checksum": split_checksum(data), "kernel": fitted.spec(), "format": FORMAT}
+    key = _shared_key(data, fitted, (path, split_checksum(data)), dense=True)
     saved, fresh = ExactBaseline.load(path, key), ExactBaseline(data, fitted)
     for name in ("s", "U", "K_val", "K_test", "diag_test", "trace", "ones_K_ones"):
         np.testing.assert_array_equal(getattr(saved, name), getattr(fresh, name))

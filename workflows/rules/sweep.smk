@@ -125,6 +125,8 @@ for RUN in SWEEP.run_rules():
             kernel=RUN.kernel,
             repetitions=config["repetitions"],
             timeout=config.get("cell_timeout", 600),
+            # a changed value reruns the job; true computes its failed cells again
+            retry=["--retry-failed"] if config.get("retry_failed") else [],
             # kbench records a cell past the job's runtime or memory as timeout/oom before the
             # scheduler kills the job (kbench.workflow.Sweep.time_limit, memory_limit)
             time_limit=lambda wc, resources: SWEEP.time_limit(resources.runtime),
@@ -148,5 +150,5 @@ for RUN in SWEEP.run_rules():
             "--selection {params.selection:q} --kernel {params.kernel:q} "
             "--repetitions {params.repetitions:q} --seed {params.seed:q} "
             "--jobs {threads} --cell-timeout {params.timeout:q} --time-limit {params.time_limit:q} "
-            "--memory-limit {params.memory_limit:q} --data-cache {params.cache:q} "
+            "--memory-limit {params.memory_limit:q} {params.retry:q} --data-cache {params.cache:q} "
             "--out {params.out:q} --quiet > {log:q} 2>&1 || test $? -eq 1"
