@@ -44,7 +44,9 @@ def peak_rss_mb() -> float:
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
-    kilobytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 if sys.platform == "darwin" else 1)
+    kilobytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024
+                                                                      if sys.platform == "darwin"
+                                                                      else 1)
     return kilobytes / 1024
 
 

@@ -8,9 +8,10 @@ A + R·max(|old|, |new|) of each other agree (float64 round-off of a changed sum
 is ~1e-12 relative, more in a difference of close numbers such as a relative excess; a
 changed sample moves numbers by O(1)); each column that moved reports its largest absolute
 and relative differences. Timing
-and provenance columns are excluded (seconds, peak RSS, timestamps, host, versions). Every ``leaderboard.md``, paper page and ``*.claims.json`` is
-compared line by line with those columns' cells, the "Generated" line and figure links
-masked. Prints one line per file and exits 1 when a number moved.
+and provenance columns are excluded (seconds, peak RSS, timestamps, host, versions). Every
+``leaderboard.md``, paper page and ``*.claims.json`` is compared line by line with those columns'
+cells, the "Generated" line and figure links masked. Prints one line per file and exits 1 when a
+number moved.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import pandas as pd
 
 #: columns that measure the run, not the result
 TIMING = re.compile(r"^time_|_s$|seconds|peak_rss|timestamp|^host$|_version$|_commit$|^blas_threads$")
-IDENTITY = ["dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components", "repetition",
+IDENTITY = ["dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
+            "repetition",
             "base_seed"]
 
 
@@ -71,7 +73,8 @@ def _lines(path: Path) -> list[str]:
         else:
             cells = [c.strip() for c in line.strip("|").split("|")]
             if not previous.startswith("|"):  # a table's first row is its header
-                timing = {i for i, c in enumerate(cells) if TIMING.search(c) or c.startswith("n = ")}
+                timing = {i for i, c in enumerate(cells) if TIMING.search(c)
+                          or c.startswith("n = ")}
             line = "|".join("…" if i in timing else c for i, c in enumerate(cells))
         previous = raw
         lines.append(line)

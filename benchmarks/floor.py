@@ -69,7 +69,8 @@ from _common import env_line, environment, peak_rss_mb, write_results
 from kbench._parallel import blas_threads, for_each_block
 from kbench.datasets.base import Dataset
 
-SAMPLERS = ["uniform", "rls-fast", "rp-cholesky", "pivoted-cholesky", "squeak", "bless", "recursive-rls",
+SAMPLERS = ["uniform", "rls-fast", "rp-cholesky", "pivoted-cholesky", "squeak", "bless",
+            "recursive-rls",
             "rff", "orf", "sorf", "fastfood"]
 TASKS = ["krr", "classification", "kpca", "approximation"]
 LAMS = np.logspace(-7, -2, 20)
@@ -102,11 +103,13 @@ class Primitives:
     BLAS on one thread each; one thread runs BLAS on all of them)."""
 
     #: the layouts tried: rows per block (None: all at once) and threads
-    LAYOUTS = [(rows, threads) for rows in (None, 256, 1024, 4096, 16384) for threads in sorted({1, blas_threads()})]
+    LAYOUTS = [(rows, threads) for rows in (None, 256, 1024, 4096, 16384)
+               for threads in sorted({1, blas_threads()})]
 
     def __init__(self, sigma: float) -> None:
         self.gamma = 0.5 / sigma**2
-        self.layout = {"kernel": (1024, 1), "features": (None, 1), "cos, sin": (None, 1), "update": (None, 1)}
+        self.layout = {"kernel": (1024, 1), "features": (None, 1), "cos, sin": (None, 1),
+                       "update": (None, 1)}
         #: the kernel's fastest layout for a Cholesky block's t columns, by t (calibrate_columns)
         self.column_layouts: dict[int, tuple] = {}
 
@@ -121,7 +124,8 @@ class Primitives:
                 work(start, min(start + rows, n))
             return
         with BLAS.limit(limits=threads):  # kbench's helper: that many threads, BLAS on one each
-            for_each_block(lambda start: work(start, min(start + rows, n)), starts, min_per_thread=1)
+            for_each_block(lambda start: work(start, min(start + rows, n)), starts,
+                           min_per_thread=1)
 
     # -- a Gaussian kernel block: one GEMM of [x, ‖x‖², 1]·γ[2y, −1, −‖y‖²] and an exp ----------
     def _kernel_into(self, A, right, out) -> None:
@@ -132,7 +136,8 @@ class Primitives:
 
     def _right(self, B):
         g = self.gamma
-        return np.hstack([2 * g * B, -g * np.ones((len(B), 1)), -g * np.einsum("ij,ij->i", B, B)[:, None]]).T
+        return np.hstack([2 * g * B, -g * np.ones((len(B), 1)),
+                          -g * np.einsum("ij,ij->i", B, B)[:, None]]).T
 
     def kernel(self, A: np.ndarray, B: np.ndarray, layout="kernel") -> np.ndarray:
         right, out = self._right(B), np.empty((len(A), len(B)))
@@ -146,9 +151,12 @@ class Primitives:
     def calibrate_columns(self, X: np.ndarray, widths) -> None:
         """The kernel's fastest layout for each block width t (columns) not yet calibrated."""
         for t in sorted(set(widths) - set(self.column_layouts)):
-            self.column_layouts[t] = self._fastest_layout(lambda layout: self.kernel(X, X[:t], layout))  # noqa: B023
+            # noqa: B023
+            self.column_layouts[t] = self._fastest_layout(lambda layout: self.kernel(X, X[:t],
+                                                                                     layout))
 
-    def features(self, A: np.ndarray, B: np.ndarray, W: np.ndarray, layout="features") -> np.ndarray:
+    def features(self, A: np.ndarray, B: np.ndarray, W: np.ndarray,
+                 layout="features") -> np.ndarray:
         """K(A, B) W: the kernel block and one GEMM, block by block or whole."""
         right, out = self._right(B), np.empty((len(A), W.shape[1]))
 
@@ -160,7 +168,8 @@ class Primitives:
         return out
 
     def update(self, left: np.ndarray, rows: np.ndarray, layout="update") -> np.ndarray:
-        """left @ rows for a short ``left`` (t×m) and wide ``rows`` (m×n), by column blocks or whole."""
+        """left @ rows for a short ``left`` (t×m) and wide ``rows`` (m×n), by column blocks or
+        whole."""
         out = np.empty((left.shape[0], rows.shape[1]))
 
         def work(i, j):
@@ -210,7 +219,9 @@ class Primitives:
 
     def _fastest_layout(self, run) -> tuple:
         """The layout in which ``run(layout)`` is fastest (each the fastest of two runs)."""
-        times = {layout: min(_time(lambda: run(layout)) for _ in range(2)) for layout in self.LAYOUTS}  # noqa: B023
+        # noqa: B023
+        times = {layout: min(_time(lambda: run(layout)) for _ in range(2))
+                 for layout in self.LAYOUTS}
         return min(times, key=times.get)
 
     def describe(self) -> dict[str, str]:
@@ -291,7 +302,8 @@ def factorizations(name: str, info: dict) -> list[tuple[str, int, int]]:
         return [("chol+solve", sizes[h - 1][1], sizes[h][0]) for h in range(1, len(sizes))
                 if sizes[h - 1][1] and sizes[h][0]]
     if name == "recursive-rls":
-        return [("chol+solve", s, c) for s, c in zip(info["sample_sizes"], info["level_sizes"], strict=True)]
+        return [("chol+solve", s, c)
+                for s, c in zip(info["sample_sizes"], info["level_sizes"], strict=True)]
     return []
 
 
@@ -365,7 +377,8 @@ def make_data(n: int, n_test: int, d: int, task_type: str = "regression") -> Dat
     y = np.sin(X[:, :3].sum(axis=1)) + 0.1 * rng.standard_normal(n + n_test)
     if task_type == "binary":
         y = np.where(y > 0, "a", "b")
-    return Dataset("benchmark", X[:n], y[:n], X[n:], y[n:], task_type, [f"x{j}" for j in range(d)], {})
+    return Dataset("benchmark", X[:n], y[:n], X[n:], y[n:], task_type, [f"x{j}" for j in range(d)],
+                   {})
 
 
 def sampler_call(name, X, kernel, p, lam):
@@ -405,7 +418,8 @@ def interleaved(ours, floor, repeats: int, seconds: float = MIN_SECONDS) -> tupl
     until ``seconds`` have passed (at most 100)."""
     times_ours, times_floor = [], []
     start = time.perf_counter()
-    while len(times_ours) < repeats or (time.perf_counter() - start < seconds and len(times_ours) < 100):
+    while len(times_ours) < repeats or (time.perf_counter() - start < seconds
+                                        and len(times_ours) < 100):
         times_floor.append(_time(floor))
         times_ours.append(_time(ours))
     return min(times_ours), min(times_floor)
@@ -423,7 +437,8 @@ def table_rows(args, env) -> dict:
         print(f"fastest layouts at p = {p}:", layouts[p], flush=True)
         ours, theirs = interleaved(sampler_call("uniform", data.X_train, kernel, p, args.lam),
                                    sklearn_call(data.X_train, kernel, p), args.repeats)
-        rows.append({"what": "uniform vs scikit-learn Nystroem", "p": p, "seconds": ours, "floor": theirs,
+        rows.append({"what": "uniform vs scikit-learn Nystroem", "p": p, "seconds": ours,
+                     "floor": theirs,
                      "ratio": ours / theirs, "target": SKLEARN_TARGET, "against": "scikit-learn"})
         print(rows[-1], flush=True)
         for name in args.samplers:
@@ -433,27 +448,33 @@ def table_rows(args, env) -> dict:
             elif name == "rls-fast":
                 floor = rls_fast_floor(f, data.X_train, p)
             elif name in ("rp-cholesky", "pivoted-cholesky"):
-                approx = kbench.make_sampler(name).fit(data.X_train, kernel, rank=p, lam=args.lam, seed=0)
+                approx = kbench.make_sampler(name).fit(data.X_train, kernel, rank=p, lam=args.lam,
+                                                       seed=0)
                 floor = cholesky_floor(f, data.X_train, p, approx)
             elif name in ("rff", "orf", "sorf", "fastfood"):
                 floor = fourier_floor(f, data.X_train, p)
             else:
-                approx = kbench.make_sampler(name).fit(data.X_train, kernel, rank=p, lam=args.lam, seed=0)
+                approx = kbench.make_sampler(name).fit(data.X_train, kernel, rank=p, lam=args.lam,
+                                                       seed=0)
                 floor = dictionary_floor(f, data.X_train, p, approx, name)
             ours, low = interleaved(call, floor, args.repeats)
-            rows.append({"what": f"sampler {name}", "p": p, "seconds": ours, "floor": low, "ratio": ours / low,
+            rows.append({"what": f"sampler {name}", "p": p, "seconds": ours, "floor": low,
+                         "ratio": ours / low,
                          "target": TARGET, "against": "floor"})
             if name in ("rp-cholesky", "pivoted-cholesky"):
                 again, square = interleaved(call, square_floor(f, data.X_train, p), args.repeats)
                 sizes = approx.info["block_sizes"]
                 rows[-1].update(square_floor=square, square_ratio=again / square, block_sizes=sizes,
-                                column_layouts={t: f.describe_columns()[t] for t in sorted(set(sizes))})
+                                column_layouts={t: f.describe_columns()[t]
+                                                for t in sorted(set(sizes))})
             print(rows[-1], flush=True)
         for name in args.tasks:
             dataset = binary if name == "classification" else data
-            ours, low = interleaved(task_call(name, dataset, kernel, p), task_floor(f, dataset, p, name),
+            ours, low = interleaved(task_call(name, dataset, kernel, p),
+                                    task_floor(f, dataset, p, name),
                                     args.repeats)
-            rows.append({"what": f"uniform + {name}", "p": p, "seconds": ours, "floor": low, "ratio": ours / low,
+            rows.append({"what": f"uniform + {name}", "p": p, "seconds": ours, "floor": low,
+                         "ratio": ours / low,
                          "target": TARGET, "against": "floor"})
             print(rows[-1], flush=True)
     return {"rows": rows, "layouts": layouts, "sigma": kernel.sigma_}
@@ -504,7 +525,8 @@ def streaming_child(which: str, args) -> None:
 def streaming(args) -> dict:
     results = {}
     for which in ("memory", "timing"):
-        command = [sys.executable, __file__, "--streaming-child", which, "--n", str(args.streaming_n),
+        command = [sys.executable, __file__, "--streaming-child", which, "--n",
+                   str(args.streaming_n),
                    "--n-test", str(args.n_test), "--d", str(args.d), "--ps", str(max(args.ps)),
                    "--repeats", str(args.streaming_repeats)]
         out = subprocess.run(command, capture_output=True, text=True)
@@ -513,7 +535,8 @@ def streaming(args) -> dict:
         results[which] = json.loads(out.stdout.strip().splitlines()[-1])
         print(which, results[which], flush=True)
     seconds, low = results["timing"]["seconds"], results["timing"]["floor"]
-    return {"seconds": seconds, "floor": low, "ratio": seconds / low, "peak_rss_mb": results["memory"]["peak_rss_mb"],
+    return {"seconds": seconds, "floor": low, "ratio": seconds / low,
+            "peak_rss_mb": results["memory"]["peak_rss_mb"],
             "layouts": results["timing"]["layouts"]}
 
 
@@ -523,11 +546,12 @@ def markdown(result: dict, args, env: dict) -> str:
     lines = [
         "# kbench against its floor",
         "",
-        "Written by `python benchmarks/floor.py --write` (the floor models: its docstring). "
-        f"n = {args.n} training rows (d = {args.d}, standard normal), {args.n_test} test rows, gaussian "
-        f"kernel (σ = median = {result['sigma']:.3f}), λ = {args.lam:g} for the samplers that use it, "
-        f"{len(LAMS)} λ in [1e-7, 1e-2] for krr and classification; each time the fastest of "
-        f"{args.repeats} or more runs interleaved with its floor (as many as {MIN_SECONDS:g} s allow, up to 100). {env_line(env)}; BLAS kernels: "
+        "Written by `python benchmarks/floor.py --write` (the floor models: its docstring). n = "
+        f"{args.n} training rows (d = {args.d}, standard normal), {args.n_test} test rows, "
+        f"gaussian kernel (σ = median = {result['sigma']:.3f}), λ = {args.lam:g} for the samplers "
+        f"that use it, {len(LAMS)} λ in [1e-7, 1e-2] for krr and classification; each time the "
+        f"fastest of {args.repeats} or more runs interleaved with its floor (as many as "
+        f"{MIN_SECONDS:g} s allow, up to 100). {env_line(env)}; BLAS kernels: "
         f"{', '.join(sorted(env['blas_kernels']))}.",
         "",
         "Fastest layouts of the floor's primitives here (rows per block, threads): "
@@ -544,33 +568,38 @@ def markdown(result: dict, args, env: dict) -> str:
                      f"≤ {row['target']:g} | {met(row['ratio'] <= row['target'])} |")
     squares = [row for row in result["rows"] if "square_ratio" in row]
     if squares:
-        lines += ["", "Against K(n, p) + GEMM(n, p, p/2), the Cholesky fits' kernel entries and update flops "
-                  "in one block each, what their passes over the n points cost (timed again, interleaved): "
-                  + "; ".join(f"{row['what'].removeprefix('sampler ')} at p = {row['p']}, {len(row['block_sizes'])} "
-                              f"blocks ({', '.join(map(str, row['block_sizes'][:4]))}{', …' if len(row['block_sizes']) > 4 else ''}): "
-                              f"{row['square_ratio']:.2f}×"
+        lines += ["", "Against K(n, p) + GEMM(n, p, p/2), the Cholesky fits' kernel entries and "
+                      "update flops in one block each, what their passes over the n points cost "
+                      "(timed again, interleaved): "
+                  + "; ".join(f"{row['what'].removeprefix('sampler ')} at p = {row['p']}, "
+                              f"{len(row['block_sizes'])} blocks "
+                              f"({', '.join(map(str, row['block_sizes'][:4]))}{', …' if len(row['block_sizes']) > 4 else ''}): {row['square_ratio']:.2f}×"
                               for row in squares)
-                  + ". The kernel columns' fastest layout for each block width is in benchmarks/results/floor.json."]
+                  + ". The kernel columns' fastest layout for each block width is in "
+                    "benchmarks/results/floor.json."]
     streamed = result.get("streaming")
     if streamed:
         peak = streamed["peak_rss_mb"] / 1024
         lines += [
             "",
-            f"Streamed krr path: n = {args.streaming_n} training rows, {args.n_test} test rows, p = {max(args.ps)}, "
-            f"features in row blocks (1 GiB budget); floor in 50 000-row blocks (kernel block, Φ, ΦᵀΦ, Φᵀy), "
-            f"fastest of {args.streaming_repeats} interleaved runs; peak RSS of kbench's run alone, in its own process.",
+            f"Streamed krr path: n = {args.streaming_n} training rows, {args.n_test} test rows, p "
+            f"= {max(args.ps)}, features in row blocks (1 GiB budget); floor in 50 000-row blocks "
+            f"(kernel block, Φ, ΦᵀΦ, Φᵀy), fastest of {args.streaming_repeats} interleaved runs; "
+            "peak RSS of kbench's run alone, in its own process.",
             "",
             "| computation | kbench (s) | floor (s) | ratio | target | met | peak RSS | ≤ 3 GiB |",
             "|---|---:|---:|---:|---:|---|---:|---|",
             f"| uniform + krr, streamed | {streamed['seconds']:.1f} | {streamed['floor']:.1f} | "
-            f"{streamed['ratio']:.2f} | ≤ {STREAMED_TARGET:g} | {met(streamed['ratio'] <= STREAMED_TARGET)} | "
-            f"{peak:.2f} GiB | {met(peak <= STREAMED_PEAK_GIB)} |",
+            f"{streamed['ratio']:.2f} | ≤ {STREAMED_TARGET:g} | "
+            f"{met(streamed['ratio'] <= STREAMED_TARGET)} | {peak:.2f} GiB | "
+            f"{met(peak <= STREAMED_PEAK_GIB)} |",
         ]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=50_000)
     parser.add_argument("--n-test", type=int, default=10_000)
     parser.add_argument("--d", type=int, default=20)
@@ -591,7 +620,8 @@ def main() -> None:
     if args.streaming_child:
         return streaming_child(args.streaming_child, args)
     env = environment()
-    env["blas_kernels"] = sorted({f"{lib.internal_api} {lib.version}: {getattr(lib, 'architecture', '?')}, {lib.num_threads} threads"
+    env["blas_kernels"] = sorted({f"{lib.internal_api} {lib.version}: "
+                                  f"{getattr(lib, 'architecture', '?')}, {lib.num_threads} threads"
                                   for lib in BLAS.lib_controllers})
     result = table_rows(args, env)
     if not args.skip_streaming:

@@ -47,15 +47,18 @@ def one_kernel_pass(kernel, X) -> float:
 
 def solve(kernel, X, y, lams, rank: int) -> dict:
     start = time.perf_counter()
-    solution = solve_krr_path(kernel, X, y, lams, tol=1e-8, preconditioner_rank=rank, max_passes=300)
+    solution = solve_krr_path(kernel, X, y, lams, tol=1e-8, preconditioner_rank=rank,
+                              max_passes=300)
     seconds = time.perf_counter() - start
     return {"rank": rank, "passes": solution.passes, "seconds": seconds,
-            "max_residual": float(solution.residual.max()), "converged": bool(solution.converged.all()),
+            "max_residual": float(solution.residual.max()),
+            "converged": bool(solution.converged.all()),
             "iterations": solution.iterations.tolist()}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=50_000)
     parser.add_argument("--small-n", type=int, default=8_000)
     parser.add_argument("--d", type=int, default=20)
@@ -72,8 +75,10 @@ def main() -> None:
     small = [solve(kernel, X, y, np.logspace(-7, -5, 5), rank) for rank in RANKS]
     for row in small:
         print("small λ", row, flush=True)
-    best = min((row for row in small if row["converged"]), key=lambda row: row["seconds"], default=None)
-    write_results("pcg", {"environment": env, "setting": vars(args), "kernel_pass_seconds": kernel_seconds,
+    best = min((row for row in small if row["converged"]), key=lambda row: row["seconds"],
+               default=None)
+    write_results("pcg",
+                  {"environment": env, "setting": vars(args), "kernel_pass_seconds": kernel_seconds,
                           "main": main_path, "small_lambda": small})
     ratio = per_pass / kernel_seconds
     lines = [
@@ -86,17 +91,19 @@ def main() -> None:
         f"{'yes' if main_path['passes'] <= 40 else '**no**'} |",
         f"| largest relative residual | {main_path['max_residual']:.1e} | ≤ 1e-8 | "
         f"{'yes' if main_path['max_residual'] <= 1e-8 else '**no**'} |",
-        f"| seconds per pass / one blocked kernel evaluation ({kernel_seconds:.1f} s) | {ratio:.2f} | ≤ 1.3 | "
-        f"{'yes' if ratio <= 1.3 else '**no**'} |",
+        f"| seconds per pass / one blocked kernel evaluation ({kernel_seconds:.1f} s) | "
+        f"{ratio:.2f} | ≤ 1.3 | {'yes' if ratio <= 1.3 else '**no**'} |",
         "",
         f"Small λ: 5 λ in [1e-7, 1e-5] at n_train = {args.small_n}, up to 300 passes.",
         "",
         "| preconditioner rank | passes | seconds (preconditioner included) | converged |",
         "|---:|---:|---:|---|",
-        *[f"| {row['rank']} | {row['passes']} | {row['seconds']:.1f} | {'yes' if row['converged'] else 'no'} |"
+        *[f"| {row['rank']} | {row['passes']} | {row['seconds']:.1f} | "
+          f"{'yes' if row['converged'] else 'no'} |"
           for row in small],
         "",
-        f"Fastest: rank {best['rank']} ({best['seconds']:.1f} s)." if best else "No rank converged.",
+        f"Fastest: rank {best['rank']} ({best['seconds']:.1f} s)." if best else "No rank "
+                                                                                "converged.",
     ]
     table = "\n".join(lines) + "\n"
     print(table)

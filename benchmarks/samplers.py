@@ -24,7 +24,8 @@ import kbench
 from _common import env_line, environment, median_time, peak_rss_mb, update_readme, write_results
 
 #: target ratio of each sampler's time to uniform's (issue 2); uniform's is to scikit-learn's
-TARGETS = {"uniform": 1.0, "rls-fast": 3.0, "rp-cholesky": 2.0, "pivoted-cholesky": 3.0, "squeak": 10.0}
+TARGETS = {"uniform": 1.0, "rls-fast": 3.0, "rp-cholesky": 2.0, "pivoted-cholesky": 3.0,
+           "squeak": 10.0}
 SAMPLERS = ["uniform", "rls-fast", "rp-cholesky", "pivoted-cholesky", "squeak", "rff", "orf"]
 
 
@@ -44,12 +45,14 @@ def speed(args) -> dict:
     X, kernel = make_data(args.n, args.d)
     gamma = 1.0 / (2.0 * kernel.sigma_**2)
     rows = {}
-    sk = median_time(lambda: Nystroem(gamma=gamma, n_components=args.p, random_state=0).fit_transform(X),
+    sk = median_time(lambda: Nystroem(gamma=gamma, n_components=args.p,
+                                      random_state=0).fit_transform(X),
                      args.repeats)
     rows["scikit-learn Nystroem"] = {"seconds": sk}
     print(f"scikit-learn Nystroem: {sk:.2f} s", flush=True)
     for name in SAMPLERS:
-        seconds = median_time(lambda name=name: training_features(name, X, kernel, args.p, args.lam),
+        seconds = median_time(lambda name=name: training_features(name, X, kernel, args.p,
+                                                                  args.lam),
                               args.repeats)
         approx, _ = training_features(name, X, kernel, args.p, args.lam)
         rows[name] = {"seconds": seconds, "rank_realized": approx.rank,
@@ -68,8 +71,8 @@ def speed(args) -> dict:
 def speed_table(result: dict, env: dict) -> str:
     s = result["setting"]
     lines = [
-        f"n = {s['n']}, d = {s['d']}, p = {s['p']}, gaussian kernel (σ = median = {s['sigma']:.3f}), "
-        f"λ = {s['lam']:g}, median of {s['repeats']} runs. {env_line(env)}.",
+        f"n = {s['n']}, d = {s['d']}, p = {s['p']}, gaussian kernel (σ = median = "
+        f"{s['sigma']:.3f}), λ = {s['lam']:g}, median of {s['repeats']} runs. {env_line(env)}.",
         "",
         "| method | seconds | ratio | against | target | met |",
         "|---|---:|---:|---|---:|---|",
@@ -78,7 +81,8 @@ def speed_table(result: dict, env: dict) -> str:
         ratio = f"{row['ratio']:.2f}" if "ratio" in row else ""
         target = f"≤ {row['target']:g}" if row.get("target") else ""
         met = ("yes" if row["ratio"] <= row["target"] else "**no**") if row.get("target") else ""
-        lines.append(f"| {name} | {row['seconds']:.2f} | {ratio} | {row.get('against', '')} | {target} | {met} |")
+        lines.append(f"| {name} | {row['seconds']:.2f} | {ratio} | {row.get('against', '')} | "
+                     f"{target} | {met} |")
     return "\n".join(lines) + "\n"
 
 
@@ -121,19 +125,22 @@ def memory_table(result: dict, env: dict) -> str:
     ]
     for row in result["rows"]:
         ok = "yes" if row["peak_rss_mb"] < 4096 else "**no**"
-        lines.append(f"| {row['sampler']} | {row['peak_rss_mb']:.0f} | {ok} | {row['status'][:120]} |")
+        lines.append(f"| {row['sampler']} | {row['peak_rss_mb']:.0f} | {ok} | "
+                     f"{row['status'][:120]} |")
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int)
     parser.add_argument("--d", type=int, default=20)
     parser.add_argument("--p", type=int)
     parser.add_argument("--lam", type=float, default=1e-4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--memory", action="store_true", help="peak-RSS check instead of speed")
-    parser.add_argument("--write", action="store_true", help="rewrite the table in benchmarks/README.md")
+    parser.add_argument("--write", action="store_true", help="rewrite the table in "
+                                                             "benchmarks/README.md")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

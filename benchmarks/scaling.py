@@ -32,7 +32,8 @@ from samplers import make_data, training_features
 
 from _common import env_line, environment, min_time, peak_rss_mb, update_readme, write_results
 
-SAMPLERS = ["uniform", "rls-fast", "squeak", "bless", "recursive-rls", "pivoted-cholesky", "rp-cholesky",
+SAMPLERS = ["uniform", "rls-fast", "squeak", "bless", "recursive-rls", "pivoted-cholesky",
+            "rp-cholesky",
             "rff", "orf", "sorf", "fastfood"]
 SIZES = [10_000, 31_623, 100_000, 316_228, 1_000_000]
 SLOPE_BAND = (0.85, 1.15)
@@ -54,12 +55,14 @@ def child(name: str, n: int, d: int, p: int, lam: float, repeats: int) -> None:
     repeats = max(repeats, min(MAX_REPEATS, int(REPEAT_SECONDS / warmup)))
     seconds = min_time(lambda: training_features(name, X, kernel, p, lam), repeats)
     peak = peak_rss_mb()
-    print(json.dumps({"seconds": seconds, "runs": repeats, "peak_rss_mb": peak, "rank": approx.rank}))
+    print(json.dumps({"seconds": seconds, "runs": repeats, "peak_rss_mb": peak,
+                      "rank": approx.rank}))
 
 
 def run_child(name: str, n: int, args: argparse.Namespace) -> dict:
     """Time one (sampler, n) in a fresh process; its JSON line as a dict."""
-    out = subprocess.run([sys.executable, __file__, "--child", name, str(n), "--d", str(args.d), "--p",
+    out = subprocess.run([sys.executable, __file__, "--child", name, str(n), "--d", str(args.d),
+                          "--p",
                           str(args.p), "--lam", str(args.lam), "--repeats", str(args.repeats)],
                          capture_output=True, text=True)
     if out.returncode != 0:
@@ -68,7 +71,8 @@ def run_child(name: str, n: int, args: argparse.Namespace) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--d", type=int, default=20)
     parser.add_argument("--p", type=int, default=500)
     parser.add_argument("--lam", type=float, default=1e-3)
@@ -84,27 +88,34 @@ def main() -> None:
     for name in SAMPLERS:
         results[name] = []
         for n in SIZES:
-            processes = [run_child(name, n, args) for _ in range(FRESH_PROCESSES if n <= FRESH_PROCESSES_UP_TO else 1)]
+            processes = [run_child(name, n, args)
+                         for _ in range(FRESH_PROCESSES if n <= FRESH_PROCESSES_UP_TO else 1)]
             row = {"n": n, **min(processes, key=lambda r: r["seconds"]),
                    "process_seconds": [r["seconds"] for r in processes]}
             results[name].append(row)
             print(f"{name} n={n}: {row['seconds']:.2f} s (processes: "
-                  f"{', '.join(f'{t:.2f}' for t in row['process_seconds'])}), peak RSS {row['peak_rss_mb']:.0f} MB", flush=True)
-    slopes = {name: float(np.polyfit(np.log([r["n"] for r in rows]), np.log([r["seconds"] for r in rows]), 1)[0])
+                  f"{', '.join(f'{t:.2f}' for t in row['process_seconds'])}), peak RSS "
+                  f"{row['peak_rss_mb']:.0f} MB", flush=True)
+    slopes = {name: float(np.polyfit(np.log([r["n"] for r in rows]),
+                                     np.log([r["seconds"] for r in rows]), 1)[0])
               for name, rows in results.items()}
-    write_results("samplers-scaling", {"environment": env, "d": args.d, "p": args.p, "lam": args.lam,
+    write_results("samplers-scaling",
+                  {"environment": env, "d": args.d, "p": args.p, "lam": args.lam,
                                        "results": results, "slopes": slopes})
     low, high = SLOPE_BAND
     header = " | ".join(f"n = {n:.0e}".replace("e+0", "e") for n in SIZES)
     table = "\n".join([
-        f"Fit + training features: time (s) and peak RSS (MB) at n = 10⁴ … 10⁶, d = {args.d}, p = {args.p}, λ = {args.lam:g} (for rls-fast, "
-        f"squeak and bless), gaussian σ = median; the fastest of up to {MAX_REPEATS} runs in a fresh process, of "
-        f"{FRESH_PROCESSES} processes up to n = {FRESH_PROCESSES_UP_TO:.0e}. {env_line(env)}.".replace("e+0", "e"),
+        f"Fit + training features: time (s) and peak RSS (MB) at n = 10⁴ … 10⁶, d = {args.d}, p = "
+        f"{args.p}, λ = {args.lam:g} (for rls-fast, squeak and bless), gaussian σ = median; the "
+        f"fastest of up to {MAX_REPEATS} runs in a fresh process, of {FRESH_PROCESSES} processes "
+        f"up to n = {FRESH_PROCESSES_UP_TO:.0e}. {env_line(env)}.".replace("e+0", "e"),
         "",
         f"| sampler | {header} | slope in n | within [{low}, {high}] |",
         "|---|" + "---:|" * len(SIZES) + "---:|---|",
-        *[f"| {name} | " + " | ".join(f"{r['seconds']:.2f} s, {r['peak_rss_mb']:.0f} MB" for r in rows)
-          + f" | {slopes[name]:.2f} | {'yes' if low <= slopes[name] <= high else '**no**' if slopes[name] > high else 'below'} |"
+        *[f"| {name} | "
+          + " | ".join(f"{r['seconds']:.2f} s, {r['peak_rss_mb']:.0f} MB" for r in rows)
+          + f" | {slopes[name]:.2f} | "
+            f"{'yes' if low <= slopes[name] <= high else '**no**' if slopes[name] > high else 'below'} |"
           for name, rows in results.items()],
     ]) + "\n"
     print(table)

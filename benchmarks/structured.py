@@ -25,7 +25,8 @@ DIMENSIONS = [64, 128, 256, 512, 1024]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=4000)
     parser.add_argument("--p", type=int, default=4096)
     parser.add_argument("--repeats", type=int, default=5)
@@ -42,21 +43,27 @@ def main() -> None:
             approx = kbench.make_sampler(name).fit(X, kernel, rank=args.p, seed=0)
             results[name][d] = median_time(lambda a=approx, x=X: a.transform(x), args.repeats)
             projections[name][d] = median_time(lambda a=approx, x=X: a._project(x), args.repeats)
-        print(f"d = {d}: " + ", ".join(f"{name} {results[name][d]:.3f} s" for name in results), flush=True)
-    slopes = {name: float(np.polyfit(np.log(DIMENSIONS), np.log([times[d] for d in DIMENSIONS]), 1)[0])
+        print(f"d = {d}: " + ", ".join(f"{name} {results[name][d]:.3f} s" for name in results),
+              flush=True)
+    slopes = {name: float(np.polyfit(np.log(DIMENSIONS), np.log([times[d] for d in DIMENSIONS]),
+                                     1)[0])
               for name, times in projections.items()}
-    write_results("structured-features", {"environment": env, "n": args.n, "p": args.p, "seconds": results,
-                                          "projection_seconds": projections, "projection_slopes": slopes})
+    write_results("structured-features",
+                  {"environment": env, "n": args.n, "p": args.p, "seconds": results,
+                                          "projection_seconds": projections,
+                                          "projection_slopes": slopes})
     at = 512
     rff = results["rff"][at]
     header = " | ".join(f"d = {d}" for d in DIMENSIONS)
     table = "\n".join([
-        f"transform(X) (projection Ωx alone in brackets), n = {args.n}, p = {args.p}, gaussian σ = median, "
-        f"seconds (median of {args.repeats} runs); slope: of log projection time in log d. {env_line(env)}.",
+        f"transform(X) (projection Ωx alone in brackets), n = {args.n}, p = {args.p}, gaussian σ = "
+        f"median, seconds (median of {args.repeats} runs); slope: of log projection time in log d. "
+        f"{env_line(env)}.",
         "",
         f"| features | {header} | projection slope in d | / rff at d = {at} |",
         "|---|" + "---:|" * len(DIMENSIONS) + "---:|---:|",
-        *[f"| {name} | " + " | ".join(f"{times[d]:.3f} ({projections[name][d]:.3f})" for d in DIMENSIONS)
+        *[f"| {name} | "
+          + " | ".join(f"{times[d]:.3f} ({projections[name][d]:.3f})" for d in DIMENSIONS)
           + f" | {slopes[name]:.2f} | {times[at] / rff:.2f} |" for name, times in results.items()],
     ]) + "\n"
     print(table)

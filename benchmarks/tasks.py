@@ -66,24 +66,27 @@ def streaming(args, env) -> None:
     n, n_test = args.n or 750_000, args.n_test
     results = {}
     for which in ("floor", "kbench"):
-        out = subprocess.run([sys.executable, __file__, "--streaming-child", which, "--n", str(n), "--n-test",
-                              str(n_test), "--d", str(args.d), "--p", str(args.p)], capture_output=True, text=True)
+        out = subprocess.run([sys.executable, __file__, "--streaming-child", which, "--n", str(n),
+                              "--n-test",
+                              str(n_test), "--d", str(args.d), "--p", str(args.p)],
+                             capture_output=True, text=True)
         if out.returncode != 0:
             raise SystemExit(f"{which} failed:\n{out.stderr[-2000:]}")
         results[which] = json.loads(out.stdout.strip().splitlines()[-1])
         print(which, results[which], flush=True)
     ratio = results["kbench"]["seconds"] / results["floor"]["seconds"]
     peak_gib = results["kbench"]["peak_rss_mb"] / 1024
-    write_results("tasks-streaming", {"environment": env, "n": n, "n_test": n_test, "d": args.d, "p": args.p,
+    write_results("tasks-streaming",
+                  {"environment": env, "n": n, "n_test": n_test, "d": args.d, "p": args.p,
                                       "results": results, "ratio_to_floor": ratio})
     table = "\n".join([
-        f"n = {n} train + {n_test} test, d = {args.d}, p = {args.p}, 20 λ in [1e-7, 1e-2], one process each "
-        f"(best test MSE {results['kbench']['best_test_mse']:.4f}). {env_line(env)}.",
+        f"n = {n} train + {n_test} test, d = {args.d}, p = {args.p}, 20 λ in [1e-7, 1e-2], one "
+        f"process each (best test MSE {results['kbench']['best_test_mse']:.4f}). {env_line(env)}.",
         "",
         "| pipeline | seconds | peak RSS (MB) |",
         "|---|---:|---:|",
-        f"| BLAS floor in row blocks (n×p kernel block + n×p×p GEMM) | {results['floor']['seconds']:.1f} | "
-        f"{results['floor']['peak_rss_mb']:.0f} |",
+        "| BLAS floor in row blocks (n×p kernel block + n×p×p GEMM) | "
+        f"{results['floor']['seconds']:.1f} | {results['floor']['peak_rss_mb']:.0f} |",
         f"| kbench uniform + krr, 20 λ, streamed | {results['kbench']['seconds']:.1f} | "
         f"{results['kbench']['peak_rss_mb']:.0f} |",
         "",
@@ -98,8 +101,10 @@ def streaming(args, env) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=None, help="training points (50 000; 750 000 with --streaming)")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=None, help="training points (50 000; 750 000 with "
+                                                            "--streaming)")
     parser.add_argument("--n-test", type=int, default=10_000)
     parser.add_argument("--d", type=int, default=20)
     parser.add_argument("--p", type=int, default=1000)
@@ -149,9 +154,11 @@ def main() -> None:
                       ("scikit-learn Nystroem + Ridge per λ", run_sklearn)]:
         start = time.perf_counter()
         timings[label] = median_time(fn, args.repeats)
-        print(f"{label}: {timings[label]:.2f} s ({time.perf_counter() - start:.0f} s in all)", flush=True)
+        print(f"{label}: {timings[label]:.2f} s ({time.perf_counter() - start:.0f} s in all)",
+              flush=True)
     ours, floor, sk = timings["kbench uniform + krr, 20 λ"], timings[
-        "BLAS floor (n×p kernel block + n×p×p GEMM)"], timings["scikit-learn Nystroem + Ridge per λ"]
+        "BLAS floor (n×p kernel block + n×p×p GEMM)"], timings["scikit-learn Nystroem + Ridge per "
+                                                               "λ"]
     # the two pipelines agree: same landmarks are not shared, so compare quality, not bits
     rows = run_kbench()
     best = min(row["test_mse"] for row in rows)
@@ -159,8 +166,8 @@ def main() -> None:
               "ratio_to_floor": ours / floor, "best_test_mse": best}
     write_results("tasks-krr", {"environment": env, **result})
     table = "\n".join([
-        f"n = {n} train + {args.n_test} test, d = {args.d}, p = {p}, 20 λ in [1e-7, 1e-2], median of "
-        f"{args.repeats} runs (best kbench test MSE {best:.4f}). {env_line(env)}.",
+        f"n = {n} train + {args.n_test} test, d = {args.d}, p = {p}, 20 λ in [1e-7, 1e-2], median "
+        f"of {args.repeats} runs (best kbench test MSE {best:.4f}). {env_line(env)}.",
         "",
         "| pipeline | seconds |",
         "|---|---:|",
@@ -168,8 +175,10 @@ def main() -> None:
         "",
         "| ratio | measured | target | met |",
         "|---|---:|---:|---|",
-        f"| kbench / scikit-learn | {ours / sk:.3f} | ≤ 0.25 | {'yes' if ours / sk <= 0.25 else '**no**'} |",
-        f"| kbench / BLAS floor | {ours / floor:.2f} | ≤ 2 | {'yes' if ours / floor <= 2 else '**no**'} |",
+        f"| kbench / scikit-learn | {ours / sk:.3f} | ≤ 0.25 | "
+        f"{'yes' if ours / sk <= 0.25 else '**no**'} |",
+        f"| kbench / BLAS floor | {ours / floor:.2f} | ≤ 2 | "
+        f"{'yes' if ours / floor <= 2 else '**no**'} |",
     ]) + "\n"
     print(table)
     if args.write:

@@ -11,13 +11,13 @@ repetitions) runs through `snakemake --cores N` in a temporary directory. Overhe
 data loading and result writing add to the work itself.
 
 The second: the default sweep (workflows/config/default.yaml) at COMMIT (a git worktree,
-imported through PYTHONPATH, with its own config and profile) and at this checkout, one after the other on this machine;
-wall time, CPU seconds (user + sys of Snakemake and every process it started) and where
-they go: process starts (the jobs × a process that only imports kbench), exact baselines,
-sampler fits, tasks (from the rows' own timings, each computation once), the aggregation
-and the page (rerun alone), and the rest (Snakemake, planning, loading splits, status
-checks, writing cells). Targets: at most 400 CPU seconds for the default sweep (issue 48);
-issue 29's, at most half the CPU seconds of 172c1e8, was met at 0.49× (8d93f18).
+imported through PYTHONPATH, with its own config and profile) and at this checkout, one after the
+other on this machine; wall time, CPU seconds (user + sys of Snakemake and every process it started)
+and where they go: process starts (the jobs × a process that only imports kbench), exact baselines,
+sampler fits, tasks (from the rows' own timings, each computation once), the aggregation and the
+page (rerun alone), and the rest (Snakemake, planning, loading splits, status checks, writing
+cells). Targets: at most 400 CPU seconds for the default sweep (issue 48); issue 29's, at most half
+the CPU seconds of 172c1e8, was met at 0.49× (8d93f18).
 
 The third: what one job costs besides its cells, in the default sweep at this checkout. A
 Python process that imports kbench's command line, and a `kbench run` job of the sweep
@@ -69,8 +69,10 @@ def own_seconds(frame: pd.DataFrame) -> dict[str, float]:
                for column in ("time_sample_s", "time_features_s"))
     cells = ok.drop_duplicates([*fit, "task_label"])
     tasks = cells[["time_fit_s", "time_predict_s"]].fillna(0).to_numpy().sum()
-    exact = ok.dropna(subset=["time_exact_s"]).drop_duplicates(["dataset", "kernel", "repetition", "time_exact_s"])
-    return {"fits_s": float(fits), "tasks_s": float(tasks), "exact_s": float(exact.time_exact_s.sum())}
+    exact = ok.dropna(subset=["time_exact_s"]).drop_duplicates(["dataset", "kernel", "repetition",
+                                                                "time_exact_s"])
+    return {"fits_s": float(fits), "tasks_s": float(tasks),
+            "exact_s": float(exact.time_exact_s.sum())}
 
 
 def _children_cpu() -> float:
@@ -90,31 +92,43 @@ def cpu_run(command: list[str], **kwargs) -> tuple[float, float]:
 CPU_TARGET_S = 400
 
 
-def default_sweep(snakefile: Path, workdir: Path, cores: int, pythonpath: Path | None = None) -> dict:
+def default_sweep(snakefile: Path, workdir: Path, cores: int,
+                  pythonpath: Path | None = None) -> dict:
     """The default sweep through ``snakefile`` in ``workdir``: wall and CPU seconds, and where
     the CPU went. The cells' own compute comes from their rows; process start-up (Python and
     kbench's imports) is the jobs times a process that only imports kbench; the aggregation
     and the page are rerun alone on the results; Snakemake, planning, loading splits, status
     checks and writing cells are the rest."""
-    config = yaml.safe_load((snakefile.parent / "workflows" / "config" / "default.yaml").read_text())  # its own
+    # its own
+    config = yaml.safe_load((snakefile.parent / "workflows" / "config" / "default.yaml").read_text())
     (workdir / "config.yaml").write_text(yaml.safe_dump({**config, "out": "out"}))
     env = dict(os.environ, PYTHONPATH=str(pythonpath)) if pythonpath else None
-    wall, cpu = cpu_run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(workdir),
-                         "--configfile", str(workdir / "config.yaml"), "--cores", str(cores)], env=env,
-                        cwd=workdir)  # not the checkout's folder: `python -m` puts the cwd first on sys.path
+    wall, cpu = cpu_run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile),
+                         "--directory", str(workdir),
+                         "--configfile", str(workdir / "config.yaml"), "--cores", str(cores)],
+                        env=env,
+                        # not the checkout's folder: `python -m` puts the cwd first on sys.path
+                        cwd=workdir)
     frame = pd.read_parquet(workdir / "out" / "all.parquet")
     own = own_seconds(frame)
-    dry = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory",
-                          str(workdir), "--configfile", str(workdir / "config.yaml"), "-n", "--forceall",
-                          "--quiet", "rules"], check=True, capture_output=True, text=True, env=env, cwd=workdir)
-    jobs = int(re.search(r"total\s+(\d+)", dry.stdout + dry.stderr).group(1)) - 1  # less the target rule
-    imports = statistics.median(cpu_run([sys.executable, "-c", "import kbench.cli, kbench.sweep.scheduler"],
+    dry = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile),
+                          "--directory",
+                          str(workdir), "--configfile", str(workdir / "config.yaml"), "-n",
+                          "--forceall",
+                          "--quiet", "rules"], check=True, capture_output=True, text=True, env=env,
+                         cwd=workdir)
+    # less the target rule
+    jobs = int(re.search(r"total\s+(\d+)", dry.stdout + dry.stderr).group(1)) - 1
+    imports = statistics.median(cpu_run([sys.executable, "-c", "import kbench.cli, "
+                                                               "kbench.sweep.scheduler"],
                                         env=env, cwd=workdir)[1] for _ in range(5))
     kbench = [sys.executable, "-m", "kbench.cli"]
     sweep = frame["sweep"].iloc[0]
-    _, aggregate = cpu_run([*kbench, "aggregate", "out", "--sweep", sweep, "--out", "again.parquet"], cwd=workdir,
+    _, aggregate = cpu_run([*kbench, "aggregate", "out", "--sweep", sweep, "--out",
+                            "again.parquet"], cwd=workdir,
                            env=env)
-    _, page = cpu_run([*kbench, "leaderboard", "out/all.parquet", "--out", "page"], cwd=workdir, env=env)
+    _, page = cpu_run([*kbench, "leaderboard", "out/all.parquet", "--out", "page"], cwd=workdir,
+                      env=env)
     parts = {"start_s": jobs * imports, **own, "report_s": aggregate + page}
     return {"wall_s": wall, "cpu_s": cpu, "jobs": jobs, "import_s": imports, **parts,
             "rest_s": cpu - sum(parts.values()), "cells_own_s": sum(own.values()),
@@ -133,11 +147,14 @@ def job_cost(cores: int, write: bool) -> None:
                 subprocess.run(command, check=True, capture_output=True, cwd=workdir)
             return median_time(once, 5)
 
-        importing = process_seconds([sys.executable, "-c", "import kbench.cli, kbench.sweep.scheduler"])
-        job = ["kbench", "run", "--datasets", config["datasets"][0], "--samplers", config["samplers"][0],
+        importing = process_seconds([sys.executable, "-c", "import kbench.cli, "
+                                                           "kbench.sweep.scheduler"])
+        job = ["kbench", "run", "--datasets", config["datasets"][0], "--samplers",
+               config["samplers"][0],
                "--tasks", ",".join(config["tasks"]), "--ranks", ",".join(map(str, config["ranks"])),
                "--lams", ",".join(map(str, config["lams"])), "--kernel", config["kernel"],
-               "--repetitions", str(config["repetitions"]), "--only-repetition", "0", "--seed", str(config["seed"]),
+               "--repetitions", str(config["repetitions"]), "--only-repetition", "0", "--seed",
+               str(config["seed"]),
                "--data-cache", "out/data", "--out", "out", "--quiet"]
         noop = process_seconds(job)
     from kbench.workflow import Sweep
@@ -145,16 +162,17 @@ def job_cost(cores: int, write: bool) -> None:
     jobs = sum(Sweep({**config, "out": "out"}).job_counts().values())
     ceiling = sweep["cells_own_s"] / (sweep["cells_own_s"] + jobs * noop)
     write_results("workflow-job-cost", {"environment": env, "cores": cores, **sweep, "jobs": jobs,
-                                        "import_s": importing, "noop_job_s": noop, "share_ceiling": ceiling})
+                                        "import_s": importing, "noop_job_s": noop,
+                                        "share_ceiling": ceiling})
     table = "\n".join([
-        f"The default sweep at this checkout, `snakemake --cores {cores}`; processes timed in the same session, "
-        f"median of 5. {env_line(env)}.",
+        f"The default sweep at this checkout, `snakemake --cores {cores}`; processes timed in the "
+        f"same session, median of 5. {env_line(env)}.",
         "",
-        "| wall time (s) | cells' own compute (s) | share | jobs | Python + kbench import (s) | no-op `kbench run` job (s) "
-        "| share ceiling with one process per job |",
+        "| wall time (s) | cells' own compute (s) | share | jobs | Python + kbench import (s) | "
+        "no-op `kbench run` job (s) | share ceiling with one process per job |",
         "|---:|---:|---:|---:|---:|---:|---:|",
-        f"| {sweep['wall_s']:.0f} | {sweep['cells_own_s']:.0f} | {sweep['share']:.0%} | {jobs} | {importing:.2f} | "
-        f"{noop:.2f} | {ceiling:.0%} |",
+        f"| {sweep['wall_s']:.0f} | {sweep['cells_own_s']:.0f} | {sweep['share']:.0%} | {jobs} | "
+        f"{importing:.2f} | {noop:.2f} | {ceiling:.0%} |",
     ]) + "\n"
     print(table)
     if write:
@@ -170,32 +188,38 @@ def compare_default_sweep(before: str, cores: int, write: bool) -> None:
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         old = Path(tmp) / "before"
-        subprocess.run(["git", "worktree", "add", "--detach", str(old), commit], cwd=ROOT, check=True,
+        subprocess.run(["git", "worktree", "add", "--detach", str(old), commit], cwd=ROOT,
+                       check=True,
                        capture_output=True)
         try:
             (Path(tmp) / "run-before").mkdir()
-            result_before = default_sweep(old / "Snakefile", Path(tmp) / "run-before", cores, pythonpath=old)
+            result_before = default_sweep(old / "Snakefile", Path(tmp) / "run-before", cores,
+                                          pythonpath=old)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, check=True)
         (Path(tmp) / "run-after").mkdir()
         result_after = default_sweep(ROOT / "Snakefile", Path(tmp) / "run-after", cores)
     speedup = result_before["wall_s"] / result_after["wall_s"]
     cpu_ratio = result_after["cpu_s"] / result_before["cpu_s"]
-    write_results("workflow-default-sweep", {"environment": env, "cores": cores, "load_before": load,
+    write_results("workflow-default-sweep",
+                  {"environment": env, "cores": cores, "load_before": load,
                                              "before": {"commit": commit, **result_before},
-                                             "after": {"commit": head, **result_after}, "speedup": speedup,
+                                             "after": {"commit": head, **result_after},
+                                             "speedup": speedup,
                                              "cpu_ratio": cpu_ratio})
-    rows = [(f"before ({commit})", result_before), (f"after ({head}, uncommitted changes included)", result_after)]
+    rows = [(f"before ({commit})", result_before),
+            (f"after ({head}, uncommitted changes included)", result_after)]
     table = "\n".join([
-        f"The default sweep (`workflows/config/default.yaml`), `snakemake --cores {cores}`, both runs in one "
-        f"session, one after the other (1-minute load average {load:.1f} before the first). {env_line(env)}. "
-        "CPU = user + sys of Snakemake and every process it started.",
+        f"The default sweep (`workflows/config/default.yaml`), `snakemake --cores {cores}`, both "
+        f"runs in one session, one after the other (1-minute load average {load:.1f} before the "
+        f"first). {env_line(env)}. CPU = user + sys of Snakemake and every process it started.",
         "",
-        "| checkout | rows | jobs | wall (s) | CPU (s) | process starts (s) | exact baselines (s) | fits (s) "
-        "| tasks (s) | aggregate + page (s) | Snakemake, planning, I/O (s) |",
+        "| checkout | rows | jobs | wall (s) | CPU (s) | process starts (s) | exact baselines (s) "
+        "| fits (s) | tasks (s) | aggregate + page (s) | Snakemake, planning, I/O (s) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        *[f"| {name} | {r['rows']} | {r['jobs']} | {r['wall_s']:.0f} | {r['cpu_s']:.0f} | {r['start_s']:.0f} "
-          f"| {r['exact_s']:.0f} | {r['fits_s']:.0f} | {r['tasks_s']:.0f} | {r['report_s']:.0f} | {r['rest_s']:.0f} |"
+        *[f"| {name} | {r['rows']} | {r['jobs']} | {r['wall_s']:.0f} | {r['cpu_s']:.0f} | "
+          f"{r['start_s']:.0f} | {r['exact_s']:.0f} | {r['fits_s']:.0f} | {r['tasks_s']:.0f} | "
+          f"{r['report_s']:.0f} | {r['rest_s']:.0f} |"
           for name, r in rows],
         "",
         "| target | measured | met |",
@@ -211,12 +235,16 @@ def compare_default_sweep(before: str, cores: int, write: bool) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--write", action="store_true")
-    parser.add_argument("--default-sweep", action="store_true", help="Time the default sweep against --before.")
-    parser.add_argument("--before", default="172c1e8", help="The commit to compare with (--default-sweep).")
-    parser.add_argument("--job-cost", action="store_true", help="What a job of the default sweep costs besides its cells.")
+    parser.add_argument("--default-sweep", action="store_true", help="Time the default sweep "
+                                                                     "against --before.")
+    parser.add_argument("--before", default="172c1e8", help="The commit to compare with "
+                                                            "(--default-sweep).")
+    parser.add_argument("--job-cost", action="store_true", help="What a job of the default sweep "
+                                                                "costs besides its cells.")
     args = parser.parse_args()
     if args.job_cost:
         job_cost(args.cores, args.write)
@@ -237,7 +265,8 @@ def main() -> None:
     cells = len(frame.drop_duplicates(["dataset", "sampler", "task", "rank", "repetition"]))
     own = frame[["time_sample_s", "time_features_s", "time_fit_s"]].fillna(0).sum().sum()
     overhead = (wall - own / args.cores) / cells
-    result = {"cells": cells, "jobs": cells // (len(CONFIG["ranks"]) * len(CONFIG["tasks"])), "wall_s": wall,
+    result = {"cells": cells, "jobs": cells // (len(CONFIG["ranks"]) * len(CONFIG["tasks"])),
+              "wall_s": wall,
               "cells_own_s": float(own), "cores": args.cores, "overhead_per_cell_s": overhead}
     write_results("workflow-overhead", {"environment": env, **result})
     table = "\n".join([
@@ -246,7 +275,8 @@ def main() -> None:
         "",
         "| wall time (s) | cells' own time (s) | overhead per cell (s) | target | met |",
         "|---:|---:|---:|---:|---|",
-        f"| {wall:.1f} | {own:.2f} | {overhead:.3f} | < 0.3 | {'yes' if overhead < 0.3 else '**no**'} |",
+        f"| {wall:.1f} | {own:.2f} | {overhead:.3f} | < 0.3 | "
+        f"{'yes' if overhead < 0.3 else '**no**'} |",
     ]) + "\n"
     print(table)
     if args.write:

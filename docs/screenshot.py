@@ -25,23 +25,29 @@ SECTION, WIDTH, HEIGHT = "approximation", 1400, 3000
 
 
 def main() -> int:
-    binary = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    binary = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))
+                   if p), None)
     driver = shutil.which("chromedriver")
     if binary is None or driver is None:
-        print("headless Chromium not found (chromium and chromedriver on PATH): `.ci/chromium up` installs them",
+        print("headless Chromium not found (chromium and chromedriver on PATH): `.ci/chromium up` "
+              "installs them",
               file=sys.stderr)
         return 2
     options = webdriver.ChromeOptions()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", f"--window-size={WIDTH},{HEIGHT}"):
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                     f"--window-size={WIDTH},{HEIGHT}"):
         options.add_argument(argument)
     options.binary_location = binary
     browser = webdriver.Chrome(service=Service(driver), options=options)
     try:
         browser.get(PAGE.as_uri())
-        WebDriverWait(browser, 60).until(lambda b: b.execute_script("return document.body.dataset.ready") == "true")
+        WebDriverWait(browser,
+                      60).until(lambda b: b.execute_script("return "
+                                                           "document.body.dataset.ready") == "true")
         found = browser.execute_script(
-            "const h = Array.from(document.querySelectorAll('h2')).find((e) => e.textContent.startsWith(arguments[0]));"
-            "if (h) { h.scrollIntoView(); } return Boolean(h);", f"{SECTION}:")
+            "const h = Array.from(document.querySelectorAll('h2')).find((e) => "
+            "e.textContent.startsWith(arguments[0]));if (h) { h.scrollIntoView(); } return "
+            "Boolean(h);", f"{SECTION}:")
         if not found:
             print(f"{PAGE} has no section {SECTION!r}", file=sys.stderr)
             return 1

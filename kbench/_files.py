@@ -39,15 +39,16 @@ def check_name(path) -> str:
     an invisible one that reorders or hides what a terminal shows (a bidi override, U+2028)."""
     text = str(path)
     if any(unicodedata.category(character) in UNPRINTABLE for character in text):
-        raise ValueError(f"{text!r} holds a control or invisible formatting character (a NUL, a newline, a bidi "
-                         "override, …); name the folder without it.")
+        raise ValueError(f"{text!r} holds a control or invisible formatting character (a NUL, a "
+                         "newline, a bidi override, …); name the folder without it.")
     return text
 
 
 def check_no_wildcard(path, what: str = "a folder") -> None:
     """A path the workflow can name: no ``{`` or ``}``, which Snakemake reads as a wildcard."""
     if set("{}") & set(str(path)):
-        raise ValueError(f"a '{{' or '}}', which Snakemake reads as a wildcard; name {what} without one.")
+        raise ValueError(f"a '{{' or '}}', which Snakemake reads as a wildcard; name {what} "
+                         "without one.")
 
 
 def _is_loop(path: Path) -> bool:
@@ -65,8 +66,8 @@ def expand_home(path) -> Path:
         return Path(path).expanduser()
     except RuntimeError:
         user = str(path).split("/", 1)[0]
-        raise ValueError(f"{str(path)!r}: there is no user {user[1:]!r} whose home {user} could be; for a "
-                         f"folder named {user!r}, write ./{user}.") from None
+        raise ValueError(f"{str(path)!r}: there is no user {user[1:]!r} whose home {user} could "
+                         f"be; for a folder named {user!r}, write ./{user}.") from None
 
 
 def check_folder(path) -> Path:
@@ -81,16 +82,18 @@ def check_folder(path) -> Path:
         try:
             if folder.is_symlink() and not folder.exists():
                 if _is_loop(folder):
-                    raise ValueError(f"{folder} is a loop of symbolic links (it never reaches a folder); name "
-                                     "another folder, or replace a link of the loop.")
-                raise ValueError(f"{folder} is a link to {os.readlink(folder)}, which does not exist; create that "
-                                 "folder or name another.")
+                    raise ValueError(f"{folder} is a loop of symbolic links (it never reaches a "
+                                     "folder); name another folder, or replace a link of the loop.")
+                raise ValueError(f"{folder} is a link to {os.readlink(folder)}, which does not "
+                                 "exist; create that folder or name another.")
             if folder.exists():
                 if not folder.is_dir():
                     raise ValueError(f"{folder} is a file, not a folder; name a folder.")
                 break
-        except OSError as exc:  # a name past the file system's limit (ENAMETOOLONG), a loop of links
-            raise ValueError(f"{str(folder)[:80]}…: {exc.strerror or exc}; name another folder.") from None
+        # a name past the file system's limit (ENAMETOOLONG), a loop of links
+        except OSError as exc:
+            raise ValueError(f"{str(folder)[:80]}…: {exc.strerror or exc}; name another "
+                             "folder.") from None
     return Path(path)
 
 
@@ -99,12 +102,13 @@ def _check_length(path: Path) -> None:
     system's limits (checked before anything is computed or created)."""
     size = len(os.fsencode(os.path.abspath(path)))
     if size > MAX_FOLDER_BYTES:
-        raise ValueError(f"{str(path)[:80]}…: a folder path of {size} bytes; with the files kbench writes below it, a "
-                         f"path would pass the system's 4096 bytes: name a folder of at most {MAX_FOLDER_BYTES} bytes.")
+        raise ValueError(f"{str(path)[:80]}…: a folder path of {size} bytes; with the files kbench "
+                         "writes below it, a path would pass the system's 4096 bytes: name a "
+                         f"folder of at most {MAX_FOLDER_BYTES} bytes.")
     long = next((part for part in path.parts if len(os.fsencode(part)) > NAME_MAX), None)
     if long is not None:
-        raise ValueError(f"{long[:80]}…: a folder name of {len(os.fsencode(long))} bytes; a name is at most "
-                         f"{NAME_MAX} bytes: shorten it.")
+        raise ValueError(f"{long[:80]}…: a folder name of {len(os.fsencode(long))} bytes; a name "
+                         f"is at most {NAME_MAX} bytes: shorten it.")
 
 
 def check_writable(folder) -> None:
@@ -162,7 +166,8 @@ def atomic_path(path, suffix: str = ".tmp") -> Iterator[str]:
     """Yield a temporary path beside ``path``; on success it replaces ``path``, on failure it
     is removed. ``suffix`` is the temporary file's ending (np.savez appends .npz otherwise)."""
     path = Path(path)
-    os.umask(_UMASK)  # the process's own: a plugin that changed it does not make the folders unreadable
+    # the process's own: a plugin that changed it does not make the folders unreadable
+    os.umask(_UMASK)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=suffix, dir=path.parent)

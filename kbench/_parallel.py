@@ -57,7 +57,8 @@ def blas_ceiling(requested: int) -> int:
         return max((lib.num_threads for lib in _blas().lib_controllers), default=requested)
 
 
-def for_each_block(work: Callable[[int], object], starts: Sequence[int], min_per_thread: int = 2) -> None:
+def for_each_block(work: Callable[[int], object], starts: Sequence[int],
+                   min_per_thread: int = 2) -> None:
     """``work(start)`` for every start, in up to :func:`blas_threads` threads (each with at
     least ``min_per_thread`` blocks, else one after another), BLAS on one thread meanwhile.
     ``work`` writes its own rows; an exception in any block is raised here."""

@@ -22,10 +22,13 @@ def checkout_commit(package: Path) -> str | None:
     if not (root / ".git").exists():
         return None
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                                text=True,
                                 timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
-                                package.name, "plugins"], capture_output=True, text=True, timeout=10,
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                "--untracked-files=no", "--",
+                                package.name, "plugins"], capture_output=True, text=True,
+                               timeout=10,
                                check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None

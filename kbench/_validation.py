@@ -61,7 +61,7 @@ def check_features(X, name: str = "X", n_features: int | None = None) -> np.ndar
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(
             f"{name} has {arr.shape[1]} features but {n_features} were expected (the number of "
-            f"columns of the data the approximation was fitted on); pass data with the same columns."
+            "columns of the data the approximation was fitted on); pass data with the same columns."
         )
     if not np.isfinite(arr).all():
         bad = ~np.isfinite(arr)
@@ -83,8 +83,8 @@ def check_landmarks(landmarks, n: int) -> np.ndarray:
         raise ValueError(f"landmarks must be a non-empty 1-D array of integer row indices, got "
                          f"{array.dtype} of shape {array.shape}.")
     if array.min() < 0 or array.max() >= n:
-        raise ValueError(f"landmarks must index rows 0..{n - 1} of X, got indices from {array.min()} to "
-                         f"{array.max()}.")
+        raise ValueError(f"landmarks must index rows 0..{n - 1} of X, got indices from "
+                         f"{array.min()} to {array.max()}.")
     if len(np.unique(array)) != array.size:
         raise ValueError("landmarks repeat an index; pass each row once (K_mm would be singular).")
     return array.astype(np.int64)
@@ -104,7 +104,8 @@ def check_lam(lam, owner: str) -> float:
             f"{owner} needs lam, the per-sample ridge λ > 0 (the ridge added to K is n·λ); "
             "pass lam=1e-3, for example."
         )
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not np.isfinite(lam) or lam <= 0:
+    if isinstance(lam, bool) or not isinstance(lam,
+                                               numbers.Real) or not np.isfinite(lam) or lam <= 0:
         raise ValueError(f"lam must be a finite number > 0 (the per-sample ridge λ), got {lam!r}.")
     return float(lam)
 
@@ -129,11 +130,11 @@ def got(value, integer: bool = False) -> str:
     if type(value) not in (int, float, str, bool, list, tuple, type(None)):
         return f"{shown(value)} (a {type(value).__module__}.{type(value).__qualname__})"
     if isinstance(value, str) and parse_number(value) is not None:
-        return (f"the text {shown(value)} (pass the number itself, not text; in a spec, a percent-escaped value stays "
-                "text: write it unescaped)")
+        return (f"the text {shown(value)} (pass the number itself, not text; in a spec, a "
+                "percent-escaped value stays text: write it unescaped)")
     if integer and isinstance(value, float) and value.is_integer():
-        return (f"{format_value(value)} (a number with a point or an exponent is a float; write it as digits, "
-                f"e.g. {int(value)})")
+        return (f"{format_value(value)} (a number with a point or an exponent is a float; write it "
+                f"as digits, e.g. {int(value)})")
     return shown(value) if isinstance(value, str) else shown(format_value(value)).strip("'")
 
 
@@ -177,7 +178,8 @@ class Bound:
                 pass
         inside = (number is not None and (self.integer or math.isfinite(number))
                   and (self.low < number if self.low_open else self.low <= number)
-                  and (self.high is None or (number < self.high if self.high_open else number <= self.high)))
+                  and (self.high is None
+                       or (number < self.high if self.high_open else number <= self.high)))
         if not inside:
             raise ValueError(f"{name or self.name} must be {self.allowed}, got {shown(value)}.")
         return number
@@ -188,8 +190,9 @@ class Bound:
         if value is None or (self.integer and not isinstance(value, int)):
             raise ValueError(f"{name or self.name} must be {self.allowed}, got {shown(str(text))}.")
         if value == 0 and re.search(r"[1-9]", str(text).split("e")[0].split("E")[0]):
-            raise ValueError(f"{name or self.name} must be {self.allowed}, got {shown(str(text).strip())}, which "
-                             "underflows to 0 in a float64 (the smallest is about 5e-324).")
+            raise ValueError(f"{name or self.name} must be {self.allowed}, got "
+                             f"{shown(str(text).strip())}, which underflows to 0 in a float64 (the "
+                             "smallest is about 5e-324).")
         return self.check(value, name)
 
     def parse_list(self, text: str, name: str | None = None) -> list[int | float]:
@@ -198,8 +201,8 @@ class Bound:
         items = [item.strip() for item in str(text).split(",")]
         if not all(items) or any(";" in item for item in items):
             flaw = "an empty item" if not all(items) else "';' between values"
-            raise ValueError(f"{name} {text!r} has {flaw}; pass values separated by single commas, e.g. "
-                             f"{'10,50,100' if self.integer else '1e-4,1e-3'}.")
+            raise ValueError(f"{name} {text!r} has {flaw}; pass values separated by single commas, "
+                             f"e.g. {'10,50,100' if self.integer else '1e-4,1e-3'}.")
         return self.check_list([self.parse(item, name) for item in items], name)
 
     def check_list(self, values, name: str | None = None) -> list[int | float]:
@@ -209,12 +212,13 @@ class Bound:
         if not values:
             raise ValueError(f"{name} is empty: pass at least one value, {self.allowed}.")
         if self.most is not None and len(values) > self.most:
-            raise ValueError(f"{name} lists {len(values)} values; a sweep takes at most {self.most}.")
+            raise ValueError(f"{name} lists {len(values)} values; a sweep takes at most "
+                             f"{self.most}.")
         checked = [self.check(v, name) for v in values]
         repeated = sorted(v for v, count in Counter(checked).items() if count > 1)
         if repeated:
-            raise ValueError(f"{name} lists {', '.join(map(format_value, repeated))} more than once; "
-                             "pass each value once.")
+            raise ValueError(f"{name} lists {', '.join(map(format_value, repeated))} more than "
+                             "once; pass each value once.")
         return checked
 
 
@@ -292,8 +296,8 @@ def listed_value(value, name: str, owner: str):
     if isinstance(value, range) or isinstance(value, np.ndarray) and value.ndim == 1:
         return [python_value(item) for item in value]
     if isinstance(value, Set | Iterator):
-        raise ValueError(f"{owner}: {name} takes a list or a tuple of values, got {type(value).__name__}, which has "
-                         "no order to record; pass list(...).")
+        raise ValueError(f"{owner}: {name} takes a list or a tuple of values, got "
+                         f"{type(value).__name__}, which has no order to record; pass list(...).")
     return value
 
 
@@ -304,7 +308,8 @@ def _coerce(value, allowed, name: str, owner: str):
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{owner}: {name} must be finite, got {value!r}.")
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT64_MAX:
-        raise ValueError(f"{owner}: {name} must be an integer within ±{INT64_MAX} (64 bits), got {value!r}.")
+        raise ValueError(f"{owner}: {name} must be an integer within ±{INT64_MAX} (64 bits), got "
+                         f"{value!r}.")
     if isinstance(value, list | tuple):
         for item in value:
             _coerce(item, None, name, owner)
@@ -338,8 +343,8 @@ def _coerce(value, allowed, name: str, owner: str):
             return list(value)
     expected = " or ".join(dict.fromkeys(_TYPE_NAMES.get(t, t.__name__) for t in allowed))
     if isinstance(value, list | tuple):  # written a;b: only a list parameter takes several values
-        raise ValueError(f"{owner}: {name} takes one value ({expected}), got the list {got(value)} (a;b lists "
-                         "are for list parameters, such as kpca's components).")
+        raise ValueError(f"{owner}: {name} takes one value ({expected}), got the list {got(value)} "
+                         "(a;b lists are for list parameters, such as kpca's components).")
     raise ValueError(f"{owner}: {name} must be {expected}, got {got(value, integer=int in allowed)}"
                      f"{python_hint(value, list in allowed, type(None) in allowed)}.")
 
@@ -362,14 +367,16 @@ def check_ridge_path(Y, lams, n: int) -> tuple[np.ndarray, np.ndarray]:
     path a non-empty list of finite λ > 0."""
     Y = np.asarray(Y, dtype=float)
     if Y.ndim != 2 or Y.shape[0] != n:
-        raise ValueError(f"ridge_path: Y must hold the {n} training rows' targets as columns (n × c; y[:, None] "
-                         f"for one), got shape {Y.shape}.")
+        raise ValueError(f"ridge_path: Y must hold the {n} training rows' targets as columns (n × "
+                         f"c; y[:, None] for one), got shape {Y.shape}.")
     return Y, check_lam_path(lams)
 
 
 def check_components(components) -> list[int]:
     """KPCA's numbers of components: a non-empty list of integers >= 1."""
-    found = list(components) if isinstance(components, list | tuple | range | np.ndarray) else [components]
-    if not found or any(isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1 for c in found):
+    found = list(components) if isinstance(components,
+                                           list | tuple | range | np.ndarray) else [components]
+    if not found or any(isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 1
+                        for c in found):
         raise ValueError(f"kpca_errors: components must be integers >= 1, got {components!r}.")
     return [int(c) for c in found]

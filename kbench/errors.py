@@ -112,7 +112,8 @@ def describe(exc: BaseException) -> str:
         detail = f"(its message could not be read: {type(failed).__name__})"
     detail = detail or ("out of memory" if isinstance(exc, MemoryError) else "")
     text = f"{type(exc).__name__}: {detail}".strip()
-    if not (isinstance(exc, ValueError | MemoryError | ContractViolation) or exc.__traceback__ is None):
+    if not (isinstance(exc, ValueError | MemoryError | ContractViolation)
+            or exc.__traceback__ is None):
         where = traceback.extract_tb(exc.__traceback__)[-1]  # the place, not its source line
         text += f" | {where.filename}:{where.lineno} in {where.name}"
     return one_line(text)
@@ -121,10 +122,12 @@ def describe(exc: BaseException) -> str:
 def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
     """``text`` on one line (newlines and tabs as spaces), its other control characters
     escaped, cut to ``limit`` characters with its length said."""
-    text = _UNPRINTABLE.sub(lambda m: " " if m.group() in "\n\r\t" else m.group().encode("unicode_escape").decode(),
+    text = _UNPRINTABLE.sub(lambda m: " " if m.group() in "\n\r\t"
+                            else m.group().encode("unicode_escape").decode(),
                             text)
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
-__all__ = ["ConfigError", "ContractViolation", "Failure", "KbenchError", "PluginError", "Refused", "Status",
+__all__ = ["ConfigError", "ContractViolation", "Failure", "KbenchError", "PluginError", "Refused",
+           "Status",
            "UnknownPluginError", "describe"]

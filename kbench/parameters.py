@@ -55,20 +55,27 @@ class Param:
             raise TypeError("a Param's meaning is one non-empty line.")
         ends = [end for end in (self.low, self.high) if end is not None]
         if ends and not self.numeric:
-            raise TypeError(f"a {self.kind.__name__} Param has no range: low and high are for int and float.")
-        if not all(isinstance(end, numbers.Real) and not isinstance(end, bool) and math.isfinite(end) for end in ends):
-            raise TypeError(f"a Param's low and high are finite numbers, got {self.low!r} and {self.high!r}.")
-        if len(ends) == 2 and (self.low > self.high or (self.low == self.high and (self.low_open or self.high_open))):
+            raise TypeError(f"a {self.kind.__name__} Param has no range: low and high are for int "
+                            "and float.")
+        if not all(isinstance(end, numbers.Real) and not isinstance(end, bool)
+                   and math.isfinite(end) for end in ends):
+            raise TypeError(f"a Param's low and high are finite numbers, got {self.low!r} and "
+                            f"{self.high!r}.")
+        if len(ends) == 2 and (self.low > self.high
+                               or (self.low == self.high and (self.low_open or self.high_open))):
             raise TypeError(f"a Param's range [{self.low}, {self.high}] holds no value.")
-        if any(not isinstance(c, str | numbers.Real) or isinstance(c, bool) for c in self.choices) or (
+        if any(not isinstance(c, str | numbers.Real) or isinstance(c, bool)
+               for c in self.choices) or (
                 self.kind is str and not all(isinstance(c, str) for c in self.choices)):
-            raise TypeError(f"a {self.kind.__name__} Param's choices are text (and numbers, for a number), "
-                            f"got {self.choices!r}.")
-        unwritable = [c for c in self.choices if isinstance(c, str) and (c.lower() in WORDS or FLOAT.match(c))]
+            raise TypeError(f"a {self.kind.__name__} Param's choices are text (and numbers, for a "
+                            f"number), got {self.choices!r}.")
+        unwritable = [c for c in self.choices if isinstance(c, str)
+                      and (c.lower() in WORDS or FLOAT.match(c))]
         if unwritable:  # a spec reads 'none' as unset, 'true' as a flag, 'nan' as a number
             raise TypeError(f"a Param's text choice {unwritable[0]!r} reads as "
-                            f"{'a number' if FLOAT.match(unwritable[0]) else 'a flag or unset'} in a spec, so no "
-                            "spec can choose it; name it otherwise (e.g. 'no-centering').")
+                            f"{'a number' if FLOAT.match(unwritable[0]) else 'a flag or unset'} in "
+                            "a spec, so no spec can choose it; name it otherwise (e.g. "
+                            "'no-centering').")
 
     @property
     def numeric(self) -> bool:
@@ -85,8 +92,10 @@ class Param:
     @property
     def types(self) -> tuple[type, ...]:
         """The Python types a spec's value may be read as (kbench._validation.coerce_params)."""
-        extra = (str,) if any(isinstance(c, str) for c in self.choices) and self.kind is not str else ()
-        return (self.kind, *extra, *((list,) if self.many else ()), *((type(None),) if self.none else ()))
+        extra = (str,) if any(isinstance(c, str)
+                              for c in self.choices) and self.kind is not str else ()
+        return (self.kind, *extra, *((list,) if self.many else ()),
+                *((type(None),) if self.none else ()))
 
     @property
     def allowed(self) -> str:
@@ -101,7 +110,8 @@ class Param:
         text = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
         if self.many:
             text += " (or a ';'-separated list of such values)"
-        return text + ("" if not self.none else ", or none" if self.none == "none" else f", or none ({self.none})")
+        return text + ("" if not self.none else ", or none" if self.none == "none"
+                       else f", or none ({self.none})")
 
     def check(self, value, name: str, owner: str):
         """``value`` converted (an integer to a float, 0/1 to a bool), or a one-line
@@ -113,8 +123,8 @@ class Param:
         if self.many and isinstance(value, list | tuple) and value:
             checked = [self._one(item, name, owner) for item in value]
             if len(set(map(repr, checked))) < len(checked):
-                raise ValueError(f"{owner}: {name} lists a value more than once ({format_value(checked)}); "
-                                 "give each once.")
+                raise ValueError(f"{owner}: {name} lists a value more than once "
+                                 f"({format_value(checked)}); give each once.")
             return checked
         return self._one(value, name, owner)
 
@@ -123,7 +133,8 @@ class Param:
         if isinstance(value, str):
             if value in self.choices or (self.kind is str and not self.choices):
                 return value
-        elif self.kind is str and not self.choices and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        elif self.kind is str and not self.choices and isinstance(value,
+                                                                  numbers.Real) and not isinstance(value, bool):
             return format_value(value)  # a column named 3
         elif self.kind is bool:
             if isinstance(value, bool) or (isinstance(value, numbers.Integral) and value in (0, 1)):
@@ -137,8 +148,10 @@ class Param:
             elif value in [c for c in self.choices if not isinstance(c, str)]:
                 return self.kind(value)
         texts = [c for c in self.choices if isinstance(c, str)]
-        hint = (python_hint(value, self.many, bool(self.none)) or suggest(value, texts)) if isinstance(value, str) else ""
-        raise ValueError(f"{owner}: {name} must be {self.allowed}, got {got(value, integer=self.kind is int)}{hint}.")
+        hint = (python_hint(value, self.many, bool(self.none))
+                or suggest(value, texts)) if isinstance(value, str) else ""
+        raise ValueError(f"{owner}: {name} must be {self.allowed}, got "
+                         f"{got(value, integer=self.kind is int)}{hint}.")
 
     def valid(self) -> list:
         """A few values this declaration takes (its ends, a choice, the other boolean), for
@@ -153,7 +166,8 @@ class Param:
             if high is not None and not self.high_open:
                 values.append(high)
             if low is not None and high is not None:
-                values.append((low + high) / 2 if self.kind is float else (int(low) + int(high)) // 2)
+                values.append((low + high) / 2 if self.kind is float
+                              else (int(low) + int(high)) // 2)
             elif low is not None:
                 values.append(low + 1 if self.kind is int else low * 2 + 1)
         values = [value for value in values if self._takes(value)]
@@ -171,7 +185,8 @@ class Param:
         values: list[Any] = [[] if self.many else ["x"], *(() if self.none else (None,))]
         if self.kind is not str or self.choices:
             values.append("kbench-not-a-choice")
-        values += {bool: [2, 0.5], int: [math.nan, True, 1.5], float: [math.nan, True], str: [True]}[self.kind]
+        values += {bool: [2, 0.5], int: [math.nan, True, 1.5], float: [math.nan, True],
+                   str: [True]}[self.kind]
         numeric_choices = [c for c in self.choices if not isinstance(c, str)]
         bound = self.bound
         if bound is None and numeric_choices:
@@ -186,7 +201,8 @@ class Param:
     def as_dict(self, default=inspect.Parameter.empty) -> dict:
         """The declaration as JSON (``kbench list --json``)."""
         out = {"type": self.kind.__name__, "allowed": self.allowed, "meaning": self.meaning,
-               "low": self.low, "high": self.high, "low_open": self.low_open, "high_open": self.high_open,
+               "low": self.low, "high": self.high, "low_open": self.low_open,
+               "high_open": self.high_open,
                "choices": list(self.choices), "none": self.none or None, "many": self.many}
         if default is not inspect.Parameter.empty:
             out["default"] = default
@@ -209,7 +225,8 @@ def undeclared(function, parameters: dict[str, Param], skip: tuple[str, ...] = (
 def declarations(parameters: dict[str, Param], function) -> dict[str, dict]:
     """Each declared parameter as JSON, with its default in ``function``'s signature."""
     given = defaults(function)
-    return {name: param.as_dict(given.get(name, inspect.Parameter.empty)) for name, param in parameters.items()}
+    return {name: param.as_dict(given.get(name, inspect.Parameter.empty))
+            for name, param in parameters.items()}
 
 
 def check_params(parameters: dict[str, Param], values: dict, owner: str) -> dict:
@@ -230,7 +247,8 @@ def _checked(init):
         given = check_params(type(self).parameters, dict(list(bound.arguments.items())[1:]), owner)
         bound.arguments.update(given)
         init(*bound.args, **bound.kwargs)
-        _kept(self, {name: value for name, value in given.items() if name in type(self).parameters}, owner)
+        _kept(self, {name: value for name, value in given.items() if name in type(self).parameters},
+              owner)
 
     checked._checks_parameters = True  # type: ignore[attr-defined]
     return checked
@@ -243,9 +261,10 @@ def _kept(plugin, given: dict, owner: str) -> None:
         kept = getattr(plugin, name, value)
         if not isinstance(value, list | tuple) and not isinstance(kept, list | tuple) and not (
                 kept == value or (kept != kept and value != value)):  # (NaN kept as NaN)
-            raise ContractViolation(f"{owner}: made with {name}={value!r}, it keeps {name}={kept!r}: a plugin keeps "
-                                    "a declared parameter as given (its cells are labelled with it); declare the "
-                                    "values it takes instead.")
+            raise ContractViolation(f"{owner}: made with {name}={value!r}, it keeps "
+                                    f"{name}={kept!r}: a plugin keeps a declared parameter as "
+                                    "given (its cells are labelled with it); declare the values it "
+                                    "takes instead.")
 
 
 def _check_declaration(cls: type) -> None:
@@ -257,14 +276,16 @@ def _check_declaration(cls: type) -> None:
         return
     declared = cls.__dict__["parameters"]
     if not isinstance(declared, dict) or not all(isinstance(p, Param) for p in declared.values()):
-        raise TypeError(f"{cls.__qualname__}.parameters must be a dict of name → kbench.plugin.Param, got {declared!r}.")
+        raise TypeError(f"{cls.__qualname__}.parameters must be a dict of name → "
+                        f"kbench.plugin.Param, got {declared!r}.")
     signature = inspect.signature(cls).parameters
     for name, param in declared.items():
         if name not in signature:
-            raise TypeError(f"{cls.__qualname__} declares the parameter {name!r}, which its constructor does not take.")
+            raise TypeError(f"{cls.__qualname__} declares the parameter {name!r}, which its "
+                            "constructor does not take.")
         if signature[name].default is inspect.Parameter.empty:
-            raise TypeError(f"{cls.__qualname__}: the parameter {name!r} has no default in the constructor's signature "
-                            "(a spec that leaves it out needs one).")
+            raise TypeError(f"{cls.__qualname__}: the parameter {name!r} has no default in the "
+                            "constructor's signature (a spec that leaves it out needs one).")
         try:
             param.check(signature[name].default, name, cls.__qualname__)
         except ValueError as exc:
@@ -294,7 +315,8 @@ class Declared:
                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
         missing = [name for name in names if not hasattr(self, name)]
         if missing:
-            raise ContractViolation(f"{type(self).kind} {type(self).name!r}: get_params reads the parameter "
-                                    f"{missing[0]!r} from self.{missing[0]}: store each constructor parameter under "
-                                    "its own name (or override get_params).")
+            raise ContractViolation(f"{type(self).kind} {type(self).name!r}: get_params reads the "
+                                    f"parameter {missing[0]!r} from self.{missing[0]}: store each "
+                                    "constructor parameter under its own name (or override "
+                                    "get_params).")
         return {name: getattr(self, name) for name in names}

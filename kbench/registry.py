@@ -50,7 +50,8 @@ class PluginInfo:
         """The declared parameters: a class's ``parameters``, a dataset provider's ``options``."""
         declared = getattr(self.obj, "options" if self.kind == "dataset" else "parameters", None)
         taken = inspect.signature(self.obj.load if self.kind == "dataset" else self.obj).parameters
-        return {k: v for k, v in declared.items() if k in taken} if isinstance(declared, dict) else {}
+        return {k: v for k, v in declared.items() if k in taken} if isinstance(declared,
+                                                                               dict) else {}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,7 +62,8 @@ class PluginInfo:
             "entry_point": self.entry_point,
             "object": f"{self.obj.__module__}.{self.obj.__qualname__}",
             "description": self.description,
-            "parameters": declarations(self.parameters, self.obj.load if self.kind == "dataset" else self.obj),
+            "parameters": declarations(self.parameters, self.obj.load if self.kind == "dataset"
+                                       else self.obj),
         }
 
 
@@ -87,7 +89,8 @@ def _first_line(obj) -> str:
 def check_kind(kind: str) -> str:
     """Accept 'sampler' or 'samplers'; raise a did-you-mean error otherwise."""
     if not isinstance(kind, str):
-        raise TypeError(f"a plugin kind is one of {', '.join(map(repr, KINDS))}, got {shown(kind)}.")
+        raise TypeError(f"a plugin kind is one of {', '.join(map(repr, KINDS))}, got "
+                        f"{shown(kind)}.")
     singular = kind[:-1] if kind.endswith("s") and kind[:-1] in KINDS else kind
     if singular not in KINDS:
         raise UnknownPluginError(
@@ -107,7 +110,8 @@ class Registry:
         self.broken: list[BrokenPlugin] = []
         self._conflicts: dict[tuple[str, str], str] = {}
         entry_points = importlib.metadata.entry_points(group=group)
-        for ep in sorted(entry_points, key=lambda e: (_dist_name(e) != BUILTIN, _dist_name(e), e.name)):
+        for ep in sorted(entry_points,
+                         key=lambda e: (_dist_name(e) != BUILTIN, _dist_name(e), e.name)):
             self._load(ep)
 
     # -- loading -------------------------------------------------------------------
@@ -130,9 +134,11 @@ class Registry:
             self.manager.check_pending()
         except pluggy.PluginValidationError as exc:
             self.manager.unregister(module)
-            hooks = [n for n in dir(module) if n.startswith("kbench_") and n not in hookspecs.HOOKS.values()]
+            hooks = [n for n in dir(module) if n.startswith("kbench_")
+                     and n not in hookspecs.HOOKS.values()]
             hint = "".join(f" '{h}'{suggest(h, hookspecs.HOOKS.values())}" for h in hooks)
-            return fail(f"{exc}. Unknown hook(s):{hint}; hooks are: {', '.join(hookspecs.HOOKS.values())}.")
+            return fail(f"{exc}. Unknown hook(s):{hint}; hooks are: "
+                        f"{', '.join(hookspecs.HOOKS.values())}.")
 
         hooks = 0
         for kind, hook_name in hookspecs.HOOKS.items():
@@ -149,7 +155,8 @@ class Registry:
                     self._add(kind, obj, source, version, label, fail)
         if not hooks:
             fail(f"module {module.__name__!r} loads but implements no kbench hook, so it registers "
-                 f"nothing; decorate a function such as kbench_register_samplers with @kbench.plugin.hookimpl")
+                 "nothing; decorate a function such as kbench_register_samplers with "
+                 "@kbench.plugin.hookimpl")
 
     def _add(self, kind, obj, source, version, label, fail) -> None:
         name = getattr(obj, "name", None)
@@ -157,7 +164,8 @@ class Registry:
             return fail(f"{kind} {obj!r} has no 'name' class attribute (a non-empty string).")
         reserved = sorted({c for c in name if c in RESERVED} | set(CONTROL.findall(name)))
         if reserved or name != name.strip():
-            return fail(f"{kind} name {name!r} holds {shown(reserved[0]) if reserved else 'blank ends'}, which a spec "
+            return fail(f"{kind} name {name!r} holds "
+                        f"{shown(reserved[0]) if reserved else 'blank ends'}, which a spec "
                         "('name:key=value,…') cannot name; rename the plugin")
         key = (kind, name)
         if key in self._conflicts:
@@ -169,7 +177,8 @@ class Registry:
                 f"{kind} {name!r} is registered by both '{first.source}' ({first.entry_point}) "
                 f"and '{source}' ({label}); uninstall one of the two packages or rename its {kind}"
             )
-            if first.source != BUILTIN:  # a built-in stays listed; the name is ambiguous all the same
+            # a built-in stays listed; the name is ambiguous all the same
+            if first.source != BUILTIN:
                 del self.plugins[kind][name]
             self._conflicts[key] = message
             self.broken.append(BrokenPlugin(label, source, message))
@@ -189,7 +198,8 @@ class Registry:
         known = self.plugins[kind]
         if name in known:
             return known[name]
-        listed = [part for part in name.split(";") if part.strip() in known] if kind in ("sampler", "task") else []
+        listed = [part for part in name.split(";")
+                  if part.strip() in known] if kind in ("sampler", "task") else []
         hint = f" (a list of {kind}s is separated by ',': {','.join(p.strip() for p in name.split(';'))})" if listed \
             else suggest(name, known)
         raise UnknownPluginError(
@@ -201,7 +211,8 @@ class Registry:
         """' N plugin(s) failed to load: …' with each one's entry point and error, or ''."""
         if not self.broken:
             return ""
-        listed = "; ".join(f"{b.entry_point} from '{b.source}': {_shorten(b.error)}" for b in self.broken)
+        listed = "; ".join(f"{b.entry_point} from '{b.source}': {_shorten(b.error)}"
+                           for b in self.broken)
         return f" {len(self.broken)} plugin(s) failed to load (kbench list shows them): {listed}."
 
     def create(self, kind: str, name: str, **params) -> Any:
@@ -214,16 +225,19 @@ class Registry:
         unknown = [key for key in params if key not in allowed]
         if unknown and not accepts_any:
             key = unknown[0]
-            ridge = (" (λ is the sweep's, not a sampler's: a ridge-dependent sampler is fitted at the λ path's "
-                     "smallest, --lams / lams; KernelApproximation(lam=...))") if kind == "sampler" and key == "lam" else \
-                (" (the rank is the sweep's, not a sampler's: --ranks / ranks; Sampler.fit(X, kernel, rank=...))"
+            ridge = (" (λ is the sweep's, not a sampler's: a ridge-dependent sampler is fitted at "
+                     "the λ path's smallest, --lams / lams; "
+                     "KernelApproximation(lam=...))") if kind == "sampler" and key == "lam" else \
+                (" (the rank is the sweep's, not a sampler's: --ranks / ranks; Sampler.fit(X, "
+                 "kernel, rank=...))"
                  if kind == "sampler" and key in ("rank", "n_components", "ranks") else "")
             raise ValueError(
                 f"{kind} {name!r} has no parameter {key!r}{suggest(key, allowed)}; "
                 f"its parameters are: {', '.join(allowed) or 'none'}{ridge}."
             )
         declared = {key: param.types for key, param in info.parameters.items()}
-        return info.obj(**coerce_params(params, {**declared_types(info.obj), **declared}, f"{kind} {name!r}"))
+        return info.obj(**coerce_params(params, {**declared_types(info.obj), **declared},
+                                        f"{kind} {name!r}"))
 
 
 def _shorten(text: str, limit: int = 160) -> str:
@@ -304,8 +318,8 @@ def _make(kind: str, spec: Spec | str, params: dict) -> Any:
         raise ValueError(f"{spec.label!r} is a {spec.kind} spec, not a {kind} spec.")
     twice = sorted(set(spec.params) & set(params))
     if twice:
-        raise ValueError(f"{kind} parameter(s) {', '.join(map(repr, twice))} given both in the spec "
-                         f"{spec.label!r} and as keyword arguments; give each once.")
+        raise ValueError(f"{kind} parameter(s) {', '.join(map(repr, twice))} given both in the "
+                         f"spec {spec.label!r} and as keyword arguments; give each once.")
     return get_registry().create(kind, spec.name, **spec.params, **params)
 
 
@@ -349,10 +363,12 @@ def canonical_label(spec: str, kind: str) -> str:
     except (ValueError, TypeError, PluginError):
         return spec
     declared = getattr(plugin_class(parsed), "parameters", {})
-    kept = tuple((key, value[0] if key in declared and declared[key].many and isinstance(value, tuple)
+    kept = tuple((key, value[0] if key in declared and declared[key].many
+                  and isinstance(value, tuple)
                   and len(value) == 1 else value)  # (components=2; is components=2)
                  for key, value in parsed.items if not (
-                     key in default and given.get(key) == default[key] and type(given.get(key)) is type(default[key])))
+                     key in default and given.get(key) == default[key]
+                     and type(given.get(key)) is type(default[key])))
     return spec if kept == parsed.items else Spec(kind, parsed.name, kept).label
 
 

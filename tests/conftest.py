@@ -50,7 +50,8 @@ def pytest_xdist_auto_num_workers(config) -> int:
     return (os.cpu_count() or 1) + slurm
 
 
-COLUMN_SAMPLERS = ["uniform", "rls", "rls-fast", "squeak", "bless", "recursive-rls", "pivoted-cholesky", "rp-cholesky"]
+COLUMN_SAMPLERS = ["uniform", "rls", "rls-fast", "squeak", "bless", "recursive-rls",
+                   "pivoted-cholesky", "rp-cholesky"]
 FEATURE_SAMPLERS = ["rff", "orf", "sorf", "fastfood"]
 ALL_SAMPLERS = COLUMN_SAMPLERS + FEATURE_SAMPLERS
 
@@ -99,7 +100,8 @@ def add_plugin(root, dist: str, body: str, version: str = "1.0") -> str:
     """Write module + ``<dist>-<version>.dist-info`` (METADATA, entry_points.txt) under ``root``."""
     module = f"kbench_test_{dist.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
     (root / f"{module}.py").write_text(textwrap.dedent(body))
-    info = root / f"{dist.replace('-', '_')}-{version}.dist-info"  # wheel naming: no dash in the name
+    # wheel naming: no dash in the name
+    info = root / f"{dist.replace('-', '_')}-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
     (info / "entry_points.txt").write_text(f"[kbench]\n{dist} = {module}\n")
@@ -112,8 +114,10 @@ def leaderboard_page(tmp_path_factory) -> Path:
     under two kernels (the page tests read it, never the committed results/)."""
     out = tmp_path_factory.mktemp("leaderboard")
     for kernel in ("gaussian:sigma=median", "laplacian:sigma=median"):
-        kbench.run(["sklearn:diabetes", "synthetic:smile:n=300"], ["uniform", "rls", "rff"], ["krr", "approximation"],
-                   [5, 20], [1e-3, 1e-2], repetitions=2, kernel=kernel, out=out / "cells", progress=False)
+        kbench.run(["sklearn:diabetes", "synthetic:smile:n=300"], ["uniform", "rls", "rff"],
+                   ["krr", "approximation"],
+                   [5, 20], [1e-3, 1e-2], repetitions=2, kernel=kernel, out=out / "cells",
+                   progress=False)
     build(kbench.read_results(out / "cells"), out, command="pytest")
     return out / "leaderboard.html"
 
@@ -123,7 +127,8 @@ def page(leaderboard_page) -> Path:
     return leaderboard_page
 
 
-def snakemake(workdir: Path, config: dict, *args: str, plugins: Path | None = None, env: dict | None = None,
+def snakemake(workdir: Path, config: dict, *args: str, plugins: Path | None = None,
+              env: dict | None = None,
               background: bool = False, timeout: float = 900):
     """Run the repository's Snakefile in ``workdir`` on ``config`` (written to
     ``workdir/config.yaml``) with Snakemake's ``args``. ``plugins`` goes on PYTHONPATH (the
@@ -134,9 +139,11 @@ def snakemake(workdir: Path, config: dict, *args: str, plugins: Path | None = No
     environment = {**os.environ, **(env or {})}
     if plugins is not None:
         environment["PYTHONPATH"] = f"{plugins}{os.pathsep}{environment.get('PYTHONPATH', '')}"
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory",
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"),
+               "--directory",
                str(workdir), "--configfile", str(Path(workdir) / "config.yaml"), *args]
     if background:
-        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True,
                                 env=environment)
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment)

@@ -26,7 +26,8 @@ PUBLIC_MODULES = {"kbench", "kbench.plugin", "kbench.testing", "kbench.sklearn",
 def test_the_layers_contract_holds():
     """import-linter's contracts in pyproject.toml (it sees function-level imports too): the
     layers, and the sampler plugins kept inside kbench.samplers."""
-    result = subprocess.run(["lint-imports", "--no-cache"], capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run(["lint-imports", "--no-cache"], capture_output=True, text=True,
+                            cwd=ROOT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "2 kept, 0 broken" in result.stdout and "ignored" not in result.stdout
 
@@ -34,9 +35,11 @@ def test_the_layers_contract_holds():
 def test_the_generic_layers_name_no_sampler_built_in_parts():
     """A fit built in parts goes through the sampler's hook (kbench.Sampler.parts): the sweep
     and the workflow know of no DISQUEAK (tests/sweep/test_parts.py has a second sampler)."""
-    generic = [*(ROOT / "kbench" / "sweep").rglob("*.py"), *(ROOT / "kbench" / "workflow").rglob("*.py"),
+    generic = [*(ROOT / "kbench" / "sweep").rglob("*.py"),
+               *(ROOT / "kbench" / "workflow").rglob("*.py"),
                *(ROOT / "workflows").rglob("*.smk")]
-    assert [path.name for path in generic if "disqueak" in path.read_text()] == []  # (a mention of DISQUEAK aside)
+    # (a mention of DISQUEAK aside)
+    assert [path.name for path in generic if "disqueak" in path.read_text()] == []
 
 
 def _cycles(graph) -> list[list[str]]:
@@ -96,13 +99,16 @@ def _kbench_imports_in_functions(path: Path) -> list[str]:
     a name loaded when first used, so that what a sweep's worker imports stays light."""
     found = []
     tree = ast.parse(path.read_text())
-    lazy = {id(node) for node in tree.body if path.name == "__init__.py" and isinstance(node, ast.FunctionDef)
+    lazy = {id(node) for node in tree.body if path.name == "__init__.py"
+            and isinstance(node, ast.FunctionDef)
             and node.name == "__getattr__"}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and id(node) not in lazy:
             for inner in ast.walk(node):
-                if isinstance(inner, ast.ImportFrom) and (inner.module or "").startswith("kbench") or (
-                        isinstance(inner, ast.Import) and any(a.name.startswith("kbench") for a in inner.names)):
+                if isinstance(inner, ast.ImportFrom) and (inner.module
+                                                          or "").startswith("kbench") or (
+                        isinstance(inner, ast.Import)
+                        and any(a.name.startswith("kbench") for a in inner.names)):
                     found.append(f"{path.relative_to(ROOT)}:{inner.lineno}")
     return found
 
@@ -121,7 +127,8 @@ def test_modules_and_functions_are_small():
         if text.count("\n") > 400:
             long_modules.append(str(path.relative_to(ROOT)))
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 60:
+            if isinstance(node,
+                          ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 60:
                 long_functions.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert long_modules == [] and long_functions == []
 
@@ -132,7 +139,8 @@ def test_the_public_api_is_a_sorted_list_of_existing_names():
         assert len(set(module.__all__)) == len(module.__all__)
         for name in module.__all__:
             assert hasattr(module, name), name
-    assert all(getattr(kbench, name) is getattr(kbench.plugin, name) for name in kbench.plugin.__all__)
+    assert all(getattr(kbench, name) is getattr(kbench.plugin, name)
+               for name in kbench.plugin.__all__)
 
 
 _FROM = re.compile(r"^[ \t]*from\s+(kbench[\w.]*)\s+import\s+(\([^)]*\)|[\w \t,]+)", re.M)
@@ -147,7 +155,8 @@ def private_uses(text: str) -> list[str]:
     for module, names in _FROM.findall(text):
         listed = {"kbench": kbench.__all__, "kbench.plugin": kbench.plugin.__all__}.get(module)
         if listed is not None:
-            found += [f"{module}.{n}" for n in re.split(r"[\s,()]+", names) if n and n not in listed]
+            found += [f"{module}.{n}" for n in re.split(r"[\s,()]+", names) if n
+                      and n not in listed]
         elif module not in PUBLIC_MODULES:
             found.append(module)
     found += [m for m in _IMPORT.findall(text) if m not in PUBLIC_MODULES]
@@ -163,13 +172,16 @@ def private_uses(text: str) -> list[str]:
 def test_the_public_api_checker_catches_private_uses():
     assert private_uses("from kbench.lowrank.maps import LowRank\nkbench.get_registry()\n") == [
         "kbench.lowrank.maps", "kbench.get_registry"]
-    assert private_uses("import kbench\nkbench.Sampler\nkbench.plugin.run\nfrom kbench.plugin import Sampler, run\n") \
+    assert private_uses("import kbench\nkbench.Sampler\nkbench.plugin.run\nfrom kbench.plugin "
+                        "import Sampler, run\n") \
         == ["kbench.plugin.run", "kbench.Sampler", "kbench.plugin.run"]  # each name in its own list
-    assert private_uses("import kbench\nfrom kbench.plugin import Sampler, hookimpl\nkbench.make_sampler('uniform')\n"
-                        "from kbench.testing import check_sampler\n") == []
+    assert private_uses("import kbench\nfrom kbench.plugin import Sampler, "
+                        "hookimpl\nkbench.make_sampler('uniform')\nfrom kbench.testing import "
+                        "check_sampler\n") == []
 
 
-PLUGIN_AND_DOC_FILES = sorted([*ROOT.glob("plugins/*/**/*.py"), *ROOT.glob("docs/*.md"), ROOT / "README.md"])
+PLUGIN_AND_DOC_FILES = sorted([*ROOT.glob("plugins/*/**/*.py"), *ROOT.glob("docs/*.md"),
+                               ROOT / "README.md"])
 
 
 @pytest.mark.parametrize("path", PLUGIN_AND_DOC_FILES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -194,7 +206,8 @@ def _declared(pyproject: Path) -> set[str]:
     import tomllib
 
     requirements = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
-    return {re.split(r"[<>=!~\[; ]", req, maxsplit=1)[0].lower().replace("_", "-") for req in requirements}
+    return {re.split(r"[<>=!~\[; ]", req, maxsplit=1)[0].lower().replace("_", "-")
+            for req in requirements}
 
 
 @pytest.mark.parametrize("package", [ROOT, *sorted((ROOT / "plugins").glob("kbench-*"))],
@@ -210,7 +223,8 @@ def test_every_imported_package_is_a_declared_dependency(package):
     providers = importlib.metadata.packages_distributions()
     own = {"kbench", code.name}
     declared = _declared(package / "pyproject.toml")
-    missing = {module: providers.get(module) for module in _imported_modules(code) - sys.stdlib_module_names - own
+    missing = {module: providers.get(module)
+               for module in _imported_modules(code) - sys.stdlib_module_names - own
                if not {d.lower().replace("_", "-") for d in providers.get(module, [])} & declared}
     assert not missing, f"{package.name}/pyproject.toml does not declare what provides {missing}"
 

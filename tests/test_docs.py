@@ -36,7 +36,8 @@ def test_the_page_has_a_plugin_of_each_kind_and_its_tests():
 @pytest.fixture
 def doc_plugin(tmp_path, monkeypatch):
     """The page's plugin module, installed as the package 'my-package'."""
-    add_plugin(tmp_path, "my-package", "\n".join(b for b in python_blocks() if b.startswith(PLUGIN)))
+    add_plugin(tmp_path, "my-package",
+               "\n".join(b for b in python_blocks() if b.startswith(PLUGIN)))
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
     reg = registry.Registry()
@@ -54,7 +55,8 @@ def test_the_plugin_of_the_page_loads_and_its_tests_and_scripts_run(doc_plugin):
     for block in blocks:
         namespace = tests if block.startswith(TESTS) else {}
         exec(compile(block, str(PAGE), "exec"), namespace)
-    called = [name for name, function in tests.items() if name.startswith("test_") and callable(function)]
+    called = [name for name, function in tests.items() if name.startswith("test_")
+              and callable(function)]
     assert len(called) >= 4 and len(blocks) > len([b for b in blocks if b.startswith(TESTS)])
     for name in called:
         tests[name]()
@@ -63,7 +65,8 @@ def test_the_plugin_of_the_page_loads_and_its_tests_and_scripts_run(doc_plugin):
 def test_the_pages_check_plugin_commands_pass_on_its_plugin(doc_plugin):
     """The page's ``kbench check-plugin`` commands, as written, on its plugin (installed as the
     fixture installs it): each passes its kit (exit 0)."""
-    commands = [c for c in page_commands()["docs/plugins.md"] if c.startswith("kbench check-plugin ")]
+    commands = [c for c in page_commands()["docs/plugins.md"]
+                if c.startswith("kbench check-plugin ")]
     assert len(commands) >= 4
     for command in commands:
         result = CliRunner().invoke(main, shlex.split(command)[1:])

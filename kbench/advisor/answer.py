@@ -61,19 +61,23 @@ CLOSE = 0.5
 RANKS = (20, 60, 180, 540, 1620, 4860)
 #: the λ path of the regime's estimate: every decade a published path (``lams: auto``) may
 #: reach, so your data's choice is read within each published dataset's own path
-LAMS = tuple(10.0**k for k in range(round(math.log10(AUTO_LAM_BOUNDS[0])), round(math.log10(AUTO_LAM_BOUNDS[1])) + 1))
+LAMS = tuple(10.0**k for k in range(round(math.log10(AUTO_LAM_BOUNDS[0])),
+                                    round(math.log10(AUTO_LAM_BOUNDS[1])) + 1))
 #: the probe runs the leading samplers of the evidence and the baseline, or these without evidence
 PROBE_SAMPLERS = 3
 PROBE_DEFAULT_SAMPLERS = ("uniform", "rp-cholesky", "rls-fast", "rff")
 PROBE_RANK = 100
 PROBE_HINT = "run with --probe"
 SECONDS = Bound("seconds", False, 0, 1e8, low_open=True, why="a time budget per fit and evaluation")
-WITHIN = Bound("within", False, 0, 1, low_open=True, why="the relative distance to exact the advice aims for")
+WITHIN = Bound("within", False, 0, 1, low_open=True, why="the relative distance to exact the "
+                                                         "advice aims for")
 #: the neighbours' columns the detail prints
 NEIGHBOUR_COLUMNS = ["n_train", "d_eff", "coherence", "comparable rank", "distance"]
 #: how the samplers' table prints
-FORMATTERS = {"mean regret": percent, "expected gap": percent, "gap low": percent, "gap high": percent,
-              "promised gap": percent, "expected seconds": "{:.3g}".format, "failure rate": "{:.0%}".format, "p ahead": "{:.2g}".format,
+FORMATTERS = {"mean regret": percent, "expected gap": percent, "gap low": percent,
+              "gap high": percent,
+              "promised gap": percent, "expected seconds": "{:.3g}".format,
+              "failure rate": "{:.0%}".format, "p ahead": "{:.2g}".format,
               **dict.fromkeys(["rank needed", "rank low", "rank high"], "{:.0f}".format)}
 
 
@@ -83,9 +87,12 @@ class Recommendation:
 
     rank: int
     sampler: str  # the advised one, first in ``table``
-    neighbours: pd.DataFrame  # the evidence datasets: distance, comparable rank, regime (kbench.advisor.model)
-    table: pd.DataFrame  # per sampler: mean regret, expected gap, gap low/high, promised gap, failure rate, seconds
-    paths: list[list[float]]  # each neighbour's λ path: its gaps are at the λ chosen on validation data from it
+    # the evidence datasets: distance, comparable rank, regime (kbench.advisor.model)
+    neighbours: pd.DataFrame
+    # per sampler: mean regret, expected gap, gap low/high, promised gap, failure rate, seconds
+    table: pd.DataFrame
+    # each neighbour's λ path: its gaps are at the λ chosen on validation data from it
+    paths: list[list[float]]
     single: str = ""  # the single best sampler of the whole evidence
 
     @property
@@ -104,7 +111,8 @@ class Recommendation:
     @property
     def blocks(self) -> list[tuple[str, float]]:
         """(evidence dataset, its comparable rank) of every neighbour."""
-        return [(key, round(float(rank), 1)) for key, rank in self.neighbours["comparable rank"].items()]
+        return [(key, round(float(rank), 1))
+                for key, rank in self.neighbours["comparable rank"].items()]
 
 
 @dataclass
@@ -136,7 +144,8 @@ class Advice:
             "regime": self.regime.as_dict(), "close_evidence": self.close, "within": self.within,
             "evidence": self.evidence.reset_index().to_dict(orient="records"),
             "recommendation": None if rec is None else {
-                "rank": rec.rank, "sampler": rec.best, "blocks": [list(b) for b in rec.blocks], "lams": rec.paths,
+                "rank": rec.rank, "sampler": rec.best, "blocks": [list(b) for b in rec.blocks],
+                "lams": rec.paths,
                 "samplers": rec.table.reset_index().to_dict(orient="records")},
             "uniform_rank": self.baseline_rank,
             "probe": None if self.probe is None else self.probe.as_dict(),
@@ -179,13 +188,15 @@ def predict(evidence: Curves, regime: Regime, rank: int, task, single: str, ours
     judged = regrets[(near["n_train"] >= min(regime.n_train, near["n_train"].max())).to_numpy()]
     present = regrets.columns[(regrets.notna().mean() >= PRESENT) & (judged.notna().mean() >= PRESENT)]
     seconds = evidence.expected_seconds(near, rank, regime.n_train)
-    table = pd.DataFrame({"mean regret": regrets[present].mean(), "expected gap": gaps[present].median(),
+    table = pd.DataFrame({"mean regret": regrets[present].mean(),
+                          "expected gap": gaps[present].median(),
                           "gap low": gaps[present].min(), "gap high": gaps[present].max(),
                           "promised gap": gaps[present].quantile(LEVEL),
                           "failure rate": evidence.read(evidence.failed, near)[present].mean(),
                           "expected seconds": seconds.reindex(present)}).rename_axis("sampler")
     table["p ahead"] = ahead(regrets[present], single, margin_of(task, evidence, near))
-    return _ordered(Recommendation(rank, "", near, table, [path_of(p) for p in near["path"]]), single)
+    return _ordered(Recommendation(rank, "", near, table, [path_of(p) for p in near["path"]]),
+                    single)
 
 
 def _ordered(rec: Recommendation, single: str) -> Recommendation | None:
@@ -193,44 +204,56 @@ def _ordered(rec: Recommendation, single: str) -> Recommendation | None:
     if rec.table.empty:
         return None
     sampler = pick(rec.table, single)
-    order = [sampler, *rec.table.drop(index=sampler).sort_values("mean regret", kind="stable").index]
+    order = [sampler,
+             *rec.table.drop(index=sampler).sort_values("mean regret", kind="stable").index]
     return replace(rec, sampler=sampler, table=rec.table.loc[order], single=single)
 
 
-def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str, cells: pd.DataFrame | None = None,
-                rank: int | None = None, within: float = 0.02, seconds: float | None = None) -> Advice:
+def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str,
+                cells: pd.DataFrame | None = None,
+                rank: int | None = None, within: float = 0.02,
+                seconds: float | None = None) -> Advice:
     """The advice for a dataset of this ``regime``, from the evidence ``cells`` (the published
     evidence by default): at ``rank``; or within ``seconds`` per fit and evaluation, the
     sampler and rank whose promised gap is smallest; or the smallest rank promised ``within``."""
     task = advisable_task(task_label)
-    cells = published_evidence.of_task_and_kernel(published_evidence.published() if cells is None else cells,
+    cells = published_evidence.of_task_and_kernel(published_evidence.published() if cells is None
+                                                  else cells,
                                                   task_label, kernel)
     if cells.empty:
-        return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS), False, None,
-                      None, within, f"no evidence: no published sweep ran the {task.name} task with a "
-                      f"{published_evidence.kernel_name(kernel)} kernel; {PROBE_HINT}, or sweep your data "
-                      "(kbench run).")
-    return advise_on(curves(cells, task.headline.smaller_is_better), regime, dataset, task_label, kernel, rank,
+        return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS),
+                      False, None,
+                      None, within, f"no evidence: no published sweep ran the {task.name} task "
+                                    f"with a {published_evidence.kernel_name(kernel)} kernel; "
+                                    f"{PROBE_HINT}, or sweep your data (kbench run).")
+    return advise_on(curves(cells, task.headline.smaller_is_better), regime, dataset, task_label,
+                     kernel, rank,
                      within, seconds)
 
 
-def advise_on(evidence: Curves, regime: Regime, dataset: str, task_label: str, kernel: str, rank: int | None = None,
+def advise_on(evidence: Curves, regime: Regime, dataset: str, task_label: str, kernel: str,
+              rank: int | None = None,
               within: float = 0.02, seconds: float | None = None) -> Advice:
     """:func:`advise_from` on the curves of the evidence (kbench.advisor.model.curves)."""
     task = advisable_task(task_label)
     at = regime.at()
-    notes = [f"d_eff's interval at your best λ is wide ({at['d_eff']:.3g} to {at['d_eff_upper']:.3g}): "
-             "the distances and rank scaling use its lower end."] if regime.uncertain else []
-    if (moot := regime.moot(task.validation, rank or min(RANKS))) is not None:  # exact at this rank, or no signal
-        return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS), False, None, None,
+    notes = [f"d_eff's interval at your best λ is wide ({at['d_eff']:.3g} to "
+             f"{at['d_eff_upper']:.3g}): the distances and rank scaling use its lower "
+             "end."] if regime.uncertain else []
+    # exact at this rank, or no signal
+    if (moot := regime.moot(task.validation, rank or min(RANKS))) is not None:
+        return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS),
+                      False, None, None,
                       within, moot, notes=notes)
     single = evidence.single_best()
     ranks = sorted({*(r for r in RANKS if r < regime.n_train), *([rank] if rank else [])})
     ours = read_ours(evidence, regime)
-    found = {r: rec for r in ranks if (rec := predict(evidence, regime, r, task, single, ours)) is not None}
+    found = {r: rec for r in ranks
+             if (rec := predict(evidence, regime, r, task, single, ours)) is not None}
     chosen, why = choose(found, rank, seconds, within)
     if chosen is None:
-        return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS), False, None,
+        return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS),
+                      False, None,
                       None, within, why, notes=notes)
     notes += [why] if why else []
     chosen = replace(chosen, table=chosen.table.join(ranks_needed(found, within)))
@@ -238,7 +261,8 @@ def advise_on(evidence: Curves, regime: Regime, dataset: str, task_label: str, k
     baseline_rank = int(needed[BASELINE]) if BASELINE in needed and pd.notna(needed[BASELINE]) else None
     close = bool(chosen.neighbours["distance"].iloc[0] <= CLOSE)
     line = _line(task, chosen, baseline_rank, within, max(found), close)
-    return Advice(dataset, task_label, kernel, regime, chosen.neighbours, close, chosen, baseline_rank, within, line,
+    return Advice(dataset, task_label, kernel, regime, chosen.neighbours, close, chosen,
+                  baseline_rank, within, line,
                   notes=notes)
 
 
@@ -262,30 +286,35 @@ def choose(found: dict[int, Recommendation], rank: int | None, seconds: float | 
     and a note; or None and the line saying why there is none."""
     if rank is not None:
         if rank not in found:
-            return None, (f"no evidence at rank {rank}: fewer than {FEWEST} published datasets were swept within a "
-                          f"factor {RANK_FACTOR:g} of the rank comparable with it (scaled by d_eff); {PROBE_HINT}.")
+            return None, (f"no evidence at rank {rank}: fewer than {FEWEST} published datasets "
+                          f"were swept within a factor {RANK_FACTOR:g} of the rank comparable with "
+                          f"it (scaled by d_eff); {PROBE_HINT}.")
         return found[rank], ""
     if not found:
-        return None, (f"no evidence at any rank: fewer than {FEWEST} published datasets were swept within a factor "
-                      f"{RANK_FACTOR:g} of the ranks comparable with yours (scaled by d_eff); {PROBE_HINT}.")
+        return None, (f"no evidence at any rank: fewer than {FEWEST} published datasets were swept "
+                      f"within a factor {RANK_FACTOR:g} of the ranks comparable with yours (scaled "
+                      f"by d_eff); {PROBE_HINT}.")
     if seconds is not None:  # only the samplers expected within the budget
-        within_budget = [_ordered(replace(rec, table=rec.table[rec.table["expected seconds"] <= seconds]),
+        within_budget = [_ordered(replace(rec, table=rec.table[rec.table["expected "
+                                                                         "seconds"] <= seconds]),
                                   rec.single) for rec in found.values()]
         within_budget = [rec for rec in within_budget if rec is not None]
         if not within_budget:
-            return None, (f"no sampler is expected within {seconds:g} s on your data at any rank with evidence; "
-                          f"allow more time, or {PROBE_HINT}.")
+            return None, (f"no sampler is expected within {seconds:g} s on your data at any rank "
+                          f"with evidence; allow more time, or {PROBE_HINT}.")
         return min(within_budget, key=lambda rec: (rec.gap(rec.best), rec.rank)), ""
     reached = [r for r, rec in found.items() if rec.gap(rec.best) <= within]
     if reached:
         return found[reached[0]], ""
     largest = max(found)
-    return found[largest], (f"no rank up to {largest} is promised within "
-                            f"{percent(within)} of exact; the largest is shown, with the gap it is promised.")
+    return found[largest], (f"no rank up to {largest} is promised within {percent(within)} of "
+                            "exact; the largest is shown, with the gap it is promised.")
 
 
-def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL, rank: int | None = None,
-           seconds: float | None = None, within: float = 0.02, probe: bool = False, lams=LAMS, seed: int = 0,
+def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL,
+           rank: int | None = None,
+           seconds: float | None = None, within: float = 0.02, probe: bool = False, lams=LAMS,
+           seed: int = 0,
            cells: pd.DataFrame | None = None) -> Advice:
     """Which approximation for ``dataset`` (any dataset spec): its regime, the advice the
     published evidence gives for it, and with ``probe`` a short sweep on a subsample of it.
@@ -302,48 +331,63 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL, ran
     rank = None if rank is None else BOUNDS["ranks"].check(rank, "rank")
     seconds = None if seconds is None else SECONDS.check(seconds)
     within, seed = WITHIN.check(within), BOUNDS["seed"].check(seed)
-    task = resolve_task(task, known_task_type(dataset), dataset)  # a mismatch known now fails before loading
+    # a mismatch known now fails before loading
+    task = resolve_task(task, known_task_type(dataset), dataset)
     make_kernel(kernel)  # a bad spec fails before the data is read
     if split_sizes(dataset)[1] == 0:
-        raise ValueError(f"{dataset} has no validation rows (val_size=0), and advise chooses λ on them: drop val_size=0.")
+        raise ValueError(f"{dataset} has no validation rows (val_size=0), and advise chooses λ on "
+                         "them: drop val_size=0.")
     data = load_dataset(dataset, seed=seed)
-    numeric_target = data.y_train is not None and data.y_train.dtype.kind in "iuf"  # not True/False, not text
-    task = resolve_task(task, data.task_type, dataset, numeric_target, data.meta.get("target_ignored"))
+    # not True/False, not text
+    numeric_target = data.y_train is not None and data.y_train.dtype.kind in "iuf"
+    task = resolve_task(task, data.task_type, dataset, numeric_target,
+                        data.meta.get("target_ignored"))
     fitted = fitted_kernel(kernel, data)
-    given = Spec.parse(task, "task")  # advise computes no exact baseline: a spec's exact_max_n has no use here
-    chosen = make_task(Spec.of("task", given.name, {k: v for k, v in given.params.items() if k != "exact_max_n"}),
+    # advise computes no exact baseline: a spec's exact_max_n has no use here
+    given = Spec.parse(task, "task")
+    chosen = make_task(Spec.of("task", given.name,
+                               {k: v for k, v in given.params.items() if k != "exact_max_n"}),
                        exact_max_n=1)
     regime = estimate_regime(data, fitted, chosen, lams, seed=seed)
-    advice = advise_from(regime, dataset, task, kernel, cells=cells, rank=rank, within=within, seconds=seconds)
+    advice = advise_from(regime, dataset, task, kernel, cells=cells, rank=rank, within=within,
+                         seconds=seconds)
     if probe:
         rec = advice.recommendation
         leading = [] if rec is None else list(rec.table.index[:PROBE_SAMPLERS])
         samplers = list(dict.fromkeys([*leading, *PROBE_DEFAULT_SAMPLERS]))[: PROBE_SAMPLERS + 1]
-        advice.probe = run_probe(dataset, task, kernel, samplers, rank or (rec.rank if rec else PROBE_RANK),
-                                 rec.paths[0] if rec else lams, data.n_train + data.n_val + len(data.X_test), seed=seed)
-        verdict = advice.probe.verdict(None) if rec is None else advice.probe.verdict(rec.best, rec.rank,
+        advice.probe = run_probe(dataset, task, kernel, samplers,
+                                 rank or (rec.rank if rec else PROBE_RANK),
+                                 rec.paths[0] if rec else lams, data.n_train + data.n_val
+                                 + len(data.X_test), seed=seed)
+        verdict = advice.probe.verdict(None) if rec is None else advice.probe.verdict(rec.best,
+                                                                                      rec.rank,
                                                                                       rec.gap(rec.best), within)
-        advice.line = advice.line.replace(PROBE_HINT, "see the probe").rstrip(".") + "; " + verdict  # (it ran)
+        # (it ran)
+        advice.line = advice.line.replace(PROBE_HINT, "see the probe").rstrip(".") + "; " + verdict
     return advice
 
 
-def _line(task, rec: Recommendation, baseline_rank: int | None, within: float, largest: int, close: bool) -> str:
+def _line(task, rec: Recommendation, baseline_rank: int | None, within: float, largest: int,
+          close: bool) -> str:
     best = rec.best
     low, high = rec.interval(best)
     near = rec.neighbours
-    said = "" if close else (f"no close evidence (the nearest published dataset swept at a rank comparable with "
-                             f"{rec.rank} is {near['distance'].iloc[0]:.2f} away in log₁₀ units; close is ≤ {CLOSE}), "
-                             f"so from the {len(near)} nearest and a wider interval: ")
-    said += (f"use {best} at rank {rec.rank}: {gap_text(rec.gap(best))} exact {task.name}'s {task.headline.metric} "
-             f"on {LEVEL:.0%} of the {len(near)} published datasets most like yours (median "
-             f"{percent(rec.table.loc[best, 'expected gap'])}, {coverage(len(near)):.0%} interval {percent(low)} to "
-             f"{percent(high)}) at the λ chosen on validation data, about {rec.table.loc[best, 'expected seconds']:.2g} s")
+    said = "" if close else ("no close evidence (the nearest published dataset swept at a rank "
+                             f"comparable with {rec.rank} is {near['distance'].iloc[0]:.2f} away "
+                             f"in log₁₀ units; close is ≤ {CLOSE}), so from the {len(near)} "
+                             "nearest and a wider interval: ")
+    said += (f"use {best} at rank {rec.rank}: {gap_text(rec.gap(best))} exact {task.name}'s "
+             f"{task.headline.metric} on {LEVEL:.0%} of the {len(near)} published datasets most "
+             f"like yours (median {percent(rec.table.loc[best, 'expected gap'])}, "
+             f"{coverage(len(near)):.0%} interval {percent(low)} to {percent(high)}) at the λ "
+             f"chosen on validation data, about {rec.table.loc[best, 'expected seconds']:.2g} s")
     if best != BASELINE:
         said += (f"; uniform needs rank {baseline_rank}" if baseline_rank is not None
                  else f"; uniform is not promised within {percent(within)} up to rank {largest}")
     said += (f"; evidence: {len(near)} dataset(s) at distance {_span(near['distance'], '.2f')}, n "
-             f"{_span(near['n_train'], '.0f')}, d_eff {_span(near['d_eff'])}, coherence {_span(near['coherence'])}, "
-             f"nearest {_names([short_name(key) for key in near.index])}")
+             f"{_span(near['n_train'], '.0f')}, d_eff {_span(near['d_eff'])}, coherence "
+             f"{_span(near['coherence'])}, nearest "
+             f"{_names([short_name(key) for key in near.index])}")
     return said
 
 
@@ -374,23 +418,25 @@ def detail(advice: Advice) -> str:
     r = advice.regime
     at = r.at()
     lines = [advice.line, "",
-             f"regime: n {r.n_train}, d {r.n_features}; at λ {at['lam']:g} (the best {r.metric} of the path with "
-             f"the approximation) d_eff {at['d_eff']:.4g} (at most {at['d_eff_upper']:.4g}), d_mof {at['d_mof']:.4g}, "
-             f"coherence {at['coherence']:.3g}; {r.method}, {r.seconds:.1f} s", ""]
+             f"regime: n {r.n_train}, d {r.n_features}; at λ {at['lam']:g} (the best {r.metric} of "
+             f"the path with the approximation) d_eff {at['d_eff']:.4g} (at most "
+             f"{at['d_eff_upper']:.4g}), d_mof {at['d_mof']:.4g}, coherence {at['coherence']:.3g}; "
+             f"{r.method}, {r.seconds:.1f} s", ""]
     if advice.recommendation is not None:
         rec = advice.recommendation
-        lines.append(f"the {len(rec.neighbours)} published datasets most like yours (distance in log₁₀ n, d_eff, "
-                     f"coherence; close ≤ {CLOSE}), each read at the rank comparable with {rec.rank}:")
+        lines.append(f"the {len(rec.neighbours)} published datasets most like yours (distance in "
+                     f"log₁₀ n, d_eff, coherence; close ≤ {CLOSE}), each read at the rank "
+                     f"comparable with {rec.rank}:")
         shown = rec.neighbours[NEIGHBOUR_COLUMNS].rename(index=short_name).rename_axis("dataset").reset_index()
         lines.append(shown.to_string(
             index=False, float_format=lambda v: f"{v:.3g}"))
         first = ("the single best of all the evidence" if rec.best == rec.single else
-                 f"ahead of the single best, {rec.single}, beyond the task's equivalence region on most of "
-                 f"those datasets (sign test, p < {ALPHA})")
-        lines += ["", f"samplers at rank {rec.rank} over those datasets (regret: relative distance to the best "
-                      f"sampler; gap: to exact, its {coverage(len(rec.neighbours)):.0%} interval their span; promised: the gap "
-                      f"{LEVEL:.0%} of them reach; {rec.best} first: "
-                      f"{first}):",
+                 f"ahead of the single best, {rec.single}, beyond the task's equivalence region on "
+                 f"most of those datasets (sign test, p < {ALPHA})")
+        lines += ["", f"samplers at rank {rec.rank} over those datasets (regret: relative distance "
+                      "to the best sampler; gap: to exact, its "
+                      f"{coverage(len(rec.neighbours)):.0%} interval their span; promised: the gap "
+                      f"{LEVEL:.0%} of them reach; {rec.best} first: {first}):",
                   rec.table.to_string(formatters=FORMATTERS, na_rep="—")]
     if advice.probe is not None:
         lines += ["", advice.probe.text()]

@@ -26,9 +26,11 @@ from kbench.spec import Spec
 
 #: the table shipped with the package
 PUBLISHED = "evidence.parquet"
-CELL_COLUMNS = ["dataset", "sampler", "rank", "repetition", "metric", "exact", "status", "error", "failed_in",
+CELL_COLUMNS = ["dataset", "sampler", "rank", "repetition", "metric", "exact", "status", "error",
+                "failed_in",
                 "seconds"]
-REGIME_COLUMNS = {"n_train": "n_train", "n_features": "n_features", "λ (exact)": "lam", "d_eff": "d_eff",
+REGIME_COLUMNS = {"n_train": "n_train", "n_features": "n_features", "λ (exact)": "lam",
+                  "d_eff": "d_eff",
                   "d_mof": "d_mof", "estimated": "estimated"}
 
 
@@ -40,7 +42,8 @@ def collect(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     table = regimes(frame, found)
     if table.empty or "d_eff" not in table:
         return pd.DataFrame()
-    table = table[list(REGIME_COLUMNS)].rename(columns=REGIME_COLUMNS).dropna(subset=["d_eff", "d_mof"])
+    table = table[list(REGIME_COLUMNS)].rename(columns=REGIME_COLUMNS).dropna(subset=["d_eff",
+                                                                                      "d_mof"])
     kernels = frame.groupby(dataset_keys(frame))["kernel"].first()
     parts, path = [], lam_path(frame)
     for section in found:
@@ -48,7 +51,8 @@ def collect(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         if not section.task.uses_lams or headline.exact is None:
             continue
         cells = section.cells[section.cells["dataset"].isin(table.index)].reindex(columns=CELL_COLUMNS)
-        parts.append(cells.assign(task=section.label, source=source, path=path, kernel=cells["dataset"].map(kernels))
+        parts.append(cells.assign(task=section.label, source=source, path=path,
+                                  kernel=cells["dataset"].map(kernels))
                      .join(table, on="dataset"))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
@@ -68,7 +72,8 @@ def collect_all(results: dict[str, pd.DataFrame]) -> pd.DataFrame:
     named by its source and key."""
     parts = [part for source, frame in results.items() if len(part := collect(frame, source))]
     if not parts:
-        raise ValueError("no evidence: none of the results has a λ-path task scored against the exact kernel")
+        raise ValueError("no evidence: none of the results has a λ-path task scored against the "
+                         "exact kernel")
     evidence = pd.concat(parts, ignore_index=True)
     evidence["rank"] = evidence["rank"].astype("int64")
     evidence["repetition"] = evidence["repetition"].astype("int64")
@@ -87,8 +92,8 @@ def check_evidence(cells) -> pd.DataFrame:
         columns = pq.read_schema(path).names
     missing = [c for c in columns if not isinstance(cells, pd.DataFrame) or c not in cells.columns]
     if missing:
-        raise ValueError(f"cells must be an evidence table as kbench.advisor.evidence.collect_all makes it, with the "
-                         f"columns {', '.join(columns)}; "
+        raise ValueError("cells must be an evidence table as kbench.advisor.evidence.collect_all "
+                         f"makes it, with the columns {', '.join(columns)}; "
                          + (f"it lacks {', '.join(missing)}." if isinstance(cells, pd.DataFrame)
                             else f"got {type(cells).__name__}."))
     return cells

@@ -78,7 +78,8 @@ class Curves:
         present = per_dataset.notna().mean() >= PRESENT
         return str(per_dataset.loc[:, present].mean().idxmin())
 
-    def neighbours(self, ours: pd.DataFrame, n_train: int, rank: int, count: int = NEIGHBOURS) -> pd.DataFrame:
+    def neighbours(self, ours: pd.DataFrame, n_train: int, rank: int,
+                   count: int = NEIGHBOURS) -> pd.DataFrame:
         """The ``count`` datasets nearest to the user's regime whose curves reach ``rank``: their
         distance, their comparable rank and their regime, nearest first. ``ours`` holds the
         user's d_eff and coherence as read against each dataset (on its λ path), or one row
@@ -88,13 +89,15 @@ class Curves:
         else:
             ours = ours.reindex(self.regimes.index)
         d_eff = ours["d_eff"].to_numpy(float)
-        here = np.log10(np.column_stack([np.full(len(d_eff), float(n_train)), d_eff, ours["coherence"].to_numpy(float)]))
+        here = np.log10(np.column_stack([np.full(len(d_eff), float(n_train)), d_eff,
+                                         ours["coherence"].to_numpy(float)]))
         distance = np.sqrt(((self._coordinates - here) ** 2).sum(axis=1))
         comparable = rank * self.regimes["d_eff"].to_numpy(float) / d_eff
         low, high = self._swept
         reached = np.flatnonzero((comparable >= low / RANK_FACTOR) & (comparable <= high * RANK_FACTOR))
         order = reached[np.argsort(distance[reached], kind="stable")][:count]
-        return self.regimes.iloc[order].assign(distance=distance[order], **{"comparable rank": comparable[order]})
+        return self.regimes.iloc[order].assign(distance=distance[order],
+                                               **{"comparable rank": comparable[order]})
 
     @functools.cached_property
     def _coordinates(self) -> np.ndarray:
@@ -104,7 +107,8 @@ class Curves:
     @functools.cached_property
     def _swept(self) -> tuple[np.ndarray, np.ndarray]:
         """Each dataset's smallest and largest swept rank, in the order of ``regimes``."""
-        swept = self.gap.index.to_frame(index=False).groupby("key")["rank"].agg(["min", "max"]).reindex(self.regimes.index)
+        swept = self.gap.index.to_frame(index=False).groupby("key")["rank"].agg(["min",
+                                                                                 "max"]).reindex(self.regimes.index)
         return swept["min"].to_numpy(float), swept["max"].to_numpy(float)
 
     @functools.cached_property
@@ -112,13 +116,16 @@ class Curves:
         """Each dataset's row positions in the (dataset, rank) tables, by rising rank."""
         return pd.Series(np.arange(len(self.gap))).groupby(self.gap.index.get_level_values("key")).indices
 
-    def read(self, table: pd.DataFrame, near: pd.DataFrame, extend: bool = False, at: float | None = None
+    def read(self, table: pd.DataFrame, near: pd.DataFrame, extend: bool = False,
+             at: float | None = None
              ) -> pd.DataFrame:
         """``table`` (gap, regret, failed or log seconds) of each neighbour at its comparable
         rank (or at rank ``at`` on every one), one row each (:func:`_interpolate`)."""
         values, log_ranks = table.to_numpy(float), np.log(table.index.get_level_values("rank").to_numpy(float))
-        read = [_interpolate(log_ranks[rows], values[rows], math.log(at if at is not None else rank), extend)
-                for rows, rank in zip((self._rows[key] for key in near.index), near["comparable rank"], strict=True)]
+        read = [_interpolate(log_ranks[rows], values[rows],
+                             math.log(at if at is not None else rank), extend)
+                for rows, rank in zip((self._rows[key] for key in near.index),
+                                      near["comparable rank"], strict=True)]
         return pd.DataFrame(read, index=near.index, columns=table.columns)
 
     def expected_seconds(self, near: pd.DataFrame, rank: int, n_train: int) -> pd.Series:
@@ -129,7 +136,8 @@ class Curves:
         return np.exp(log_seconds).mul(n_train / near["n_train"], axis=0).median()
 
 
-def _interpolate(log_ranks: np.ndarray, table: np.ndarray, x: float, extend: bool = False) -> np.ndarray:
+def _interpolate(log_ranks: np.ndarray, table: np.ndarray, x: float,
+                 extend: bool = False) -> np.ndarray:
     """Each column's value at log rank ``x``, linear in log rank between the two swept ranks
     (``log_ranks``, rising, one per row of ``table``) around it (NaN where either is); beyond
     them the nearest end's, or with ``extend`` the line through the two nearest swept ranks."""
@@ -144,22 +152,27 @@ def _interpolate(log_ranks: np.ndarray, table: np.ndarray, x: float, extend: boo
 
 def curves(cells: pd.DataFrame, smaller_is_better: bool) -> Curves:
     """The curves of evidence ``cells`` of one task and kernel (kbench.advisor.evidence)."""
-    cells = cells.assign(key=cells["dataset"] + " (" + cells["source"] + ")", failed=cells["status"].isin(FAILED))
+    cells = cells.assign(key=cells["dataset"] + " (" + cells["source"] + ")",
+                         failed=cells["status"].isin(FAILED))
     scored = cells[~cells["failed"]]
     by = ["key", "rank"]
     means = scored.groupby([*by, "sampler"])["metric"].mean().unstack("sampler")
     samplers = sorted(cells["sampler"].unique())
-    failed = cells.groupby([*by, "sampler"])["failed"].mean().unstack("sampler").reindex(columns=samplers)
+    failed = cells.groupby([*by,
+                            "sampler"])["failed"].mean().unstack("sampler").reindex(columns=samplers)
     means = means.reindex(index=failed.index, columns=samplers)
     exact = cells.groupby(by)["exact"].mean()
-    seconds = scored[scored["seconds"] > 0].groupby([*by, "sampler"])["seconds"].mean().unstack("sampler")
+    seconds = scored[scored["seconds"] > 0].groupby([*by,
+                                                     "sampler"])["seconds"].mean().unstack("sampler")
     sign = 1.0 if smaller_is_better else -1.0
     gap = sign * (means.div(exact, axis=0) - 1.0)
     best = means.min(axis=1) if smaller_is_better else means.max(axis=1)
     regret = (sign * means.sub(best, axis=0)).div(best.abs(), axis=0)
-    regret = regret.mask(failed >= 1.0, regret.max(axis=1), axis=0)  # failed in every repetition: the worst
+    # failed in every repetition: the worst
+    regret = regret.mask(failed >= 1.0, regret.max(axis=1), axis=0)
     first = cells.groupby("key")[["n_train", "d_eff", "d_mof", "path", "dataset"]].first()
-    regimes = first.assign(coherence=first["d_mof"] / first["d_eff"], unit=first["dataset"].map(unit_of))
+    regimes = first.assign(coherence=first["d_mof"] / first["d_eff"],
+                           unit=first["dataset"].map(unit_of))
     return Curves(regimes.drop(columns=["d_mof"]), gap, regret, failed,
                   seconds.reindex(index=failed.index, columns=samplers), exact.abs())
 
@@ -183,7 +196,8 @@ def ahead(regrets: pd.DataFrame, single: str, margin: float) -> pd.Series:
         return pd.Series(1.0, index=regrets.columns)
     lead = regrets[single].to_numpy()[:, None] - regrets.to_numpy()
     wins, losses = (lead > margin).sum(axis=0), (lead < -margin).sum(axis=0)
-    return pd.Series(np.where(wins + losses > 0, binom.sf(wins - 1, wins + losses, 0.5), 1.0), index=regrets.columns)
+    return pd.Series(np.where(wins + losses > 0, binom.sf(wins - 1, wins + losses, 0.5), 1.0),
+                     index=regrets.columns)
 
 
 def pick(table: pd.DataFrame, single: str) -> str:

@@ -57,7 +57,8 @@ class Probe:
             return f"probe: {self.why}" if self.why else \
                 f"probe: no sampler scored ({self.failed} of {self.cells} cells failed)"
         top = max(self.ranks)
-        first = self.table.index[self.table["mean place"] == self.table["mean place"].iloc[0]].tolist()
+        first = self.table.index[self.table["mean place"] == self.table["mean "
+                                                                        "place"].iloc[0]].tolist()
         leader = advised if advised in first else self.best
         said = (f"{self.best} first" if len(first) == 1 else f"{', '.join(first)} tie first") + \
             f", {percent(self.table.loc[leader, f'gap at rank {top}'])} from exact at rank {top} on {self.dataset}" + \
@@ -67,16 +68,20 @@ class Probe:
         if advised not in self.table.index:
             return f"probe overturns it: {said} ({advised}: no cell scored)" + self._reach(within)
         if self.table.loc[advised, "mean place"] != self.table.loc[self.best, "mean place"]:
-            return (f"probe overturns it: {said} ({advised}: mean place {self.table.loc[advised, 'mean place']:.2f})"
+            return (f"probe overturns it: {said} ({advised}: mean place "
+                    f"{self.table.loc[advised, 'mean place']:.2f})"
                     + self._reach(within))
         if promised is None or not math.isfinite(promised):  # the answer promised no gap
             return f"probe confirms: {said}"
-        measured = float(self.table.loc[advised, f"gap at rank {rank}"]) if rank in self.ranks else math.nan
-        if math.isnan(measured):  # not probed at that rank, or no exact reference: no evidence for the promise
+        measured = float(self.table.loc[advised, "gap at rank "
+                                                 f"{rank}"]) if rank in self.ranks else math.nan
+        # not probed at that rank, or no exact reference: no evidence for the promise
+        if math.isnan(measured):
             return f"probe confirms the order ({said}); {advised}'s gap at rank {rank} is not measured"
         if measured > promised:
-            return (f"probe overturns the gap: {advised} first but {gap_text(measured)} exact at rank {rank} on "
-                    f"{self.dataset}, not {gap_text(promised)} it as promised" + self._reach(within))
+            return (f"probe overturns the gap: {advised} first but {gap_text(measured)} exact at "
+                    f"rank {rank} on {self.dataset}, not {gap_text(promised)} it as promised"
+                    + self._reach(within))
         return f"probe confirms: {said}; {advised} {percent(measured)} from exact at rank {rank}"
 
     def _reach(self, within: float | None) -> str:
@@ -92,14 +97,15 @@ class Probe:
     def text(self) -> str:
         formatters = {c: percent for c in self.table.columns if str(c).startswith("gap")}
         formatters["mean place"] = "{:.2f}".format
-        said = (f"probe: {self.dataset}, ranks {', '.join(map(str, self.ranks))}, {REPETITIONS} repetitions, "
-                f"{self.cells} cells ({self.failed} failed), {self.seconds:.0f} s")
+        said = (f"probe: {self.dataset}, ranks {', '.join(map(str, self.ranks))}, {REPETITIONS} "
+                f"repetitions, {self.cells} cells ({self.failed} failed), {self.seconds:.0f} s")
         if self.why:
             return f"{said}; {self.why}"
         return f"{said}; first: {self.best}\n" + self.table.to_string(formatters=formatters)
 
     def as_dict(self) -> dict:
-        return {"dataset": self.dataset, "ranks": self.ranks, "best": self.best, "failed": self.failed,
+        return {"dataset": self.dataset, "ranks": self.ranks, "best": self.best,
+                "failed": self.failed,
                 "cells": self.cells, "seconds": self.seconds,
                 "samplers": self.table.reset_index().to_dict(orient="records")}
 
@@ -108,7 +114,8 @@ def subsample_spec(dataset: str, rows: int = ROWS) -> str:
     """The dataset spec with at most ``rows`` rows kept."""
     spec = Spec.parse(dataset, "dataset")
     n = spec.params.get("n")
-    return Spec.of("dataset", spec.name, {**spec.params, "n": min(int(n), rows) if n else rows}).label
+    return Spec.of("dataset", spec.name,
+                   {**spec.params, "n": min(int(n), rows) if n else rows}).label
 
 
 def probe(dataset: str, task: str, kernel: str, samplers: list[str], rank: int, lams, n_rows: int,
@@ -121,7 +128,8 @@ def probe(dataset: str, task: str, kernel: str, samplers: list[str], rank: int, 
     ceiling = min(max(2, rows // 4), load_dataset(spec, seed=seed).n_train)
     ranks = sorted({max(1, min(r, ceiling)) for r in (rank // 2, rank, 2 * rank)})
     with tempfile.TemporaryDirectory(prefix="kbench-probe-") as out:
-        frame = run([spec], samplers, [task], ranks, list(lams), REPETITIONS, kernel=kernel, out=out,
+        frame = run([spec], samplers, [task], ranks, list(lams), REPETITIONS, kernel=kernel,
+                    out=out,
                     progress=False, seed=seed)
     found, _ = sections(frame)
     section = next(s for s in found if s.task.headline is not None)
@@ -134,11 +142,14 @@ def probe(dataset: str, task: str, kernel: str, samplers: list[str], rank: int, 
         table = table.join(gap.unstack("rank").rename(columns=lambda r: f"gap at rank {r}"))
     # a sampler none of whose cells scored has no place to compare (all failures tie)
     table = table[table.index.isin(ok["sampler"])]
-    table = table.reindex(columns=columns).sort_values("mean place", kind="stable").rename_axis("sampler")
+    table = table.reindex(columns=columns).sort_values("mean place",
+                                                       kind="stable").rename_axis("sampler")
     failed = int(section.cells["status"].isin(FAILED).sum())
     why = ("" if len(section.cells) or section.uninformative.empty else
-           f"no sampler placed: the subsample is uninformative for {section.label} (on its validation rows the exact "
-           "kernel does not beat the trivial predictor)")
-    ran = frame[frame["task_label"] == section.label].drop_duplicates(["sampler_label", "rank", "repetition"])
-    cells = len(section.cells) or len(ran)  # (an uninformative subsample's cells are set apart, not in the section's)
+           f"no sampler placed: the subsample is uninformative for {section.label} (on its "
+           "validation rows the exact kernel does not beat the trivial predictor)")
+    ran = frame[frame["task_label"] == section.label].drop_duplicates(["sampler_label", "rank",
+                                                                       "repetition"])
+    # (an uninformative subsample's cells are set apart, not in the section's)
+    cells = len(section.cells) or len(ran)
     return Probe(spec, ranks, table, failed, cells, time.perf_counter() - start, why)

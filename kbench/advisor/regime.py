@@ -53,7 +53,8 @@ class Regime:
     d_mof: tuple[float, ...]  # n·max ℓᵢ(L), a lower bound of d_mof(K)
     method: str
     seconds: float
-    trivial: float = float("nan")  # the trivial predictor's criterion (the training mean's, the prior's)
+    # the trivial predictor's criterion (the training mean's, the prior's)
+    trivial: float = float("nan")
 
     def best(self, path=None) -> int:
         """The index of the λ where the validation criterion is best, among the λ of ``path``
@@ -65,9 +66,10 @@ class Regime:
         scores = np.where(allowed & np.isfinite(self.scores), self.scores, np.nan)
         if np.isnan(scores).all():
             asked = "the path" if path is None else f"the path {list(path)}"
-            raise ValueError(f"no λ of {asked} has a finite {self.metric} on this data (λ tried: {list(self.lams)}); "
-                             "the approximation's fits failed numerically.")
-        return best_index(scores, self.smaller_is_better)  # ties to the larger λ, as the sweeps choose
+            raise ValueError(f"no λ of {asked} has a finite {self.metric} on this data (λ tried: "
+                             f"{list(self.lams)}); the approximation's fits failed numerically.")
+        # ties to the larger λ, as the sweeps choose
+        return best_index(scores, self.smaller_is_better)
 
     def at(self, path=None) -> dict[str, float]:
         """λ, d_eff (and its upper bound), d_mof and the coherence at :meth:`best`."""
@@ -92,14 +94,16 @@ class Regime:
         better than the trivial predictor on the validation rows (its skill at the best λ below
         the task's margin) is uninformative, and the boards leave such data out."""
         if rank >= self.n_train:
-            return (f"rank {rank} ≥ your {self.n_train} training rows: a Nyström map of every training row is the "
-                    "exact kernel, cheap at this size; use it (no approximation is needed).")
+            return (f"rank {rank} ≥ your {self.n_train} training rows: a Nyström map of every "
+                    "training row is the exact kernel, cheap at this size; use it (no "
+                    "approximation is needed).")
         value = self.scores[self.best()]
         skill = float(validation.skill(value, self.trivial))
         if skill < validation.margin:
-            return (f"your target looks uninformative: at the best λ the validation {self.metric} is {value:.3g}, the "
-                    f"trivial predictor's {self.trivial:.3g} (skill {skill:.2g} < {validation.margin:g}); the "
-                    "published boards leave such data out, so no approximation advice is meaningful.")
+            return (f"your target looks uninformative: at the best λ the validation {self.metric} "
+                    f"is {value:.3g}, the trivial predictor's {self.trivial:.3g} (skill "
+                    f"{skill:.2g} < {validation.margin:g}); the published boards leave such data "
+                    "out, so no approximation advice is meaningful.")
         return None
 
     def as_dict(self) -> dict:
@@ -110,8 +114,9 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
                     rank: int = FIRST_RANK, max_work: float = MAX_WORK) -> Regime:
     """The regime of ``data`` under a fitted ``kernel`` along the path ``lams``: the task's
     validation criterion at each λ is the rank-r approximation's (published regimes are read
-    at the λ the exact kernel chose, which the approximation's follows once r ≫ d_eff). The rank is doubled
-    while d_eff's interval at the best λ is wider than ``INTERVAL`` and n·r² ≤ ``max_work``."""
+    at the λ the exact kernel chose, which the approximation's follows once r ≫ d_eff). The rank is
+    doubled while d_eff's interval at the best λ is wider than ``INTERVAL`` and n·r² ≤
+    ``max_work``."""
     start = time.perf_counter()
     n = data.X_train.shape[0]
     lams = np.asarray(sorted(lams), dtype=float)
@@ -124,10 +129,13 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
         scores = np.array([row[chosen_on] for row in rows], dtype=float)
         found = factor_diagnostics(F, lams)
         d_eff, d_mof = found["d_eff"], found["d_mof"]
-        upper = d_eff + approx.info["trace_residual"] / (n * lams)  # tr(K − L), from the factorisation
+        # tr(K − L), from the factorisation
+        upper = d_eff + approx.info["trace_residual"] / (n * lams)
         regime = Regime(n, data.X_train.shape[1], chosen_on, task.validation.smaller_is_better,
-                        tuple(lams.tolist()), tuple(scores.tolist()), tuple(d_eff.tolist()), tuple(upper.tolist()),
-                        tuple(d_mof.tolist()), f"estimate: rank-{F.shape[1]} Nyström (rp-cholesky)", 0.0,
+                        tuple(lams.tolist()), tuple(scores.tolist()), tuple(d_eff.tolist()),
+                        tuple(upper.tolist()),
+                        tuple(d_mof.tolist()), f"estimate: rank-{F.shape[1]} Nyström (rp-cholesky)",
+                        0.0,
                         float(rows[0].get(task.validation.trivial, np.nan)))
         at = regime.at()
         doubled = min(2 * rank, n)

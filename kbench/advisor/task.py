@@ -24,9 +24,9 @@ def advisable_task(label: str):
         task = None
     if (task is None or not task.uses_lams or task.headline is None or task.headline.exact is None
             or task.validation is None):
-        raise ValueError(f"kbench advise answers for λ-path tasks scored against the exact kernel that choose λ on "
-                         f"validation rows (krr, classification, or {AUTO_TASK}: the one the target calls for), "
-                         f"not {label!r}.")
+        raise ValueError("kbench advise answers for λ-path tasks scored against the exact kernel "
+                         f"that choose λ on validation rows (krr, classification, or {AUTO_TASK}: "
+                         f"the one the target calls for), not {label!r}.")
     return task
 
 
@@ -42,16 +42,17 @@ def resolve_task(label: str, task_type: str | None, dataset: str, numeric_target
         if task_type is None:
             return label
         if task_type not in BY_TASK_TYPE:
-            raise ValueError(f"{dataset} has no target ({task_type}); kbench advise needs one: a table's spec "
-                             "names its column with target=<column> (and no task_type=unlabeled), an .npz file "
-                             "holds it as its array 'y'.")
+            raise ValueError(f"{dataset} has no target ({task_type}); kbench advise needs one: a "
+                             "table's spec names its column with target=<column> (and no "
+                             "task_type=unlabeled), an .npz file holds it as its array 'y'.")
         return BY_TASK_TYPE[task_type]
     task = advisable_task(label)
     if task_type is not None and task_type not in task.accepts:
         fits, other = BY_TASK_TYPE.get(task_type), "classification" if task_type == "regression" else "regression"
         reread = other == "classification" or numeric_target
-        raise ValueError(f"--task {label} needs {' or '.join(task.accepts)} data; {dataset} is {task_type}"
+        raise ValueError(f"--task {label} needs {' or '.join(task.accepts)} data; {dataset} is "
+                         f"{task_type}"
                          + (f": pass --task {fits} (or --task {AUTO_TASK})" if fits else "")
-                         + (f", or give the dataset the task_type that reads its target as you mean "
+                         + (", or give the dataset the task_type that reads its target as you mean "
                             f"(task_type={other})." if fits and reread else "."))
     return label

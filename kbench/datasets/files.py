@@ -11,9 +11,9 @@ A file means what it says, or is refused in one line before it is parsed where i
 only a regular file is read (a device, a FIFO, a socket or a directory is refused as what it
 is, without opening it); a table is at most ``MAX_COLUMNS`` wide, counted from its header
 (csv, tsv: the first line, read up to ``HEADER_BYTES``), schema (parquet) or array header
-(npy, npz) (kbench.datasets.table_checks); in a table's text column that holds numbers, a stray value is an error, not a
-categorical level (``categorical=a;b`` declares columns categorical), and so is a number
-too large for a float64 (kbench.datasets.tabular.check_text_numbers).
+(npy, npz) (kbench.datasets.table_checks); in a table's text column that holds numbers, a stray
+value is an error, not a categorical level (``categorical=a;b`` declares columns categorical), and
+so is a number too large for a float64 (kbench.datasets.tabular.check_text_numbers).
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ from kbench.hookspecs import hookimpl
 from kbench.spec import INTEGER, escape, shown
 
 #: the file types kbench reads, by suffix
-TEXT_TABLES, PARQUET, SVMLIGHT = (".csv", ".tsv", ".txt"), (".parquet", ".pq"), (".svm", ".svmlight", ".libsvm")
+TEXT_TABLES, PARQUET, SVMLIGHT = (".csv", ".tsv", ".txt"), (".parquet",
+                                                            ".pq"), (".svm", ".svmlight", ".libsvm")
 FORMATS = (*TEXT_TABLES, *PARQUET, ".npz", ".npy", *SVMLIGHT)
 #: the formats that take each option; the others hold their target in their own way
 _TAKES = {"sep": TEXT_TABLES, "categorical": TEXT_TABLES + PARQUET, "drop": TEXT_TABLES + PARQUET,
@@ -62,7 +63,8 @@ _TAKES = {"sep": TEXT_TABLES, "categorical": TEXT_TABLES + PARQUET, "drop": TEXT
 _OWN_TARGET = {".npz": "its array 'y'", **dict.fromkeys(SVMLIGHT, "the first field of each line")}
 
 _SPECIAL_FILES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
-                  (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                  (stat.S_ISSOCK, "a socket"))
 
 
 def _is_file(name: str) -> bool:
@@ -82,7 +84,8 @@ def _colon_hint(name: str) -> str:
     except (ValueError, OSError):  # an unknown ~user, a NUL
         return ""
     return (f" ({head} exists; a colon starts the parameters only when key=value pairs follow: "
-            + (f"{tail!r} has no '=' (e.g. target={tail})" if tail.strip() else "drop the trailing colon")
+            + (f"{tail!r} has no '=' (e.g. target={tail})" if tail.strip() else "drop the trailing "
+                                                                                "colon")
             + ", and a colon inside a path is written %3A)")
 
 
@@ -90,7 +93,8 @@ class FileProvider(DatasetProvider):
     """Local csv, parquet, npz (arrays X, y), npy (memory-mapped) and svmlight/libsvm files."""
 
     name = "file"
-    options = {key: TABLE_OPTIONS[key] for key in ("target", "task_type", "sep", "categorical", "drop", "max_levels")}
+    options = {key: TABLE_OPTIONS[key]
+               for key in ("target", "task_type", "sep", "categorical", "drop", "max_levels")}
 
     def check_name(self, name: str, spec: str) -> None:
         """A regular file, or a ValueError saying what the path is instead (its status only:
@@ -104,17 +108,20 @@ class FileProvider(DatasetProvider):
         except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a NUL in the path
             shown = shown_path(path.resolve() if "\0" not in name else path)
             head, _, tail = name.partition(":")
-            if "=" in tail and _is_file(head):  # parameters joined by ':' (file.csv:n=100:test_size=0.3)
+            # parameters joined by ':' (file.csv:n=100:test_size=0.3)
+            if "=" in tail and _is_file(head):
                 raise ValueError(colons_for_commas(spec, self.name, head, tail)) from None
-            raise ValueError(f"{spec}: no such file ({shown}); check the path{_colon_hint(name)}.") from None
+            raise ValueError(f"{spec}: no such file ({shown}); check the "
+                             f"path{_colon_hint(name)}.") from None
         except OSError as exc:
-            raise ValueError(f"{spec}: cannot read {shown_path(path)} ({exc.strerror or exc}); check the path and its "
-                             "permissions.") from None
-        kind = next((kind for test, kind in _SPECIAL_FILES if test(mode)), None if stat.S_ISREG(mode) else
+            raise ValueError(f"{spec}: cannot read {shown_path(path)} ({exc.strerror or exc}); "
+                             "check the path and its permissions.") from None
+        kind = next((kind for test, kind in _SPECIAL_FILES if test(mode)),
+                    None if stat.S_ISREG(mode) else
                     "a special file")
         if kind:
-            raise ValueError(f"{spec}: {shown_path(path)} is not a regular file ({kind}); name a data file (.csv, "
-                             ".tsv, .parquet, .npz, .npy or .svmlight).")
+            raise ValueError(f"{spec}: {shown_path(path)} is not a regular file ({kind}); name a "
+                             "data file (.csv, .tsv, .parquet, .npz, .npy or .svmlight).")
 
     def files(self, name: str) -> list[Path]:
         return [expand_home(name)]
@@ -150,9 +157,12 @@ class FileProvider(DatasetProvider):
                 columns = pq.read_schema(path).names
             else:
                 with path.open(newline="", encoding="utf-8-sig") as handle:
-                    columns = next(csv.reader(handle, delimiter=separator(suffix, params.get("sep"))), [])
-            return {**params, "target": default_target_of([str(c) for c in columns], f"file:{name}")}
-        except (OSError, ValueError, TypeError, csv.Error):  # (a regex separator, a bad file): loading says
+                    columns = next(csv.reader(handle,
+                                              delimiter=separator(suffix, params.get("sep"))), [])
+            return {**params,
+                    "target": default_target_of([str(c) for c in columns], f"file:{name}")}
+        # (a regex separator, a bad file): loading says
+        except (OSError, ValueError, TypeError, csv.Error):
             return params
 
     def rows_at_most(self, name: str, params: dict) -> int | None:
@@ -171,7 +181,8 @@ class FileProvider(DatasetProvider):
                 with path.open("rb") as handle:
                     for chunk in iter(lambda: handle.read(2**24), b""):
                         lines, last = lines + chunk.count(b"\n"), chunk[-1:]
-                return lines + (last != b"\n") - (suffix in TEXT_TABLES)  # (a last line without a line break)
+                # (a last line without a line break)
+                return lines + (last != b"\n") - (suffix in TEXT_TABLES)
         except (OSError, ValueError, IndexError):  # loading says what is wrong
             return None
         return None
@@ -189,12 +200,15 @@ class FileProvider(DatasetProvider):
         path = expand_home(name)
         suffix = path.suffix.lower()
         if suffix not in FORMATS:
-            raise ValueError(f"{source}: unknown file type {suffix!r}; kbench reads {', '.join(FORMATS)} (a .txt as "
-                             "a csv): rename the file, or convert it.")
+            raise ValueError(f"{source}: unknown file type {suffix!r}; kbench reads "
+                             f"{', '.join(FORMATS)} (a .txt as a csv): rename the file, or convert "
+                             "it.")
         _check_options(suffix, source, target=target, sep=sep, categorical=categorical, drop=drop,
                        max_levels=None if max_levels == DEFAULT_MAX_LEVELS else max_levels)
-        meta = {"source": str(path.resolve()), "format": suffix.lstrip("."), "version": file_version([path])}
-        table = {"categorical": [] if categorical is None else categorical, "drop": drop, "check_text": True,
+        meta = {"source": str(path.resolve()), "format": suffix.lstrip("."),
+                "version": file_version([path])}
+        table = {"categorical": [] if categorical is None else categorical, "drop": drop,
+                 "check_text": True,
                  "max_levels": max_levels}
         try:
             if suffix in TEXT_TABLES:
@@ -215,28 +229,34 @@ class FileProvider(DatasetProvider):
             check_width(X.shape[1], source)  # before the dense copy
             return RawData(X.toarray(), y, _array_task_type(y, task_type, source), None, meta)
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{source}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} cannot be "
-                             "decoded); convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
+            raise ValueError(f"{source}: not UTF-8 text (byte "
+                             f"{exc.object[exc.start:exc.start + 1]!r} cannot be decoded); convert "
+                             "the file to UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
         except ValueError as exc:
             if str(exc).startswith(source):
                 raise
-            if "allow_pickle" in str(exc):  # numpy's advice to unpickle: never followed (it runs code)
-                raise ValueError(f"{source}: the file holds Python objects (pickled) or is not a NumPy array file; "
-                                 "kbench reads arrays of numbers only: save one with numpy.save.") from None
-            raise ValueError(f"{source}: could not parse the file: {str(exc).strip()}{_comment_hint(path)}") from None
+            # numpy's advice to unpickle: never followed (it runs code)
+            if "allow_pickle" in str(exc):
+                raise ValueError(f"{source}: the file holds Python objects (pickled) or is not a "
+                                 "NumPy array file; kbench reads arrays of numbers only: save one "
+                                 "with numpy.save.") from None
+            raise ValueError(f"{source}: could not parse the file: "
+                             f"{str(exc).strip()}{_comment_hint(path)}") from None
         except (OSError, OverflowError) as exc:
             raise ValueError(f"{source}: could not parse the file: {exc}") from None
         except re.error as exc:  # a sep of more than one character is a regular expression
-            raise ValueError(f"{source}: sep={sep!r} is not a valid regular expression ({exc}); a separator of "
-                             "more than one character is read as one.") from None
+            raise ValueError(f"{source}: sep={sep!r} is not a valid regular expression ({exc}); a "
+                             "separator of more than one character is read as one.") from None
 
 
-def _text_table(path: Path, sep: str, source: str, target, task_type, meta: dict, table: dict) -> RawData:
+def _text_table(path: Path, sep: str, source: str, target, task_type, meta: dict,
+                table: dict) -> RawData:
     """A csv, tsv or txt table, checked as it is read (kbench.datasets.table_checks)."""
     import pandas as pd
 
     check_header(path, sep, source)
-    frame = pd.read_csv(path, sep=sep, engine="python" if len(sep) > 1 else "c")  # (a regex: no fallback warning)
+    # (a regex: no fallback warning)
+    frame = pd.read_csv(path, sep=sep, engine="python" if len(sep) > 1 else "c")
     check_overflow(frame, path, sep, source)
     check_short_rows(frame, path, sep, source)
     refuse_unnamed(frame, source, table["drop"])
@@ -255,15 +275,18 @@ def _svmlight(path: Path, source: str):
         X, y, query = load_svmlight_file(str(path), query_id=True)
     except ValueError:
         with path.open("rb") as handle:
-            line = next((number for number, text in enumerate(handle, 1) if b"," in (text.split() or [b""])[0]), None)
+            line = next((number for number, text in enumerate(handle, 1)
+                         if b"," in (text.split() or [b""])[0]), None)
         if line is None:
             raise
-        raise ValueError(f"{source}: line {line} gives several labels (a multilabel file); kbench reads one label "
-                         "per row: keep one of them, or convert the file to a table with one target column.") from None
+        raise ValueError(f"{source}: line {line} gives several labels (a multilabel file); kbench "
+                         "reads one label per row: keep one of them, or convert the file to a "
+                         "table with one target column.") from None
     if query.size and query.any():  # sklearn reads a missing qid as 0
-        raise ValueError(f"{source}: its rows carry query ids (qid:), a learning-to-rank file whose labels are grades "
-                         "within a query; kbench has no ranking task: remove the qid: fields to read the grades as "
-                         "classes, or convert the file to a table.")
+        raise ValueError(f"{source}: its rows carry query ids (qid:), a learning-to-rank file "
+                         "whose labels are grades within a query; kbench has no ranking task: "
+                         "remove the qid: fields to read the grades as classes, or convert the "
+                         "file to a table.")
     return X, y
 
 
@@ -274,8 +297,8 @@ def _comment_hint(path: Path) -> str:
             first = handle.read(1)
     except OSError:
         return ""
-    return ("; the file opens with a '#' line, and kbench reads the first line as the header: remove the comment "
-            "lines" if first == b"#" else "")
+    return ("; the file opens with a '#' line, and kbench reads the first line as the header: "
+            "remove the comment lines" if first == b"#" else "")
 
 
 def separator(suffix: str, sep: str | None) -> str:
@@ -293,17 +316,18 @@ def _check_options(suffix: str, source: str, **given) -> None:
     """A format's own options only (:data:`_TAKES`): an option the format has no use for is
     refused, not ignored."""
     if given.get("sep") == "":
-        raise ValueError(f"{source}: sep= is empty; name the separator (sep=%3B for ';', sep=%09 for a tab), or drop "
-                         "it for the format's own.")
+        raise ValueError(f"{source}: sep= is empty; name the separator (sep=%3B for ';', sep=%09 "
+                         "for a tab), or drop it for the format's own.")
     for option, value in given.items():
         if value is not None and suffix not in _TAKES[option]:
             why = {"sep": "is the separator of a text table (.csv, .tsv, .txt)",
                    "categorical": "names columns of a table (.csv, .tsv, .txt, .parquet)",
                    "drop": "names columns of a table (.csv, .tsv, .txt, .parquet)",
                    "max_levels": "caps a table's text columns (.csv, .tsv, .txt, .parquet)",
-                   "target": f"names a column of a table or of an .npy array; a {suffix} file's target is "
-                             f"{_OWN_TARGET.get(suffix)}"}[option]
-            raise ValueError(f"{source}: {option}= {why}; a {suffix} file has no use for it: drop it.")
+                   "target": f"names a column of a table or of an .npy array; a {suffix} file's "
+                             f"target is {_OWN_TARGET.get(suffix)}"}[option]
+            raise ValueError(f"{source}: {option}= {why}; a {suffix} file has no use for it: drop "
+                             "it.")
 
 
 def _npz_columns(archive, key: str) -> int:
@@ -322,7 +346,8 @@ def _npz_columns(archive, key: str) -> int:
 def _array_task_type(y: np.ndarray, task_type: str | None, source: str) -> str:
     """An array target's task type: the spec's, ``classification`` resolved to binary or
     multiclass as for a table (kbench.datasets.tabular.task_type_of), else read from y."""
-    return infer_task_type(y) if task_type is None else task_type_of(np.asarray(y), task_type, source)
+    return infer_task_type(y) if task_type is None else task_type_of(np.asarray(y), task_type,
+                                                                     source)
 
 
 def _parquet(path: Path):
@@ -338,14 +363,14 @@ def _npz(path: Path, task_type: str | None, meta: dict, source: str) -> RawData:
     """Arrays ``X`` (numbers) and, for a target, ``y`` (numbers or text labels)."""
     with np.load(path, allow_pickle=False) as archive:
         if "X" not in archive or set(archive.files) - {"X", "y"}:
-            raise ValueError(f"{source}: an npz file holds an array named 'X' (and 'y' for a target), nothing else; "
-                             f"found {sorted(archive.files)[:10]}.")
+            raise ValueError(f"{source}: an npz file holds an array named 'X' (and 'y' for a "
+                             f"target), nothing else; found {sorted(archive.files)[:10]}.")
         check_width(_npz_columns(archive, "X"), source)
         X, y = archive["X"], (archive["y"] if "y" in archive else None)
     for key, array, kinds in (("X", X, "biuf"), ("y", y, "biufUS")):
         if array is not None and array.dtype.kind not in kinds:
-            raise ValueError(f"{source}: its array {key!r} holds {array.dtype} values; kbench reads "
-                             f"{'real numbers' if key == 'X' else 'real numbers or text labels'}: convert it before saving.")
+            raise ValueError(f"{source}: its array {key!r} holds {array.dtype} values; kbench "
+                             f"reads {'real numbers' if key == 'X' else 'real numbers or text labels'}: convert it before saving.")
     if y is None or task_type == "unlabeled":
         return RawData(X, None, task_type_of(None, task_type, source), None, meta)
     return RawData(X, y, _array_task_type(y, task_type, source), None, meta)
@@ -358,21 +383,23 @@ def _npy(path: Path, target: str | None, task_type: str | None, meta: dict, sour
     array = np.load(path, mmap_mode="r", allow_pickle=False)
     unlabeled = task_type == "unlabeled"
     if array.ndim != 2 or not np.issubdtype(array.dtype, np.number):
-        raise ValueError(f"{source}: a .npy file must hold a 2-D numeric array (rows × features and "
-                         f"the target), got shape {array.shape} of {array.dtype}.")
+        raise ValueError(f"{source}: a .npy file must hold a 2-D numeric array (rows × features "
+                         f"and the target), got shape {array.shape} of {array.dtype}.")
     d = array.shape[1]
     check_width(d, source)
     if unlabeled and target is not None:
-        raise ValueError(f"{source}: task_type=unlabeled takes no target (every column is a feature); drop "
-                         f"target={target}.")
+        raise ValueError(f"{source}: task_type=unlabeled takes no target (every column is a "
+                         f"feature); drop target={target}.")
     if unlabeled:
         meta.update(memory_mapped=True)
         return RawData(array, None, task_type_of(None, task_type, source), None, meta)
     if d < 2:
-        raise ValueError(f"{source}: its array has {d} column, a target and no feature column; a .npy holds the "
-                         "features and the target (or only features, with task_type=unlabeled).")
+        raise ValueError(f"{source}: its array has {d} column, a target and no feature column; a "
+                         ".npy holds the features and the target (or only features, with "
+                         "task_type=unlabeled).")
     if target is not None and not INTEGER.match(str(target)):  # ASCII digits: int() reads ٣ as 3
-        raise ValueError(f"{source}: target must be a column index of the .npy array, got {shown(target)}.")
+        raise ValueError(f"{source}: target must be a column index of the .npy array, got "
+                         f"{shown(target)}.")
     column = d - 1 if target is None else int(target)
     if not -d <= column < d:
         raise ValueError(f"{source}: target column {column} is out of range for {d} columns.")

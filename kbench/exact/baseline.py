@@ -4,9 +4,9 @@ Up to ``DENSE_MAX_N`` training rows, :class:`ExactBaseline` eigendecomposes K_tr
 above, up to ``exact_max_n``, :class:`IterativeBaseline` solves exact kernel ridge
 regression matrix-free, by preconditioned conjugate gradients (:mod:`kbench.exact.pcg`). Either
 is kept in the workspace by dataset and kernel spec (:mod:`kbench.lowrank.workspace`), so
-every sampler and task of a repetition reuses it (docs/conventions.md). Processes share it through a file (``save``/``load``,
-:func:`exact_baseline` with ``shared``): the workflow computes it once per (dataset, kernel,
-repetition), with the λ path's solves, and every run job loads it.
+every sampler and task of a repetition reuses it (docs/conventions.md). Processes share it through a
+file (``save``/``load``, :func:`exact_baseline` with ``shared``): the workflow computes it once per
+(dataset, kernel, repetition), with the λ path's solves, and every run job loads it.
 """
 
 from __future__ import annotations
@@ -41,14 +41,17 @@ from kbench.parameters import Param
 DENSE_MAX_N = 5000
 #: exact baselines up to this many training rows, matrix-free above DENSE_MAX_N
 DEFAULT_EXACT_MAX_N = 50_000
-EXACT_MAX_N = Param(int, "the most training rows of an exact baseline", low=1, high=INT64_MAX, why="training rows")
+EXACT_MAX_N = Param(int, "the most training rows of an exact baseline", low=1, high=INT64_MAX,
+                    why="training rows")
 #: relative residual ‖y − (K + nλI)α‖/‖y‖ at which a matrix-free solve counts as exact
 PCG_TOL = 1e-8
 #: passes over K a matrix-free λ path may take (the final residual pass included)
 PCG_MAX_PASSES = 200
 #: rank of the randomly pivoted Cholesky preconditioner of the matrix-free solves (min with n): the
-#: preconditioned condition number is at most 1 + tr(K − L)/(nλ) (Díaz et al. 2023); on diamonds (n_train
-#: 32 364, σ validated, λ = 1e-6) it is 532 at rank 200 (the 200-pass cap: over 15 min), 8.4 at 1000 (5 passes, 37 s)
+#: preconditioned condition number is at most 1 + tr(K − L)/(nλ) (Díaz et al. 2023); on diamonds
+#: (n_train
+#: 32 364, σ validated, λ = 1e-6) it is 532 at rank 200 (the 200-pass cap: over 15 min), 8.4 at 1000
+#: (5 passes, 37 s)
 PRECONDITIONER_RANK = 1000
 #: residual ‖Ku − θu‖/‖K‖₂ at which a matrix-free KPCA eigenpair counts as exact
 KPCA_TOL = 1e-8
@@ -57,9 +60,11 @@ FORMAT = 2
 #: what a saved baseline holds besides its key
 _ARRAYS = ("s", "U", "K_val", "K_test", "diag_test")
 _SCALARS = ("n", "trace", "ones_K_ones", "seconds")
-#: what a matrix-free baseline keeps of each set of top eigenpairs (IterativeBaseline._top_eigenpairs)
+#: what a matrix-free baseline keeps of each set of top eigenpairs
+#: (IterativeBaseline._top_eigenpairs)
 _EIGENPAIR_ARRAYS = ("theta", "U", "converged", "captured_test")
-#: what a matrix-free baseline keeps of the solves of one set of targets, per λ (IterativeBaseline._solution)
+#: what a matrix-free baseline keeps of the solves of one set of targets, per λ
+#: (IterativeBaseline._solution)
 _SOLUTION_ARRAYS = ("lams", "train", "validation", "test", "iterations", "residual")
 
 
@@ -91,7 +96,8 @@ class ExactBaseline:
         self.trace = float(np.trace(K))
         s, U = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False, driver="evd")
         self.s, self.U = np.clip(s[::-1], 0.0, None), np.ascontiguousarray(U[:, ::-1])
-        self.K_val = kernel(data.X_val, X) if len(data.X_val) else np.zeros((0, self.n))  # val_size=0: none
+        # val_size=0: none
+        self.K_val = kernel(data.X_val, X) if len(data.X_val) else np.zeros((0, self.n))
         self.K_test = kernel(data.X_test, X)
         self.diag_test = kernel.diag(data.X_test)
         self.ones_K_ones = float(self.s @ (self.U.sum(axis=0) ** 2))  # 1ᵀK1, for centered KPCA
@@ -100,7 +106,8 @@ class ExactBaseline:
 
     # -- sharing between processes ---------------------------------------------------------
     def save(self, path, key: dict) -> None:
-        """Write the baseline to ``path`` (npz, atomically) with ``key``, which :meth:`load` checks."""
+        """Write the baseline to ``path`` (npz, atomically) with ``key``, which :meth:`load`
+        checks."""
         write_keyed_npz(path, key, **{name: getattr(self, name) for name in _ARRAYS + _SCALARS})
 
     @classmethod
@@ -157,7 +164,8 @@ class ExactBaseline:
         def by_lambda(block):
             return block.reshape(block.shape[0], L, c).transpose(1, 0, 2)
 
-        return Predictions(by_lambda(train), by_lambda(self.K_val @ alpha), by_lambda(self.K_test @ alpha))
+        return Predictions(by_lambda(train), by_lambda(self.K_val @ alpha),
+                           by_lambda(self.K_test @ alpha))
 
     def solver_path(self, Y: np.ndarray, lams) -> list[dict]:
         """How each λ's exact fit was computed (one row per λ, as the iterative baseline's)."""
@@ -169,7 +177,8 @@ class ExactBaseline:
         held-out mean_x k(x, x) − Σ_{j≤ℓ} (u_jᵀk_x)²/s_j, from one product K_test·U."""
         top = min(max(check_components(components)), self.n)
         s = self.s[:top]
-        inverse = np.divide(1.0, s, out=np.zeros_like(s), where=s > self.s[0] * self.n * np.finfo(float).eps)
+        inverse = np.divide(1.0, s, out=np.zeros_like(s),
+                            where=s > self.s[0] * self.n * np.finfo(float).eps)
         captured = np.cumsum(((self.K_test @ self.U[:, :top]) ** 2 * inverse).mean(axis=0))
         return {ell: (float(self.s[ell:].sum()) / self.n,
                       float(self.diag_test.mean() - captured[min(ell, top) - 1]))
@@ -191,7 +200,8 @@ class IterativeBaseline:
     #: whether solves or eigenpairs were computed since the baseline was loaded or saved
     unsaved = False
 
-    def __init__(self, data, kernel, tol: float = PCG_TOL, preconditioner_rank: int = PRECONDITIONER_RANK,
+    def __init__(self, data, kernel, tol: float = PCG_TOL,
+                 preconditioner_rank: int = PRECONDITIONER_RANK,
                  seed: int = 0, max_passes: int = PCG_MAX_PASSES) -> None:
         _check_arguments(data, kernel, "IterativeBaseline")
         start = time.perf_counter()
@@ -217,7 +227,8 @@ class IterativeBaseline:
         digest = _digest(Y)
         held = self.solutions.get(digest)
         known = np.zeros(0) if held is None else held["lams"]
-        missing = np.array([lam for lam in lams if not np.isclose(known, lam, rtol=1e-12, atol=0).any()])
+        missing = np.array([lam for lam in lams
+                            if not np.isclose(known, lam, rtol=1e-12, atol=0).any()])
         if missing.size:
             start = time.perf_counter()
             missing = np.unique(missing)
@@ -226,20 +237,25 @@ class IterativeBaseline:
             L, c = len(missing), Y.shape[1]
             alpha = solved.alpha.reshape(self.n, L * c)
             new = {"lams": missing, "train": solved.train_predictions.transpose(1, 0, 2),
-                   "validation": kernel_product(self.kernel, self.X, alpha, Z=self.X_val).reshape(-1, L, c)
+                   "validation": kernel_product(self.kernel, self.X, alpha,
+                                                Z=self.X_val).reshape(-1, L, c)
                    .transpose(1, 0, 2),
-                   "test": kernel_product(self.kernel, self.X, alpha, Z=self.X_test).reshape(-1, L, c)
+                   "test": kernel_product(self.kernel, self.X, alpha, Z=self.X_test).reshape(-1, L,
+                                                                                             c)
                    .transpose(1, 0, 2),
-                   "iterations": solved.iterations, "residual": solved.residual, "passes": np.array(solved.passes)}
+                   "iterations": solved.iterations, "residual": solved.residual,
+                   "passes": np.array(solved.passes)}
             if held is not None:
-                new = {name: np.concatenate([held[name], new[name]]) for name in _SOLUTION_ARRAYS} | {
+                new = {name: np.concatenate([held[name], new[name]])
+                       for name in _SOLUTION_ARRAYS} | {
                     "passes": held["passes"] + new["passes"]}
             order = np.argsort(new["lams"])
             held = {name: new[name][order] for name in _SOLUTION_ARRAYS} | {"passes": new["passes"]}
             self.solutions[digest] = held
             self.unsaved = True
             self.seconds += time.perf_counter() - start
-        index = [int(np.flatnonzero(np.isclose(held["lams"], lam, rtol=1e-12, atol=0))[0]) for lam in lams]
+        index = [int(np.flatnonzero(np.isclose(held["lams"], lam, rtol=1e-12, atol=0))[0])
+                 for lam in lams]
         return {name: held[name][index] for name in _SOLUTION_ARRAYS} | {"passes": held["passes"]}
 
     def ridge_path(self, Y: np.ndarray, lams) -> Predictions:
@@ -269,7 +285,8 @@ class IterativeBaseline:
         found = factor_diagnostics(self.F, check_lam_path(lams))
         label = f"estimate: rank-{self.F.shape[1]} Nyström"
         return [{"d_eff": float(found["d_eff"][j]), "d_mof": float(found["d_mof"][j]),
-                 "d_ave": float(found["d_ave"][j]), "diagnostics_method": label} for j in range(len(found["d_eff"]))]
+                 "d_ave": float(found["d_ave"][j]), "diagnostics_method": label}
+                for j in range(len(found["d_eff"]))]
 
     @cached_property
     def ones_K_ones(self) -> float:
@@ -293,8 +310,10 @@ class IterativeBaseline:
         for ell in components:
             used = min(ell, top)
             ok = bool(converged[:used].all())
-            errors[ell] = ((self.trace - float(theta[:used].sum())) / self.n if ok else float("nan"),
-                           float(self.diag_test.mean() - captured[used - 1]) if ok else float("nan"))
+            errors[ell] = ((self.trace - float(theta[:used].sum())) / self.n if ok
+                           else float("nan"),
+                           float(self.diag_test.mean() - captured[used - 1]) if ok
+                           else float("nan"))
         return errors
 
     def _top_eigenpairs(self, top: int) -> dict[str, np.ndarray]:
@@ -310,16 +329,19 @@ class IterativeBaseline:
             extra = np.random.default_rng(0).standard_normal((self.n, block - U0.shape[1]))
             U0 = np.linalg.qr(np.hstack([U0, extra]))[0]
         operator = scipy.sparse.linalg.LinearOperator(
-            (self.n, self.n), matvec=lambda v: kernel_product(self.kernel, self.X, v.reshape(-1, 1))[:, 0],
+            (self.n, self.n), matvec=lambda v: kernel_product(self.kernel, self.X,
+                                                              v.reshape(-1, 1))[:, 0],
             matmat=lambda V: kernel_product(self.kernel, self.X, V), dtype=float)
         theta, U = scipy.sparse.linalg.lobpcg(operator, U0[:, :block], largest=True,
                                               tol=0.1 * KPCA_TOL * scale, maxiter=200)
         order = np.argsort(theta)[::-1][:top]
         theta, U = theta[order], U[:, order]
-        residual = np.linalg.norm(kernel_product(self.kernel, self.X, U) - U * theta, axis=0) / theta[0]
+        residual = np.linalg.norm(kernel_product(self.kernel, self.X, U) - U * theta,
+                                  axis=0) / theta[0]
         inverse = np.divide(1.0, theta, out=np.zeros_like(theta),
                             where=theta > theta[0] * self.n * np.finfo(float).eps)
-        captured = np.cumsum((kernel_product(self.kernel, self.X, U, Z=self.X_test) ** 2 * inverse).mean(axis=0))
+        captured = np.cumsum((kernel_product(self.kernel, self.X, U,
+                                             Z=self.X_test) ** 2 * inverse).mean(axis=0))
         self.seconds += time.perf_counter() - start
         return dict(zip(_EIGENPAIR_ARRAYS, (theta, U, residual <= KPCA_TOL, captured), strict=True))
 
@@ -341,7 +363,8 @@ class IterativeBaseline:
 
     @classmethod
     def load(cls, path, key: dict, data, kernel) -> IterativeBaseline | None:
-        """The baseline saved at ``path`` for ``key`` (None: absent or stale); solves use ``data``, ``kernel``."""
+        """The baseline saved at ``path`` for ``key`` (None: absent or stale); solves use ``data``,
+        ``kernel``."""
         archive = read_keyed_npz(path, key, ("method",))
         if not isinstance(archive, dict):
             return None
@@ -361,7 +384,8 @@ class IterativeBaseline:
         for name in archive:
             if name.startswith("eigenpairs") and name.endswith("_theta"):
                 top = int(name[len("eigenpairs"):-len("_theta")])
-                baseline.eigenpairs[top] = {part: archive[f"eigenpairs{top}_{part}"] for part in _EIGENPAIR_ARRAYS}
+                baseline.eigenpairs[top] = {part: archive[f"eigenpairs{top}_{part}"]
+                                            for part in _EIGENPAIR_ARRAYS}
         return baseline
 
 
@@ -369,12 +393,13 @@ def _digest(Y: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(Y).tobytes()).hexdigest()[:16]
 
 
-def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N, shared: tuple[Path, str] | None = None):
-    """The exact baseline of (data, kernel), kept in the workspace (:class:`kbench.plugin.Workspace`):
-    dense up to ``DENSE_MAX_N`` training rows, matrix-free up to ``exact_max_n``, None above.
-    With ``shared`` = (file, split checksum) it is shared between processes through the file:
-    loaded when the file holds the baseline of this split and kernel, else computed and saved
-    there (:func:`save_requests` saves what is asked of it later)."""
+def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N,
+                   shared: tuple[Path, str] | None = None):
+    """The exact baseline of (data, kernel), kept in the workspace
+    (:class:`kbench.plugin.Workspace`): dense up to ``DENSE_MAX_N`` training rows, matrix-free up to
+    ``exact_max_n``, None above. With ``shared`` = (file, split checksum) it is shared between
+    processes through the file: loaded when the file holds the baseline of this split and kernel,
+    else computed and saved there (:func:`save_requests` saves what is asked of it later)."""
     _check_arguments(data, kernel, "exact_baseline")
     shared = _check_shared(shared)
     exact_max_n = EXACT_MAX_N.check(exact_max_n, "exact_max_n", "exact_baseline")
@@ -389,7 +414,8 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N, shared:
         loaded = None if shared is None else (ExactBaseline.load(shared[0], key) if dense else
                                               IterativeBaseline.load(shared[0], key, data, kernel))
         computed.append(loaded is None)
-        return (ExactBaseline(data, kernel) if dense else IterativeBaseline(data, kernel)) if loaded is None else loaded
+        return (ExactBaseline(data, kernel) if dense
+                else IterativeBaseline(data, kernel)) if loaded is None else loaded
 
     baseline = cached((data,), ("exact", kernel.spec()), load_or_compute)
     if shared is not None and (any(computed) or baseline.unsaved):
@@ -398,8 +424,10 @@ def exact_baseline(data, kernel, exact_max_n: int = DEFAULT_EXACT_MAX_N, shared:
 
 
 def _check_arguments(data, kernel, owner: str) -> None:
-    for name, value, kind, what in (("data", data, Dataset, "a kbench Dataset (kbench.load_dataset)"),
-                                    ("kernel", kernel, Kernel, "a kbench kernel (kbench.make_kernel)")):
+    for name, value, kind, what in (("data", data, Dataset, "a kbench Dataset "
+                                                            "(kbench.load_dataset)"),
+                                    ("kernel", kernel, Kernel, "a kbench kernel "
+                                                               "(kbench.make_kernel)")):
         if not isinstance(value, kind):
             raise ValueError(f"{owner}: {name} must be {what}, got {type(value).__name__}.")
 
@@ -408,12 +436,15 @@ def _check_shared(shared) -> tuple[Path, str] | None:
     """``shared`` as (file, split checksum), checked: None, or a pair of a file path and text."""
     if shared is None:
         return None
-    if not (isinstance(shared, tuple) and len(shared) == 2 and isinstance(shared[0], str | os.PathLike)
+    if not (isinstance(shared, tuple) and len(shared) == 2
+            and isinstance(shared[0], str | os.PathLike)
             and isinstance(shared[1], str) and shared[1]):
-        raise ValueError(f"exact_baseline: shared must be a pair (file path, split checksum text), got {shared!r}.")
+        raise ValueError("exact_baseline: shared must be a pair (file path, split checksum text), "
+                         f"got {shared!r}.")
     path = Path(shared[0])
     if path.is_dir():
-        raise ValueError(f"exact_baseline: the shared file {path} is a folder; name a file in it (e.g. {path / 'exact.npz'}).")
+        raise ValueError(f"exact_baseline: the shared file {path} is a folder; name a file in it "
+                         f"(e.g. {path / 'exact.npz'}).")
     return path, shared[1]
 
 
@@ -437,6 +468,7 @@ def _shared_key(data, kernel, shared: tuple[Path, str], dense: bool) -> dict:
 
 
 def save_requests(baseline, data, kernel, shared: tuple[Path, str] | None) -> None:
-    """Save into ``shared`` what was asked of a matrix-free ``baseline`` since it was saved, once."""
+    """Save into ``shared`` what was asked of a matrix-free ``baseline`` since it was saved,
+    once."""
     if shared is not None and baseline.unsaved:
         baseline.save(shared[0], _shared_key(data, kernel, shared, baseline.dense))

@@ -75,7 +75,8 @@ class _Preconditioner:
 
 def solve_krr_path(kernel: Kernel, X: np.ndarray, Y: np.ndarray, lams, tol: float = 1e-8,
                    max_passes: int = 200, preconditioner_rank: int = 200, seed=0,
-                   block_mb: float = DEFAULT_BLOCK_MB, factor: np.ndarray | None = None) -> PathSolution:
+                   block_mb: float = DEFAULT_BLOCK_MB,
+                   factor: np.ndarray | None = None) -> PathSolution:
     """Solve (K + nλI) α = Y for every λ of ``lams`` (Y: n or n×c) by PCG with all λ and
     targets advancing together: one pass over K per iteration, at most ``max_passes``
     (the final residual pass included). ``factor`` is a preconditioner factor F (n×r)
@@ -123,5 +124,6 @@ def solve_krr_path(kernel: Kernel, X: np.ndarray, Y: np.ndarray, lams, tol: floa
     passes += 1
     residual = np.linalg.norm(B - KA - mu * A, axis=0) / norms
     per_lam = residual.reshape(L, c).max(axis=1)
-    return PathSolution(A.reshape(n, L, c), KA.reshape(n, L, c), iterations.reshape(L, c).max(axis=1),
+    return PathSolution(A.reshape(n, L, c), KA.reshape(n, L, c),
+                        iterations.reshape(L, c).max(axis=1),
                         per_lam, per_lam <= tol, passes, tol, F.shape[1])

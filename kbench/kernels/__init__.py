@@ -27,5 +27,7 @@ def kbench_register_kernels():
     return BUILTIN_KERNELS
 
 
-__all__ = ["BUILTIN_KERNELS", "DEFAULT_KERNEL", "GaussianKernel", "Kernel", "LaplacianKernel", "LinearKernel",
-           "MaternKernel", "PeriodicExpKernel", "PeriodicSobolevKernel", "PolynomialKernel", "block_rows"]
+__all__ = ["BUILTIN_KERNELS", "DEFAULT_KERNEL", "GaussianKernel", "Kernel", "LaplacianKernel",
+           "LinearKernel",
+           "MaternKernel", "PeriodicExpKernel", "PeriodicSobolevKernel", "PolynomialKernel",
+           "block_rows"]

@@ -28,10 +28,11 @@ def median_distance(X: np.ndarray, metric: str, owner: str) -> float:
     idx = np.random.default_rng(0).permutation(len(X))[:SUBSAMPLE]
     median = float(np.median(pdist(X[idx], metric))) if len(idx) > 1 else 0.0
     distinct = len(np.unique(X[idx], axis=0)) if not median > 0 else len(idx)
-    if not median > 0 and distinct > 1 and np.isfinite(median):  # most pairs of rows are the same point
-        raise ValueError(f"{owner}: the median distance between the {len(idx)} rows is 0 (more than half the pairs "
-                         f"of rows are identical: {distinct} distinct rows); pass a numeric sigma, or remove the "
-                         "repeated rows.")
+    # most pairs of rows are the same point
+    if not median > 0 and distinct > 1 and np.isfinite(median):
+        raise ValueError(f"{owner}: the median distance between the {len(idx)} rows is 0 (more "
+                         f"than half the pairs of rows are identical: {distinct} distinct rows); "
+                         "pass a numeric sigma, or remove the repeated rows.")
     if not median > 0:
         raise ValueError(f"{owner} needs at least two distinct points in X "
                          f"(got n_samples = {len(X)}); pass a numeric sigma.")
@@ -83,9 +84,10 @@ def cv_sigma(kernel_at, X: np.ndarray, y: np.ndarray | None, metric: str, owner:
              validation: tuple[np.ndarray, np.ndarray] | None = None) -> float:
     """The σ of the grid with the smallest validation error (module docstring)."""
     if y is None:
-        raise ValueError(f"{owner} picks σ by the validation error of kernel ridge regression on the "
-                         "target, and it was fitted without one (unlabeled data, or a sampler's fit, which sees X "
-                         "alone); fit the kernel first, kernel.fit(data.X_train, data.y_train, validation=(data.X_val, "
+        raise ValueError(f"{owner} picks σ by the validation error of kernel ridge regression on "
+                         "the target, and it was fitted without one (unlabeled data, or a "
+                         "sampler's fit, which sees X alone); fit the kernel first, "
+                         "kernel.fit(data.X_train, data.y_train, validation=(data.X_val, "
                          "data.y_val)), or pass sigma='median' or a number.")
     if validation is not None and len(validation[0]) < 2:
         validation = None  # a split without validation rows (val_size=0)

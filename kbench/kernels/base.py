@@ -72,7 +72,8 @@ class Kernel(Declared):
         return self.get_params()
 
     def spec(self) -> str:
-        """``name:key=value,...`` with the resolved parameters, the form the command line accepts."""
+        """``name:key=value,...`` with the resolved parameters, the form the command line
+        accepts."""
         params = {k: v for k, v in self.resolved_params().items() if v is not None}
         return Spec.of("kernel", self.name, params).label
 
@@ -103,8 +104,8 @@ class Kernel(Declared):
         X = self._check(X, "X")
         Y = X if Y is None else self._check(Y, "Y")
         if Y.shape[1] != X.shape[1]:
-            raise ValueError(f"kernel {self.name!r}: X has {X.shape[1]} features and Y has {Y.shape[1]}; a kernel "
-                             "compares rows of the same width.")
+            raise ValueError(f"kernel {self.name!r}: X has {X.shape[1]} features and Y has "
+                             f"{Y.shape[1]}; a kernel compares rows of the same width.")
         return self._evaluate(X, Y)
 
     def _evaluate(self, X: np.ndarray, Y: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -171,8 +172,9 @@ class Kernel(Declared):
         if not np.isfinite(values).all():
             raise FloatingPointError(
                 f"the {self.name} kernel gave non-finite values (inputs up to |x| = "
-                f"{np.abs(X).max():.3g}; kernel parameters {self.resolved_params()}): inputs this large "
-                "overflow float64. Rescale the features (datasets standardize by default) or the kernel."
+                f"{np.abs(X).max():.3g}; kernel parameters {self.resolved_params()}): inputs this "
+                "large overflow float64. Rescale the features (datasets standardize by default) or "
+                "the kernel."
             )
 
     def diag(self, X) -> np.ndarray:
@@ -203,7 +205,8 @@ class Kernel(Declared):
         raise NotImplementedError
 
     # -- spectral sampling -----------------------------------------------------------
-    def sample_frequencies(self, rng: np.random.Generator, n_frequencies: int, d: int) -> np.ndarray:
+    def sample_frequencies(self, rng: np.random.Generator, n_frequencies: int,
+                           d: int) -> np.ndarray:
         """(n_frequencies, d) draws ω from the spectral measure: k(x, y) = k(0)·E cos ωᵀ(x − y)."""
         raise self._no_spectral_sampler()
 
@@ -219,14 +222,15 @@ class Kernel(Declared):
         if not self.spectral:
             raise self._no_spectral_sampler()
         raise Refused(
-            f"orthogonal random features need a rotation-invariant spectral measure; the {self.name} "
-            "kernel has none. Use rff, or an isotropic kernel (gaussian, matern)."
+            "orthogonal random features need a rotation-invariant spectral measure; the "
+            f"{self.name} kernel has none. Use rff, or an isotropic kernel (gaussian, matern)."
         )
 
     @property
     def diag_value(self) -> float:
         """k(x, x) of a stationary kernel: the scale of its random Fourier features."""
-        raise Refused(f"the {self.name} kernel is not stationary: random Fourier features need one.")
+        raise Refused(f"the {self.name} kernel is not stationary: random Fourier features need "
+                      "one.")
 
 
 #: rows on which :func:`check_kernel` compares a kernel's diagonal with its matrix
@@ -238,18 +242,21 @@ _DIAGONAL_RTOL = 1e-8
 def check_kernel(kernel: Kernel, X: np.ndarray) -> None:
     """A ContractViolation when a (fitted) kernel's ``diag`` disagrees with the diagonal of its
     matrix on rows spread over ``X``, or the matrix is not symmetric: every Nyström bound and
-    trace error reads ``diag`` as k(x, x). Relative to the kernel's own scale, whatever its units."""
+    trace error reads ``diag`` as k(x, x). Relative to the kernel's own scale, whatever its
+    units."""
     rows = X[np.unique(np.linspace(0, len(X) - 1, _CHECKED_ROWS).round().astype(int))]
     K, diagonal = kernel(rows), kernel.diag(rows)
     magnitude = np.maximum(np.abs(np.diag(K)), np.abs(diagonal))
-    scale = np.maximum(magnitude, 1e-12 * magnitude.max())  # (a diagonal entry 0 among others is not a unit)
+    # (a diagonal entry 0 among others is not a unit)
+    scale = np.maximum(magnitude, 1e-12 * magnitude.max())
     wrong = np.flatnonzero(np.abs(diagonal - np.diag(K)) > _DIAGONAL_RTOL * scale)
     if len(wrong):
         i = wrong[0]
-        raise ContractViolation(f"kernel {kernel.spec()}: diag(X)[{i}] = {diagonal[i]:.6g} but k(X, X)[{i}, {i}] = "
-                                f"{K[i, i]:.6g}; a kernel's diag is the diagonal of its matrix (_diag and _block "
-                                "compute one kernel).")
+        raise ContractViolation(f"kernel {kernel.spec()}: diag(X)[{i}] = {diagonal[i]:.6g} but "
+                                f"k(X, X)[{i}, {i}] = {K[i, i]:.6g}; a kernel's diag is the "
+                                "diagonal of its matrix (_diag and _block compute one kernel).")
     if not np.allclose(K, K.T, rtol=_DIAGONAL_RTOL, atol=_DIAGONAL_RTOL * float(np.abs(K).max())):
         i, j = np.unravel_index(np.argmax(np.abs(K - K.T)), K.shape)
-        raise ContractViolation(f"kernel {kernel.spec()}: k(X, X) is not symmetric (entry [{i}, {j}] = {K[i, j]:.6g}, "
-                                f"[{j}, {i}] = {K[j, i]:.6g}); a kernel is symmetric, k(x, y) = k(y, x).")
+        raise ContractViolation(f"kernel {kernel.spec()}: k(X, X) is not symmetric (entry [{i}, "
+                                f"{j}] = {K[i, j]:.6g}, [{j}, {i}] = {K[j, i]:.6g}); a kernel is "
+                                "symmetric, k(x, y) = k(y, x).")

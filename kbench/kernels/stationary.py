@@ -37,7 +37,8 @@ class _LengthScaleKernel(Kernel):
     def __init__(self, sigma: float | str | None = None, gamma: float | None = None) -> None:
         super().__init__()
         if sigma is not None and gamma is not None:
-            raise ValueError(f"kernel {self.name!r}: pass sigma or gamma, not both (gamma = {self._gamma_rule}).")
+            raise ValueError(f"kernel {self.name!r}: pass sigma or gamma, not both (gamma = "
+                             f"{self._gamma_rule}).")
         self.sigma, self.gamma = sigma, gamma
         #: the length scale in use: resolved from gamma or the default here, from data by fit
         self.sigma_ = (None if sigma in DATA_DRIVEN else float(sigma) if sigma is not None
@@ -158,8 +159,10 @@ class GaussianKernel(_EuclideanKernel):
 
     name = "gaussian"
     isotropic = True
-    parameters = {"sigma": SIGMA, "gamma": Param(float, "the scale written as γ = 1/(2σ²) instead of σ", low=5e-301,
-                                                 high=5e299, why="σ in [1e-150, 1e+150]", none="from σ")}
+    parameters = {"sigma": SIGMA,
+                  "gamma": Param(float, "the scale written as γ = 1/(2σ²) instead of σ", low=5e-301,
+                                                 high=5e299, why="σ in [1e-150, 1e+150]",
+                                                 none="from σ")}
 
     def _sq_factor(self):
         return -0.5 / self.sigma_**2
@@ -180,7 +183,8 @@ class MaternKernel(_EuclideanKernel):
 
     name = "matern"
     isotropic = True
-    parameters = {"sigma": SIGMA, "nu": Param(float, "the smoothness ν (the closed forms)", choices=(0.5, 1.5, 2.5))}
+    parameters = {"sigma": SIGMA, "nu": Param(float, "the smoothness ν (the closed forms)",
+                                              choices=(0.5, 1.5, 2.5))}
 
     def __init__(self, sigma: float | str | None = None, nu: float = 1.5) -> None:
         super().__init__(sigma=sigma)
@@ -219,8 +223,10 @@ class LaplacianKernel(_LengthScaleKernel):
 
     name = "laplacian"
     metric = "cityblock"
-    parameters = {"sigma": SIGMA, "gamma": Param(float, "the scale written as γ = 1/σ instead of σ", low=1e-150,
-                                                 high=1e150, why="σ in [1e-150, 1e+150]", none="from σ")}
+    parameters = {"sigma": SIGMA,
+                  "gamma": Param(float, "the scale written as γ = 1/σ instead of σ", low=1e-150,
+                                                 high=1e150, why="σ in [1e-150, 1e+150]",
+                                                 none="from σ")}
     _gamma_rule = "1/σ"
 
     @staticmethod

@@ -25,10 +25,12 @@ DIAGONAL_TOLERANCE = 1e-6
 def check_lowrank(approx, requested_rank: int) -> None:
     """The object a sampler returned is a LowRank of a rank within the budget."""
     if not isinstance(approx, LowRank):
-        raise ContractViolation(f"contract: fit must return a kbench LowRank, got {type(approx).__name__}")
+        raise ContractViolation("contract: fit must return a kbench LowRank, got "
+                                f"{type(approx).__name__}")
     if not 1 <= approx.rank <= requested_rank:
         raise ContractViolation(
-            f"contract: rank must lie in [1, {requested_rank}] (the requested rank), got {approx.rank}")
+            f"contract: rank must lie in [1, {requested_rank}] (the requested rank), got "
+            f"{approx.rank}")
 
 
 def check_features(approx: LowRank, features: np.ndarray, n_rows: int, where: str,
@@ -47,10 +49,11 @@ def check_features(approx: LowRank, features: np.ndarray, n_rows: int, where: st
     if not np.all(np.isfinite(row_norms)):
         bad = int(np.sum(~np.isfinite(features)))
         if bad:
-            raise ContractViolation(f"contract: transform of the {where} rows has {bad} NaN or infinite values")
+            raise ContractViolation(f"contract: transform of the {where} rows has {bad} NaN or "
+                                    "infinite values")
         # finite features whose squares overflow: far above any kernel diagonal
-        raise ContractViolation(f"contract: transform of the {where} rows has features beyond 1e154 in "
-                                "magnitude (their squared norms overflow)")
+        raise ContractViolation(f"contract: transform of the {where} rows has features beyond "
+                                "1e154 in magnitude (their squared norms overflow)")
     return row_norms
 
 
@@ -64,10 +67,11 @@ def check_below_kernel(row_norms: np.ndarray, kernel_diagonal: np.ndarray, where
     worst = int(np.argmax(excess))
     if excess[worst] > tolerance:
         raise ContractViolation(
-            f"contract: a Nyström-type map must satisfy ZZᵀ ≼ K, but on the {where} rows "
-            f"diag(K − ZZᵀ) has {int(np.sum(excess > tolerance))} negative entries (row {first_row + worst}: "
-            f"k(x, x) = {kernel_diagonal[worst]:.6g} < ‖z(x)‖² = {kernel_diagonal[worst] + excess[worst]:.6g}); "
-            f"relative trace error {float(-excess.sum() / kernel_diagonal.sum()):.3g}")
+            f"contract: a Nyström-type map must satisfy ZZᵀ ≼ K, but on the {where} rows diag(K − "
+            f"ZZᵀ) has {int(np.sum(excess > tolerance))} negative entries (row "
+            f"{first_row + worst}: k(x, x) = {kernel_diagonal[worst]:.6g} < ‖z(x)‖² = "
+            f"{kernel_diagonal[worst] + excess[worst]:.6g}); relative trace error "
+            f"{float(-excess.sum() / kernel_diagonal.sum()):.3g}")
 
 
 #: info entries kbench itself writes (Sampler.fit); they do not become sampler columns
@@ -79,19 +83,22 @@ def info_columns(info: dict, reserved) -> dict:
     """The sampler's own result columns: every scalar entry of ``approx.info`` but the ones
     kbench manages; a key that would overwrite one of kbench's columns breaks the contract."""
     columns = {key: value.item() if isinstance(value, np.generic) else value
-               for key, value in info.items() if key not in MANAGED_INFO and isinstance(value, _SCALARS)}
+               for key, value in info.items() if key not in MANAGED_INFO
+               and isinstance(value, _SCALARS)}
     clash = sorted(set(columns) & set(reserved))
     if clash:
-        raise ContractViolation(f"contract: info key(s) {clash} would overwrite kbench's own result "
-                                "columns; rename them")
-    wide = sorted(key for key, value in columns.items() if isinstance(value, int) and not -2**63 <= value < 2**63)
+        raise ContractViolation(f"contract: info key(s) {clash} would overwrite kbench's own "
+                                "result columns; rename them")
+    wide = sorted(key for key, value in columns.items() if isinstance(value, int)
+                  and not -2**63 <= value < 2**63)
     if wide:
-        raise ContractViolation(f"contract: info entry {wide[0]!r} is an integer beyond 64 bits, which a result "
-                                "file cannot hold; record it as a float")
+        raise ContractViolation(f"contract: info entry {wide[0]!r} is an integer beyond 64 bits, "
+                                "which a result file cannot hold; record it as a float")
     return columns
 
 
-def compared_with_exact(owner: str, sampler, approx: LowRank, exact, lam, reserved) -> dict[str, float]:
+def compared_with_exact(owner: str, sampler, approx: LowRank, exact, lam, reserved) -> dict[str,
+                                                                                            float]:
     """The columns of ``sampler.against_exact(approx, exact, lam)``, checked
     (:func:`exact_columns`); the hook reads the exact baseline every cell shares and must not
     replace any of its values (its arrays are read-only, so writing into one raises)."""
@@ -101,12 +108,14 @@ def compared_with_exact(owner: str, sampler, approx: LowRank, exact, lam, reserv
     except ValueError as exc:
         if "read-only" not in str(exc):
             raise
-        raise ContractViolation(f"{owner}: against_exact wrote into an array of the exact baseline, which every cell "
-                                f"shares ({exc}); compute on a copy") from None
-    changed = sorted(name for name, value in before.items() if getattr(exact, name, None) is not value)
+        raise ContractViolation(f"{owner}: against_exact wrote into an array of the exact "
+                                f"baseline, which every cell shares ({exc}); compute on a "
+                                "copy") from None
+    changed = sorted(name for name, value in before.items()
+                     if getattr(exact, name, None) is not value)
     if changed:
-        raise ContractViolation(f"{owner}: against_exact changed the exact baseline's {changed}, which every cell "
-                                "shares; read it, and compute on copies")
+        raise ContractViolation(f"{owner}: against_exact changed the exact baseline's {changed}, "
+                                "which every cell shares; read it, and compute on copies")
     return exact_columns(owner, found, reserved, approx.info)
 
 
@@ -115,20 +124,22 @@ def exact_columns(owner: str, found, reserved, info: dict | None = None) -> dict
     names (letters, digits, ``_``; none of kbench's ``reserved`` ones, none of the columns its
     fit's ``info`` gives) to real numbers."""
     if not isinstance(found, dict):
-        raise ContractViolation(f"{owner}: against_exact must return a dict of column names to numbers, not "
-                                f"{type(found).__name__}")
+        raise ContractViolation(f"{owner}: against_exact must return a dict of column names to "
+                                f"numbers, not {type(found).__name__}")
     bad = [key for key in found if not (isinstance(key, str) and key.isidentifier())]
     if bad:
-        raise ContractViolation(f"{owner}: against_exact returned the key {bad[0]!r}, which is not a column name "
-                                "(letters, digits and _)")
+        raise ContractViolation(f"{owner}: against_exact returned the key {bad[0]!r}, which is not "
+                                "a column name (letters, digits and _)")
     clash = sorted(set(found) & set(reserved))
     if clash:
-        raise ContractViolation(f"{owner}: against_exact returned {clash}, which kbench writes itself; rename them")
+        raise ContractViolation(f"{owner}: against_exact returned {clash}, which kbench writes "
+                                "itself; rename them")
     shared = sorted(set(found) & set(info_columns(info or {}, ())))
     if shared:
-        raise ContractViolation(f"{owner}: against_exact returned {shared}, which the fit's info also holds "
-                                "(a column of its own); rename one of them")
-    numbers_ = {k: v for k, v in found.items() if isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)}
+        raise ContractViolation(f"{owner}: against_exact returned {shared}, which the fit's info "
+                                "also holds (a column of its own); rename one of them")
+    numbers_ = {k: v for k, v in found.items() if isinstance(v, numbers.Real)
+                and not isinstance(v, bool | np.bool_)}
     if len(numbers_) < len(found):
         raise ContractViolation(f"{owner}: against_exact gave non-numbers "
                                 f"{ {k: v for k, v in found.items() if k not in numbers_}!r}")

@@ -29,7 +29,8 @@ from kbench.lowrank.maps import CholeskyMap
 #: candidates per pivot of a greedy panel (at n = 50 000, d = 20: a panel makes ~25 pivots)
 CANDIDATES_PER_PIVOT = 8
 #: the first candidate of an rp-cholesky round is accepted with probability ≈ 1 in exact
-#: arithmetic (its residual equals d), so this many idle rounds in a row means the numbers are broken
+#: arithmetic (its residual equals d), so this many idle rounds in a row means the numbers are
+#: broken
 MAX_IDLE_ROUNDS = 50
 
 #: an elimination's column blocks of Gᵀ (each block's kernel rows and GEMM on one thread):
@@ -48,7 +49,8 @@ def _cholesky_map(X, kernel, pivots, factor_rows, info):
     return CholeskyMap(kernel, np.ascontiguousarray(X[pivots]), pivots, L, info, train_features=G)
 
 
-def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int, np.ndarray], None], n_features: int) -> None:
+def _eliminate(Gt, d, k, new, L, kernel_rows: Callable[[int, int, np.ndarray], None],
+               n_features: int) -> None:
     """Append the t pivots ``new`` to the factor after its k earlier columns, in place.
 
     Rows k … k + t of Gᵀ become L⁻¹(K(new, ·) − G_new G_{:k}ᵀ), with L (t×t, lower) the
@@ -128,7 +130,8 @@ def _stopped_early(info, k, rank, tol):
         )
 
 
-def greedy_cholesky(X: np.ndarray, kernel: Kernel, rank: int, tol: float = 1e-10, panel: int = 64) -> CholeskyMap:
+def greedy_cholesky(X: np.ndarray, kernel: Kernel, rank: int, tol: float = 1e-10,
+                    panel: int = 64) -> CholeskyMap:
     """Greedy pivoted Cholesky (Bach 2013 §3): each pivot is the point of largest residual
     diagonal, chosen panel by panel (kbench's ``pivoted-cholesky`` sampler describes how), on
     checked float64 rows ``X`` and a fitted ``kernel``; stops early below tol·max diag K."""
@@ -151,7 +154,8 @@ def _greedy(X, kernel, rank, tol, panel):
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite values raise in _rows_into
             prepared = kernel._prepare(X_candidates)  # for each pivot's kernel row on them
         size = min(panel, rank - k)
-        # the panel's kernel columns, and the factor's rows on the candidates (k earlier columns, then the panel's)
+        # the panel's kernel columns, and the factor's rows on the candidates (k earlier columns,
+        # then the panel's)
         K_panel, factor = np.empty((size, len(candidates))), np.empty((len(candidates), k + size))
         factor[:, :k] = Gt[:k, candidates].T
         slots: list[int] = []
@@ -162,7 +166,8 @@ def _greedy(X, kernel, rank, tol, panel):
             if residual[a] <= floor:
                 done = True
                 break
-            kernel._rows_into(X_candidates[a : a + 1], X_candidates, K_panel[m : m + 1], prepared=prepared)
+            kernel._rows_into(X_candidates[a : a + 1], X_candidates, K_panel[m : m + 1],
+                              prepared=prepared)
             column = K_panel[m] - factor[:, : k + m] @ factor[a, : k + m]
             column /= np.sqrt(residual[a])
             factor[:, k + m] = column
@@ -177,12 +182,14 @@ def _greedy(X, kernel, rank, tol, panel):
         _eliminate(Gt, d, k, new, np.tril(factor[slots, k : k + t]), rows, X.shape[1])
         pivots.extend(new.tolist())
         sizes.append(t)
-    info = {"warnings": [], "_trace_residual": float(d.sum()), "panels": len(sizes), "block_sizes": sizes}
+    info = {"warnings": [], "_trace_residual": float(d.sum()), "panels": len(sizes),
+            "block_sizes": sizes}
     _stopped_early(info, len(pivots), rank, tol)
     return _cholesky_map(X, kernel, pivots, Gt, info)
 
 
-def rp_cholesky(X: np.ndarray, kernel: Kernel, rank: int, rng: np.random.Generator, block_size: int = 100,
+def rp_cholesky(X: np.ndarray, kernel: Kernel, rank: int, rng: np.random.Generator,
+                block_size: int = 100,
                 tol: float = 1e-10) -> CholeskyMap:
     """Randomly pivoted Cholesky (Chen, Epperly, Tropp & Webber 2023), pivots ∝ residual
     diagonal, in its accelerated block form (Epperly, Tropp & Webber 2024): each round draws
@@ -208,7 +215,8 @@ def _randomly_pivoted(X, kernel, rank, rng, block_size, tol):
         if total <= 0:
             break
         candidates = rng.choice(n, size=min(block_size, n), p=weights / total)  # (a block² matrix)
-        residual = kernel._evaluate(X[candidates], X[candidates]) - Gt[:k, candidates].T @ Gt[:k, candidates]
+        residual = kernel._evaluate(X[candidates],
+                                    X[candidates]) - Gt[:k, candidates].T @ Gt[:k, candidates]
         accepted = _accept(residual, weights[candidates], floor, rng)[: rank - k]
         rounds += 1
         idle = 0 if accepted else idle + 1
@@ -225,7 +233,8 @@ def _randomly_pivoted(X, kernel, rank, rng, block_size, tol):
         _eliminate(Gt, d, k, new, R, partial(_kernel_rows, kernel, X, X[new]), X.shape[1])
         pivots.extend(new.tolist())
         sizes.append(len(new))
-    info = {"warnings": [], "_trace_residual": float(d.sum()), "rounds": rounds, "block_sizes": sizes}
+    info = {"warnings": [], "_trace_residual": float(d.sum()), "rounds": rounds,
+            "block_sizes": sizes}
     _stopped_early(info, len(pivots), rank, tol)
     return _cholesky_map(X, kernel, pivots, Gt, info)
 

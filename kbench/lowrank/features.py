@@ -6,11 +6,11 @@ G = ΦᵀΦ and ΦᵀY, KPCA the spectrum of G, the trace error tr G, and every 
 sum over test rows. :func:`features_of` gives one :class:`Features` per (dataset, fitted
 map), shared by every task of a job:
 
-* ``train``, ``validation`` and ``test`` (:class:`FeatureRows`) iterate over blocks of rows. A matrix that
-  fits in half the budget is computed once and kept (a single block); larger ones are
-  recomputed block by block on each pass, so memory stays O(p² + b·p) beyond the data.
-  Training features a sampler produced as a by-product (pivoted Cholesky factors) are
-  handed over as they are, never copied.
+* ``train``, ``validation`` and ``test`` (:class:`FeatureRows`) iterate over blocks of rows. A
+  matrix that fits in half the budget is computed once and kept (a single block); larger ones are
+  recomputed block by block on each pass, so memory stays O(p² + b·p) beyond the data. Training
+  features a sampler produced as a by-product (pivoted Cholesky factors) are handed over as they
+  are, never copied.
 * :meth:`Features.moments`: one pass over the training rows for G, Φᵀ[1, y or one-hot
   classes, f*] and Σ‖z(x)‖².
 
@@ -134,12 +134,14 @@ def training_targets(data) -> dict[str, np.ndarray]:
 
 
 class Features:
-    """The training, validation and test features of one (dataset, fitted map), shared by its tasks."""
+    """The training, validation and test features of one (dataset, fitted map), shared by its
+    tasks."""
 
     def __init__(self, data, approx, kernel, budget_mb: float = DEFAULT_BUDGET_MB) -> None:
         budget = int(budget_mb * 2**20)
         self.data = data
-        self.train = FeatureRows(approx, data.X_train, kernel, "training", budget, approx.train_features)
+        self.train = FeatureRows(approx, data.X_train, kernel, "training", budget,
+                                 approx.train_features)
         self.validation = FeatureRows(approx, data.X_val, kernel, "validation", budget)
         self.test = FeatureRows(approx, data.X_test, kernel, "test", budget)
         self._moments: Moments | None = None
@@ -168,7 +170,8 @@ class Features:
                 seconds += time.perf_counter() - began
             sum_squares = float(np.trace(gram))  # Σ‖z(x)‖² = tr ΦᵀΦ
             self._moments = Moments(self.train.n, gram,
-                                    {name: cross[:, widths[i] : widths[i + 1]] for i, name in enumerate(names)},
+                                    {name: cross[:, widths[i] : widths[i + 1]]
+                                     for i, name in enumerate(names)},
                                     sum_squares, seconds)
         return self._moments
 
@@ -177,9 +180,12 @@ def features_of(data, approx, kernel, budget_mb: float | None = None) -> Feature
     """The :class:`Features` of ``approx`` on ``data`` with ``kernel``: in a workspace
     (:class:`kbench.plugin.Workspace`), created on first use and shared by every task that scores
     the same fit with the same kernel (``budget_mb`` applies from the first call)."""
-    budget_mb = DEFAULT_BUDGET_MB if budget_mb is None else BUDGET_MB.check(budget_mb, "features_of: budget_mb")
+    budget_mb = DEFAULT_BUDGET_MB if budget_mb is None else BUDGET_MB.check(budget_mb,
+                                                                            "features_of: "
+                                                                            "budget_mb")
     check_scored(data, approx, kernel)
-    return cached((approx, data, kernel), "features", lambda: Features(data, approx, kernel, budget_mb))
+    return cached((approx, data, kernel), "features",
+                  lambda: Features(data, approx, kernel, budget_mb))
 
 
 def check_scored(data, approx, kernel) -> None:
@@ -188,19 +194,22 @@ def check_scored(data, approx, kernel) -> None:
     approximates (the kernel the sampler was given; a task scoring it with another would
     compare the map with a kernel it does not approximate)."""
     expected = {"data": (data, Dataset, "a kbench Dataset (kbench.load_dataset)"),
-                "approx": (approx, LowRank, "the feature map a sampler's fit returns (sampler.fit(X, kernel, rank))"),
+                "approx": (approx, LowRank, "the feature map a sampler's fit returns "
+                                            "(sampler.fit(X, kernel, rank))"),
                 "kernel": (kernel, Kernel, "a kbench kernel (kbench.make_kernel)")}
     for name, (value, kind, what) in expected.items():
         if not isinstance(value, kind):
-            raise ValueError(f"evaluate(data, approx, kernel): {name} must be {what}, got {type(value).__name__}.")
+            raise ValueError(f"evaluate(data, approx, kernel): {name} must be {what}, got "
+                             f"{type(value).__name__}.")
     if approx.kernel_spec is None:
         return
     if not kernel.fitted:
-        raise ValueError(f"evaluate: the kernel {kernel.spec()} is not fitted; score the map with the kernel it "
-                         f"approximates, {approx.kernel_spec} (kernel.fit(data.X_train) resolves it).")
+        raise ValueError(f"evaluate: the kernel {kernel.spec()} is not fitted; score the map with "
+                         f"the kernel it approximates, {approx.kernel_spec} "
+                         "(kernel.fit(data.X_train) resolves it).")
     if kernel.spec() != approx.kernel_spec:
-        raise ValueError(f"evaluate: the map approximates the kernel {approx.kernel_spec}, not {kernel.spec()}: "
-                         "score it with the kernel it was fitted with.")
+        raise ValueError(f"evaluate: the map approximates the kernel {approx.kernel_spec}, not "
+                         f"{kernel.spec()}: score it with the kernel it was fitted with.")
 
 
 def require_whole(rows: FeatureRows, who: str) -> np.ndarray:
@@ -214,7 +223,8 @@ def require_whole(rows: FeatureRows, who: str) -> np.ndarray:
     return rows.array()
 
 
-__all__ = ["DEFAULT_BUDGET_MB", "FeatureRows", "Features", "Moments", "features_of", "training_targets"]
+__all__ = ["DEFAULT_BUDGET_MB", "FeatureRows", "Features", "Moments", "features_of",
+           "training_targets"]
 
 
 def check_fit(approx, requested_rank: int, data, kernel, budget_mb: float | None = None):

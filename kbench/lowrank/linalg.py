@@ -33,9 +33,11 @@ def check_psd_input(A, name: str) -> np.ndarray:
     diagonal (a kernel matrix's k(x, x) ≥ 0), or a ValueError saying what it is instead."""
     A = np.asarray(A, dtype=float)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
-        raise ValueError(f"{name} must be a square matrix of at least one row, got shape {A.shape}.")
+        raise ValueError(f"{name} must be a square matrix of at least one row, got shape "
+                         f"{A.shape}.")
     if not np.isfinite(A).all() or not np.allclose(A, A.T) or (np.diag(A) < 0).any():
-        raise ValueError(f"{name} must be a kernel matrix: finite, symmetric, with a nonnegative diagonal (k(x, x) ≥ 0).")
+        raise ValueError(f"{name} must be a kernel matrix: finite, symmetric, with a nonnegative "
+                         "diagonal (k(x, x) ≥ 0).")
     return A
 
 
@@ -43,7 +45,8 @@ def leverage_scores_from_eigh(s: np.ndarray, U: np.ndarray, ridge: float) -> np.
     """Ridge leverage scores diag(K(K + ridge·I)⁻¹) = (U∘U)·(s/(s + ridge)) from K = U diag(s) Uᵀ.
 
     Negative eigenvalues (rounding) are clipped to 0; the form never computes
-    1 − ridge·[(K + ridge·I)⁻¹]ᵢᵢ, which cancels for small scores (it loses every digit of scores near eps).
+    1 − ridge·[(K + ridge·I)⁻¹]ᵢᵢ, which cancels for small scores (it loses every digit of scores
+    near eps).
     """
     s = np.clip(s, 0.0, None)
     return (U * U) @ (s / (s + ridge))
@@ -115,7 +118,8 @@ def symmetric_spectral_norm(A: np.ndarray) -> float:
     Lanczos does not converge."""
     if len(A) > DENSE_NORM_MAX_N:
         try:
-            found = scipy.sparse.linalg.eigsh(A, k=1, which="LM", return_eigenvectors=False, v0=np.ones(len(A)))
+            found = scipy.sparse.linalg.eigsh(A, k=1, which="LM", return_eigenvectors=False,
+                                              v0=np.ones(len(A)))
             return float(np.abs(found).max())
         except scipy.sparse.linalg.ArpackNoConvergence:
             pass

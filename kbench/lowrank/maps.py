@@ -41,8 +41,8 @@ class LowRank:
     Attributes:
         rank: number of features (columns of ``transform``), after thresholding.
         landmarks: indices of the training rows the map is built on (None for random features).
-        info: what the sampler records: ``kernel_evals``, ``warnings``, dictionary sizes, scores, ...
-        train_features: z(X_fit) when the sampler computed it as a by-product (pivoted
+        info: what the sampler records: ``kernel_evals``, ``warnings``, dictionary sizes, scores,
+        ... train_features: z(X_fit) when the sampler computed it as a by-product (pivoted
             Cholesky factors), else None; tasks use it to skip a second kernel block.
     """
 
@@ -50,7 +50,8 @@ class LowRank:
     #: True when ``_transform_chunk`` may run on several chunks at once, in threads (the
     #: built-in maps: kbench._parallel); a subclass that keeps the default runs them in turn
     parallel_chunks: bool = False
-    #: the spec of the (fitted) kernel the map approximates, set by :meth:`kbench.plugin.Sampler.fit`
+    #: the spec of the (fitted) kernel the map approximates, set by
+    #: :meth:`kbench.plugin.Sampler.fit`
     #: and the Nyström and Cholesky maps; tasks refuse to score the map with another kernel
     #: (None: not recorded)
     kernel_spec: str | None = None
@@ -141,12 +142,15 @@ class FourierMap(LowRank):
         frequencies = np.asarray(frequencies, dtype=float)
         _check_fourier(n_pairs, phase, scale)
         if not np.isfinite(frequencies).all():
-            raise ValueError("FourierMap: the frequencies must be finite numbers (draws of the kernel's spectral density).")
+            raise ValueError("FourierMap: the frequencies must be finite numbers (draws of the "
+                             "kernel's spectral density).")
         wanted = n_pairs + (phase is not None)
         if frequencies.ndim != 2 or frequencies.shape[0] != wanted:
-            raise ValueError(f"FourierMap: {n_pairs} (cos, sin) pairs{' and a random phase' if phase is not None else ''} "
-                             f"take {wanted} frequency rows, got frequencies of shape {frequencies.shape}; n_pairs is "
-                             "the number of frequencies, not the rank.")
+            raise ValueError(f"FourierMap: {n_pairs} (cos, sin) "
+                             f"pairs{' and a random phase' if phase is not None else ''} take "
+                             f"{wanted} frequency rows, got frequencies of shape "
+                             f"{frequencies.shape}; n_pairs is the number of frequencies, not the "
+                             "rank.")
         self._setup(frequencies.shape[1], n_pairs, phase, scale, info)
         self.frequencies = frequencies
 
@@ -176,14 +180,18 @@ class FourierMap(LowRank):
 def _check_fourier(n_pairs, phase, scale) -> None:
     """A ValueError naming the argument of a Fourier map that would give NaN or no features."""
     if isinstance(n_pairs, bool) or not isinstance(n_pairs, numbers.Integral) or n_pairs < 0:
-        raise ValueError(f"FourierMap: n_pairs is the number of (cos, sin) pairs, an integer >= 0, got {n_pairs!r}.")
-    if phase is not None and (isinstance(phase, bool) or not isinstance(phase, numbers.Real) or not math.isfinite(phase)):
-        raise ValueError(f"FourierMap: phase is the random phase b of the odd feature, a finite number or None, got "
-                         f"{phase!r}.")
+        raise ValueError("FourierMap: n_pairs is the number of (cos, sin) pairs, an integer >= 0, "
+                         f"got {n_pairs!r}.")
+    if phase is not None and (isinstance(phase, bool) or not isinstance(phase, numbers.Real)
+                              or not math.isfinite(phase)):
+        raise ValueError("FourierMap: phase is the random phase b of the odd feature, a finite "
+                         f"number or None, got {phase!r}.")
     if 2 * n_pairs + (phase is not None) == 0:
         raise ValueError("FourierMap: no feature: give n_pairs >= 1 or a phase.")
-    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not (math.isfinite(scale) and scale > 0):
-        raise ValueError(f"FourierMap: scale is the kernel's k(0), a finite number > 0, got {scale!r}.")
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not (math.isfinite(scale)
+                                                                              and scale > 0):
+        raise ValueError("FourierMap: scale is the kernel's k(0), a finite number > 0, got "
+                         f"{scale!r}.")
 
 
 #: the Walsh–Hadamard transform is applied in factors of at most this size (a GEMM each)
@@ -257,7 +265,8 @@ class HadamardFourierMap(FourierMap):
 
 def nystrom(X: np.ndarray, kernel: Kernel, landmarks: np.ndarray, info: dict | None = None,
             K_mm: np.ndarray | None = None) -> NystromMap:
-    """The Nyström feature map on rows ``landmarks`` of ``X`` (W with WWᵀ = K_mm⁺ by eigh, relative cutoff).
+    """The Nyström feature map on rows ``landmarks`` of ``X`` (W with WWᵀ = K_mm⁺ by eigh, relative
+    cutoff).
 
     ``K_mm`` may be passed when the sampler already holds it (no kernel entry is evaluated twice).
     """
@@ -283,8 +292,10 @@ def _checked_K_mm(K_mm, m: int) -> np.ndarray:
     nonnegative diagonal (k(x, x) ≥ 0), or a ValueError saying what it is instead."""
     K_mm = np.asarray(K_mm, dtype=float)
     if K_mm.shape != (m, m):
-        raise ValueError(f"K_mm must be the {m}×{m} kernel matrix of the {m} landmarks, got shape {K_mm.shape}.")
+        raise ValueError(f"K_mm must be the {m}×{m} kernel matrix of the {m} landmarks, got shape "
+                         f"{K_mm.shape}.")
     return check_psd_input(K_mm, "K_mm")
 
 
-__all__ = ["LowRank", "NystromMap", "CholeskyMap", "FourierMap", "HadamardFourierMap", "fwht", "nystrom"]
+__all__ = ["LowRank", "NystromMap", "CholeskyMap", "FourierMap", "HadamardFourierMap", "fwht",
+           "nystrom"]

@@ -25,7 +25,8 @@ _OUTER: ContextVar[tuple] = ContextVar("kbench_outer_workspaces", default=())
 class _Held:
     """An object as part of a key: equal only to itself. The key holds the object, so its
     identity cannot pass to another object while the entry lives (objects such as datasets
-    compare by value, or not at all, and a fit's features belong to that fit, not to an equal one)."""
+    compare by value, or not at all, and a fit's features belong to that fit, not to an equal
+    one)."""
 
     __slots__ = ("value",)
 
@@ -46,7 +47,8 @@ class Workspace:
     def __init__(self) -> None:
         self._entries: dict[tuple, Any] = {}
 
-    def __enter__(self) -> Workspace:  # (per context: threads and asyncio tasks each keep their own)
+    # (per context: threads and asyncio tasks each keep their own)
+    def __enter__(self) -> Workspace:
         _OUTER.set((*_OUTER.get(), _ACTIVE.get()))
         _ACTIVE.set(self)
         return self

@@ -28,13 +28,14 @@ import pandas as pd
 from kbench.spec import Spec
 
 TITLE = "Bach (2013): sharp analysis of low-rank kernel matrix approximations"
-SUMMARY = ("Kernel ridge regression with periodic smoothing splines (periodic-sobolev β = 1 and 4) on "
-           "Bach's App. D data (random x in [0, 1], f* = Σ 2i^-8 cos 2πix, noise 0.5), n_train = 200 to "
-           "3200, fixed-design risk against f*, 6 repetitions; uniform column sampling and greedy "
-           "pivoted Cholesky. λ* is exact KRR's oracle λ on the path (smallest mean risk). The kernel is "
-           "(2π)^(2β) times the paper's, which scales λ* but not its slope in n.")
-FULL_SIZE = ("OpenML puma32H (id 308) and puma8NH (id 225): Fig. 3, rank for a test error within 1% of "
-             "the full kernel's")
+SUMMARY = ("Kernel ridge regression with periodic smoothing splines (periodic-sobolev β = 1 and 4) "
+           "on Bach's App. D data (random x in [0, 1], f* = Σ 2i^-8 cos 2πix, noise 0.5), n_train "
+           "= 200 to 3200, fixed-design risk against f*, 6 repetitions; uniform column sampling "
+           "and greedy pivoted Cholesky. λ* is exact KRR's oracle λ on the path (smallest mean "
+           "risk). The kernel is (2π)^(2β) times the paper's, which scales λ* but not its slope in "
+           "n.")
+FULL_SIZE = ("OpenML puma32H (id 308) and puma8NH (id 225): Fig. 3, rank for a test error within "
+             "1% of the full kernel's")
 FIGURES = ()
 #: the result columns the claims read (kbench papers refuses rows without them)
 COLUMNS = ("risk_ratio", "rel_trace_error", "rel_spec_error", "risk_fixed_design_exact")
@@ -55,7 +56,8 @@ NAMES = {"lam": "λ*", "risk": "risk", "d_ave": "d_ave"}
 def table1_slopes(beta: float, delta: float) -> dict[str, float]:
     """Exponents of n in Table 1 for μᵢ = i^(−2β), νᵢ = i^(−2δ): lines 1 and 2."""
     if 2 * delta > 4 * beta + 1:  # line 1: the RKHS is too large
-        return {"lam": -1 / (2 + 1 / (2 * beta)), "risk": 1 / (4 * beta + 1) - 1, "d_ave": 1 / (4 * beta + 1)}
+        return {"lam": -1 / (2 + 1 / (2 * beta)), "risk": 1 / (4 * beta + 1) - 1,
+                "d_ave": 1 / (4 * beta + 1)}
     return {"lam": -beta / delta, "risk": 1 / (2 * delta) - 1, "d_ave": 1 / (2 * delta)}  # line 2
 
 
@@ -106,7 +108,8 @@ def fig1_curves(frame: pd.DataFrame, rows: pd.DataFrame, best: pd.DataFrame, n_t
     """Mean over repetitions, per (sampler, rank), of the relative excess risk at λ* and
     the relative trace and operator errors of L (Fig. 1)."""
     lam = best.loc[(beta, n_train), "lam"]
-    krr = rows[(rows.beta == beta) & (rows.n_train == n_train) & np.isclose(rows.lam, lam, rtol=1e-9)]
+    krr = rows[(rows.beta == beta) & (rows.n_train == n_train) & np.isclose(rows.lam, lam,
+                                                                            rtol=1e-9)]
     excess = (krr.assign(excess=krr.risk_ratio - 1).groupby(["sampler", "rank"])["excess"].mean())
     approx = frame[(frame.task == "approximation") & (frame.status == "ok") & (frame.n_train == n_train)
                    & (frame.kernel.map(lambda k: _param(k, "kernel", "beta", 1)) == beta)]
@@ -120,7 +123,8 @@ def claims(frame: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
         return [("Table 1 slopes", "bach-periodic", "no rows", "not measured", "")]
     best = oracle(rows)
     return [*_claim_fig1(frame, rows, best), *_claim_rank_over_d(rows, best),
-            *_claim_pivoting(rows, best), *_claim_table1(best, rows.groupby("delta")["noise"].first())]
+            *_claim_pivoting(rows, best),
+            *_claim_table1(best, rows.groupby("delta")["noise"].first())]
 
 
 def _claim_fig1(frame, rows, best):
@@ -131,19 +135,24 @@ def _claim_fig1(frame, rows, best):
     parts, holds = [], True
     for sampler, c in curves.groupby("sampler"):
         c = c.sort_values("rank")
-        c = c[(c["excess"] > 0).cumprod().astype(bool)]  # the curve stops where R(L) ≤ R(K) (Fig. 1)
+        # the curve stops where R(L) ≤ R(K) (Fig. 1)
+        c = c[(c["excess"] > 0).cumprod().astype(bool)]
         slopes = {name: _slope(c["rank"], c[column]) for name, column in
-                  (("excess", "excess"), ("trace", "rel_trace_error"), ("operator", "rel_spec_error"))}
-        ok = np.isfinite(slopes["excess"]) and slopes["excess"] < min(slopes["trace"], slopes["operator"])
+                  (("excess", "excess"), ("trace", "rel_trace_error"),
+                   ("operator", "rel_spec_error"))}
+        ok = np.isfinite(slopes["excess"]) and slopes["excess"] < min(slopes["trace"],
+                                                                      slopes["operator"])
         holds &= bool(ok)
         parts.append(f"{sampler}: excess {slopes['excess']:.2f}, trace {slopes['trace']:.2f}, "
-                     f"operator {slopes['operator']:.2f} (ranks {c['rank'].min()}–{c['rank'].max()})")
+                     f"operator {slopes['operator']:.2f} (ranks "
+                     f"{c['rank'].min()}–{c['rank'].max()})")
     lam = best.loc[(1.0, 400), "lam"]
-    return [("relative excess prediction error falls faster with p than the trace and operator errors",
+    return [("relative excess prediction error falls faster with p than the trace and operator "
+             "errors",
              f"n = 400, β = 1, λ* = {lam:.2g}; log-log slope in p over ranks with positive excess",
              "slopes " + "; ".join(parts), "holds" if holds else "does not hold",
-             "" if holds else "a slope could not be fitted (fewer than 3 ranks with positive excess) "
-                              "or the excess is not steeper")]
+             "" if holds else "a slope could not be fitted (fewer than 3 ranks with positive "
+                              "excess) or the excess is not steeper")]
 
 
 def _claim_rank_over_d(rows, best):
@@ -152,7 +161,8 @@ def _claim_rank_over_d(rows, best):
     out = []
     for beta, group in need.xs("uniform", level="sampler").groupby(level="beta"):
         low, high = RATIO_BAND
-        ok = bool(group["over_d"].between(low, high).all() and group["over_d_ave"].between(low, high).all())
+        ok = bool(group["over_d"].between(low, high).all()
+                  and group["over_d_ave"].between(low, high).all())
         ns = group.index.get_level_values("n_train")
         claim = f"rank for a risk within 1% of the full kernel's, over d, stays O(1) in n (β = {beta:g})"
         if ns.nunique() < 2:
@@ -160,10 +170,12 @@ def _claim_rank_over_d(rows, best):
                         "a trend in n needs two sizes or more"))
             continue
         if group["rank"].isna().all():
-            out.append((claim, f"uniform sampling, λ*, n = {ns.min()}–{ns.max()}", "no swept rank reached 1%",
+            out.append((claim, f"uniform sampling, λ*, n = {ns.min()}–{ns.max()}", "no swept rank "
+                                                                                   "reached 1%",
                         "not measured", "sweep larger ranks"))
             continue
-        out.append((claim, f"uniform sampling, λ*, n = {ns.min()}–{ns.max()}; O(1): every ratio in [1/4, 4]",
+        out.append((claim, f"uniform sampling, λ*, n = {ns.min()}–{ns.max()}; O(1): every ratio in "
+                           "[1/4, 4]",
                     "p/d_mof " + ", ".join(f"{v:.2f}" for v in group["over_d"])
                     + "; p/d_ave " + ", ".join(f"{v:.2f}" for v in group["over_d_ave"])
                     + " (p = " + ", ".join(f"{v:g}" for v in group["rank"]) + ")",
@@ -193,23 +205,29 @@ def _claim_table1(best, noise: pd.Series):
         theory = table1_slopes(beta, delta)
         if group.n_train.nunique() < 2:
             out.append((f"Table 1: slopes in n of λ*, risk and d_ave (β = {beta:g}, δ = {delta:g})",
-                        f"n = {group.n_train.min()}", "one size", "not measured", "a slope in n needs two sizes or more"))
+                        f"n = {group.n_train.min()}", "one size", "not measured",
+                        "a slope in n needs two sizes or more"))
             continue
-        measured = {"lam": _slope(group.n_train, group.lam), "risk": _slope(group.n_train, group.risk),
+        measured = {"lam": _slope(group.n_train, group.lam),
+                    "risk": _slope(group.n_train, group.risk),
                     "d_ave": _slope(group.n_train, group.d_ave)}
         off = [NAMES[k] for k in theory if not abs(measured[k] - theory[k]) <= SLOPE_TOLERANCE]
         line = 1 if 2 * delta > 4 * beta + 1 else 2
         reason = ""
         if off:
             # the second Fourier coefficient of f* against the noise level of one coefficient
-            second, level = 2 * 2.0 ** -delta, noise.get(delta, float("nan")) / np.sqrt(group.n_train.max())
-            reason = (f"off: {', '.join(off)}; pre-asymptotic: f*'s second coefficient 2·2^-δ = {second:.4f} "
-                      f"is about the noise level σ/√n = {level:.4f} at the largest n, so the oracle fits "
-                      "few coefficients and the risk falls like the parametric 1/n")
-        out.append((f"Table 1 line {line}: slopes in n of λ*, risk and d_ave (β = {beta:g}, δ = {delta:g})",
+            second, level = 2 * 2.0 ** -delta, noise.get(delta,
+                                                         float("nan")) / np.sqrt(group.n_train.max())
+            reason = (f"off: {', '.join(off)}; pre-asymptotic: f*'s second coefficient 2·2^-δ = "
+                      f"{second:.4f} is about the noise level σ/√n = {level:.4f} at the largest n, "
+                      "so the oracle fits few coefficients and the risk falls like the parametric "
+                      "1/n")
+        out.append((f"Table 1 line {line}: slopes in n of λ*, risk and d_ave (β = {beta:g}, δ = "
+                    f"{delta:g})",
                     f"n = {group.n_train.min()}–{group.n_train.max()}, log-log fit, "
                     f"tolerance {SLOPE_TOLERANCE}",
-                    ", ".join(f"{NAMES[k]} {measured[k]:.2f} (theory {theory[k]:.2f})" for k in theory),
+                    ", ".join(f"{NAMES[k]} {measured[k]:.2f} (theory {theory[k]:.2f})"
+                              for k in theory),
                     "holds" if not off else "does not hold", reason))
     return out
 
@@ -238,23 +256,30 @@ def figures(frame: pd.DataFrame, directory) -> list[tuple[str, str]]:
             ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(directory / "bach2013_fig1.png", dpi=100)
-        out.append(("Fig. 1: relative kernel and prediction errors against the rank", "bach2013_fig1.png"))
-    need = rank_needed(rows, best).join(best[["d_mof", "d_ave"]], on=["beta", "n_train"]).reset_index()
+        out.append(("Fig. 1: relative kernel and prediction errors against the rank",
+                    "bach2013_fig1.png"))
+    need = rank_needed(rows, best).join(best[["d_mof", "d_ave"]],
+                                        on=["beta", "n_train"]).reset_index()
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
     for (beta, sampler), g in need.groupby(["beta", "sampler"]):
         style = "-" if sampler == "uniform" else "--"
-        ax.plot(g.n_train, g["rank"] / g.d_mof, "o" + style, label=f"β = {beta:g}, {sampler}: p / d_mof")
-        ax.plot(g.n_train, g["rank"] / g.d_ave, "x" + style, label=f"β = {beta:g}, {sampler}: p / d_ave")
-    ax.set(xscale="log", xlabel="n", ylabel="rank for 1% / degrees of freedom", title="Fig. 2 right")
+        ax.plot(g.n_train, g["rank"] / g.d_mof, "o" + style, label=f"β = {beta:g}, {sampler}: p / "
+                                                                   "d_mof")
+        ax.plot(g.n_train, g["rank"] / g.d_ave, "x" + style, label=f"β = {beta:g}, {sampler}: p / "
+                                                                   "d_ave")
+    ax.set(xscale="log", xlabel="n", ylabel="rank for 1% / degrees of freedom", title="Fig. 2 "
+                                                                                      "right")
     _n_ticks(ax, need.n_train)
     ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(directory / "bach2013_fig2.png", dpi=100)
-    out.append(("Fig. 2 right: rank needed for 1%, over the degrees of freedom", "bach2013_fig2.png"))
+    out.append(("Fig. 2 right: rank needed for 1%, over the degrees of freedom",
+                "bach2013_fig2.png"))
     fig = Figure(figsize=(13, 4))
     axes = fig.subplots(1, 3)
-    for ax, (column, label) in zip(axes, (("lam", "λ*"), ("risk", "risk at λ*"), ("d_ave", "d_ave(λ*)"))):
+    for ax, (column, label) in zip(axes,
+                                   (("lam", "λ*"), ("risk", "risk at λ*"), ("d_ave", "d_ave(λ*)"))):
         for beta, g in best.reset_index().groupby("beta"):
             ax.plot(g.n_train, g[column], "o-", label=f"β = {beta:g}")
         ax.set(xscale="log", yscale="log", xlabel="n", title=label)

@@ -29,12 +29,13 @@ import pandas as pd
 
 TITLE = "Calandriello, Lazaric & Valko (2016): SQUEAK"
 SUMMARY = ("Kernel ridge regression on Bach's periodic data (periodic-sobolev, β = 2) at λ = 1e-4, "
-           "so γ = nλ, with SQUEAK (q̄ = 10, ε = 0.5), its distributed variant (4 shards), the variant "
-           "drawing landmarks ∝ p̃ (`squeak:subsample=prob`), exact ridge leverage score sampling (`rls`) and uniform sampling; "
-           "a high-coherence design (Beta(0.2, 0.2)) and uniform designs of growing n. The largest rank "
-           "exceeds every dictionary, so its cells use all the atoms. Accuracy is ‖K − L‖₂/‖K‖₂: at "
-           "λ = 1e-4 exact KRR overfits the beta design (risk ratios below 1 at small ranks), so the KRR "
-           "risk does not rank approximations.")
+           "so γ = nλ, with SQUEAK (q̄ = 10, ε = 0.5), its distributed variant (4 shards), the "
+           "variant drawing landmarks ∝ p̃ (`squeak:subsample=prob`), exact ridge leverage score "
+           "sampling (`rls`) and uniform sampling; a high-coherence design (Beta(0.2, 0.2)) and "
+           "uniform designs of growing n. The largest rank exceeds every dictionary, so its cells "
+           "use all the atoms. Accuracy is ‖K − L‖₂/‖K‖₂: at λ = 1e-4 exact KRR overfits the beta "
+           "design (risk ratios below 1 at small ranks), so the KRR risk does not rank "
+           "approximations.")
 FULL_SIZE = "OpenML letter (id 6) and mnist_784 (id 554, 30 000 rows)"
 FIGURES = ("approximation",)
 #: the result columns the claims read (kbench papers refuses rows without them)
@@ -69,8 +70,10 @@ def _rows(frame: pd.DataFrame, task: str) -> pd.DataFrame:
 def claims(frame: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
     krr, approx = _rows(frame, "krr"), _rows(frame, "approximation")
     if krr.empty or "d_eff" not in krr:
-        return [("dictionary size tracks (1−ε)q̄·d_eff", "bach-periodic", "no rows", "not measured", "")]
-    return [_dictionary_size(krr), _gamma_approximation(approx), *_accuracy(approx, krr), _linear_time(krr),
+        return [("dictionary size tracks (1−ε)q̄·d_eff", "bach-periodic", "no rows", "not measured",
+                 "")]
+    return [_dictionary_size(krr), _gamma_approximation(approx), *_accuracy(approx, krr),
+            _linear_time(krr),
             _distributed(krr)]
 
 
@@ -84,21 +87,24 @@ def _dictionary_size(krr):
     n = ratio.index.get_level_values(0)
     estimated = rows[rows["diagnostics_method"] != "exact"] if "diagnostics_method" in rows else rows.iloc[:0]
     source = "" if estimated.empty else (
-        f"; d_eff at n = {', '.join(map(str, sorted(estimated['n_train'].unique())))} from the matrix-free "
-        f"baseline's {'/'.join(sorted(estimated['diagnostics_method'].unique()))}")
+        f"; d_eff at n = {', '.join(map(str, sorted(estimated['n_train'].unique())))} from the "
+        f"matrix-free baseline's {'/'.join(sorted(estimated['diagnostics_method'].unique()))}")
     return ("dictionary size tracks (1−ε)q̄·d_eff(γ) as n grows",
             f"uniform and beta designs, n = {n.min()}–{n.max()}, q̄ = 10, ε = 0.5{source}",
-            "size / (1−ε)q̄d_eff: " + ", ".join(f"{label}: {r:.2f}" for (_, label), r in ratio.items()),
+            "size / (1−ε)q̄d_eff: "
+            + ", ".join(f"{label}: {r:.2f}" for (_, label), r in ratio.items()),
             "holds" if holds else "does not hold",
             "" if holds else f"a ratio leaves [{SIZE_BAND[0]}, {SIZE_BAND[1]}]")
 
 
 def _gamma_approximation(approx):
-    whole = approx.rank_realized == approx.unique_atoms  # every atom of the dictionary is a landmark
+    # every atom of the dictionary is a landmark
+    whole = approx.rank_realized == approx.unique_atoms
     rows = approx[approx.label.isin([SEQUENTIAL, DISTRIBUTED, PROB]) & whole
                   & (approx.approximation_points == approx.n_train)]
     if rows.empty:
-        return ("γ-approximation ‖K − L‖₂ ≤ γ/(1−ε)", "", "no whole-dictionary cell on a full kernel matrix",
+        return ("γ-approximation ‖K − L‖₂ ≤ γ/(1−ε)", "", "no whole-dictionary cell on a full "
+                                                          "kernel matrix",
                 "not measured", "")
     bound = rows["n_train"] * rows["sampler_lam"] / (1 - _param(rows, "eps", 0.5))
     ratio = rows["rel_spec_error"] * rows["kernel_spec_norm"] / bound
@@ -117,7 +123,8 @@ def _accuracy(approx, krr):
     and p landmarks drawn from a larger dictionary against rls at the same p."""
     rows = approx[approx.dataset.str.contains(COHERENT) & (approx.approximation_points == approx.n_train)]
     if rows.empty:
-        return [("SQUEAK matches rls accuracy at equal size", "", "no approximation cells on the beta design",
+        return [("SQUEAK matches rls accuracy at equal size", "", "no approximation cells on the "
+                                                                  "beta design",
                  "not measured", "")]
     error = rows.groupby(["label", "rank"])["rel_spec_error"].median()
     whole = rows[(rows.label == SEQUENTIAL) & (rows.rank_realized == rows.unique_atoms)]
@@ -127,24 +134,28 @@ def _accuracy(approx, krr):
     ours = whole["rel_spec_error"].median()
     rls, uniform = error[("rls", equal)], error[("uniform", equal)]
     coherent = krr[krr.dataset.str.contains(COHERENT)]
-    setting = (f"beta design (d_mof {coherent.d_mof.mean():.0f}, d_eff {coherent.d_eff.mean():.0f}), "
-               f"‖K − L‖₂/‖K‖₂, median over repetitions; whole dictionary ({size:.0f} atoms) vs p = {equal}")
+    setting = (f"beta design (d_mof {coherent.d_mof.mean():.0f}, d_eff "
+               f"{coherent.d_eff.mean():.0f}), ‖K − L‖₂/‖K‖₂, median over repetitions; whole "
+               f"dictionary ({size:.0f} atoms) vs p = {equal}")
     matches = ours <= FACTOR * rls
     out = [(f"SQUEAK matches rls accuracy at equal size (at most {FACTOR:g}× its error)", setting,
             f"squeak {ours:.1e}, rls {rls:.1e}", "holds" if matches else "does not hold", ""),
-           ("SQUEAK beats uniform where d_mof ≫ d_eff", setting, f"squeak {ours:.1e}, uniform {uniform:.1e}",
+           ("SQUEAK beats uniform where d_mof ≫ d_eff", setting, f"squeak {ours:.1e}, uniform "
+                                                                 f"{uniform:.1e}",
             "holds" if ours < uniform else "does not hold", "")]
     below = [int(r) for r in ranks if r < size]
-    ratio = {label: [error[(label, r)] / error[("rls", r)] for r in below] for label in (SEQUENTIAL, PROB)
+    ratio = {label: [error[(label, r)] / error[("rls", r)] for r in below]
+             for label in (SEQUENTIAL, PROB)
              if all((label, r) in error for r in below)}
     if below and SEQUENTIAL in ratio:
         holds = all(x <= FACTOR for x in ratio[SEQUENTIAL])
-        measured = "; ".join(f"{label}: " + ", ".join(f"p={r}: {x:.1f}×" for r, x in zip(below, values))
+        measured = "; ".join(f"{label}: "
+                             + ", ".join(f"p={r}: {x:.1f}×" for r, x in zip(below, values))
                              for label, values in ratio.items())
         out.append(("p < dictionary size: p landmarks drawn ∝ copies (the default) match rls "
                     f"(at most {FACTOR:g}× its error)",
-                    f"beta design, ‖K − L‖₂ over rls's at the same p, p ∈ {below}; the ∝ p̃ variant "
-                    f"({PROB}) for comparison", measured,
+                    f"beta design, ‖K − L‖₂ over rls's at the same p, p ∈ {below}; the ∝ p̃ "
+                    f"variant ({PROB}) for comparison", measured,
                     "holds" if holds else "does not hold",
                     "" if holds else "a ratio of the default exceeds the factor"))
     return out
@@ -157,8 +168,8 @@ def _linear_time(krr):
     slope = float(np.polyfit(np.log(seconds.index), np.log(seconds.values), 1)[0])
     holds = abs(slope - 1) <= SLOPE_TOLERANCE
     return ("time grows linearly in n at fixed d_eff",
-            f"uniform design, n = {seconds.index.min()}–{seconds.index.max()}, median sampling time; "
-            f"linear: log-log slope within {SLOPE_TOLERANCE} of 1",
+            f"uniform design, n = {seconds.index.min()}–{seconds.index.max()}, median sampling "
+            f"time; linear: log-log slope within {SLOPE_TOLERANCE} of 1",
             f"slope {slope:.2f}; " + ", ".join(f"n={n}: {s:.2f} s" for n, s in seconds.items()),
             "holds" if holds else "does not hold", "")
 
@@ -174,15 +185,18 @@ def _distributed(krr):
     holds = bool((size_gap <= SHARD_SIZE_GAP).all() and risk_gap <= SHARD_RISK_GAP)
     trees = cells[cells.label == DISTRIBUTED]
     built = set(trees["merge_tree"]) if "merge_tree" in trees else set()
-    where = ("its merge tree run as separate jobs, one per node (4 leaves, 3 merges)" if built == {"jobs"}
+    where = ("its merge tree run as separate jobs, one per node (4 leaves, 3 merges)"
+             if built == {"jobs"}
              else "its merge tree built in the run job's process")
-    measured = (f"size gap at most {size_gap.max():.1%}; risk ratio {risk[SEQUENTIAL]:.3f} (sequential) vs "
-                f"{risk[DISTRIBUTED]:.3f} (distributed)")
+    measured = (f"size gap at most {size_gap.max():.1%}; risk ratio {risk[SEQUENTIAL]:.3f} "
+                f"(sequential) vs {risk[DISTRIBUTED]:.3f} (distributed)")
     if "merge_tree_span_s" in trees and trees["merge_tree_span_s"].notna().any():
         n = int(trees["n_train"].max())
         span = trees.loc[trees.n_train == n, "merge_tree_span_s"].median()
-        stream = cells.loc[(cells.label == SEQUENTIAL) & (cells.n_train == n), "time_sample_s"].median()
+        stream = cells.loc[(cells.label == SEQUENTIAL) & (cells.n_train == n),
+                           "time_sample_s"].median()
         measured += f"; n={n}: the tree's critical path {span:.2f} s, one stream {stream:.2f} s (medians)"
     return ("the distributed variant matches the sequential one",
-            f"4 shards merged pairwise, {where}, vs one stream; dictionary size per n, and R(L)/R(K) of the "
-            "whole dictionary", measured, "holds" if holds else "does not hold", "")
+            f"4 shards merged pairwise, {where}, vs one stream; dictionary size per n, and "
+            "R(L)/R(K) of the whole dictionary", measured, "holds" if holds else "does not hold",
+            "")

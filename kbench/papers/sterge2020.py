@@ -46,20 +46,27 @@ def claims(frame: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
     excess = rows.groupby(["components", "rank"])["rel_excess_kpca_error_in"].mean().unstack()
     ranks = [r for r in excess.columns if r < _root_log(rows)]
     falling = all((excess.loc[ell, ranks].diff().dropna() < 0).all() for ell in excess.index)
-    trend = ("holds" if falling else "does not hold", "") if len(ranks) > 1 and excess[ranks].notna().all().all() else (
-        "not measured", "a trend needs two m below √n·log n, each with an exact error above round-off")
-    out.append(("the excess falls as m grows", f"digits, m ∈ {ranks}, ℓ ∈ {list(excess.index)}, {reps} repetitions",
+    trend = ("holds" if falling else "does not hold",
+             "") if len(ranks) > 1 and excess[ranks].notna().all().all() else (
+        "not measured", "a trend needs two m below √n·log n, each with an exact error above "
+                        "round-off")
+    out.append(("the excess falls as m grows", f"digits, m ∈ {ranks}, ℓ ∈ {list(excess.index)}, "
+                                               f"{reps} repetitions",
                 "mean relative excess at m = " + ", ".join(
                     f"{m}: {excess[m].mean():.3f}" for m in ranks) + " (averaged over ℓ)", *trend))
     m_star = max(excess.columns)
     small = excess.loc[[ell for ell in excess.index if ell <= SMALL_ELL], m_star]
-    match = ("holds" if (small <= MATCH_TOLERANCE).all() else "does not hold", "") if small.notna().all() else (
+    match = ("holds" if (small <= MATCH_TOLERANCE).all() else "does not hold",
+             "") if small.notna().all() else (
         "not measured", "an exact error at round-off has no relative excess")
-    if not _root_log(rows) / 2 <= m_star:  # the claim is about m ≈ √n·log n: a much smaller m does not test it
-        match = ("not measured", f"the largest m swept, {m_star}, is below half of √n·log n = {_root_log(rows):.0f}")
+    # the claim is about m ≈ √n·log n: a much smaller m does not test it
+    if not _root_log(rows) / 2 <= m_star:
+        match = ("not measured", f"the largest m swept, {m_star}, is below half of √n·log n = "
+                                 f"{_root_log(rows):.0f}")
     out.append((f"m ≈ √n·log n matches exact KPCA within {MATCH_TOLERANCE:.0%} (ℓ ≤ {SMALL_ELL})",
                 f"digits, n = {int(rows['n_train'].iloc[0])}, m = {m_star}",
-                "relative excess " + ", ".join(f"ℓ={ell}: {v:.4f}" for ell, v in small.items()), *match))
+                "relative excess " + ", ".join(f"ℓ={ell}: {v:.4f}" for ell, v in small.items()),
+                *match))
     if "time_exact_s" in rows:
         cells = rows[rows["rank"] == m_star].drop_duplicates(["rank", "repetition"])
         nystrom = cells[["time_sample_s", "time_features_s", "time_fit_s"]].sum(axis=1).median()

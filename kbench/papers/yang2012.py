@@ -16,7 +16,8 @@ import pandas as pd
 
 TITLE = "Yang et al. (2012): Nyström method vs random Fourier features"
 SUMMARY = ("Uniform Nyström against random Fourier features at equal feature count m, on the "
-           "paper's two-balls data (σ = 6, 100 noise features) and on scikit-learn's breast_cancer.")
+           "paper's two-balls data (σ = 6, 100 noise features) and on scikit-learn's "
+           "breast_cancer.")
 FULL_SIZE = "OpenML adult (id 1590) and covertype (id 1596), the paper's ADULT and COVTYPE"
 FIGURES = ("classification", "approximation")
 #: the result columns the claims read (kbench papers refuses rows without them)
@@ -63,9 +64,11 @@ def claims(frame: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
         mean = accuracy.groupby(["rank", "sampler"])["accuracy"].mean().unstack()
         wins = (mean["uniform"] > mean["rff"]).sum()
         gap = (mean["uniform"] - mean["rff"])
-        kernel = frame.loc[frame.dataset.str.startswith(SYNTHETIC), "kernel"].iloc[0]  # one (kbench.papers.evaluate)
+        # one (kbench.papers.evaluate)
+        kernel = frame.loc[frame.dataset.str.startswith(SYNTHETIC), "kernel"].iloc[0]
         out.append((BEATS, f"two-balls, {kernel}, m ∈ {list(mean.index)}",
-                    f"uniform ahead at {wins}/{len(mean)} m; accuracy gap {gap.min():.3f} to {gap.max():.3f}",
+                    f"uniform ahead at {wins}/{len(mean)} m; accuracy gap {gap.min():.3f} to "
+                    f"{gap.max():.3f}",
                     "holds" if wins == len(mean) else "does not hold", ""))
     spectral = frame[(frame.task == "approximation") & (frame.status == "ok")
                      & frame.dataset.str.startswith(SYNTHETIC)]
@@ -75,10 +78,13 @@ def claims(frame: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
         nystrom, rff = _slope(spectral[spectral.sampler == "uniform"]), _slope(spectral[spectral.sampler == "rff"])
         low, high = RFF_SLOPE
         holds = low <= rff <= high and nystrom <= rff - SLOPE_GAP
-        reason = "" if holds else ("Nyström's decay depends on the eigengap; the paper's 1/m needs a large gap"
-                                   if nystrom > rff - SLOPE_GAP else f"RFF slope outside [{low}, {high}]")
+        reason = "" if holds else ("Nyström's decay depends on the eigengap; the paper's 1/m needs "
+                                   "a large gap"
+                                   if nystrom > rff - SLOPE_GAP else f"RFF slope outside [{low}, "
+                                                                     f"{high}]")
         out.append((DECAY, "two-balls, log-log slope of relative spectral error",
-                    f"slopes: Nyström {nystrom:.2f}, RFF {rff:.2f}", "holds" if holds else "does not hold", reason))
+                    f"slopes: Nyström {nystrom:.2f}, RFF {rff:.2f}", "holds" if holds
+                    else "does not hold", reason))
     out.append(_significant(_best_accuracy(frame, REAL)))
     return out
 
@@ -101,7 +107,10 @@ def _significant(real: pd.DataFrame) -> tuple[str, str, str, str, str]:
     failing = []
     for rank in ranks:
         diff = (paired.loc[rank, "uniform"] - paired.loc[rank, "rff"]).to_numpy()
-        if not (np.any(diff != 0) and diff.mean() > 0 and wilcoxon(diff, alternative="greater").pvalue < ALPHA):
+        if not (np.any(diff != 0) and diff.mean() > 0
+                and wilcoxon(diff, alternative="greater").pvalue < ALPHA):
             failing.append(int(rank))
-    return (SIGNIFICANT, setting, f"significant (p < {ALPHA}) at {len(ranks) - len(failing)}/{len(ranks)} m",
-            "holds" if not failing else "does not hold", f"not significant at m = {failing}" if failing else "")
+    return (SIGNIFICANT, setting, f"significant (p < {ALPHA}) at "
+                                  f"{len(ranks) - len(failing)}/{len(ranks)} m",
+            "holds" if not failing else "does not hold", f"not significant at m = {failing}"
+            if failing else "")

@@ -26,22 +26,23 @@ from kbench.reporting.standing import ALPHA, MIN_REPETITIONS, PROBABILITY, Stand
 from kbench.spec import Spec
 from kbench.tasks.selection import DEFAULT_SELECTION, SELECTED_ON
 
-REGIME_TEXT = ("Each dataset: its source, the rows used (after rows with missing values were dropped, and "
-               "subsampling), n_train, n_features after preprocessing, what the preprocessing of a table did, "
-               "and its documentation; and at the λ the exact kernel chose on the validation rows for the named "
-               "task (the median over repetitions; none without the exact kernel): d_eff = Σ ℓᵢ(λ), "
-               "d_mof = n·max ℓᵢ(λ) and the coherence d_mof/d_eff (1: every point equally influential; large: a "
-               "few points matter most); decay: the growth of d_eff per decade of λ there (1/α for eigenvalues "
-               "decaying as i^(−α), near 0 for an exponential decay); λ at edge: the exact kernel's choice lay at an "
-               "end of the λ path (a bound stopped its extension) in that many repetitions. Estimated: from the matrix-free "
-               "baseline's Nyström approximation.")
-WINNER_TEXT = ("Per task and (dataset, rank) block: the first place and its outcome: won (first alone, outside the "
-               f"task's region of practical equivalence, and a paired t-test against the runner-up over ≥ "
-               f"{MIN_REPETITIONS} repetitions gives p < {ALPHA}, in its favour), ahead (first alone, without that), "
-               "or tie (first place shared: the "
-               "samplers named are equivalent); its mean, the runner-up, the margin (in the units of the "
-               "equivalence region: relative, or points), in how many paired repetitions the first is ahead, "
-               "and the t-test's p.")
+REGIME_TEXT = ("Each dataset: its source, the rows used (after rows with missing values were "
+               "dropped, and subsampling), n_train, n_features after preprocessing, what the "
+               "preprocessing of a table did, and its documentation; and at the λ the exact kernel "
+               "chose on the validation rows for the named task (the median over repetitions; none "
+               "without the exact kernel): d_eff = Σ ℓᵢ(λ), d_mof = n·max ℓᵢ(λ) and the coherence "
+               "d_mof/d_eff (1: every point equally influential; large: a few points matter most); "
+               "decay: the growth of d_eff per decade of λ there (1/α for eigenvalues decaying as "
+               "i^(−α), near 0 for an exponential decay); λ at edge: the exact kernel's choice lay "
+               "at an end of the λ path (a bound stopped its extension) in that many repetitions. "
+               "Estimated: from the matrix-free baseline's Nyström approximation.")
+WINNER_TEXT = ("Per task and (dataset, rank) block: the first place and its outcome: won (first "
+               "alone, outside the task's region of practical equivalence, and a paired t-test "
+               f"against the runner-up over ≥ {MIN_REPETITIONS} repetitions gives p < {ALPHA}, in "
+               "its favour), ahead (first alone, without that), or tie (first place shared: the "
+               "samplers named are equivalent); its mean, the runner-up, the margin (in the units "
+               "of the equivalence region: relative, or points), in how many paired repetitions "
+               "the first is ahead, and the t-test's p.")
 
 
 @dataclass
@@ -73,20 +74,23 @@ def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
         chosen_on = task.validation.exact if on_validation else f"{headline.exact} (oracle)"
         rows = rows.dropna(subset=[headline.exact, "d_eff", "d_mof"])
         at = chosen_rows(rows, "lam_selected_exact", headline.exact, headline.smaller_is_better)
-        paths = dict(tuple(rows[["dataset", "repetition", "sampler", "rank", "lam", "d_eff"]].groupby("dataset")))
+        paths = dict(tuple(rows[["dataset", "repetition", "sampler", "rank", "lam",
+                                 "d_eff"]].groupby("dataset")))
         for key, group in at.groupby("dataset"):
             if key in records:
                 continue
             per_rep = group.groupby("repetition").first()
             d_eff, d_mof = float(per_rep["d_eff"].mean()), float(per_rep["d_mof"].mean())
             by_rep = paths[key].groupby("repetition")
-            growth = np.array([decay(cell["lam"], cell["d_eff"], per_rep.loc[rep, "lam"]) for rep, cell in
+            growth = np.array([decay(cell["lam"], cell["d_eff"], per_rep.loc[rep, "lam"])
+                               for rep, cell in
                                ((rep, _one_cell(by_rep.get_group(rep))) for rep in per_rep.index)])
             growth = float(np.median(growth[np.isfinite(growth)])) if np.isfinite(growth).any() else np.nan
             method = per_rep["diagnostics_method"].dropna() if "diagnostics_method" in per_rep else pd.Series(dtype=str)
             edge = per_rep["lam_at_edge_exact"] if "lam_at_edge_exact" in per_rep else pd.Series(dtype=bool)
             records[key] = {
-                "λ (exact)": float(per_rep["lam"].median()), "chosen on": f"{section.label} {chosen_on}",
+                "λ (exact)": float(per_rep["lam"].median()), "chosen on": f"{section.label} "
+                                                                          f"{chosen_on}",
                 "λ at edge": f"{int(edge.fillna(False).astype(bool).sum())} of {len(per_rep)}",
                 "d_eff": d_eff, "d_mof": d_mof, "d_mof/d_eff": d_mof / d_eff, "decay": growth,
                 "estimated": bool(len(method) and str(method.iloc[0]).startswith("estimate")),
@@ -96,17 +100,21 @@ def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
 
 
 def _one_cell(rows: pd.DataFrame) -> pd.DataFrame:
-    """The λ path of the first cell among ``rows`` (the exact diagnostics every cell of a split shares)."""
+    """The λ path of the first cell among ``rows`` (the exact diagnostics every cell of a split
+    shares)."""
     first = rows.iloc[0]
     return rows[(rows["sampler"] == first["sampler"]) & (rows["rank"] == first["rank"])]
 
 
-FACTS = {"dataset_source": "source", "n_rows": "rows", "n_train": "n_train", "n_features": "n_features",
+FACTS = {"dataset_source": "source", "n_rows": "rows", "n_train": "n_train",
+         "n_features": "n_features",
          "dataset_preprocessing": "preprocessing", "dataset_documentation": "documentation"}
 
 
-#: the regime columns the page shows in its table (the others are folded under it: :func:`split_regimes`)
-REGIME_COLUMNS = ("n_train", "n_features", "λ (exact)", "λ at edge", "d_eff", "d_mof/d_eff", "decay")
+#: the regime columns the page shows in its table (the others are folded under it:
+#: :func:`split_regimes`)
+REGIME_COLUMNS = ("n_train", "n_features", "λ (exact)", "λ at edge", "d_eff", "d_mof/d_eff",
+                  "decay")
 
 
 def short_names(keys) -> dict[str, str]:
@@ -121,7 +129,8 @@ def short_names(keys) -> dict[str, str]:
             named[key] = str(key)
             continue
         n = spec.params.get("n")
-        named[key] = spec.name + (f" (n={n})" if n is not None else "") + (f" [{kernel}" if kernel else "")
+        named[key] = spec.name + (f" (n={n})" if n is not None else "") + (f" [{kernel}" if kernel
+                                                                           else "")
     counts = pd.Series(list(named.values())).value_counts()
     return {key: name if counts[name] == 1 else str(key) for key, name in named.items()}
 
@@ -131,10 +140,13 @@ def split_regimes(regimes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     short names) and, folded under it, each dataset's whole spec, source, preprocessing and
     documentation."""
     names = short_names(regimes.index)
-    compact = regimes.reindex(columns=[c for c in REGIME_COLUMNS if c in regimes]).rename(index=names)
-    facts = regimes.drop(columns=list(REGIME_COLUMNS) + ["chosen on", "d_mof", "estimated"], errors="ignore")
+    compact = regimes.reindex(columns=[c for c in REGIME_COLUMNS
+                                       if c in regimes]).rename(index=names)
+    facts = regimes.drop(columns=list(REGIME_COLUMNS) + ["chosen on", "d_mof", "estimated"],
+                         errors="ignore")
     facts = facts.assign(spec=list(regimes.index)).rename(index=names)
-    return compact.rename_axis("dataset"), facts[["spec", *(c for c in facts if c != "spec")]].rename_axis("dataset")
+    return compact.rename_axis("dataset"), facts[["spec", *(c for c in facts
+                                                            if c != "spec")]].rename_axis("dataset")
 
 
 def regimes_title(regimes: pd.DataFrame) -> str:
@@ -153,12 +165,14 @@ def dataset_facts(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def winners(found: list[Section], standings: dict[str, Standing]) -> pd.DataFrame:
-    """Per (dataset, task, rank) block: its first place and outcome, read off the section's standing."""
+    """Per (dataset, task, rank) block: its first place and outcome, read off the section's
+    standing."""
     parts = [standings[section.label].won.assign(task=section.label, metric=section.metric)
              for section in found if len(standings[section.label].won)]
     if not parts:
         return pd.DataFrame()
-    columns = ["dataset", "task", "metric", "rank", "winner", "outcome", "value", "runner-up", "margin",
+    columns = ["dataset", "task", "metric", "rank", "winner", "outcome", "value", "runner-up",
+               "margin",
                "ahead in", "p (paired t)"]
     table = pd.concat(parts, ignore_index=True)[columns]
     return table.assign(margin=table["margin"].map(percent))
@@ -188,8 +202,8 @@ def answer(section: Section, result: Standing) -> str | None:
     n = result.datasets
     if not order:
         if len(section.uninformative) and section.cells.empty:
-            return (f"{section.label}: every dataset is uninformative for this task (the exact kernel does not "
-                    "beat its trivial predictor), so no sampler is ranked.")
+            return (f"{section.label}: every dataset is uninformative for this task (the exact "
+                    "kernel does not beat its trivial predictor), so no sampler is ranked.")
         return None
     leader = order[0]
     if table.loc[leader, "failure rate"] == "100%":
@@ -200,15 +214,19 @@ def answer(section: Section, result: Standing) -> str | None:
     tied = result.tied_with_leader()
     if len(tied) == 1:
         runner = result.comparisons[order[1]]
-        return (f"{section.label} ({section.metric}): {leader}, ahead of every other sampler {on}: against the "
-                f"runner-up {order[1]}, p = {runner.p_holm:.2g} (Wilcoxon–Holm), P(better) = "
-                f"{runner.probabilities[0]:.2f}; mean standing {table.loc[leader, 'mean standing']}, failure rate "
-                f"{table.loc[leader, 'failure rate']}, " + (f"budgets won {table.loc[leader, 'budgets won']}."
-                if "budgets won" in table else f"first alone in {table.loc[leader, 'ahead']} budgets."))
+        return (f"{section.label} ({section.metric}): {leader}, ahead of every other sampler {on}: "
+                f"against the runner-up {order[1]}, p = {runner.p_holm:.2g} (Wilcoxon–Holm), "
+                f"P(better) = {runner.probabilities[0]:.2f}; mean standing "
+                f"{table.loc[leader, 'mean standing']}, failure rate "
+                f"{table.loc[leader, 'failure rate']}, "
+                + (f"budgets won {table.loc[leader, 'budgets won']}."
+                if "budgets won" in table else f"first alone in {table.loc[leader, 'ahead']} "
+                                               "budgets."))
     separated = [s for s in order if s not in tied]
-    said = (f"{section.label} ({section.metric}): no detectable difference among {', '.join(tied)} {on} "
-            f"(mean standing {' vs '.join(table.loc[s, 'mean standing'] for s in tied)}; no test separates them "
-            f"from {leader}: Wilcoxon–Holm p ≥ {ALPHA} and P(better) < {PROBABILITY})")
+    said = (f"{section.label} ({section.metric}): no detectable difference among {', '.join(tied)} "
+            f"{on} (mean standing {' vs '.join(table.loc[s, 'mean standing'] for s in tied)}; no "
+            f"test separates them from {leader}: Wilcoxon–Holm p ≥ {ALPHA} and P(better) < "
+            f"{PROBABILITY})")
     if separated:
         said += f"; the tests separate {leader} from (put it above) {', '.join(separated)}"
     return said + "."

@@ -42,8 +42,9 @@ class Written:
 
 def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | None = None,
           focus: str | None = None) -> Written:
-    """Write leaderboard.md (matplotlib figures in figures/*.png) and the interactive, self-contained
-    leaderboard.html into ``out``; with ``focus``, a section of that sampler against every other."""
+    """Write leaderboard.md (matplotlib figures in figures/*.png) and the interactive,
+    self-contained leaderboard.html into ``out``; with ``focus``, a section of that sampler against
+    every other."""
     check_one_sweep(frame)
     refused = by_design(frame)
     frame = without_by_design(frame, refused)
@@ -59,7 +60,8 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
     page = Page(tuple(header(frame, command, executor)), tuple(notes), tuple(part for part in (
         parts.advice_part(advice),
         parts.focus_part(focus, focus_tables(found, focus)) if focus else None,
-        *(parts.board_part(section, standings[section.label], advice.regimes, figures, look) for section in found),
+        *(parts.board_part(section, standings[section.label], advice.regimes, figures, look)
+          for section in found),
         parts.datasets_part(advice),
         parts.cost_part(costs, figures, look),
         parts.status_part(status_table(frame), not_ok_table(frame), not_planned_table(refused)),
@@ -67,4 +69,5 @@ def build(frame: pd.DataFrame, out, command: str | None = None, executor: str | 
     write_text(out / "leaderboard.md", markdown.render(page, out))
     write_text(out / "leaderboard.html", html.render(page))
     prune_figures(figures, (path.name for part in page.parts for path in parts.images(part.blocks)))
-    return Written({"markdown": out / "leaderboard.md", "html": out / "leaderboard.html"}, list(advice.statements))
+    return Written({"markdown": out / "leaderboard.md", "html": out / "leaderboard.html"},
+                   list(advice.statements))

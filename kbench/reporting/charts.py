@@ -22,7 +22,8 @@ def board_id(label: str) -> str:
     return "board-" + slug_of(label)
 
 
-def chart_payload(frame: pd.DataFrame, found: list[Section], costs: dict, look: dict[str, Style]) -> dict:
+def chart_payload(frame: pd.DataFrame, found: list[Section], costs: dict,
+                  look: dict[str, Style]) -> dict:
     """Everything the charts draw: each section's rows, the cost families, the styles."""
     return {"boards": [chart_data(frame, section) for section in found], "costs": cost_data(costs),
             "styles": {sampler: style.plotly() for sampler, style in look.items()}}
@@ -40,10 +41,13 @@ def chart_data(frame: pd.DataFrame, section: Section) -> dict:
     the mean seconds and the cells' status counts. Metrics are read at the λ chosen for the
     headline: the sampler's for its values, the exact kernel's for the exact ones."""
     task = section.task
-    further = [m for m in task.metrics if m.metric != task.headline.metric]  # (the kit refuses a repeat)
+    # (the kit refuses a repeat)
+    further = [m for m in task.metrics if m.metric != task.headline.metric]
     metrics = [task.headline, *further]
-    cells = cell_table(frame, section.label, task, extra=("dataset_name", "kernel", *(m.metric for m in further)),
-                       exact_extra=tuple(m.exact for m in further if m.exact and m.exact != task.headline.exact))
+    cells = cell_table(frame, section.label, task,
+                       extra=("dataset_name", "kernel", *(m.metric for m in further)),
+                       exact_extra=tuple(m.exact for m in further if m.exact
+                                         and m.exact != task.headline.exact))
     cells[task.headline.metric] = cells["metric"]
     if task.headline.exact:
         cells[task.headline.exact] = cells["exact"]
@@ -63,11 +67,14 @@ def chart_data(frame: pd.DataFrame, section: Section) -> dict:
         for m in present:
             values = group[m.metric].dropna()
             exact = group[m.exact].mean() if m.exact else None
-            record += [_number(values.mean()), _number(values.std(ddof=1)) if len(values) > 1 else None,
+            record += [_number(values.mean()), _number(values.std(ddof=1)) if len(values) > 1
+                       else None,
                        _number(values.min()), _number(values.max()), len(values), _number(exact)]
         records.append(record)
-    return {"id": board_id(section.label), "label": section.label, "columns": {n: i for i, n in enumerate(names)},
-            "metrics": [{"name": m.metric, "smaller": m.smaller_is_better, "exact": m.exact is not None}
+    return {"id": board_id(section.label), "label": section.label,
+            "columns": {n: i for i, n in enumerate(names)},
+            "metrics": [{"name": m.metric, "smaller": m.smaller_is_better,
+                         "exact": m.exact is not None}
                         for m in present],
             "rows": records}
 
@@ -80,5 +87,6 @@ def cost_data(costs: dict) -> list[dict]:
         found.append({"id": f"cost-{i}", "family": family, "rank": rank,
                       "sizes": [int(c.removeprefix("n = ").replace(",", "")) for c in sizes],
                       "samplers": list(seconds.index),
-                      "seconds": [[_number(v) for v in seconds.loc[s, sizes]] for s in seconds.index]})
+                      "seconds": [[_number(v) for v in seconds.loc[s, sizes]]
+                                  for s in seconds.index]})
     return found

@@ -18,7 +18,8 @@ from kbench.spec import slug_of
 TITLE_WIDTH = 70
 
 
-def critical_difference(section: Section, result: Standing, path: Path, look: dict[str, Style]) -> str | None:
+def critical_difference(section: Section, result: Standing, path: Path,
+                        look: dict[str, Style]) -> str | None:
     """The critical-difference diagram of a section's standings over datasets (PNG at
     ``path``; Demšar 2006: Friedman's test, then Nemenyi's, scikit-posthocs) and its
     caption; None when Friedman's test does not reject (or cannot run): the diagram would
@@ -34,23 +35,26 @@ def critical_difference(section: Section, result: Standing, path: Path, look: di
     n = result.datasets
     fig = Figure(figsize=(8, 0.6 + 0.3 * len(ranks)))
     ax = fig.subplots()
-    drawn = sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA, label_fmt_left="{label} ({rank:.2f})",
+    drawn = sp.critical_difference_diagram(ranks, pvalues, ax=ax, alpha=ALPHA,
+                                           label_fmt_left="{label} ({rank:.2f})",
                                            label_fmt_right="({rank:.2f}) {label}",
                                            color_palette={s: look[s].colour for s in ranks.index})
-    for lines in drawn["crossbars"]:  # drawn through a set's points (string-hash order): sorted, the same image every run
+    # drawn through a set's points (string-hash order): sorted, the same image every run
+    for lines in drawn["crossbars"]:
         for line in lines:
             line.set_xdata(sorted(line.get_xdata()))
     ax.set_title(f"{section.label}: mean standing over {n} datasets", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    caption = (f"Critical difference over {n} datasets: the table's mean standings (a dataset's standing is the "
-               f"sampler's mean place over its ranks); Friedman's test over the datasets p = {result.friedman_p:.2g}; "
-               f"samplers joined by a bar are not significantly different (Nemenyi over the {n} datasets, "
-               f"α = {ALPHA}).")
+    caption = (f"Critical difference over {n} datasets: the table's mean standings (a dataset's "
+               "standing is the sampler's mean place over its ranks); Friedman's test over the "
+               f"datasets p = {result.friedman_p:.2g}; samplers joined by a bar are not "
+               f"significantly different (Nemenyi over the {n} datasets, α = {ALPHA}).")
     if result.left_out:
         caption += " Not ranked (cells in fewer than half of the blocks): " + ", ".join(
-            f"{sampler} ({count} of {result.blocks})" for sampler, count in sorted(result.left_out.items())) + "."
+            f"{sampler} ({count} of {result.blocks})"
+            for sampler, count in sorted(result.left_out.items())) + "."
     return caption
 
 
@@ -74,15 +78,19 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
         line = {"color": style.colour, "marker": style.marker, "markersize": 5,
                 "linestyle": (0, style.dashes) if style.dashes else "-"}
         left.plot(ranks, rows["mean"], label=sampler, **line)
-        left.fill_between(ranks, rows["min"], rows["max"], color=style.colour, alpha=0.15, linewidth=0)
+        left.fill_between(ranks, rows["min"], rows["max"], color=style.colour, alpha=0.15,
+                          linewidth=0)
         mine = means[means["sampler"] == sampler]
-        right.plot(mine["seconds"], mine["metric"], color=style.colour, marker=style.marker, markersize=5,
+        right.plot(mine["seconds"], mine["metric"], color=style.colour, marker=style.marker,
+                   markersize=5,
                    linestyle="none")
     exact = data.groupby("rank")["exact"].mean().dropna()  # per rank: KPCA's ℓ follows the rank
     if len(exact):
-        left.plot(exact.index, exact.to_numpy(), color="black", linestyle="--", linewidth=1, label="exact kernel")
+        left.plot(exact.index, exact.to_numpy(), color="black", linestyle="--", linewidth=1,
+                  label="exact kernel")
     left.set(xscale="log", xlabel="rank", ylabel=metric)
-    left.set_title(textwrap.fill(f"{title} on {dataset}: {metric} vs rank", TITLE_WIDTH), fontsize=9)
+    left.set_title(textwrap.fill(f"{title} on {dataset}: {metric} vs rank", TITLE_WIDTH),
+                   fontsize=9)
     ranks = sorted(data["rank"].unique())
     left.set_xticks(ranks, [str(r) for r in ranks])
     left.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
@@ -91,7 +99,8 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
         _plain_numbers(left.yaxis)
     front = pareto_front(means, smaller)
     if len(front):
-        right.plot(front["seconds"], front["metric"], color="black", linewidth=1, label="Pareto front")
+        right.plot(front["seconds"], front["metric"], color="black", linewidth=1, label="Pareto "
+                                                                                        "front")
     right.set(xscale="log", xlabel="seconds (sample + features + fit)", ylabel=metric)
     right.set_title(f"{metric} vs time", fontsize=9)
     right.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
@@ -99,7 +108,8 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
         right.set_yscale("log")
         _plain_numbers(right.yaxis)
     handles = left.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
-    right.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+    right.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5),
+                 frameon=False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -113,20 +123,24 @@ def _plain_numbers(axis) -> None:
     plain = matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:.2g}")
     axis.set_major_formatter(plain)
     low, high = axis.get_view_interval()
-    axis.set_minor_formatter(plain if 0 < low and high / low < 10 else matplotlib.ticker.NullFormatter())
+    axis.set_minor_formatter(plain if 0 < low and high / low < 10
+                             else matplotlib.ticker.NullFormatter())
 
 
-def cost_figure(seconds: pd.DataFrame, rank: int, family: str, path: Path, look: dict[str, Style]) -> None:
+def cost_figure(seconds: pd.DataFrame, rank: int, family: str, path: Path,
+                look: dict[str, Style]) -> None:
     """Log-log seconds against n_train, one line per sampler in its ``look``."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
-    sizes = [float(c.removeprefix("n = ").replace(",", "")) for c in seconds.columns if c.startswith("n = ")]
+    sizes = [float(c.removeprefix("n = ").replace(",", "")) for c in seconds.columns
+             if c.startswith("n = ")]
     for sampler, row in seconds.drop(columns="slope in n").iterrows():
         style = look[sampler]
         ax.plot(sizes, row.to_numpy(dtype=float), color=style.colour, marker=style.marker,
-                linestyle=(0, style.dashes) if style.dashes else "-", label=f"{sampler} ({seconds.loc[sampler, 'slope in n']:.2f})")
+                linestyle=(0, style.dashes) if style.dashes else "-",
+                label=f"{sampler} ({seconds.loc[sampler, 'slope in n']:.2f})")
     ax.set(xscale="log", yscale="log", xlabel="n_train", ylabel="seconds (fit + features)",
            title=f"{family}: cost in n at rank {rank}\n(legend: log-log slope)")
     ax.legend(fontsize=7)

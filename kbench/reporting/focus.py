@@ -16,10 +16,10 @@ from kbench.reporting.units import WinRate, pair_scores
 from kbench.spec import Spec
 
 FOCUS_TEXT = ("Paired win rate of the focused sampler against every other (same dataset, rank and "
-              "repetition, hence the same split; a tie, inside the task's region of practical equivalence, "
-              "counts one half; a failed cell loses, two failed cells tie): over datasets, the mean of each "
-              "dataset's rate with a 95% interval resampling datasets; per dataset and rank, the rate over its "
-              "repetitions (how many in parentheses).")
+              "repetition, hence the same split; a tie, inside the task's region of practical "
+              "equivalence, counts one half; a failed cell loses, two failed cells tie): over "
+              "datasets, the mean of each dataset's rate with a 95% interval resampling datasets; "
+              "per dataset and rank, the rate over its repetitions (how many in parentheses).")
 
 
 @dataclass
@@ -33,22 +33,26 @@ class FocusTables:
 
 def focus(found: list[Section], sampler: str, seed: int = 0) -> list[FocusTables]:
     """The focused sampler's paired win rates in every section where it has cells. Raises
-    ValueError naming the samplers there are when it has none anywhere, and when it is the only one."""
+    ValueError naming the samplers there are when it has none anywhere, and when it is the only
+    one."""
     known = scored_samplers(found)
     sampler = focus_label(sampler, known)
     if known == [sampler]:
-        raise ValueError(f"--focus {sampler!r}: it is the only sampler of these results, so there is no other to "
-                         "pair it with; run another sampler on the same datasets into these results.")
+        raise ValueError(f"--focus {sampler!r}: it is the only sampler of these results, so there "
+                         "is no other to pair it with; run another sampler on the same datasets "
+                         "into these results.")
     rng = np.random.default_rng(seed)
     views = []
     for section in found:
         scores = paired_scores(section, sampler)
         if scores.empty:
             continue
-        overall = {opponent: WinRate.of(group, rng) for opponent, group in scores.groupby("against")}
+        overall = {opponent: WinRate.of(group, rng)
+                   for opponent, group in scores.groupby("against")}
         table = pd.DataFrame({"win rate": {o: w.text for o, w in overall.items()},
                               "datasets": {o: w.datasets for o, w in overall.items()},
-                              "pairs": {o: w.pairs for o, w in overall.items()}}).rename_axis("against")
+                              "pairs": {o: w.pairs
+                                        for o, w in overall.items()}}).rename_axis("against")
         order = np.argsort([-overall[o].rate for o in table.index], kind="stable")
         per_dataset = {}
         for dataset, rows in scores.groupby("dataset"):
@@ -68,7 +72,8 @@ def paired_scores(section: Section, sampler: str) -> pd.DataFrame:
     ours = cells[cells["sampler"] == sampler].drop(columns="sampler")
     theirs = cells[cells["sampler"] != sampler].rename(columns={"sampler": "against"})
     pairs = ours.merge(theirs, on=["dataset", "rank", "repetition"], suffixes=("", "_theirs"))
-    return pairs.assign(score=pair_scores(pairs["metric"], pairs["metric_theirs"], section.task.headline))
+    return pairs.assign(score=pair_scores(pairs["metric"], pairs["metric_theirs"],
+                                          section.task.headline))
 
 
 def scored_samplers(found: list[Section]) -> list[str]:

@@ -21,7 +21,8 @@ def versions(frame: pd.DataFrame) -> str:
     """Every version the rows were computed with: kbench's (and its commit), numpy's, scipy's,
     scikit-learn's and each plugin package's, several values of one joined by " / "."""
     found = {}
-    for package, column in (("kbench", "kbench_version"), ("numpy", "numpy_version"), ("scipy", "scipy_version"),
+    for package, column in (("kbench", "kbench_version"), ("numpy", "numpy_version"),
+                            ("scipy", "scipy_version"),
                             ("scikit-learn", "sklearn_version")):
         if column in frame:
             found[package] = set(frame[column].dropna().astype(str))
@@ -30,8 +31,9 @@ def versions(frame: pd.DataFrame) -> str:
         if len(pairs) <= MAX_COMMITS:
             found["kbench"] = {f"{v} (commit {c})" for v, c in pairs.itertuples(index=False)}
         else:  # a board computed in batches over many commits: each row records its own
-            found["kbench"] = {f"{v} ({len(c)} commits, {c.str.endswith('+dirty').sum()} with local changes: each "
-                               "row records its own)" for v, c in pairs.groupby("kbench_version")["kbench_commit"]}
+            found["kbench"] = {f"{v} ({len(c)} commits, {c.str.endswith('+dirty').sum()} with "
+                               "local changes: each row records its own)"
+                               for v, c in pairs.groupby("kbench_version")["kbench_commit"]}
     for kind in ("dataset", "kernel", "sampler", "task"):
         if f"{kind}_package" in frame:
             pairs = frame[[f"{kind}_package", f"{kind}_package_version"]].dropna().drop_duplicates()
@@ -55,17 +57,22 @@ def header(frame: pd.DataFrame, command: str | None, executor: str | None = None
     cells = frame.drop_duplicates(CELL_KEYS)
     sweep = f" (sweep {first['sweep']})" if pd.notna(first.get("sweep")) else ""
     return [
-        f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows ({len(cells)} cells){sweep}.",
+        f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from {len(frame)} rows "
+        f"({len(cells)} cells){sweep}.",
         f"Command: {code_span(command or 'kbench leaderboard')}"
         + (f" (executor: {code_span(executor)})." if executor else "."),
-        f"Versions: {versions(frame)}; BLAS threads {first.get('blas_threads')}; host {first.get('host')} "
-        f"({platform.machine()}, Python {platform.python_version()}).",
-        "A row is one sampler configuration, a section one task configuration. Metric of a cell: its test "
-        + (f"value at the λ it chose {selection_text(frame)}; the exact kernel's at the λ it chose the same way; "
-           if chooses_lam(frame) else "value (these tasks choose no λ: their metrics do not depend on one); ")
-        + "KPCA at one number of components per rank for every sampler (the largest of the task's list not above "
-        "the rank). Rankings: datasets are the unit (a sampler's standing on a dataset averages its places over "
-        "the dataset's ranks), differences inside the task's region of practical equivalence are ties, failures "
-        "are last, and datasets where the exact kernel does not beat a trivial predictor are left out (the text "
-        "under each table says how).",
+        f"Versions: {versions(frame)}; BLAS threads {first.get('blas_threads')}; host "
+        f"{first.get('host')} ({platform.machine()}, Python {platform.python_version()}).",
+        "A row is one sampler configuration, a section one task configuration. Metric of a cell: "
+        "its test "
+        + (f"value at the λ it chose {selection_text(frame)}; the exact kernel's at the λ it chose "
+           "the same way; "
+           if chooses_lam(frame) else "value (these tasks choose no λ: their metrics do not depend "
+                                      "on one); ")
+        + "KPCA at one number of components per rank for every sampler (the largest of the task's "
+          "list not above the rank). Rankings: datasets are the unit (a sampler's standing on a "
+          "dataset averages its places over the dataset's ranks), differences inside the task's "
+          "region of practical equivalence are ties, failures are last, and datasets where the "
+          "exact kernel does not beat a trivial predictor are left out (the text under each table "
+          "says how).",
     ]

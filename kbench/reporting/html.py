@@ -1,12 +1,12 @@
 """The interactive leaderboard page: one self-contained HTML file that opens offline.
 
 Per task a summary ranking (mean standing over datasets, tests against the first, win rate,
-rank to match exact, the critical-difference diagram), then selectors for dataset, kernel and metric driving two
-Plotly charts (metric against rank with the exact kernel, metric against time with the
-Pareto front; hover gives the configuration, the spread over repetitions and the status
-counts) and a table of means. Every table sorts by a click on its header. Plotly's
-JavaScript is inlined once, gzip-compressed (about 2 MB instead of 4.8 MB), and
-decompressed by the browser's DecompressionStream; the data travel as one JSON block.
+rank to match exact, the critical-difference diagram), then selectors for dataset, kernel and metric
+driving two Plotly charts (metric against rank with the exact kernel, metric against time with the
+Pareto front; hover gives the configuration, the spread over repetitions and the status counts) and
+a table of means. Every table sorts by a click on its header. Plotly's JavaScript is inlined once,
+gzip-compressed (about 2 MB instead of 4.8 MB), and decompressed by the browser's
+DecompressionStream; the data travel as one JSON block.
 """
 
 from __future__ import annotations
@@ -37,10 +37,11 @@ from kbench.reporting.standing import MISSING
 #: each kind of charts' markup (kbench.reporting.page.Charts), filled by the page's script
 CHARTS = {
     "board": ("<div class='controls'>"
-              + "".join(f"<label>{name} <select class='{name}'></select></label>" for name in ("dataset", "kernel", "metric"))
-              + "</div><div class='charts'><div class='chart rank'></div><div class='chart time'></div></div>"
-              "<p class='caption'>Mean over repetitions; bars span min to max. Means by rank:</p>"
-              "<table class='means'></table>"),
+              + "".join(f"<label>{name} <select class='{name}'></select></label>"
+                        for name in ("dataset", "kernel", "metric"))
+              + "</div><div class='charts'><div class='chart rank'></div><div class='chart "
+                "time'></div></div><p class='caption'>Mean over repetitions; bars span min to max. "
+                "Means by rank:</p><table class='means'></table>"),
     "cost": "<div class='chart' id='{id}'></div>",
 }
 
@@ -50,22 +51,27 @@ def table_html(table: pd.DataFrame, sortable: bool = True, links: tuple[str, ...
     ``links`` columns' web addresses as links."""
     flat = table if isinstance(table.index, pd.RangeIndex) else table.reset_index()
     if not any(column in flat for column in links):
-        return flat.to_html(index=False, border=0, classes="sortable" if sortable else None, na_rep=MISSING,
+        return flat.to_html(index=False, border=0, classes="sortable" if sortable else None,
+                            na_rep=MISSING,
                             float_format=lambda v: f"{v:.4g}")
     # with links, every text column is escaped here, and only the links are markup
-    formatters = {column: _link if column in links else _text for column in flat if flat[column].dtype == object}
-    return flat.to_html(index=False, border=0, classes="sortable" if sortable else None, na_rep=MISSING,
+    formatters = {column: _link if column in links else _text for column in flat
+                  if flat[column].dtype == object}
+    return flat.to_html(index=False, border=0, classes="sortable" if sortable else None,
+                        na_rep=MISSING,
                         float_format=lambda v: f"{v:.4g}", formatters=formatters, escape=False)
 
 
 def _text(value) -> str:
-    return MISSING if value is None or (isinstance(value, float) and math.isnan(value)) else html.escape(str(value))
+    return MISSING if value is None or (isinstance(value, float)
+                                        and math.isnan(value)) else html.escape(str(value))
 
 
 def _link(value) -> str:
     """A web address as a link (anything else as escaped text)."""
     text = _text(value)
-    return f"<a href='{text}'>{text}</a>" if str(value).startswith(("https://", "http://")) else text
+    return f"<a href='{text}'>{text}</a>" if str(value).startswith(("https://",
+                                                                    "http://")) else text
 
 
 def inline_code(text: str) -> str:
@@ -94,18 +100,23 @@ def render(page: Page) -> str:
     esc = html.escape
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
              "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-             "<title>kbench leaderboard</title>", f"<style>{_asset('leaderboard.css')}</style></head><body>",
-             "<h1>kbench leaderboard</h1>", *(f"<p class='note'>{inline_code(line)}</p>" for line in page.header),
-             "<nav>" + "".join(f"<a href='#{part.id}'>{esc(part.nav)}</a>" for part in page.parts) + "</nav>",
+             "<title>kbench leaderboard</title>",
+             f"<style>{_asset('leaderboard.css')}</style></head><body>",
+             "<h1>kbench leaderboard</h1>",
+             *(f"<p class='note'>{inline_code(line)}</p>" for line in page.header),
+             "<nav>" + "".join(f"<a href='#{part.id}'>{esc(part.nav)}</a>" for part in page.parts)
+             + "</nav>",
              "<p id='loading'>Drawing the charts…</p>",
              *(f"<p class='note'>Note: {esc(note)}</p>" for note in page.notes)]
     for part in page.parts:
         parts += [f"<section id='{esc(part.id)}'><h2>{esc(part.title)}</h2>",
                   *(piece for block in part.blocks for piece in _block(block)), "</section>"]
-    # every "<" escaped: no label ("</script>", "<!--<script>") changes how the page's HTML is parsed
+    # every "<" escaped: no label ("</script>", "<!--<script>") changes how the page's HTML is
+    # parsed
     payload = json.dumps(page.data, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")
     parts += [f"<script id='kbench-data' type='application/json'>{payload}</script>",
-              f"<script id='plotly-gz' type='application/octet-stream'>{_plotly_gzip_base64()}</script>",
+              "<script id='plotly-gz' "
+              f"type='application/octet-stream'>{_plotly_gzip_base64()}</script>",
               f"<script>{_asset('leaderboard.js')}</script></body></html>"]
     return "\n".join(parts)
 

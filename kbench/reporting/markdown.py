@@ -68,5 +68,6 @@ def _block(block: Block, folder: Path) -> list[str]:
     if isinstance(block, Folded):
         inner = [line for each in block.blocks for line in _block(each, folder)]
         hover = f" title=\"{html.escape(block.hover)}\"" if block.hover else ""
-        return [f"<details><summary{hover}>{plain(block.summary)}</summary>", "", *inner, "</details>", ""]
+        return [f"<details><summary{hover}>{plain(block.summary)}</summary>", "", *inner,
+                "</details>", ""]
     raise TypeError(f"a page block of unknown kind: {type(block).__name__}")

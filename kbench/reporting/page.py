@@ -98,4 +98,5 @@ class Page:
     header: tuple[str, ...]
     notes: tuple[str, ...]
     parts: tuple[Part, ...]
-    data: dict = field(default_factory=dict)  # what the HTML page's charts draw (kbench.reporting.charts)
+    # what the HTML page's charts draw (kbench.reporting.charts)
+    data: dict = field(default_factory=dict)

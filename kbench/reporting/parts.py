@@ -64,7 +64,8 @@ def focus_part(sampler: str, views: list[FocusTables]) -> Part:
     blocks: list[Block] = [Paragraph(FOCUS_TEXT)]
     for view in views:
         blocks += [Heading(view.section.title), Table(view.overall)]
-        blocks += [Folded(f"{dataset}: by rank", (Table(table),)) for dataset, table in view.per_dataset.items()]
+        blocks += [Folded(f"{dataset}: by rank", (Table(table),))
+                   for dataset, table in view.per_dataset.items()]
     return Part("focus", f"Focus: {sampler}", f"Focus: {sampler}", tuple(blocks))
 
 
@@ -81,12 +82,14 @@ def format_ranking(result: Standing, unscored: dict[str, str]) -> tuple[pd.DataF
     if table.empty:  # every dataset uninformative: nothing to rank
         return table, []
     friedman = ("" if result.friedman_p is None else
-                f" Friedman's test over the {result.datasets} datasets' standings: p = {result.friedman_p:.2g}.")
-    footnotes = [f"Standings over {result.datasets} dataset(s), from {result.ranked} of {result.blocks} (dataset, "
-                 f"rank) blocks.{friedman} {STANDING_TEXT}"]
+                f" Friedman's test over the {result.datasets} datasets' standings: p = "
+                f"{result.friedman_p:.2g}.")
+    footnotes = [f"Standings over {result.datasets} dataset(s), from {result.ranked} of "
+                 f"{result.blocks} (dataset, rank) blocks.{friedman} {STANDING_TEXT}"]
     if "budgets won" not in table:
-        footnotes.append(f"No rank budget is counted as won: a win needs a paired t-test over ≥ {MIN_REPETITIONS} "
-                         "repetitions and these cells have fewer; ahead: the blocks where a sampler is first alone.")
+        footnotes.append("No rank budget is counted as won: a win needs a paired t-test over ≥ "
+                         f"{MIN_REPETITIONS} repetitions and these cells have fewer; ahead: the "
+                         "blocks where a sampler is first alone.")
     return table.fillna(""), footnotes
 
 
@@ -101,9 +104,11 @@ def board_part(section: Section, result: Standing, regimes: pd.DataFrame, figure
         blocks += [Table(table, as_text=True), *map(Paragraph, footnotes)]
     regime_table = by_regime(section, regimes)
     if len(regime_table):
-        blocks += [Heading("By regime"), Paragraph(BY_REGIME_TEXT), Table(regime_table.set_index("regime"))]
+        blocks += [Heading("By regime"), Paragraph(BY_REGIME_TEXT),
+                   Table(regime_table.set_index("regime"))]
     if len(section.uninformative):
-        blocks += [Heading("Uninformative datasets"), Paragraph(UNINFORMATIVE_TEXT), Table(section.uninformative)]
+        blocks += [Heading("Uninformative datasets"), Paragraph(UNINFORMATIVE_TEXT),
+                   Table(section.uninformative)]
     if len(section.not_comparable):
         blocks += [Heading("Datasets without comparable cells"), Paragraph(NOT_COMPARABLE_TEXT),
                    Table(section.not_comparable)]
@@ -119,12 +124,14 @@ def board_part(section: Section, result: Standing, regimes: pd.DataFrame, figure
     for dataset in datasets:
         means = section.scored[section.scored["dataset"] == dataset].pivot_table(
             index="sampler", columns="rank", values="metric", aggfunc="mean")
-        means.columns = [f"{r} ({setting})" if (setting := section.task.headline_setting(r)) else str(r)
+        means.columns = [f"{r} ({setting})" if (setting := section.task.headline_setting(r))
+                         else str(r)
                          for r in means.columns]
         chart: Block = Paragraph(CHARTS_ELSEWHERE)
         if len(datasets) <= MAX_DATASET_FIGURES:
             path = figures / figure_file(section.label, dataset)
-            figure(section.scored, section.metric, section.smaller, section.label, dataset, path, look)
+            figure(section.scored, section.metric, section.smaller, section.label, dataset, path,
+                   look)
             chart = Image(path, f"{section.label} on {dataset}")
         static.append(Folded(f"{section.label} on {dataset}", (Table(means), chart)))
     blocks.append(Charts("board", board_id(section.label), tuple(static)))
@@ -143,7 +150,9 @@ def datasets_part(advice: Advice) -> Part | None:
                           (Table(facts, links=("documentation",)),))]
     if len(advice.winners):
         names = short_names(advice.winners["dataset"].unique())
-        each = tuple(Folded(names[dataset], (Table(rows.drop(columns="dataset").reset_index(drop=True), index=False),),
+        each = tuple(Folded(names[dataset],
+                            (Table(rows.drop(columns="dataset").reset_index(drop=True),
+                                   index=False),),
                             hover=dataset)
                      for dataset, rows in advice.winners.groupby("dataset", sort=True))
         blocks += [Heading("First place per rank budget"), Paragraph(WINNER_TEXT),
@@ -160,7 +169,8 @@ def cost_part(costs: dict, figures: Path, look: dict[str, Style]) -> Part | None
         path = figures / figure_file("cost_in_n", family)
         cost_figure(seconds, rank, family, path, look)
         blocks += [Heading(f"{family}, rank {rank}"), Table(seconds), Table(memory),
-                   Charts("cost", f"cost-{i}", (Image(path, f"Sampler cost in n: {family}, rank {rank}"),))]
+                   Charts("cost", f"cost-{i}",
+                          (Image(path, f"Sampler cost in n: {family}, rank {rank}"),))]
     return Part("cost", "Sampler cost in n", "Cost in n", tuple(blocks))
 
 
@@ -168,7 +178,8 @@ def status_part(by_status: pd.DataFrame, not_ok: pd.DataFrame, unplanned: pd.Dat
     """The cells by status, those not ok by reason, the combinations not planned."""
     blocks: list[Block] = [Table(by_status)]
     if len(not_ok):
-        blocks += [Heading("Cells not ok"), Paragraph(NOT_OK_TEXT), Table(not_ok.set_index("sampler"), messages=True)]
+        blocks += [Heading("Cells not ok"), Paragraph(NOT_OK_TEXT),
+                   Table(not_ok.set_index("sampler"), messages=True)]
     if len(unplanned):
         summary = f"{int(unplanned['combinations'].sum())} combinations, {len(unplanned)} reasons"
         blocks += [Heading("Not planned, by design"), Paragraph(NOT_PLANNED_TEXT),

@@ -30,13 +30,14 @@ SLICE_SAMPLES = 5_000
 #: the regime columns sliced by tertiles, and how the page names them
 SLICED = {"d_eff": "d_eff", "d_mof/d_eff": "coherence", "decay": "d_eff growth per decade (1/α)"}
 
-BY_REGIME_TEXT = ("The standing of each slice of this task's informative datasets: by n_train (the size tiers: "
-                  "how the verdict moves with n) and by the tertiles of d_eff, the coherence d_mof/d_eff and the "
-                  "spectrum's decay (the growth of d_eff per decade of λ, 1/α for eigenvalues decaying as i^(−α)), "
-                  "read at the λ the exact kernel chose on validation data. First: the best mean standing; tied: "
-                  "the samplers no test over the slice's datasets separates from the first (Wilcoxon–Holm and "
-                  f"Bayesian signed-rank, as in the ranking above, with {SLICE_SAMPLES:,} samples); Friedman's p "
-                  "over the slice.")
+BY_REGIME_TEXT = ("The standing of each slice of this task's informative datasets: by n_train (the "
+                  "size tiers: how the verdict moves with n) and by the tertiles of d_eff, the "
+                  "coherence d_mof/d_eff and the spectrum's decay (the growth of d_eff per decade "
+                  "of λ, 1/α for eigenvalues decaying as i^(−α)), read at the λ the exact kernel "
+                  "chose on validation data. First: the best mean standing; tied: the samplers no "
+                  "test over the slice's datasets separates from the first (Wilcoxon–Holm and "
+                  f"Bayesian signed-rank, as in the ranking above, with {SLICE_SAMPLES:,} "
+                  "samples); Friedman's p over the slice.")
 
 
 def decay(lams, d_eff, at: float) -> float:
@@ -74,7 +75,8 @@ def slices(regimes: pd.DataFrame, datasets) -> dict[tuple[str, str], list[str]]:
     if "n_train" in table:
         n = pd.to_numeric(table["n_train"], errors="coerce")
         low, high = SIZE_EDGES
-        for label, inside in ((f"n_train < {low:,}", n < low), (f"{low:,} ≤ n_train < {high:,}", (n >= low) & (n < high)),
+        for label, inside in ((f"n_train < {low:,}", n < low),
+                              (f"{low:,} ≤ n_train < {high:,}", (n >= low) & (n < high)),
                               (f"n_train ≥ {high:,}", n >= high)):
             if inside.any():
                 found["n_train", label] = list(table.index[inside])
@@ -99,12 +101,17 @@ def by_regime(section: Section, regimes: pd.DataFrame) -> pd.DataFrame:
     first sampler, those tied with it, and Friedman's p."""
     rows = []
     for (dimension, label), keys in slices(regimes, section.cells["dataset"].unique()).items():
-        result = standing(replace(section, cells=section.cells[section.cells["dataset"].isin(keys)]), table=False,
+        result = standing(replace(section,
+                                  cells=section.cells[section.cells["dataset"].isin(keys)]),
+                          table=False,
                           samples=SLICE_SAMPLES)
         if not result.order:
             continue
         tied = result.tied_with_leader()
-        rows.append({"regime": dimension, "slice": label, "datasets": result.datasets, "first": result.leader,
-                     "tied with the first": ", ".join(s for s in tied if s != result.leader) or "none",
+        rows.append({"regime": dimension, "slice": label, "datasets": result.datasets,
+                     "first": result.leader,
+                     "tied with the first": ", ".join(s for s in tied if s != result.leader)
+                     or "none",
                      "Friedman p": math.nan if result.friedman_p is None else result.friedman_p})
-    return pd.DataFrame(rows, columns=["regime", "slice", "datasets", "first", "tied with the first", "Friedman p"])
+    return pd.DataFrame(rows, columns=["regime", "slice", "datasets", "first",
+                                       "tied with the first", "Friedman p"])

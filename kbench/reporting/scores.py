@@ -35,8 +35,10 @@ KEYS = ["dataset", "sampler", "rank", "repetition"]
 #: what a cell carries besides its keys: its headline at the λ it chose and the exact kernel's
 #: at the λ that chose; the validation criterion of both and of the trivial predictor; the
 #: two λ, whether each lies at an end of the path, and the split they were chosen on
-CELL_COLUMNS = [*KEYS, "metric", "exact", "seconds", "status", "error", "failed_in", "lam", "lam_exact",
-                "at_edge", "at_edge_exact", "selected_on", "validation", "validation_exact", "trivial"]
+CELL_COLUMNS = [*KEYS, "metric", "exact", "seconds", "status", "error", "failed_in", "lam",
+                "lam_exact",
+                "at_edge", "at_edge_exact", "selected_on", "validation", "validation_exact",
+                "trivial"]
 
 
 @dataclass
@@ -47,7 +49,8 @@ class Section:
     task: object  # the Task instance
     cells: pd.DataFrame  # one row per cell of the informative datasets: CELL_COLUMNS
     unscored: dict[str, str]  # sampler label → why it has no headline value
-    #: per dataset left out as uninformative: what judged it, its numbers and why (:func:`informative`)
+    #: per dataset left out as uninformative: what judged it, its numbers and why
+    #: (:func:`informative`)
     uninformative: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: per dataset left out because its cells cannot be compared: why (:func:`not_comparable`)
     not_comparable: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -102,12 +105,16 @@ def cell_table(frame: pd.DataFrame, label: str, task=None, extra: tuple[str, ...
     if task is None or task.headline is None:
         return pd.DataFrame(columns=columns)
     rows = frame[frame["task_label"] == label]
-    rows = rows.assign(dataset_name=rows["dataset"], dataset=dataset_keys(rows), sampler=rows["sampler_label"])
+    rows = rows.assign(dataset_name=rows["dataset"], dataset=dataset_keys(rows),
+                       sampler=rows["sampler_label"])
     scored = _scored_cells(rows[rows["status"] == "ok"], task, extra, exact_extra)
-    if len(scored):  # a test headline that is not finite at the chosen λ is a numerical failure: last
+    # a test headline that is not finite at the chosen λ is a numerical failure: last
+    if len(scored):
         finite = np.isfinite(scored["metric"].to_numpy(dtype=float))
-        scored = scored.assign(metric=scored["metric"].where(finite), status=np.where(finite, "ok", "error"),
-                               error=np.where(finite, "", NOT_FINITE), failed_in=np.where(finite, "", "task"))
+        scored = scored.assign(metric=scored["metric"].where(finite),
+                               status=np.where(finite, "ok", "error"),
+                               error=np.where(finite, "", NOT_FINITE),
+                               failed_in=np.where(finite, "", "task"))
     failed = rows[rows["status"].isin(FAILED)].drop_duplicates(KEYS)
     failed = failed.reindex(columns=[c for c in columns if c not in ("metric", "exact", "seconds")])
     parts = [part for part in (scored, failed) if len(part)]
@@ -130,7 +137,8 @@ def chosen_rows(rows: pd.DataFrame, lam_column: str, value: str, smaller: bool) 
     unmarked = unmarked[unmarked[value].notna()]
     if len(unmarked):
         group = unmarked.groupby(KEYS)[value]
-        picked = pd.concat([picked, unmarked.loc[(group.idxmin() if smaller else group.idxmax()).values]])
+        picked = pd.concat([picked,
+                            unmarked.loc[(group.idxmin() if smaller else group.idxmax()).values]])
     return picked
 
 
@@ -143,10 +151,12 @@ def _scored_cells(rows: pd.DataFrame, task, extra, exact_extra) -> pd.DataFrame:
     headline.check_numbers(rows, task.name)
     try:
         rows = task.headline_rows(rows)
-    except Exception as exc:  # noqa: BLE001 - a plugin's: its section is dropped with the reason (sections)
+    # noqa: BLE001 - a plugin's: its section is dropped with the reason (sections)
+    except Exception as exc:
         raise ContractViolation(f"its headline_rows failed: {describe(exc)}") from None
     if not isinstance(rows, pd.DataFrame):
-        raise ContractViolation(f"its headline_rows returned a {type(rows).__name__}, not a DataFrame of rows.")
+        raise ContractViolation(f"its headline_rows returned a {type(rows).__name__}, not a "
+                                "DataFrame of rows.")
     if rows.empty or rows[metric].isna().all():
         return pd.DataFrame()
     own = {"lam_at_edge": "at_edge"}
@@ -160,22 +170,25 @@ def _scored_cells(rows: pd.DataFrame, task, extra, exact_extra) -> pd.DataFrame:
         if validation is not None:
             renamed[validation.exact] = "validation_exact"
         exact = exact.reindex(columns=[*renamed, *exact_extra]).rename(columns=renamed)
-        best = best.drop(columns=[*exact_extra, *(c for c in renamed.values() if c in best)], errors="ignore")
+        best = best.drop(columns=[*exact_extra, *(c for c in renamed.values() if c in best)],
+                         errors="ignore")
         best = best.join(exact, on=KEYS)
     times = [c for c in ("time_sample_s", "time_features_s", "time_fit_s") if c in best]
     best["seconds"] = best[times].fillna(0).sum(axis=1)
     if not task.uses_lams:
         best["lam"] = np.nan
     best = best.rename(columns={metric: "metric"})
-    return best.reindex(columns=[c for c in CELL_COLUMNS if c not in ("status", "error", "failed_in")]
+    return best.reindex(columns=[c for c in CELL_COLUMNS
+                                 if c not in ("status", "error", "failed_in")]
                         + [c for c in (*extra, *exact_extra) if c not in CELL_COLUMNS])
 
 
-UNINFORMATIVE_TEXT = ("Datasets left out of this task's ranking, win counts and advice: on the validation rows the "
-                      "exact kernel (or, without one, the best sampler) does not beat the task's trivial predictor "
-                      "(the training mean; the class prior) by its margin. Skill: the share of the way from the "
-                      "trivial predictor's loss to zero (R² for a squared error), mean over repetitions, at the λ "
-                      "each chose.")
+UNINFORMATIVE_TEXT = ("Datasets left out of this task's ranking, win counts and advice: on the "
+                      "validation rows the exact kernel (or, without one, the best sampler) does "
+                      "not beat the task's trivial predictor (the training mean; the class prior) "
+                      "by its margin. Skill: the share of the way from the trivial predictor's "
+                      "loss to zero (R² for a squared error), mean over repetitions, at the λ each "
+                      "chose.")
 
 
 def informative(cells: pd.DataFrame, task) -> pd.DataFrame:
@@ -206,13 +219,15 @@ def informative(cells: pd.DataFrame, task) -> pd.DataFrame:
         skill = float(validation.skill(value, trivial))
         found[dataset] = [judged_by, float(value), float(trivial), skill, validation.margin,
                           bool(skill >= validation.margin)]
-    return pd.DataFrame(list(found.values()), index=pd.Index(list(found), name="dataset"), columns=columns)
+    return pd.DataFrame(list(found.values()), index=pd.Index(list(found), name="dataset"),
+                        columns=columns)
 
 
-NOT_COMPARABLE_TEXT = ("Datasets left out of this task's ranking, win counts and advice because their cells say "
-                       "nothing about the samplers: none could run (every cell failed while loading the data or "
-                       "evaluating the kernel), or the cells of one repetition were computed on different splits "
-                       "(the data changed between runs: rerun them into a new folder).")
+NOT_COMPARABLE_TEXT = ("Datasets left out of this task's ranking, win counts and advice because "
+                       "their cells say nothing about the samplers: none could run (every cell "
+                       "failed while loading the data or evaluating the kernel), or the cells of "
+                       "one repetition were computed on different splits (the data changed between "
+                       "runs: rerun them into a new folder).")
 #: the stages before any sampler runs: a cell failing there fails for every sampler
 _BEFORE_SAMPLERS = ("dataset", "kernel")
 
@@ -227,13 +242,14 @@ def not_comparable(rows: pd.DataFrame) -> pd.DataFrame:
     before = rows["status"].isin(FAILED) & failed_in.isin(_BEFORE_SAMPLERS)
     for dataset, group in rows[before].groupby(keys[before]):
         if len(group) == int((keys == dataset).sum()):
-            why[dataset] = (f"no sampler ran: every cell failed in the {group['failed_in'].iloc[0]} "
+            why[dataset] = ("no sampler ran: every cell failed in the "
+                            f"{group['failed_in'].iloc[0]} "
                             f"({textwrap.shorten(str(group['error'].iloc[0]), 200, placeholder=' …')})")
     if "split_checksum" in rows:
         splits = rows.groupby([keys, rows["repetition"]])["split_checksum"].nunique()
         for (dataset, repetition), count in splits[splits > 1].items():
-            why.setdefault(dataset, f"repetition {repetition}: its cells were computed on {count} different splits "
-                                    "(the data changed between runs)")
+            why.setdefault(dataset, f"repetition {repetition}: its cells were computed on {count} "
+                                    "different splits (the data changed between runs)")
     return pd.DataFrame({"why": list(why.values())}, index=pd.Index(list(why), name="dataset"))
 
 
@@ -277,9 +293,8 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
                 unscored[sampler] = f"no {task.headline.metric} value in its ok cells" + (
                     " at the λ they chose (lam_selected)" if "lam_selected" in rows else "")
         if cells.empty and len(ok) and left_out.empty and apart.empty:
-            notes.append(f"{label}: no ok row gives a {task.headline.metric} value to rank ("
-                         f"{'; '.join(f'{s}: {why}' for s, why in unscored.items()) or 'none at a chosen λ'}), so it "
-                         "has no section.")
+            notes.append(f"{label}: no ok row gives a {task.headline.metric} value to rank "
+                         f"({'; '.join(f'{s}: {why}' for s, why in unscored.items()) or 'none at a chosen λ'}), so it has no section.")
         elif not cells.empty or unscored or len(left_out) or len(apart):
             found.append(Section(label, task, cells, unscored, left_out, apart))
     return found, notes
@@ -290,18 +305,21 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
     failed (``failed_in``: the dataset, the sampler, the task, or the job when its worker was
     killed), so a failing task is not blamed on the samplers."""
     cells = frame.drop_duplicates(subset=CELL_KEYS)
-    where = cells["failed_in"].fillna("job") if "failed_in" in cells else pd.Series("job", index=cells.index)
+    where = cells["failed_in"].fillna("job") if "failed_in" in cells else pd.Series("job",
+                                                                                    index=cells.index)
     column = cells["status"].where(~cells["status"].isin(FAILED), cells["status"] + " in " + where)
     return cells.groupby([cells["sampler_label"], column]).size().unstack(fill_value=0).rename_axis(
         index="sampler", columns=None)
 
 
-NOT_OK_TEXT = ("Every cell that is not ok, by sampler, status and kind: how many cells, on how many datasets, and "
-               "the first message (a skipped cell: a sampler that refuses a regime, e.g. a size past its bound).")
+NOT_OK_TEXT = ("Every cell that is not ok, by sampler, status and kind: how many cells, on how "
+               "many datasets, and the first message (a skipped cell: a sampler that refuses a "
+               "regime, e.g. a size past its bound).")
 
 
 def _error_kind(errors: pd.Series) -> pd.Series:
-    """Each message's kind: its exception's name, the text before the first colon ("" without one)."""
+    """Each message's kind: its exception's name, the text before the first colon ("" without
+    one)."""
     return errors.fillna("").str.split(":", n=1).str[0]
 
 
@@ -321,9 +339,9 @@ def not_ok_table(frame: pd.DataFrame) -> pd.DataFrame:
         columns={"sampler_label": "sampler", "where": "failed in"})
 
 
-NOT_PLANNED_TEXT = ("Combinations of the sweep's datasets, kernels, samplers and tasks that cannot run by design "
-                    "(a sampler that refuses the kernel, a task that refuses the dataset's type): never planned, so "
-                    "never counted as skipped cells.")
+NOT_PLANNED_TEXT = ("Combinations of the sweep's datasets, kernels, samplers and tasks that cannot "
+                    "run by design (a sampler that refuses the kernel, a task that refuses the "
+                    "dataset's type): never planned, so never counted as skipped cells.")
 
 
 def by_design(frame: pd.DataFrame) -> list[dict]:
@@ -345,7 +363,8 @@ def without_by_design(frame: pd.DataFrame, combinations: list[dict]) -> pd.DataF
     if not combinations:
         return frame
     keys = pd.MultiIndex.from_frame(frame[["dataset", "kernel", "sampler_label", "task_label"]])
-    refused = pd.MultiIndex.from_tuples([(row["dataset"], row["kernel"], row["sampler"], row["task"])
+    refused = pd.MultiIndex.from_tuples([(row["dataset"], row["kernel"], row["sampler"],
+                                          row["task"])
                                          for row in combinations])
     return frame[~(keys.isin(refused) & (frame["status"] == "skipped").to_numpy())]
 
@@ -367,7 +386,8 @@ def failures(section: Section) -> pd.DataFrame:
     failed = section.cells[section.cells["status"].isin(FAILED)]
     if failed.empty:
         return pd.DataFrame()
-    groups = failed.assign(kind=_error_kind(failed["error"]), failed_in=failed["failed_in"].fillna("job")).groupby(
+    groups = failed.assign(kind=_error_kind(failed["error"]),
+                           failed_in=failed["failed_in"].fillna("job")).groupby(
         ["failed_in", "status", "kind"], sort=True)
     return pd.DataFrame({"cells": groups.size(),
                          "samplers": groups["sampler"].agg(lambda s: ", ".join(sorted(s.unique()))),
@@ -391,8 +411,8 @@ def size_family(dataset: str, kernel: str) -> str:
     return f"{family} [{kernel}]"
 
 
-COST_TEXT = ("Median seconds of one fit and its training and test features (shared by the fit's tasks), "
-             "the log-log slope of time in n, and the largest peak RSS (MB) of a worker.")
+COST_TEXT = ("Median seconds of one fit and its training and test features (shared by the fit's "
+             "tasks), the log-log slope of time in n, and the largest peak RSS (MB) of a worker.")
 
 
 def cost_in_n(frame: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, pd.DataFrame, int]]:
@@ -406,16 +426,20 @@ def cost_in_n(frame: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, pd.DataFrame
         return {}
     pairs = ok[["dataset", "kernel"]].drop_duplicates()
     family_of = {(d, k): size_family(d, k) for d, k in zip(pairs["dataset"], pairs["kernel"])}
-    families = pd.Series([family_of[d, k] for d, k in zip(ok["dataset"], ok["kernel"])], index=ok.index)
+    families = pd.Series([family_of[d, k] for d, k in zip(ok["dataset"], ok["kernel"])],
+                         index=ok.index)
     found = {}
     for family, rows in ok.groupby(families):
         if rows["n_train"].nunique() < 3:
             continue
         rank = int(rows["rank"].max())
-        fits = rows[rows["rank"] == rank].drop_duplicates(["dataset", "kernel", "sampler_label", "rank", "repetition"])
+        fits = rows[rows["rank"] == rank].drop_duplicates(["dataset", "kernel", "sampler_label",
+                                                           "rank", "repetition"])
         fits = fits.assign(seconds=fits["time_sample_s"] + fits["time_features_s"].fillna(0.0))
-        seconds = fits.pivot_table(index="sampler_label", columns="n_train", values="seconds", aggfunc="median")
-        memory = fits.pivot_table(index="sampler_label", columns="n_train", values="peak_rss_mb", aggfunc="max")
+        seconds = fits.pivot_table(index="sampler_label", columns="n_train", values="seconds",
+                                   aggfunc="median")
+        memory = fits.pivot_table(index="sampler_label", columns="n_train", values="peak_rss_mb",
+                                  aggfunc="max")
         seconds["slope in n"] = seconds.apply(_slope, axis=1)
         for table in (seconds, memory):
             table.index.name = "sampler"
@@ -429,4 +453,5 @@ def _slope(row: pd.Series) -> float:
     row = row.dropna()
     if len(row) < 3:
         return np.nan
-    return float(np.polyfit(np.log(row.index.astype(float)), np.log(row.to_numpy(dtype=float)), 1)[0])
+    return float(np.polyfit(np.log(row.index.astype(float)), np.log(row.to_numpy(dtype=float)),
+                            1)[0])

@@ -11,7 +11,8 @@ from kbench.reporting.scores import task_of
 def chooses_lam(frame: pd.DataFrame) -> bool:
     """Whether some row's task chooses λ (krr, classification: a task with a λ path; not
     kpca or approximation, whose metrics do not depend on one); unknown tasks are taken to."""
-    return any(task is None or task.uses_lams for task in map(task_of, frame["task_label"].dropna().unique()))
+    return any(task is None or task.uses_lams
+               for task in map(task_of, frame["task_label"].dropna().unique()))
 
 
 def selection_text(frame: pd.DataFrame) -> str:
@@ -21,7 +22,8 @@ def selection_text(frame: pd.DataFrame) -> str:
     if "lam_selected" not in frame or frame["lam_selected"].isna().all():
         return legacy
     kinds = set(frame["selected_on"].dropna())
-    said = {"validation": "on the validation rows (carved from the training rows), the test metric read at it",
-            "test": "on the test set (the oracle λ: a paper's protocol reproduced, or a task that declares no "
-                    "validation criterion)"}
+    said = {"validation": "on the validation rows (carved from the training rows), the test metric "
+                          "read at it",
+            "test": "on the test set (the oracle λ: a paper's protocol reproduced, or a task that "
+                    "declares no validation criterion)"}
     return "; ".join(said[kind] for kind in sorted(kinds, reverse=True))

@@ -57,25 +57,27 @@ MISSING = "—"
 FAILED = frozenset(s.value for s in Status if s.failed)
 
 STANDING_TEXT = (
-    "Standing: a sampler's place in each (dataset, rank) block by its mean over repetitions, values inside the "
-    "task's region of practical equivalence tied, a failed cell last; averaged over a dataset's ranks, which share "
-    "its data and split (and sizes and kernels: a frame at several n or under several kernels is one dataset), "
-    "then over datasets (the unit of every test). Failure rate: failed cells over cells. "
-    f"Budgets won: blocks first alone, outside the equivalence region and separated from the runner-up by a paired "
-    f"t-test over ≥ {MIN_REPETITIONS} repetitions (p < {ALPHA}); ahead: first alone without that. p: Wilcoxon "
-    "signed-rank over "
-    "datasets against the first row, Holm-adjusted; P: Bayesian signed-rank (baycomp, the equivalence region as "
-    "ROPE) that this row is better than the first / equivalent to it / worse. Win rate: per dataset the "
-    "share of paired cells won (ties ½), mean over datasets, 95% interval resampling datasets. Rank within x% of "
-    "exact: over the datasets with the exact kernel, the upper median of the smallest swept rank whose mean is "
-    "within x% of the exact kernel's; of the best sampler: the same over the datasets too large for the exact "
+    "Standing: a sampler's place in each (dataset, rank) block by its mean over repetitions, "
+    "values inside the task's region of practical equivalence tied, a failed cell last; averaged "
+    "over a dataset's ranks, which share its data and split (and sizes and kernels: a frame at "
+    "several n or under several kernels is one dataset), then over datasets (the unit of every "
+    "test). Failure rate: failed cells over cells. Budgets won: blocks first alone, outside the "
+    "equivalence region and separated from the runner-up by a paired t-test over ≥ "
+    f"{MIN_REPETITIONS} repetitions (p < {ALPHA}); ahead: first alone without that. p: Wilcoxon "
+    "signed-rank over datasets against the first row, Holm-adjusted; P: Bayesian signed-rank "
+    "(baycomp, the equivalence region as ROPE) that this row is better than the first / equivalent "
+    "to it / worse. Win rate: per dataset the share of paired cells won (ties ½), mean over "
+    "datasets, 95% interval resampling datasets. Rank within x% of exact: over the datasets with "
+    "the exact kernel, the upper median of the smallest swept rank whose mean is within x% of the "
+    "exact kernel's; of the best sampler: the same over the datasets too large for the exact "
     "kernel, against the best mean any sampler reached there at any rank.")
 
 
 def _by_block(values: dict, samplers: list[str]) -> pd.DataFrame:
     """(dataset, rank) blocks × samplers from per-block Series (none: an empty such frame)."""
     index = pd.MultiIndex.from_tuples(list(values), names=["dataset", "rank"])
-    return pd.DataFrame([v.reindex(samplers) for v in values.values()], index=index, columns=samplers, dtype=float)
+    return pd.DataFrame([v.reindex(samplers) for v in values.values()], index=index,
+                        columns=samplers, dtype=float)
 
 
 def _units(frame: pd.DataFrame) -> pd.Index:
@@ -107,8 +109,10 @@ class Standing:
     """Places per block, standings per dataset and everything derived from them, for one section."""
 
     places: pd.DataFrame  # (dataset, rank) blocks × ranked samplers; complete blocks only
-    standings: pd.DataFrame  # datasets × ranked samplers: mean place over the dataset's complete blocks
-    won: pd.DataFrame  # per complete block: winner, outcome (won / ahead / tie), value, runner-up, margin, ...
+    # datasets × ranked samplers: mean place over the dataset's complete blocks
+    standings: pd.DataFrame
+    # per complete block: winner, outcome (won / ahead / tie), value, runner-up, margin, ...
+    won: pd.DataFrame
     left_out: dict[str, int]  # samplers not ranked → blocks where they have cells
     blocks: int  # all (dataset, rank) blocks of the section
     friedman_p: float | None  # Friedman's test over the datasets' standings
@@ -127,7 +131,8 @@ class Standing:
 
     @property
     def order(self) -> list[str]:
-        """The ranked samplers, best mean standing first (ties: the smaller mean difference to the leader)."""
+        """The ranked samplers, best mean standing first (ties: the smaller mean difference to the
+        leader)."""
         return list(self.table.index[self.table["mean standing"] != "not ranked"])
 
     @property
@@ -139,7 +144,8 @@ class Standing:
         return [s for s in self.order if s == self.leader or not self.comparisons[s].separated]
 
 
-def block_places(values: pd.DataFrame, failed: pd.Series, headline) -> tuple[pd.Series, list[list[str]]]:
+def block_places(values: pd.DataFrame, failed: pd.Series, headline) -> tuple[pd.Series,
+                                                                             list[list[str]]]:
     """Places in one block (``values``: repetitions × samplers; ``failed``: per sampler) and
     the groups of tied samplers, best first (failures not among them): a sampler joins the
     group of the one before it when their means are equivalent to the group's first."""
@@ -174,8 +180,10 @@ def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True, tab
     samplers = sorted(kept["sampler"].unique())
     places, won, means = {}, [], {}
     for (dataset, rank), block in kept.groupby(["dataset", "rank"]):
-        values = block.groupby(["repetition", "sampler"])["metric"].first().unstack().reindex(  # (a third of
-            columns=sorted(block["sampler"].unique()))  # pivot_table's time: a page has hundreds of blocks)
+        # (a third of
+        values = block.groupby(["repetition", "sampler"])["metric"].first().unstack().reindex(
+            # pivot_table's time: a page has hundreds of blocks)
+            columns=sorted(block["sampler"].unique()))
         failed = block.groupby("sampler")["failed"].any() | values.isna().all()
         place, groups = block_places(values, failed.reindex(values.columns), headline)
         if set(place.index) == set(samplers):  # a complete block
@@ -184,7 +192,8 @@ def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True, tab
             won.append(_budget(dataset, rank, values, groups, headline))
     complete, block_means = _by_block(places, samplers), _by_block(means, samplers)
     standings = complete.groupby(_units(complete)).mean() if len(complete) else complete
-    result = Standing(complete, standings, pd.DataFrame(won), left_out, len(blocks), _friedman(standings), {},
+    result = Standing(complete, standings, pd.DataFrame(won), left_out, len(blocks),
+                      _friedman(standings), {},
                       pd.DataFrame())
     if not tests:
         return result
@@ -195,7 +204,8 @@ def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True, tab
         result.table = _table(section, result, cells, order, np.random.default_rng(seed), n_boot)
     else:
         mean = standings.mean()
-        result.table = pd.DataFrame({"mean standing": [f"{mean[s]:.2f}" for s in order]}, index=pd.Index(order))
+        result.table = pd.DataFrame({"mean standing": [f"{mean[s]:.2f}" for s in order]},
+                                    index=pd.Index(order))
     return result
 
 
@@ -209,7 +219,8 @@ def _order(standings: pd.DataFrame, block_means: pd.DataFrame, headline) -> list
     values = block_means[samplers].to_numpy(dtype=float)
     # every pair at once: what dataset_differences(ours, theirs).mean() is for each of them
     gain = headline.difference(values[:, :, None], values[:, None, :]).reshape(len(values), -1)
-    per_dataset = pd.DataFrame(gain, index=block_means.index).groupby(_units(block_means)).mean().to_numpy()
+    per_dataset = pd.DataFrame(gain,
+                               index=block_means.index).groupby(_units(block_means)).mean().to_numpy()
     per_dataset = np.where(np.abs(per_dataset) > headline.equivalence, per_dataset, 0.0)
     pairs = per_dataset.mean(axis=0).reshape(len(samplers), len(samplers))  # the diagonal is 0
     advantage = dict(zip(samplers, pairs.sum(axis=1) / max(len(samplers) - 1, 1), strict=True))
@@ -220,7 +231,8 @@ def dataset_differences(block_means: pd.DataFrame, ours: str, theirs: str, headl
     """Per dataset, how much better ``ours`` is than ``theirs``: the mean over the dataset's
     complete blocks of ``Headline.difference`` of their repetition means (a failure: NaN,
     loses by 1); 0 where that mean lies inside the equivalence region."""
-    gain = pd.Series(headline.difference(block_means[ours], block_means[theirs]), index=block_means.index)
+    gain = pd.Series(headline.difference(block_means[ours], block_means[theirs]),
+                     index=block_means.index)
     per_dataset = gain.groupby(_units(gain)).mean()
     return per_dataset.where(per_dataset.abs() > headline.equivalence, 0.0)
 
@@ -251,16 +263,19 @@ def _compare(leader: str, others: list[str], block_means: pd.DataFrame, headline
         else:
             p = float(wilcoxon(d, zero_method="zsplit").pvalue)
         probabilities = (math.nan, math.nan, math.nan)
-        if len(d) >= 2:  # baycomp: P(d < −rope), P(|d| ≤ rope), P(d > rope), d = the leader's advantage
+        # baycomp: P(d < −rope), P(|d| ≤ rope), P(d > rope), d = the leader's advantage
+        if len(d) >= 2:
             probs = signed_rank_probabilities(d, headline.equivalence, PRIOR, samples, seed)
             theirs, same, ours = probs if len(probs) == 3 else (probs[0], 0.0, probs[1])
             probabilities = (float(ours), float(same), float(theirs))
         raw.append(p)
         signed = rankdata(np.abs(d[d != 0])) * np.sign(d[d != 0])
-        found[other] = Comparison(other, len(d), int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()), p,
+        found[other] = Comparison(other, len(d), int((d > 0).sum()), int((d == 0).sum()),
+                                  int((d < 0).sum()), p,
                                   probabilities, bool(signed.sum() > 0))
     if raw:
-        gc.freeze()  # statsmodels' Holm runs gc.collect() each call: 60 ms over a page's frames, 0.2 ms frozen
+        # statsmodels' Holm runs gc.collect() each call: 60 ms over a page's frames, 0.2 ms frozen
+        gc.freeze()
         try:
             adjusted = multipletests(raw, method="holm")[1]
         finally:
@@ -293,7 +308,8 @@ def _budget(dataset, rank, values: pd.DataFrame, groups: list[list[str]], headli
     record.update({"runner-up": second, "ahead in": f"{int(better.sum())} of {int(both.sum())}",
                    "margin": float(headline.difference(ours.mean(), theirs.mean()))})
     if both.sum() >= MIN_REPETITIONS:
-        gain = headline.difference(ours[both].to_numpy(), theirs[both].to_numpy())  # > 0: the first is better
+        # > 0: the first is better
+        gain = headline.difference(ours[both].to_numpy(), theirs[both].to_numpy())
         if gain.std() > 0:
             p = float(ttest_rel(ours[both], theirs[both]).pvalue)
         else:  # every repetition gains the same: certain when it is a gain
@@ -304,7 +320,8 @@ def _budget(dataset, rank, values: pd.DataFrame, groups: list[list[str]], headli
     return record
 
 
-def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng, n_boot: int) -> pd.DataFrame:
+def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng,
+           n_boot: int) -> pd.DataFrame:
     """Per sampler, formatted for the page: ranked samplers in order, the others after."""
     headline = section.task.headline
     samplers = sorted(cells["sampler"].unique())
@@ -316,10 +333,13 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
     table["datasets"] = [str(n) if s in order else MISSING for s in rows]
     rate = cells.groupby("sampler")["failed"].mean().reindex(rows)
     table["failure rate"] = [f"{v:.0%}" for v in rate]
-    outcomes = result.won.groupby(["winner", "outcome"]).size() if len(result.won) else pd.Series(dtype=int)
-    winnable = cells["repetition"].nunique() >= MIN_REPETITIONS  # else every block's first is ahead at most
+    outcomes = result.won.groupby(["winner",
+                                   "outcome"]).size() if len(result.won) else pd.Series(dtype=int)
+    # else every block's first is ahead at most
+    winnable = cells["repetition"].nunique() >= MIN_REPETITIONS
     for outcome, column in ((("won", "budgets won"),) if winnable else ()) + (("ahead", "ahead"),):
-        table[column] = [f"{int(outcomes.get((s, outcome), 0))} of {result.ranked}" if s in order else MISSING
+        table[column] = [f"{int(outcomes.get((s, outcome), 0))} of {result.ranked}" if s in order
+                         else MISSING
                          for s in rows]
     leader = order[0] if order else None
     datasets = f"{n} dataset{'s' if n != 1 else ''}"
@@ -328,26 +348,30 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
     for s in rows:
         comparison = result.comparisons.get(s)
         table.loc[s, p_column] = MISSING if comparison is None else f"{comparison.p_holm:.2g}"
-        table.loc[s, prob_column] = MISSING if comparison is None or math.isnan(comparison.probabilities[0]) else (
+        table.loc[s,
+                  prob_column] = MISSING if comparison is None or math.isnan(comparison.probabilities[0]) else (
             " / ".join(f"{v:.2f}" for v in comparison.probabilities[::-1]))
     if BASELINE in set(cells["sampler"]):
         for s in rows:
             if s == BASELINE:
                 continue
-            win = win_rate(cells[cells["sampler"] == s], cells[cells["sampler"] == BASELINE], headline, rng, n_boot)
+            win = win_rate(cells[cells["sampler"] == s], cells[cells["sampler"] == BASELINE],
+                           headline, rng, n_boot)
             if win is not None:
                 table.loc[s, f"win rate vs {BASELINE}"] = win.text
                 table.loc[s, "paired datasets"] = str(win.datasets)
     if headline.exact is not None and len(cells):  # (none: every dataset uninformative)
         top = int(cells["rank"].max())
         exact = cells.groupby("dataset")["exact"].transform(lambda v: v.notna().any())
-        for reference, of in (("exact", cells[exact]), ("the best sampler", against_best(cells[~exact], headline))):
+        for reference, of in (("exact", cells[exact]),
+                              ("the best sampler", against_best(cells[~exact], headline))):
             if of.empty:
                 continue
             for tolerance in TOLERANCES:
                 reach = rank_to_match(of, headline.smaller_is_better, tolerance).reindex(rows)
                 table[f"rank within {tolerance:.0%} of {reference} ({counted(of['dataset'])})"] = [
-                    MISSING if pd.isna(v) else (f"> {top}" if np.isinf(v) else f"{int(v)}") for v in reach]
+                    MISSING if pd.isna(v) else (f"> {top}" if np.isinf(v) else f"{int(v)}")
+                    for v in reach]
     return table.fillna(MISSING)
 
 
@@ -365,7 +389,8 @@ def against_best(cells: pd.DataFrame, headline) -> pd.DataFrame:
     """The cells of datasets without the exact kernel, their ``exact`` column replaced by the
     best repetition mean of any sampler at any rank on that dataset: the gap a page states
     where the exact kernel did not fit the budget."""
-    means = cells[~cells["status"].isin(FAILED)].groupby(["dataset", "sampler", "rank"])["metric"].mean()
+    means = cells[~cells["status"].isin(FAILED)].groupby(["dataset", "sampler",
+                                                          "rank"])["metric"].mean()
     best = means.groupby("dataset").min() if headline.smaller_is_better else means.groupby("dataset").max()
     return cells.assign(exact=cells["dataset"].map(best))
 
@@ -381,7 +406,8 @@ def ranks_to_match(cells: pd.DataFrame, smaller: bool, tolerance: float) -> pd.S
     if mean.empty:
         return pd.Series(dtype=float)
     bound = (1 + tolerance) * mean["exact"] if smaller else (1 - tolerance) * mean["exact"]
-    reached = (mean["metric"] <= bound if smaller else mean["metric"] >= bound) & mean["any_failed"].isna()
+    reached = (mean["metric"] <= bound if smaller
+               else mean["metric"] >= bound) & mean["any_failed"].isna()
     return mean["rank"].where(reached, np.inf).groupby([mean["sampler"], mean["dataset"]]).min()
 
 

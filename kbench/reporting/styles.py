@@ -14,7 +14,8 @@ from dataclasses import dataclass
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 #: (matplotlib, Plotly) names of the same marker
-MARKERS = (("o", "circle"), ("s", "square"), ("D", "diamond"), ("^", "triangle-up"), ("v", "triangle-down"),
+MARKERS = (("o", "circle"), ("s", "square"), ("D", "diamond"), ("^", "triangle-up"),
+           ("v", "triangle-down"),
            ("P", "cross"), ("X", "x"))
 #: (matplotlib, Plotly) names of the same dash
 DASHES = (("", "solid"), ((4, 2), "dash"), ((1, 1), "dot"))

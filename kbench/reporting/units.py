@@ -1,5 +1,5 @@
-"""The dataset as the unit of analysis: what one unit is (a frame at any of its sizes, under any kernel), and
-how often one sampler beats another on paired cells, per unit (win rates)."""
+"""The dataset as the unit of analysis: what one unit is (a frame at any of its sizes, under any
+kernel), and how often one sampler beats another on paired cells, per unit (win rates)."""
 
 from __future__ import annotations
 

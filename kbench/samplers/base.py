@@ -65,8 +65,8 @@ class Sampler(Declared):
         the kernel evaluations and warnings.
         """
         if self.family not in FAMILIES:
-            raise ContractViolation(f"sampler {self.name!r}: family {self.family!r} is not one of {', '.join(FAMILIES)}, "
-                                    "which tasks score and pages group by.")
+            raise ContractViolation(f"sampler {self.name!r}: family {self.family!r} is not one of "
+                                    f"{', '.join(FAMILIES)}, which tasks score and pages group by.")
         X = check_features(X, "X")
         rank = check_rank(rank)
         owner = f"sampler {self.name!r}"
@@ -79,8 +79,10 @@ class Sampler(Declared):
         try:
             rng = np.random.default_rng(seed)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"seed must be an int or a numpy Generator, got {seed!r} ({exc}).") from None
-        if not kernel.fitted:  # fit a copy: the caller's kernel stays as given (sigma="median" unresolved)
+            raise ValueError(f"seed must be an int or a numpy Generator, got {seed!r} "
+                             f"({exc}).") from None
+        # fit a copy: the caller's kernel stays as given (sigma="median" unresolved)
+        if not kernel.fitted:
             kernel = copy.copy(kernel).fit(X)
         if (why := self.refuses(kernel)) is not None:
             raise Refused(why)
@@ -94,14 +96,17 @@ class Sampler(Declared):
         evals_before, given, number = kernel.evals, kernel.spec(), next(_FITS)
         approx = self._fit(X, kernel, rank_used, lam, rng)
         self._check_fit(approx, kernel, given, number)
-        approx.kernel_spec, approx.fit_number = approx.kernel_spec or given, number  # (a map may know its own)
-        approx.info = dict(approx.info)  # this fit's record: a map sharing an earlier one's info leaves that as it was
+        # (a map may know its own)
+        approx.kernel_spec, approx.fit_number = approx.kernel_spec or given, number
+        # this fit's record: a map sharing an earlier one's info leaves that as it was
+        approx.info = dict(approx.info)
         approx.info["warnings"] = warnings + approx.info.get("warnings", [])
         approx.info.update(
             sampler=self.name,
             params=self.get_params(),
             rank_requested=rank,
-            kernel_evals=kernel.evals - evals_before + approx.info.get("prebuilt", {}).get("kernel_evals", 0),
+            kernel_evals=kernel.evals - evals_before
+            + approx.info.get("prebuilt", {}).get("kernel_evals", 0),
         )
         return approx
 
@@ -111,18 +116,22 @@ class Sampler(Declared):
         changed its kernel (``given``: its spec before)."""
         owner = f"sampler {self.name!r}"
         if not isinstance(approx, LowRank):
-            raise ContractViolation(f"{owner}: _fit returned {type(approx).__module__}.{type(approx).__qualname__}, "
-                                    "not a kbench.LowRank.")
+            raise ContractViolation(f"{owner}: _fit returned "
+                                    f"{type(approx).__module__}.{type(approx).__qualname__}, not a "
+                                    "kbench.LowRank.")
         if kernel.spec() != given:  # the cell would be recorded under a kernel the map is not of
-            raise ContractViolation(f"{owner} changed its kernel's parameters during the fit ({kernel.spec()} after "
-                                    f"{given}): a sampler uses the kernel it is given; copy it to use another.")
-        if approx.nystrom_type != (self.family == "nystrom"):  # the agreement check and the page read the family
+            raise ContractViolation(f"{owner} changed its kernel's parameters during the fit "
+                                    f"({kernel.spec()} after {given}): a sampler uses the kernel "
+                                    "it is given; copy it to use another.")
+        # the agreement check and the page read the family
+        if approx.nystrom_type != (self.family == "nystrom"):
             raise ContractViolation(f"{owner} is of the {self.family!r} family but returned a "
-                                    f"{'Nyström-type' if approx.nystrom_type else 'random-feature'} map "
-                                    "(LowRank.nystrom_type): declare the family its maps are of.")
-        if approx.fit_number is not None and approx.fit_number < number:  # a map kept from an earlier fit
-            raise ContractViolation(f"{owner}: _fit returned a map an earlier fit returned (for {approx.kernel_spec}); "
-                                    "each fit builds its own map from the data, kernel and rank it is given.")
+                                    f"{'Nyström-type' if approx.nystrom_type else 'random-feature'} map (LowRank.nystrom_type): declare the family its maps are of.")
+        # a map kept from an earlier fit
+        if approx.fit_number is not None and approx.fit_number < number:
+            raise ContractViolation(f"{owner}: _fit returned a map an earlier fit returned (for "
+                                    f"{approx.kernel_spec}); each fit builds its own map from the "
+                                    "data, kernel and rank it is given.")
 
     def refuses(self, kernel: Kernel) -> str | None:
         """Why this sampler cannot approximate ``kernel`` by design (judged on the kernel's
@@ -151,7 +160,8 @@ class Sampler(Declared):
     def parts_seed(self, rng: np.random.Generator) -> int:
         """The seed of the parts of the fit whose generator is ``rng``, drawn as ``_fit`` draws
         it: parts built apart are those the fit would build itself."""
-        raise NotImplementedError(f"sampler {self.name!r} names parts but does not say how a fit seeds them")
+        raise NotImplementedError(f"sampler {self.name!r} names parts but does not say how a fit "
+                                  "seeds them")
 
     def build_part(self, X: np.ndarray, kernel: Kernel, lam: float | None, seed: int, part: str,
                    inputs: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -169,19 +179,22 @@ class Sampler(Declared):
         raise NotImplementedError
 
 
-def landmarks_from_dictionary(size: int, rank: int, rng: np.random.Generator, info: dict) -> np.ndarray:
+def landmarks_from_dictionary(size: int, rank: int, rng: np.random.Generator,
+                              info: dict) -> np.ndarray:
     """Positions (sorted) of the rank's landmarks in a leverage-score dictionary of ``size``
     atoms: ``rank`` of them uniformly without replacement when it is larger (the dictionary
     is already a leverage-score sample), else all, with a warning in ``info`` when fewer."""
     rank = check_rank(rank)
     if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
-        raise ValueError(f"size must be the dictionary's number of atoms, an integer >= 1, got {size!r}.")
+        raise ValueError("size must be the dictionary's number of atoms, an integer >= 1, got "
+                         f"{size!r}.")
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy Generator (the rng _fit is given; np.random.default_rng(seed) from a "
-                        f"seed), got {type(rng).__name__}.")
+        raise TypeError("rng must be a numpy Generator (the rng _fit is given; "
+                        f"np.random.default_rng(seed) from a seed), got {type(rng).__name__}.")
     if size > rank:
         return np.sort(rng.choice(size, size=rank, replace=False))
     if size < rank:
-        info.setdefault("warnings", []).append(f"the dictionary holds {size} atoms < rank {rank}: rank_realized is "
-                                               "smaller; lower lam or raise qbar for a larger dictionary")
+        info.setdefault("warnings", []).append(f"the dictionary holds {size} atoms < rank {rank}: "
+                                               "rank_realized is smaller; lower lam or raise qbar "
+                                               "for a larger dictionary")
     return np.arange(size)

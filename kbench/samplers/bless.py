@@ -59,11 +59,13 @@ class BlessSampler(Sampler):
     name = "bless"
     needs_lam = True
     parameters = {
-        "qbar": Param(float, "oversampling of the leverage scores: the dictionary holds about q̄·d_eff(nλ) points",
+        "qbar": Param(float, "oversampling of the leverage scores: the dictionary holds about "
+                             "q̄·d_eff(nλ) points",
                       low=0, low_open=True),
         "q": Param(float, "the ratio between consecutive ridges of the schedule", low=1.01,
                    why="each ridge is a level of work; closer to 1 adds levels, not accuracy"),
-        "variant": Param(str, "'paper' (Alg. 1) or 'lcsl' (the original code's levels and weights)", choices=VARIANTS),
+        "variant": Param(str, "'paper' (Alg. 1) or 'lcsl' (the original code's levels and weights)",
+                         choices=VARIANTS),
     }
 
     def __init__(self, qbar: float = 10.0, q: float = 2.0, variant: str = "paper") -> None:
@@ -78,9 +80,10 @@ class BlessSampler(Sampler):
         else:
             levels = max(1, math.ceil(math.log(max(gamma0 / gamma, 1.0)) / math.log(self.q)))
             if levels > MAX_LEVELS:
-                raise ValueError(f"bless: q={self.q:g} makes {levels} ridges from n·max k(x, x) = {gamma0:.3g} down "
-                                 f"to nλ = {gamma:.3g}, more than {MAX_LEVELS}: raise q to "
-                                 f"{(gamma0 / gamma) ** (1 / MAX_LEVELS) * 1.001:.3g} or more.")
+                raise ValueError(f"bless: q={self.q:g} makes {levels} ridges from n·max k(x, x) = "
+                                 f"{gamma0:.3g} down to nλ = {gamma:.3g}, more than {MAX_LEVELS}: "
+                                 f"raise q to {(gamma0 / gamma) ** (1 / MAX_LEVELS) * 1.001:.3g} "
+                                 "or more.")
         ridges = np.geomspace(gamma0, gamma, levels + 1)
         bound = np.minimum(self.qbar * diag / (diag + ridges[0]), 1.0)
         atoms = np.flatnonzero(rng.random(n) < bound)
@@ -92,13 +95,15 @@ class BlessSampler(Sampler):
             scores = self._estimate_scores(X, kernel, diag, candidates, atoms, prob, K_JJ, ridge)
             prob_new = np.minimum(self.qbar * scores, bound[candidates])
             keep = rng.random(candidates.size) < prob_new / bound[candidates]
-            atoms, prob = candidates[keep], atom_weights(prob_new, bound[candidates], self.variant)[keep]
+            atoms, prob = candidates[keep], atom_weights(prob_new, bound[candidates],
+                                                         self.variant)[keep]
             K_JJ = self._gram(X, kernel, atoms)
             history.append((float(ridge), int(candidates.size), int(atoms.size)))
         if atoms.size == 0:
-            raise ValueError(f"bless's dictionary is empty at lam={lam:g}: every ridge leverage score "
-                             "is about 0 on this data; lower lam (or raise qbar).")
-        info = {"warnings": [], "qbar": self.qbar, "variant": self.variant, "dictionary_size": int(atoms.size),
+            raise ValueError(f"bless's dictionary is empty at lam={lam:g}: every ridge leverage "
+                             "score is about 0 on this data; lower lam (or raise qbar).")
+        info = {"warnings": [], "qbar": self.qbar, "variant": self.variant,
+                "dictionary_size": int(atoms.size),
                 "unique_atoms": int(atoms.size), "history": history}
         chosen = landmarks_from_dictionary(atoms.size, rank, rng, info)
         return nystrom(X, kernel, atoms[chosen], info, K_mm=K_JJ[np.ix_(chosen, chosen)])

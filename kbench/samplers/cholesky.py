@@ -9,7 +9,8 @@ from kbench.parameters import Param
 from kbench.samplers.base import Sampler
 
 #: the stopping rule of both Cholesky samplers (the residual never exceeds max diag K)
-TOL = Param(float, "stop when the residual diagonal falls below tol·max diag K", low=0, high=1, low_open=True,
+TOL = Param(float, "stop when the residual diagonal falls below tol·max diag K", low=0, high=1,
+            low_open=True,
             high_open=True)
 
 
@@ -26,7 +27,8 @@ class PivotedCholeskySampler(Sampler):
     """
 
     name = "pivoted-cholesky"
-    parameters = {"tol": TOL, "panel": Param(int, "the most pivots chosen per panel before a BLAS-3 update", low=1)}
+    parameters = {"tol": TOL, "panel": Param(int, "the most pivots chosen per panel before a "
+                                                  "BLAS-3 update", low=1)}
 
     def __init__(self, tol: float = 1e-10, panel: int = 64) -> None:
         self.tol, self.panel = tol, panel

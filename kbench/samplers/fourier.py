@@ -43,8 +43,9 @@ class ORFSampler(RFFSampler):
     def refuses(self, kernel):
         if not kernel.spectral or kernel.isotropic:
             return super().refuses(kernel)
-        return (f"orthogonal random features need a rotation-invariant spectral measure; the {kernel.name} "
-                "kernel has none. Use rff, or an isotropic kernel (gaussian, matern).")
+        return ("orthogonal random features need a rotation-invariant spectral measure; the "
+                f"{kernel.name} kernel has none. Use rff, or an isotropic kernel (gaussian, "
+                "matern).")
 
     def _frequencies(self, kernel, rng, k, d):
         blocks = []
@@ -74,7 +75,8 @@ class StructuredSampler(Sampler):
         blocks = -(-n_frequencies // padded)
         steps, factor = self._blocks(rng, blocks, padded, kernel.sigma_)
         phase = float(rng.uniform(0.0, 2.0 * np.pi)) if odd else None
-        return HadamardFourierMap(d, steps, factor, n_frequencies, n_pairs, phase, kernel.diag_value)
+        return HadamardFourierMap(d, steps, factor, n_frequencies, n_pairs, phase,
+                                  kernel.diag_value)
 
     def _blocks(self, rng, blocks: int, padded: int, sigma: float) -> tuple[list, float]:
         raise NotImplementedError
@@ -108,9 +110,11 @@ class FastfoodSampler(StructuredSampler):
         B = rng.choice([-1.0, 1.0], size=(blocks, padded))
         permutation = rng.permuted(np.tile(np.arange(padded), (blocks, 1)), axis=1)
         G = rng.standard_normal((blocks, padded))
-        S = np.sqrt(rng.chisquare(padded, size=(blocks, padded))) / np.linalg.norm(G, axis=1, keepdims=True)
+        S = np.sqrt(rng.chisquare(padded, size=(blocks, padded))) / np.linalg.norm(G, axis=1,
+                                                                                   keepdims=True)
         H = ("hadamard", None)
-        return [("diag", B), H, ("perm", permutation), ("diag", G), H, ("diag", S)], 1.0 / (sigma * np.sqrt(padded))
+        return [("diag", B), H, ("perm", permutation), ("diag", G), H,
+                ("diag", S)], 1.0 / (sigma * np.sqrt(padded))
 
 
 @hookimpl

@@ -61,7 +61,8 @@ class _ScoresAgainstExact(Sampler):
         """The largest excess max(ℓ̃ᵢ − ℓᵢ) over the exact scores at the same λ (≤ 0 up to
         rounding for rls-fast: Alaoui & Mahoney 2015, Lemma 2) and Σℓ̃/d_eff."""
         scores, truth = approx.info["scores"], exact.leverage_scores(lam)
-        return {"scores_max_excess": float(np.max(scores - truth)), "scores_sum_ratio": float(scores.sum() / truth.sum())}
+        return {"scores_max_excess": float(np.max(scores - truth)),
+                "scores_sum_ratio": float(scores.sum() / truth.sum())}
 
 
 class RLSSampler(_ScoresAgainstExact):
@@ -70,7 +71,8 @@ class RLSSampler(_ScoresAgainstExact):
     name = "rls"
     needs_lam = True
 
-    parameters = {"max_n": Param(int, "the most training rows it takes: it forms the n×n kernel matrix", low=1)}
+    parameters = {"max_n": Param(int, "the most training rows it takes: it forms the n×n kernel "
+                                      "matrix", low=1)}
 
     def __init__(self, max_n: int = 20_000) -> None:
         self.max_n = max_n

@@ -63,12 +63,14 @@ class RecursiveRLSSampler(Sampler):
                 sample_sizes.append(int(sample.size))
                 level_sizes.append(int(current.size))
                 top = level == 0
-                scores = self._scores(K_cs, K_cs[sample], weights, diag[current], ridge, 1.0 if top else oversample)
+                scores = self._scores(K_cs, K_cs[sample], weights, diag[current], ridge,
+                                      1.0 if top else oversample)
                 if top:
                     sample = sample_without_replacement(rng, scores, rank)
                     break
                 sample = np.flatnonzero(rng.random(current.size) < scores)
-                if sample.size == 0:  # improbable: fall back to a uniform sample, as the paper's code
+                # improbable: fall back to a uniform sample, as the paper's code
+                if sample.size == 0:
                     sample = rng.choice(current.size, size=min(rank, current.size), replace=False)
                     scores = np.full(current.size, sample.size / current.size)
                 weights = 1.0 / np.sqrt(scores[sample])
@@ -77,7 +79,8 @@ class RecursiveRLSSampler(Sampler):
         info = {"warnings": [], "ridges": ridges, "levels": levels, "sample_sizes": sample_sizes,
                 "level_sizes": level_sizes}
         if landmarks.size < rank:
-            info["warnings"].append(f"only {landmarks.size} points have a positive score; rank_realized < {rank}")
+            info["warnings"].append(f"only {landmarks.size} points have a positive score; "
+                                    f"rank_realized < {rank}")
         return nystrom(X, kernel, landmarks, info)
 
     @staticmethod
@@ -88,7 +91,8 @@ class RecursiveRLSSampler(Sampler):
         if K_ss.shape[0] <= k:
             return _FLOOR_RIDGE * kappa2
         weighted = weights[:, None] * K_ss * weights[None, :]
-        top = scipy.linalg.eigvalsh(weighted, subset_by_index=[K_ss.shape[0] - k, K_ss.shape[0] - 1],
+        top = scipy.linalg.eigvalsh(weighted,
+                                    subset_by_index=[K_ss.shape[0] - k, K_ss.shape[0] - 1],
                                     check_finite=False)
         return max(float(np.trace(weighted) - np.abs(top).sum()) / k, _FLOOR_RIDGE * kappa2)
 

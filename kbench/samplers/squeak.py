@@ -4,8 +4,8 @@ Valko 2016, Alg. 1), and its distributed merge-tree variant (DISQUEAK, Alg. 2).
 The dictionary holds atoms j with copies Q_j and probabilities p̃_j that never increase.
 A block of new points enters with p̃ = 1, Q = q̄ and is merged with the dictionary; every
 atom's ridge leverage score at γ = nλ is then estimated on the weighted dictionary and
-the atoms are resampled (Calandriello et al. 2016, Alg. 1 and 2). Kernel entries are only ever evaluated
-among dictionary ∪ current block: the dictionary keeps its own kernel matrix.
+the atoms are resampled (Calandriello et al. 2016, Alg. 1 and 2). Kernel entries are only ever
+evaluated among dictionary ∪ current block: the dictionary keeps its own kernel matrix.
 
 DISQUEAK's merge tree (``shards`` > 1) is a fixed binary tree over the shards; every node
 draws from its own generator, derived from the fit's seed and the node, so each node can be
@@ -55,12 +55,14 @@ class Dictionary:
 
     @classmethod
     def empty(cls) -> Dictionary:
-        return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.ones(0), np.zeros((0, 0)))
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.ones(0),
+                   np.zeros((0, 0)))
 
     @classmethod
     def fresh(cls, X, kernel, rows, qbar):
         rows = np.asarray(rows, dtype=np.int64)
-        return cls(rows, np.full(rows.size, qbar, dtype=np.int64), np.ones(rows.size), kernel(X[rows]))
+        return cls(rows, np.full(rows.size, qbar, dtype=np.int64), np.ones(rows.size),
+                   kernel(X[rows]))
 
     @property
     def size(self) -> int:
@@ -76,7 +78,8 @@ class Dictionary:
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Dictionary:
         seconds, span, evals = arrays["cost"]
         return cls(arrays["atoms"], arrays["copies"], arrays["prob"], arrays["K"],
-                   [tuple(step) for step in arrays["history"].tolist()], float(seconds), float(span), int(evals))
+                   [tuple(step) for step in arrays["history"].tolist()], float(seconds),
+                   float(span), int(evals))
 
 
 def _union(X, kernel, a: Dictionary, b: Dictionary) -> Dictionary:
@@ -134,15 +137,19 @@ class SqueakSampler(Sampler):
     name = "squeak"
     needs_lam = True
     parameters = {
-        "qbar": Param(int, "copies of each new point (q̄ ≤ 2 collapses the dictionary)", low=1, high=MAX_QBAR),
-        "eps": Param(float, "ε of the (1 − ε) shrinkage of the estimated scores", low=0, high=1, low_open=True,
+        "qbar": Param(int, "copies of each new point (q̄ ≤ 2 collapses the dictionary)", low=1,
+                      high=MAX_QBAR),
+        "eps": Param(float, "ε of the (1 − ε) shrinkage of the estimated scores", low=0, high=1,
+                     low_open=True,
                      high_open=True),
         "block_size": Param(int, "points merged per step", low=1,
                             none="half the dictionary's unique atoms, at least 64"),
-        "shards": Param(int, "contiguous shards of the distributed variant, merged pairwise (1: sequential)",
+        "shards": Param(int, "contiguous shards of the distributed variant, merged pairwise (1: "
+                             "sequential)",
                         low=1, high=MAX_SHARDS),
         "halving_floor": Param(bool, "floor p̃ at half its old value, as the paper's listing does"),
-        "subsample": Param(str, "how p landmarks are drawn from a larger dictionary: ∝ copies, or ∝ p̃",
+        "subsample": Param(str, "how p landmarks are drawn from a larger dictionary: ∝ copies, or "
+                                "∝ p̃",
                            choices=("copies", "prob")),
     }
 
@@ -166,7 +173,8 @@ class SqueakSampler(Sampler):
         return self.node(X, kernel, lam, seed, (int(first), int(stop)), parts).arrays()
 
     def use_prebuilt(self, prebuilt: dict[int, dict[str, np.ndarray]]) -> None:
-        self.prebuilt.update({seed: Dictionary.from_arrays(arrays) for seed, arrays in prebuilt.items()})
+        self.prebuilt.update({seed: Dictionary.from_arrays(arrays)
+                              for seed, arrays in prebuilt.items()})
 
     def _fit(self, X, kernel, rank, lam, rng):
         n = X.shape[0]
@@ -184,7 +192,9 @@ class SqueakSampler(Sampler):
             info["merge_tree"] = "in-process" if final is None else "jobs"
             if final is None:
                 final = self.tree(X, kernel, lam, seed)
-            else:  # its cost was paid by other processes: reported with the fit's (kbench.plugin.Sampler.fit)
+            # its cost was paid by other processes: reported with the fit's
+            # (kbench.plugin.Sampler.fit)
+            else:
                 info["prebuilt"] = {"seconds": final.seconds, "kernel_evals": final.kernel_evals}
             info["merge_tree_span_s"] = final.span_s
         if final.atoms.size == 0:
@@ -248,7 +258,8 @@ class SqueakSampler(Sampler):
         """The dictionary of a merge-tree node (default: the root), built in this process."""
         node = (0, self.shards) if node is None else node
         pair = children(node)
-        parts = None if pair is None else tuple(self.tree(X, kernel, lam, seed, part) for part in pair)
+        parts = None if pair is None else tuple(self.tree(X, kernel, lam, seed, part)
+                                                for part in pair)
         return self.node(X, kernel, lam, seed, node, parts)
 
     # -- SQUEAK ---------------------------------------------------------------------------

@@ -4,5 +4,6 @@
 a sweep writes), ``context`` (what the jobs of a dataset, kernel and repetition share,
 prepared once), ``worker`` (one job: fit once, check, evaluate every task, write each
 cell), ``scheduler`` (jobs on forked workers, timeouts, signals), ``store`` (result files,
-schema migrations), ``parts`` (fits built in parts, as workflow jobs: DISQUEAK's merge tree), ``signals``.
+schema migrations), ``parts`` (fits built in parts, as workflow jobs: DISQUEAK's merge tree),
+``signals``.
 """

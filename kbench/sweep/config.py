@@ -43,14 +43,16 @@ BOUNDS = {bound.name: bound for bound in (
     Bound("ranks", True, 1, 10**7, why="a rank-p map stores p×p and n×p blocks", most=100),
     LAMS,
     Bound("repetitions", True, 1, MAX_REPETITIONS, why="each repetition refits every sampler"),
-    Bound("only_repetition", True, 0, MAX_REPETITIONS - 1, why="a repetition index below --repetitions"),
+    Bound("only_repetition", True, 0, MAX_REPETITIONS - 1, why="a repetition index below "
+                                                               "--repetitions"),
     Bound("seed", True, 0, INT64_MAX, why="stored as a 64-bit integer"),
     Bound("jobs", True, 1, 4096),
     Bound("blas_threads", True, 1, 4096),
     Bound("cell_timeout", False, 0, 1e8, low_open=True, why="seconds"),
     Bound("time_limit", False, 0, 1e8, low_open=True, why="seconds"),
     Bound("memory_limit_mb", False, MIN_MEMORY_LIMIT_MB, 1e9,
-          why=f"MiB; below {MIN_MEMORY_LIMIT_MB} a worker cannot write its cell after a MemoryError"),
+          why=f"MiB; below {MIN_MEMORY_LIMIT_MB} a worker cannot write its cell after a "
+              "MemoryError"),
     dataclasses.replace(EXACT_MAX_N.bound, name="exact_max_n"),
 )}
 
@@ -58,11 +60,13 @@ BOUNDS = {bound.name: bound for bound in (
 LONGEST = {"datasets": 10_000, "samplers": 1000, "tasks": 100, "tiers": 100}
 
 
-#: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in minutes)
+#: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in
+#: minutes)
 DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
 #: the ranges of the config's ``resources``
 RESOURCE_BOUNDS = {bound.name: bound for bound in (
-    Bound("mem_mb", True, int(BOUNDS["memory_limit_mb"].low), int(BOUNDS["memory_limit_mb"].high), why="MB"),
+    Bound("mem_mb", True, int(BOUNDS["memory_limit_mb"].low), int(BOUNDS["memory_limit_mb"].high),
+          why="MB"),
     Bound("runtime", True, 1, 10**7, why="minutes"),
     Bound("cpus_per_task", True, BOUNDS["jobs"].low, BOUNDS["jobs"].high),
 )}
@@ -79,12 +83,14 @@ def check_lams(lams, name: str = "lams") -> list[float]:
 
 
 def _listed(values, name: str):
-    """``values``, unless text, which the Python API takes as a list (the CLI reads the comma text)."""
+    """``values``, unless text, which the Python API takes as a list (the CLI reads the comma
+    text)."""
     if isinstance(values, str | bytes):
         items = [item.strip() for item in values.split(",")] if isinstance(values, str) else []
-        listed = ", ".join(items) if items and all(re.fullmatch(r"[-+.0-9eE]+", item) for item in items) else "..."
-        raise ValueError(f"{name} must be a list of numbers, got the text {values!r}; pass a list, e.g. "
-                         f"{name}=[{listed}].")
+        listed = ", ".join(items) if items and all(re.fullmatch(r"[-+.0-9eE]+", item)
+                                                   for item in items) else "..."
+        raise ValueError(f"{name} must be a list of numbers, got the text {values!r}; pass a list, "
+                         f"e.g. {name}=[{listed}].")
     return values
 
 
@@ -92,8 +98,8 @@ def check_lam_bounds(bounds) -> tuple[float, float]:
     """The bounds a λ path may be extended to: two λ, the lower first."""
     values = check_lams(bounds, "lam_bounds")
     if len(values) != 2:
-        raise ValueError(f"lam_bounds must be two λ, the lowest and the highest a path may reach (e.g. "
-                         f"1e-12,1e3), got {list(bounds)!r}.")
+        raise ValueError("lam_bounds must be two λ, the lowest and the highest a path may reach "
+                         f"(e.g. 1e-12,1e3), got {list(bounds)!r}.")
     return values[0], values[1]
 
 
@@ -103,21 +109,24 @@ def lam_path(lams, lam_bounds=None) -> tuple[tuple[float, ...], tuple[float, flo
     path unless ``lam_bounds`` reaches beyond its ends (None: a fixed path)."""
     auto = isinstance(lams, str) and lams.strip() == AUTO
     if isinstance(lams, str) and not auto:
-        raise ValueError(f"lams must be a list of λ > 0 or {AUTO!r} (a path extended until the λ chosen on "
-                         f"validation data is interior), got {lams!r}.")
+        raise ValueError(f"lams must be a list of λ > 0 or {AUTO!r} (a path extended until the λ "
+                         f"chosen on validation data is interior), got {lams!r}.")
     path = tuple(check_lams(AUTO_LAMS if auto else lams))
     if lam_bounds is None:
         return path, (AUTO_LAM_BOUNDS if auto else None)
     low, high = check_lam_bounds(lam_bounds)
     if path[0] < low or path[-1] > high:
-        raise ValueError(f"the λ path {list(path)} reaches beyond lam_bounds [{low:g}, {high:g}]; widen the "
-                         + ("bounds to hold the path lams: auto starts from, or list λ explicitly." if auto
+        raise ValueError(f"the λ path {list(path)} reaches beyond lam_bounds [{low:g}, {high:g}]; "
+                         "widen the "
+                         + ("bounds to hold the path lams: auto starts from, or list λ explicitly."
+                            if auto
                             else "bounds or shorten the path."))
     longest = len(path) + math.ceil(math.log10(path[0] / low)) + math.ceil(math.log10(high / path[-1]))
     if longest > LAMS.most:  # extended by decades, it could outgrow what a sweep takes
-        raise ValueError(f"lam_bounds [{low:g}, {high:g}] let the λ path grow by decades to {longest} values; a path "
-                         f"holds at most {LAMS.most}: narrow the bounds.")
-    return path, (None if (low, high) == (path[0], path[-1]) else (low, high))  # its own ends: a fixed path
+        raise ValueError(f"lam_bounds [{low:g}, {high:g}] let the λ path grow by decades to "
+                         f"{longest} values; a path holds at most {LAMS.most}: narrow the bounds.")
+    # its own ends: a fixed path
+    return path, (None if (low, high) == (path[0], path[-1]) else (low, high))
 
 
 def check_repetitions(repetitions) -> list[int]:
@@ -145,8 +154,9 @@ def check_numbers(config: dict) -> None:
             _check(key, BOUNDS[key].check, config[key])
     for key, value in config.get("resources", {}).items():
         if key not in RESOURCE_BOUNDS:
-            raise ConfigError(f"config key 'resources.{key}': unknown resource{suggest(key, RESOURCE_BOUNDS)}; "
-                              f"resources are: {', '.join(RESOURCE_BOUNDS)}.")
+            raise ConfigError(f"config key 'resources.{key}': unknown "
+                              f"resource{suggest(key, RESOURCE_BOUNDS)}; resources are: "
+                              f"{', '.join(RESOURCE_BOUNDS)}.")
         _check(f"resources.{key}", RESOURCE_BOUNDS[key].check, value)
 
 
@@ -161,9 +171,11 @@ def _check(key: str, method, *args) -> None:
 def _specs(value, name: str) -> tuple[str, ...]:
     kind = name.removesuffix("s")
     if isinstance(value, bytes):
-        raise ValueError(f"{name} must be text or a list of specs, got bytes {value!r}; decode it first.")
+        raise ValueError(f"{name} must be text or a list of specs, got bytes {value!r}; decode it "
+                         "first.")
     specs = tuple(split_specs(value, name, kind) if isinstance(value, str) else
-                  (v if isinstance(v, str) else Spec.parse(v, kind).label for v in value))  # (an object refused)
+                  # (an object refused)
+                  (v if isinstance(v, str) else Spec.parse(v, kind).label for v in value))
     if not specs:
         raise ValueError(f"no {name} given: pass at least one.")
     check_distinct(specs, kind, name)
@@ -193,8 +205,9 @@ def check_configurations(specs, kind: str, name: str) -> None:
         except (ValueError, TypeError, PluginError):
             continue
         if key in seen:
-            raise ValueError(f"{name} lists {shown(seen[key])} and {shown(str(spec))}: one {kind} configuration (the "
-                             "same values, defaults included, written two ways); list it once.")
+            raise ValueError(f"{name} lists {shown(seen[key])} and {shown(str(spec))}: one {kind} "
+                             "configuration (the same values, defaults included, written two "
+                             "ways); list it once.")
         seen[key] = str(spec)
 
 
@@ -207,14 +220,20 @@ def configuration(spec: str, kind: str) -> str:
     if kind == "dataset":
         provider, name, params = check_dataset_spec(spec)
         defaults = spec_defaults(provider)
-        files = [str(path.resolve()) for path in provider.files(name)]  # one file, however its path is written
-        label, values = files or Spec.parse(spec, "dataset").name, {**defaults, **provider.resolved(name, params)}
-        # a dataset's lists name columns (drop=, categorical=, features=): sets, however ordered or repeated
-        values = {key: _column_set(value) if isinstance(value, list) else value for key, value in values.items()}
+        # one file, however its path is written
+        files = [str(path.resolve()) for path in provider.files(name)]
+        label, values = files or Spec.parse(spec, "dataset").name, {**defaults,
+                                                                    **provider.resolved(name,
+                                                                                        params)}
+        # a dataset's lists name columns (drop=, categorical=, features=): sets, however ordered or
+        # repeated
+        values = {key: _column_set(value) if isinstance(value, list) else value
+                  for key, value in values.items()}
     else:
         plugin = create(spec, kind)
         label, values = plugin.name, plugin.get_params()
-    return json.dumps([label, {key: _plain(value) for key, value in sorted(values.items())}], default=str)
+    return json.dumps([label, {key: _plain(value) for key, value in sorted(values.items())}],
+                      default=str)
 
 
 def _column_set(names: list):
@@ -241,15 +260,18 @@ def same_configuration(spec: str, specs, kind: str) -> str | None:
 
 
 def _plain(value):
-    """A parameter's value as compared: an integer as the float it equals (1 and 1.0 are one value)."""
-    return float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else value
+    """A parameter's value as compared: an integer as the float it equals (1 and 1.0 are one
+    value)."""
+    return float(value) if isinstance(value, numbers.Real) and not isinstance(value,
+                                                                              bool) else value
 
 
 def _absolute(path, name: str) -> Path:
     """``path`` made absolute now, so that no later step depends on the working directory
     (a plugin may change it in a worker)."""
     if not isinstance(path, str | os.PathLike):
-        raise ValueError(f"{name} must be a directory path (text), got {shown(path)}: pass e.g. {name}='results'.")
+        raise ValueError(f"{name} must be a directory path (text), got {shown(path)}: pass e.g. "
+                         f"{name}='results'.")
     if str(path).strip() == "":
         raise ValueError(f"{name} is empty: pass a directory, e.g. {name}='results'.")
     return Path(os.path.abspath(expand_home(str(path))))
@@ -297,10 +319,13 @@ class SweepConfig:
         fix = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 - frozen
         for name in ("datasets", "samplers", "tasks"):
             fix(name, _specs(getattr(self, name), name))
-        fix("datasets", tuple(map(canonical_spec, self.datasets)))  # as results label them: a file's absolute path
+        # as results label them: a file's absolute path
+        fix("datasets", tuple(map(canonical_spec, self.datasets)))
         for name in ("samplers", "tasks"):  # as results label them: no default written out
-            fix(name, tuple(canonical_label(spec, name.removesuffix("s")) for spec in getattr(self, name)))
-        fix("kernel_spec", Spec.parse(self.kernel, "kernel"))  # text (a kernel object is refused, naming its spec)
+            fix(name, tuple(canonical_label(spec, name.removesuffix("s"))
+                            for spec in getattr(self, name)))
+        # text (a kernel object is refused, naming its spec)
+        fix("kernel_spec", Spec.parse(self.kernel, "kernel"))
         for name in ("datasets", "samplers", "tasks"):
             fix(f"{name.removesuffix('s')}_specs",
                 tuple(Spec.parse(text, name.removesuffix("s")) for text in getattr(self, name)))
@@ -318,7 +343,8 @@ class SweepConfig:
         if not isinstance(self.retry_failed, bool):  # (a text "no" or "false" is truthy)
             raise ValueError(f"retry_failed must be True or False, got {self.retry_failed!r}.")
         fix("out", _absolute(self.out, "out"))
-        fix("data_cache", None if self.data_cache is None else _absolute(self.data_cache, "data_cache"))
+        fix("data_cache", None if self.data_cache is None
+            else _absolute(self.data_cache, "data_cache"))
 
 
 def job_environment() -> dict[str, str]:
@@ -327,4 +353,5 @@ def job_environment() -> dict[str, str]:
     job's BLAS never starts, and spins, threads it will not use (a quarter of a CPU second
     per process start and more per forked worker, for the same numbers: kbench pins the
     count either way)."""
-    return dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), str(DEFAULT_BLAS_THREADS))
+    return dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"),
+                         str(DEFAULT_BLAS_THREADS))

@@ -38,7 +38,8 @@ from kbench.tasks.selection import (
 )
 
 #: a split's arrays, read-only in a sweep
-SPLIT_ARRAYS = ("X_train", "y_train", "f_train", "X_val", "y_val", "f_val", "X_test", "y_test", "f_test")
+SPLIT_ARRAYS = ("X_train", "y_train", "f_train", "X_val", "y_val", "f_val", "X_test", "y_test",
+                "f_test")
 
 
 def environment() -> dict:
@@ -60,7 +61,8 @@ def environment() -> dict:
 @dataclass
 class JobContext:
     """What the jobs of one (dataset, kernel, repetition) share, prepared once in the parent and
-    inherited by the forked workers: with the workspace of the preparations, which each job enters."""
+    inherited by the forked workers: with the workspace of the preparations, which each job
+    enters."""
 
     data: Dataset
     kernel: Kernel
@@ -104,7 +106,8 @@ def split_checksum(data: Dataset) -> str:
     """A fingerprint of a split's arrays (recorded in every row as ``split_checksum``)."""
     digest = hashlib.sha256()
     for array in (data.X_train, data.y_train, data.X_val, data.y_val, data.X_test, data.y_test):
-        if array is not None:  # unlabeled data has no target (an empty validation part adds nothing)
+        # unlabeled data has no target (an empty validation part adds nothing)
+        if array is not None:
             digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()[:16]
 
@@ -141,7 +144,8 @@ def fitted_kernel(kernel, data: Dataset, saved: tuple[Path, str] | None = None) 
             record = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             record = {}
-        if isinstance(record, dict) and record.get("split_checksum") == checksum and "resolved" in record:
+        if isinstance(record,
+                      dict) and record.get("split_checksum") == checksum and "resolved" in record:
             return create(record["resolved"], "kernel").fit(data.X_train, data.y_train)
     validation = (data.X_val, data.y_val) if data.n_val and data.y_val is not None else None
     fitted = create(kernel, "kernel").fit(data.X_train, data.y_train, validation=validation)
@@ -159,8 +163,10 @@ def exact_and_path(data: Dataset, kernel: Kernel, limit: int, shared, tasks, lam
     through ``shared`` (kbench.exact.baseline.exact_baseline) with all of it."""
     baseline, path = exact_baseline(data, kernel, limit, shared), sorted(lams)
     if baseline is not None and lam_bounds is not None:
-        path = resolve_path(lams, lam_bounds, lambda path: exact_curves(baseline, data, tasks, path, selection))
-    if baseline is not None and not baseline.dense:  # asked now, before the jobs fork, for what the tasks need
+        path = resolve_path(lams, lam_bounds,
+                            lambda path: exact_curves(baseline, data, tasks, path, selection))
+    # asked now, before the jobs fork, for what the tasks need
+    if baseline is not None and not baseline.dense:
         for task in tasks:
             if task.needs_exact and data.n_train <= task.exact_max_n:
                 task.prepare_exact(baseline, data, path)
@@ -184,7 +190,8 @@ def _stage(component: str, what: str):
     try:
         yield
     except TimeLimitReached as exc:
-        raise ContextFailed(Failure(Status.TIMEOUT, f"{what} did not finish within {exc}", component)) from None
+        raise ContextFailed(Failure(Status.TIMEOUT, f"{what} did not finish within {exc}",
+                                    component)) from None
     except Exception as exc:
         status = Status.OOM if isinstance(exc, MemoryError) else Status.ERROR
         raise ContextFailed(Failure(status, f"{what} failed: {describe(exc)}", component)) from exc
@@ -192,7 +199,8 @@ def _stage(component: str, what: str):
 
 def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tasks, env: dict,
                     data_cache=None, ridge_samplers: bool = False, lams=(), lam_bounds=None,
-                    selection: str = DEFAULT_SELECTION, say: Callable[[str], None] = lambda text: None) -> JobContext:
+                    selection: str = DEFAULT_SELECTION,
+                    say: Callable[[str], None] = lambda text: None) -> JobContext:
     """Load the split, resolve the kernel on it, let each task (``tasks``: label → task)
     prepare what its evaluations share (:meth:`kbench.plugin.Task.prepare`; a failure is its cells'
     to record), get the exact baseline and the cells' λ path
@@ -202,7 +210,8 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
     computed and saved there. ``say`` announces a matrix-free baseline, which takes minutes."""
     with _stage("dataset", f"loading {dataset.label}"):
         data = load_split_cached(dataset, repetition, seed, data_cache)
-        for array in (getattr(data, part) for part in SPLIT_ARRAYS):  # a plugin writing into them fails its own cell
+        # a plugin writing into them fails its own cell
+        for array in (getattr(data, part) for part in SPLIT_ARRAYS):
             if isinstance(array, np.ndarray):
                 array.flags.writeable = False
         checksum = split_checksum(data)
@@ -216,22 +225,28 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
         for label, task in tasks.items():
             try:
                 task.prepare(data, fitted)
-            except (KeyboardInterrupt, TimeLimitReached):  # the user's Ctrl-C, the sweep's --time-limit
+            # the user's Ctrl-C, the sweep's --time-limit
+            except (KeyboardInterrupt, TimeLimitReached):
                 raise
-            except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a SystemExit too): the task's cells
+            # noqa: BLE001 - every failure becomes data (a SystemExit too): the task's cells
+            except BaseException as exc:
                 failure = Failure.of(exc, "task")
-                task_failures[label] = replace(failure, message=f"preparing the task failed: {failure.message}")
+                task_failures[label] = replace(failure, message="preparing the task failed: "
+                                                                f"{failure.message}")
         tasks = [task for label, task in tasks.items() if label not in task_failures]
         limit = exact_limit(tasks, ridge_samplers)
         baseline, path = None, sorted(lams)
         if limit is not None:
             if DENSE_MAX_N < data.n_train <= limit:
-                say(f"{dataset.label}: the exact baseline on {data.n_train} training rows is matrix-free, a few passes "
-                    f"over K ({float(data.n_train) ** 2:.1e} kernel values each; minutes past ~20 000 rows). A "
-                    f"task's exact_max_n (e.g. krr:exact_max_n={DENSE_MAX_N}) sets where it stops.")
-            shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum)
+                say(f"{dataset.label}: the exact baseline on {data.n_train} training rows is "
+                    f"matrix-free, a few passes over K ({float(data.n_train) ** 2:.1e} kernel "
+                    "values each; minutes past ~20 000 rows). A task's exact_max_n (e.g. "
+                    f"krr:exact_max_n={DENSE_MAX_N}) sets where it stops.")
+            shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel,
+                                                                 repetition, seed), checksum)
             with _stage("exact", f"the exact baseline on {dataset.label}"):
-                baseline, path = exact_and_path(data, fitted, limit, shared, tasks, lams, lam_bounds, selection)
+                baseline, path = exact_and_path(data, fitted, limit, shared, tasks, lams,
+                                                lam_bounds, selection)
     own_bounds = lam_bounds if baseline is None or baseline.dense else None
     return JobContext(data, fitted, checksum, env, None if data_cache is None else Path(data_cache),
                       tuple(path), own_bounds, selection, task_failures, workspace)
@@ -253,8 +268,11 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
         return path
     checksum = split_checksum(data)
     try:
-        fitted = fitted_kernel(kernel, data, (kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
-        exact_and_path(data, fitted, exact_max_n, (path, checksum), tasks, lams, lam_bounds, selection)
-    except Exception as exc:  # noqa: BLE001 - the run jobs meet it again and record it in their cells
+        fitted = fitted_kernel(kernel, data, (kernel_path(data_cache, dataset, kernel, repetition,
+                                                          seed), checksum))
+        exact_and_path(data, fitted, exact_max_n, (path, checksum), tasks, lams, lam_bounds,
+                       selection)
+    # noqa: BLE001 - the run jobs meet it again and record it in their cells
+    except Exception as exc:
         write_absent(path, f"it failed: {describe(exc)}")
     return path

@@ -50,7 +50,8 @@ def check_files(paths) -> None:
     for path in map(Path, paths):
         size = os.stat(path).st_size
         if size > MAX_FILE_BYTES:
-            raise ConfigError(f"config file {path}: {size} bytes; a sweep config is at most {MAX_FILE_BYTES} bytes.")
+            raise ConfigError(f"config file {path}: {size} bytes; a sweep config is at most "
+                              f"{MAX_FILE_BYTES} bytes.")
         text = Path(path).read_text(encoding="utf-8")
         try:  # Snakemake reads JSON first
             json.loads(text, object_pairs_hook=partial(_once, path=path))
@@ -61,9 +62,11 @@ def check_files(paths) -> None:
             root = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError as exc:
             raise ConfigError(f"config file {path}: not valid YAML: {_short(exc)}") from None
-        if isinstance(root, yaml.MappingNode) and any(key.value == "__use_yte__" for key, _ in root.value):
-            raise ConfigError(f"config file {path}: __use_yte__ makes it a YTE template, whose values Snakemake "
-                              "evaluates as Python; a sweep config is data: write the values out.")
+        if isinstance(root, yaml.MappingNode) and any(key.value == "__use_yte__"
+                                                      for key, _ in root.value):
+            raise ConfigError(f"config file {path}: __use_yte__ makes it a YTE template, whose "
+                              "values Snakemake evaluates as Python; a sweep config is data: write "
+                              "the values out.")
         _refuse_ambiguous(root, path)
 
 
@@ -73,12 +76,16 @@ def _refuse_ambiguous(root, path: Path) -> None:
     seen, stack = set(), [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, yaml.ScalarNode) and node.tag == INTEGER and not DECIMAL.fullmatch(node.value):
-            raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: {node.value!r} is read by YAML as "
-                              f"the integer {yaml.safe_load(node.value)}; write the number in decimal digits.")
-        if isinstance(node, yaml.ScalarNode) and node.tag == TEXT and node.style is None and NUMBER.fullmatch(node.value):
-            raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: {node.value} is read by YAML 1.1 as "
-                              "text, not a number (it wants a dot and a signed exponent): write 1.0e-3, not 1e-3.")
+        if isinstance(node,
+                      yaml.ScalarNode) and node.tag == INTEGER and not DECIMAL.fullmatch(node.value):
+            raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: "
+                              f"{node.value!r} is read by YAML as the integer "
+                              f"{yaml.safe_load(node.value)}; write the number in decimal digits.")
+        if isinstance(node,
+                      yaml.ScalarNode) and node.tag == TEXT and node.style is None and NUMBER.fullmatch(node.value):
+            raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: {node.value} "
+                              "is read by YAML 1.1 as text, not a number (it wants a dot and a "
+                              "signed exponent): write 1.0e-3, not 1e-3.")
         if node is None or id(node) in seen or isinstance(node, yaml.ScalarNode):
             continue
         seen.add(id(node))
@@ -87,9 +94,9 @@ def _refuse_ambiguous(root, path: Path) -> None:
             for key, value in node.value:
                 if isinstance(key, yaml.ScalarNode) and key.value != "<<":
                     if key.value in keys:
-                        raise ConfigError(f"config file {path}, line {key.start_mark.line + 1}: key {key.value!r} "
-                                          f"appears twice in one mapping (YAML would keep the last silently); "
-                                          f"remove one.")
+                        raise ConfigError(f"config file {path}, line {key.start_mark.line + 1}: "
+                                          f"key {key.value!r} appears twice in one mapping (YAML "
+                                          "would keep the last silently); remove one.")
                     keys.add(key.value)
                 stack += [key, value]
             _refuse_merge_overlap(node, keys, path)
@@ -108,16 +115,17 @@ def _refuse_merge_overlap(node, keys: set, path: Path) -> None:
                        for item, _ in source.value if isinstance(item, yaml.ScalarNode)]
     twice = sorted(name for name, count in Counter(merged).items() if count > 1 or name in keys)
     if twice:
-        raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: key {twice[0]!r} is given by a merge "
-                          "key (<<) and again in the same mapping (YAML would keep one silently); give it once.")
+        raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: key {twice[0]!r} "
+                          "is given by a merge key (<<) and again in the same mapping (YAML would "
+                          "keep one silently); give it once.")
 
 
 def _once(pairs: list, path: Path) -> dict:
     """A JSON object whose keys are each given once."""
     repeated = sorted(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
     if repeated:
-        raise ConfigError(f"config file {path}: key {repeated[0]!r} appears twice in one object (JSON would keep the "
-                          "last silently); remove one.")
+        raise ConfigError(f"config file {path}: key {repeated[0]!r} appears twice in one object "
+                          "(JSON would keep the last silently); remove one.")
     return dict(pairs)
 
 
@@ -127,20 +135,24 @@ def check_shape(config) -> None:
     an alias tree nor deep nesting costs more than the bound. Lists of specs are at most
     as long as :data:`kbench.sweep.config.LONGEST` says."""
     for key, most in LONGEST.items():
-        if isinstance(config, dict) and isinstance(config.get(key), list) and len(config[key]) > most:
-            raise ConfigError(f"config key '{key}': {len(config[key])} entries; a sweep takes at most {most}.")
+        if isinstance(config, dict) and isinstance(config.get(key),
+                                                   list) and len(config[key]) > most:
+            raise ConfigError(f"config key '{key}': {len(config[key])} entries; a sweep takes at "
+                              f"most {most}.")
     count, stack = 0, [(config, 0, "")]
     while stack:
         value, depth, key = stack.pop()
         count += 1
         if count > MAX_VALUES:
-            raise ConfigError(f"config key '{_top(key)}': the config holds more than {MAX_VALUES} values (a YAML alias "
-                              f"counts at each use); a sweep config holds a few hundred.")
+            raise ConfigError(f"config key '{_top(key)}': the config holds more than {MAX_VALUES} "
+                              "values (a YAML alias counts at each use); a sweep config holds a "
+                              "few hundred.")
         if depth > MAX_DEPTH:
-            raise ConfigError(f"config key '{key}': nested more than {MAX_DEPTH} levels deep; no config key takes "
-                              f"that.")
+            raise ConfigError(f"config key '{key}': nested more than {MAX_DEPTH} levels deep; no "
+                              "config key takes that.")
         if isinstance(value, dict):
-            stack += [(item, depth + 1, f"{key}.{name}" if key else str(name)) for name, item in value.items()]
+            stack += [(item, depth + 1, f"{key}.{name}" if key else str(name))
+                      for name, item in value.items()]
         elif isinstance(value, list):
             stack += [(item, depth + 1, f"{key}[{index}]") for index, item in enumerate(value)]
 
@@ -151,24 +163,30 @@ def check_schema(config, schema: Path) -> None:
     validator = jsonschema.Draft202012Validator(yaml.safe_load(Path(schema).read_text()))
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is not None:
-        key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+        key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}"
+                      for p in error.absolute_path).lstrip(".")
         message = _short(error.message)
-        if error.validator == "oneOf" and not key:  # the whole config echoed: say what is wrong instead
+        # the whole config echoed: say what is wrong instead
+        if error.validator == "oneOf" and not key:
             message = DATA_SOURCES
         elif error.validator == "oneOf" and "description" in error.schema:
             message = f"{_short(repr(error.instance))} is not {error.schema['description']}."
-            if not isinstance(error.instance, list) and any(b.get("type") == "array" for b in error.schema["oneOf"]):
+            if not isinstance(error.instance, list) and any(b.get("type") == "array"
+                                                            for b in error.schema["oneOf"]):
                 message += " It takes a list in brackets, which snakemake --config cannot set: use --configfile."
         if error.validator == "type":
             message += _yaml_hint(error.instance, error.validator_value, key)
-        if error.validator == "required" and isinstance(error.instance, dict):  # every missing key at once
+        # every missing key at once
+        if error.validator == "required" and isinstance(error.instance, dict):
             missing = [name for name in error.validator_value if name not in error.instance]
             if len(missing) > 1:
                 names = [repr(name) for name in missing]
                 message = f"{', '.join(names[:-1])} and {names[-1]} are required properties"
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            unknown = [name for name in error.instance if name not in error.schema.get("properties", {})]
-            message += "".join(suggest(str(name), error.schema.get("properties", {})) for name in unknown[:1])
+            unknown = [name for name in error.instance
+                       if name not in error.schema.get("properties", {})]
+            message += "".join(suggest(str(name), error.schema.get("properties", {}))
+                               for name in unknown[:1])
         raise ConfigError(f"config{f' key {key!r}' if key else ''}: {message}")
 
 
@@ -191,8 +209,9 @@ def check_overrides(argv) -> None:
             number = None
         if number is not None and not DECIMAL.fullmatch(value) or "_" in value and NUMBER_TEXT.fullmatch(
                 value.replace("_", "")):
-            raise ConfigError(f"snakemake --config {key}={value}: Snakemake reads {value!r} as the number "
-                              f"{number if number is not None else float(value)}; write it in decimal digits.")
+            raise ConfigError(f"snakemake --config {key}={value}: Snakemake reads {value!r} as the "
+                              f"number {number if number is not None else float(value)}; write it "
+                              "in decimal digits.")
 
 
 def check_document(config, schema: Path, files=(), argv=()) -> None:
@@ -212,8 +231,8 @@ def _yaml_hint(value, wanted, key: str) -> str:
     if key.startswith("lams[") and value == "auto":
         return " (λ chosen on validation data is written lams: auto, not in a list)"
     if key == "kernel" and isinstance(value, list):
-        return (" (one kernel for every dataset; several kernels, each swept, go in dataset_kernels: "
-                "{<dataset>: [gaussian, laplacian]})")
+        return (" (one kernel for every dataset; several kernels, each swept, go in "
+                "dataset_kernels: {<dataset>: [gaussian, laplacian]})")
     kind = {"samplers": "sampler", "tasks": "task", "datasets": "dataset"}.get(_top(key), "kernel")
     if isinstance(value, dict) and "string" in wanted and (spec := spec_of_mapping(value, kind)):
         return f" (a {kind} is one string: write {spec!r})"
@@ -221,17 +240,20 @@ def _yaml_hint(value, wanted, key: str) -> str:
         return " (YAML reads ~ and an empty value as null: quote the text, e.g. \"~/results\")"
     if isinstance(value, bool) and "string" in wanted:
         return " (YAML reads on, off, yes and no as true or false: quote the text, e.g. \"on\")"
-    if isinstance(value, str) and wanted & {"number", "integer"} and NUMBER_TEXT.fullmatch(value.strip()):
+    if isinstance(value, str) and wanted & {"number",
+                                            "integer"} and NUMBER_TEXT.fullmatch(value.strip()):
         if "[" not in key:  # a quoted scalar
             return f" (a quoted number is text: write it unquoted, {_top(key)}: {value.strip()})"
-        return (" (a quoted number is text: write it unquoted in the config file; snakemake --config passes a list's "
-                "items as text, so set a list in a config file, given with --configfile)")
-    if isinstance(value, str) and "boolean" in wanted and value.strip().lower() in ("true", "false", "yes", "no"):
+        return (" (a quoted number is text: write it unquoted in the config file; snakemake "
+                "--config passes a list's items as text, so set a list in a config file, given "
+                "with --configfile)")
+    if isinstance(value, str) and "boolean" in wanted and value.strip().lower() in ("true", "false",
+                                                                                    "yes", "no"):
         flag = value.strip().lower() in ("true", "yes")
         return f" (write {_top(key)}: {str(flag).lower()} in a config file, or snakemake --config {_top(key)}={flag})"
     if "array" in wanted and not isinstance(value, list | dict):
-        return (f" (a list: write {key}: [{value}] in a config file, given with --configfile; snakemake --config "
-                "cannot set a list)")
+        return (f" (a list: write {key}: [{value}] in a config file, given with --configfile; "
+                "snakemake --config cannot set a list)")
     return ""
 
 

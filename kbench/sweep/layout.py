@@ -12,11 +12,11 @@ Below ``OUT`` (a results directory)::
     logs/<rule>/...                                                     the workflow's logs (LOGS)
 
 ``<sweep>`` (:func:`sweep_id`) names what a cell's numbers depend on beyond its own
-coordinates: the base seed and the λ path (its bounds, how λ is chosen). Sweeps that differ in either write to separate
-folders, so no run overwrites another configuration's cells, and several sweeps can share a
-results directory (a leaderboard then picks one, ``--sweep``). The plugin versions a cell
-was computed with are part of its identity (kbench.sweep.plan.cell_inputs), not its path: a
-new version recomputes the cell in place.
+coordinates: the base seed and the λ path (its bounds, how λ is chosen). Sweeps that differ in
+either write to separate folders, so no run overwrites another configuration's cells, and several
+sweeps can share a results directory (a leaderboard then picks one, ``--sweep``). The plugin
+versions a cell was computed with are part of its identity (kbench.sweep.plan.cell_inputs), not its
+path: a new version recomputes the cell in place.
 
 Below a data cache (``kbench prepare --data-cache``, ``OUT/data`` in the workflow)::
 
@@ -123,7 +123,8 @@ def cell_of_name(path) -> tuple[int, int] | None:
 def cell_path(out, sweep: str, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
     """The file of one cell's rows (``sweep``: :func:`sweep_id`; the four specs as text or
     :class:`kbench.Spec`)."""
-    return Path(out) / CELL.format(**slugs(kernel=kernel, dataset=dataset, sampler=sampler, task=task),
+    return Path(out) / CELL.format(**slugs(kernel=kernel, dataset=dataset, sampler=sampler,
+                                           task=task),
                                    sweep=sweep, rank=rank, rep=repetition)
 
 
@@ -144,15 +145,19 @@ def unlisted_cells(folder) -> list[Path]:
     for path in lists:
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             parts = Path(line.strip()).parts
-            starts = [i for i in range(1, len(parts)) if parts[i - 1] == CELLS_DIR and SWEEP_FOLDER.fullmatch(parts[i])]
+            starts = [i for i in range(1, len(parts)) if parts[i - 1] == CELLS_DIR
+                      and SWEEP_FOLDER.fullmatch(parts[i])]
             if starts:
                 listed.add(Path(*parts[starts[-1]:]))
-    return [file for file in sorted(cells.glob("*/**/*.parquet")) if file.relative_to(cells) not in listed]
+    return [file for file in sorted(cells.glob("*/**/*.parquet"))
+            if file.relative_to(cells) not in listed]
 
 
 def dataset_folder(out, sweep: str, kernel, dataset) -> Path:
-    """The folder of a dataset's cells with one kernel (every sampler, task, rank and repetition)."""
-    return Path(out) / CELL.split("/{sampler}")[0].format(**slugs(kernel=kernel, dataset=dataset), sweep=sweep)
+    """The folder of a dataset's cells with one kernel (every sampler, task, rank and
+    repetition)."""
+    return Path(out) / CELL.split("/{sampler}")[0].format(**slugs(kernel=kernel, dataset=dataset),
+                                                          sweep=sweep)
 
 
 def split_path(data_cache, dataset, repetition: int, seed: int = 0) -> Path:
@@ -162,12 +167,14 @@ def split_path(data_cache, dataset, repetition: int, seed: int = 0) -> Path:
 
 def exact_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> Path:
     """Where the exact baseline of (dataset, kernel, repetition) is cached, beside the splits."""
-    return Path(data_cache) / EXACT.format(**slugs(dataset=dataset, kernel=kernel), rep=repetition, seed=seed)
+    return Path(data_cache) / EXACT.format(**slugs(dataset=dataset, kernel=kernel), rep=repetition,
+                                           seed=seed)
 
 
 def kernel_path(data_cache, dataset, kernel, repetition: int, seed: int = 0) -> Path:
     """Where the kernel resolved on the split of (dataset, repetition) is cached."""
-    return Path(data_cache) / KERNEL.format(**slugs(dataset=dataset, kernel=kernel), rep=repetition, seed=seed)
+    return Path(data_cache) / KERNEL.format(**slugs(dataset=dataset, kernel=kernel), rep=repetition,
+                                            seed=seed)
 
 
 def part_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, part: str) -> Path:

@@ -3,9 +3,9 @@
 
 The workflow runs one job per part of a sampler's fits: a part made from the training rows
 alone, or from the parts it names (:meth:`kbench.plugin.Sampler.part_inputs`), whose files it
-reads. The run job's fits then start from the last part (:meth:`kbench.plugin.Sampler.use_prebuilt`).
-A part is seeded by the fit's generator (:meth:`kbench.plugin.Sampler.parts_seed`), so a fit from
-parts equals the fit built in one process.
+reads. The run job's fits then start from the last part
+(:meth:`kbench.plugin.Sampler.use_prebuilt`). A part is seeded by the fit's generator
+(:meth:`kbench.plugin.Sampler.parts_seed`), so a fit from parts equals the fit built in one process.
 
 A part's file holds the part of every rank's fit (each has its own seed) and the key of what
 it was computed from (split checksum, resolved kernel, sampler, λ): a file computed from
@@ -56,7 +56,8 @@ def part_inputs(sampler, part: str) -> list[str]:
 
 @functools.cache
 def part_graph(label: str) -> dict[str, tuple[str, ...]]:
-    """:func:`graph_of` the sampler of spec ``label``, once per spec (a workflow asks for it per job)."""
+    """:func:`graph_of` the sampler of spec ``label``, once per spec (a workflow asks for it per
+    job)."""
     return graph_of(create(label, "sampler"))
 
 
@@ -67,18 +68,22 @@ def graph_of(instance) -> dict[str, tuple[str, ...]]:
     owner = f"sampler {instance.name!r}"
     parts = instance.parts()
     if not isinstance(parts, list | tuple):
-        raise ContractViolation(f"{owner}: parts() returned {type(parts).__name__}, not a list of part names.")
+        raise ContractViolation(f"{owner}: parts() returned {type(parts).__name__}, not a list of "
+                                "part names.")
     if len(parts) > MAX_PARTS:
-        raise ContractViolation(f"{owner}: {len(parts)} parts, a job each; kbench takes at most {MAX_PARTS}.")
+        raise ContractViolation(f"{owner}: {len(parts)} parts, a job each; kbench takes at most "
+                                f"{MAX_PARTS}.")
     graph: dict[str, tuple[str, ...]] = {}
     for part in parts:
-        if not isinstance(part, str) or not PART_NAME.fullmatch(part) or part in graph or part in (".", ".."):
-            raise ContractViolation(f"{owner}: part {part!r} is not a name of its own (letters, digits, '.', '_', "
-                                    "'-', not '.' or '..'; each part once).")
+        if not isinstance(part,
+                          str) or not PART_NAME.fullmatch(part) or part in graph or part in (".",
+                                                                                             ".."):
+            raise ContractViolation(f"{owner}: part {part!r} is not a name of its own (letters, "
+                                    "digits, '.', '_', '-', not '.' or '..'; each part once).")
         inputs = tuple(instance.part_inputs(part))
         if any(name not in graph for name in inputs):
-            raise ContractViolation(f"{owner}: part {part!r} is made from {list(inputs)}, which its parts() list "
-                                    "does not all name before it.")
+            raise ContractViolation(f"{owner}: part {part!r} is made from {list(inputs)}, which "
+                                    "its parts() list does not all name before it.")
         graph[part] = inputs
     return graph
 
@@ -87,11 +92,12 @@ def check_part(text: str, sampler) -> str:
     """``text`` when it names a part of the sampler's fits, else a ValueError listing them."""
     parts = parts_of(sampler)
     if not parts:
-        raise ValueError(f"sampler {Spec.parse(sampler, 'sampler').label!r} builds its fits in one piece: it has "
-                         "no parts to build as jobs.")
+        raise ValueError(f"sampler {Spec.parse(sampler, 'sampler').label!r} builds its fits in one "
+                         "piece: it has no parts to build as jobs.")
     if text not in parts:
-        raise ValueError(f"{text!r} is not a part of the fits of {Spec.parse(sampler, 'sampler').label}; its parts "
-                         f"are {', '.join(parts)}.")
+        raise ValueError(f"{text!r} is not a part of the fits of "
+                         f"{Spec.parse(sampler, 'sampler').label}; its parts are "
+                         f"{', '.join(parts)}.")
     return text
 
 
@@ -103,13 +109,15 @@ def part_path(data_cache, dataset, kernel, sampler, repetition: int, seed: int, 
 def part_key(checksum: str, kernel, sampler: Spec, lam: float | None, part: str) -> str:
     """What a part is: the part, and what it is computed from (split checksum, resolved kernel,
     sampler, λ): another part's file is never read as this one."""
-    return json.dumps({"split": checksum, "kernel": kernel.spec(), "sampler": sampler.label, "lam": lam,
+    return json.dumps({"split": checksum, "kernel": kernel.spec(), "sampler": sampler.label,
+                       "lam": lam,
                        "part": part}, sort_keys=True)
 
 
 def save_part(path, key: str, made: dict[int, dict[str, np.ndarray]]) -> None:
     """Write one part's arrays for each fit's seed (atomically)."""
-    arrays = {f"t{seed}_{name}": value for seed, part in made.items() for name, value in part.items()}
+    arrays = {f"t{seed}_{name}": value for seed, part in made.items()
+              for name, value in part.items()}
     write_keyed_npz(path, key, seeds=np.array(list(made), dtype=np.int64), **arrays)
 
 
@@ -119,7 +127,8 @@ def load_part(path, key: str) -> dict[int, dict[str, np.ndarray]] | str | None:
     archive = read_keyed_npz(path, key, ("seeds",))
     if not isinstance(archive, dict):
         return archive
-    return {seed: {name.removeprefix(f"t{seed}_"): archive[name] for name in archive if name.startswith(f"t{seed}_")}
+    return {seed: {name.removeprefix(f"t{seed}_"): archive[name] for name in archive
+                   if name.startswith(f"t{seed}_")}
             for seed in archive["seeds"].tolist()}
 
 
@@ -129,38 +138,47 @@ def build_part(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
     the data cache; a part made from others reads their files. Returns the part's file and,
     when the part failed, why. A sampler that breaks the hook's contract is a ContractViolation."""
     check_dataset_spec(str(dataset))  # (an unknown dataset: a usage error, before any file)
-    dataset, kernel = Spec.parse(canonical_spec(str(dataset)), "dataset"), Spec.parse(kernel, "kernel")
-    sampler = Spec.parse(canonical_label(str(sampler), "sampler"), "sampler")  # as kbench run labels it
+    dataset, kernel = Spec.parse(canonical_spec(str(dataset)), "dataset"), Spec.parse(kernel,
+                                                                                      "kernel")
+    # as kbench run labels it
+    sampler = Spec.parse(canonical_label(str(sampler), "sampler"), "sampler")
     instance, part = create(sampler), check_part(part, sampler)
     ranks, lam = check_ranks(ranks), sampler_lam(sampler, check_lams(lams))
     path = part_path(data_cache, dataset, kernel, sampler, repetition, seed, part)
     inputs = part_inputs(sampler, part)
-    absent = [p for p in inputs if not part_path(data_cache, dataset, kernel, sampler, repetition, seed, p).exists()]
+    absent = [p for p in inputs
+              if not part_path(data_cache, dataset, kernel, sampler, repetition, seed, p).exists()]
     if absent:  # (an input that failed has its file, which says why: this part records that)
-        raise ValueError(f"part {part} is made from parts {' and '.join(absent)}, not computed in {data_cache}: "
-                         f"compute them first (--part {absent[0]}).")
-    seeds = {rank: fits_seed(instance, fit_seed(seed, dataset, sampler, rank, repetition)) for rank in ranks}
+        raise ValueError(f"part {part} is made from parts {' and '.join(absent)}, not computed in "
+                         f"{data_cache}: compute them first (--part {absent[0]}).")
+    seeds = {rank: fits_seed(instance, fit_seed(seed, dataset, sampler, rank, repetition))
+             for rank in ranks}
     try:
         data = load_split_cached(dataset, repetition, seed, data_cache)
         X = check_features(data.X_train, "X")
         checksum = split_checksum(data)
-        fitted = fitted_kernel(kernel, data, (layout.kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
+        fitted = fitted_kernel(kernel, data, (layout.kernel_path(data_cache, dataset, kernel,
+                                                                 repetition, seed), checksum))
         loaded = []
         for name in inputs:
-            found = load_part(part_path(data_cache, dataset, kernel, sampler, repetition, seed, name),
+            found = load_part(part_path(data_cache, dataset, kernel, sampler, repetition, seed,
+                                        name),
                               part_key(checksum, fitted, sampler, lam, name))
             if not isinstance(found, dict):
                 why = found or "its file is missing, damaged, or from another split, kernel or λ"
-                raise ValueError(f"part {name} has nothing to build on: {why}; build it again (--part {name})")
+                raise ValueError(f"part {name} has nothing to build on: {why}; build it again "
+                                 f"(--part {name})")
             missing = [rank for rank, fit in seeds.items() if fit not in found]
             if missing:
                 raise ValueError(f"part {name} was not built for the fits of ranks {missing}")
             loaded.append(found)
-        made = {fit: part_arrays(instance.build_part(X, fitted, lam, fit, part, [found[fit] for found in loaded]),
+        made = {fit: part_arrays(instance.build_part(X, fitted, lam, fit, part,
+                                                     [found[fit] for found in loaded]),
                                  instance.name, part) for fit in seeds.values()}
     except ContractViolation:
         raise
-    except Exception as exc:  # noqa: BLE001 - the run job meets it again and records it in its cells
+    # noqa: BLE001 - the run job meets it again and records it in its cells
+    except Exception as exc:
         write_absent(path, describe(exc))
         return path, describe(exc)
     save_part(path, part_key(checksum, fitted, sampler, lam, part), made)
@@ -168,15 +186,15 @@ def build_part(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
 
 
 def fits_seed(instance, fit_seed_value: int) -> int:
-    """The parts seed of the fit seeded ``fit_seed_value`` (:meth:`kbench.plugin.Sampler.parts_seed`),
-    checked: an integer in [0, 2⁶³)."""
+    """The parts seed of the fit seeded ``fit_seed_value``
+    (:meth:`kbench.plugin.Sampler.parts_seed`), checked: an integer in [0, 2⁶³)."""
     try:
         value = instance.parts_seed(np.random.default_rng(fit_seed_value))
     except NotImplementedError as exc:
         raise ContractViolation(str(exc)) from None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < 2**63:
-        raise ContractViolation(f"sampler {instance.name!r}: parts_seed returned {value!r}; a fit's parts seed is an "
-                                "integer in [0, 2⁶³).")
+        raise ContractViolation(f"sampler {instance.name!r}: parts_seed returned {value!r}; a "
+                                "fit's parts seed is an integer in [0, 2⁶³).")
     return int(value)
 
 
@@ -184,17 +202,19 @@ def part_arrays(made, sampler: str, part: str) -> dict[str, np.ndarray]:
     """What build_part returned, checked: a dict from names to numeric or boolean arrays (what
     a part's file holds), else a ContractViolation naming the entry."""
     if not isinstance(made, dict) or not made:
-        raise ContractViolation(f"sampler {sampler!r}: build_part returned {type(made).__name__} for part {part!r}, "
-                                "not a non-empty dict of arrays.")
+        raise ContractViolation(f"sampler {sampler!r}: build_part returned {type(made).__name__} "
+                                f"for part {part!r}, not a non-empty dict of arrays.")
     arrays = {}
     for name, value in made.items():
         try:
             array = np.asarray(value) if not isinstance(value, dict) else None
         except ValueError:  # a ragged list
             array = None
-        if not isinstance(name, str) or not PART_NAME.fullmatch(name) or array is None or array.dtype.kind not in "biuf":
+        if not isinstance(name,
+                          str) or not PART_NAME.fullmatch(name) or array is None or array.dtype.kind not in "biuf":
             raise ContractViolation(f"sampler {sampler!r}: the entry {name!r} of part {part!r} is "
-                                    f"{type(value).__name__}, not a numeric or boolean array under a plain name.")
+                                    f"{type(value).__name__}, not a numeric or boolean array under "
+                                    "a plain name.")
         arrays[name] = array
     return arrays
 
@@ -208,5 +228,6 @@ def prebuilt_parts(job: Job, context: JobContext) -> dict[int, dict[str, np.ndar
         return {}
     path = part_path(context.data_cache, job.dataset, job.kernel, job.sampler, job.repetition,
                      job.cells[0].base_seed, parts[-1])
-    found = load_part(path, part_key(context.split_checksum, context.kernel, job.sampler, job.sampler_lam, parts[-1]))
+    found = load_part(path, part_key(context.split_checksum, context.kernel, job.sampler,
+                                     job.sampler_lam, parts[-1]))
     return found if isinstance(found, dict) else {}

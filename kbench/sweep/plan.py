@@ -92,7 +92,8 @@ def provenance(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec) -> dict[s
 
 def cell_inputs(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec, rank: int, repetition: int,
                 seed: int, sampler_lam: float | None, lams: list[float] | None,
-                packages: dict[str, str] | None = None, lam_bounds=None, selection: str = DEFAULT_SELECTION,
+                packages: dict[str, str] | None = None, lam_bounds=None,
+                selection: str = DEFAULT_SELECTION,
                 data: str | None = None, blas_threads: int = DEFAULT_BLAS_THREADS) -> str:
     """A hash of everything a cell's values depend on: the four specs, rank, repetition,
     base seed, the λ a ridge-dependent sampler is fitted at, the λ path of a task that uses
@@ -103,19 +104,23 @@ def cell_inputs(dataset: Spec, kernel: Spec, sampler: Spec, task: Spec, rank: in
     threads, which change the last digits (a rerun with others recomputes, never mixes).
     The last two count only when they are not their defaults, so the other cells' hashes
     stay the same."""
-    path = None if lams is None else [lams, None if lam_bounds is None else list(lam_bounds), selection]
-    inputs = [SCHEMA_VERSION, KBENCH_VERSION, dataset.label, kernel.label, sampler.label, task.label, rank,
-              repetition, seed, sampler_lam, path, sorted((packages or {}).items())] + ([data] if data else []) + \
+    path = None if lams is None else [lams, None if lam_bounds is None else list(lam_bounds),
+                                      selection]
+    inputs = [SCHEMA_VERSION, KBENCH_VERSION, dataset.label, kernel.label, sampler.label,
+              task.label, rank,
+              repetition, seed, sampler_lam, path,
+              sorted((packages or {}).items())] + ([data] if data else []) + \
         ([blas_threads] if blas_threads != DEFAULT_BLAS_THREADS else [])
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:16]
 
 
 def check_validation_rows(dataset: str) -> None:
-    """A ValueError when λ is to be chosen on validation rows and the dataset spec sets none apart."""
+    """A ValueError when λ is to be chosen on validation rows and the dataset spec sets none
+    apart."""
     if split_sizes(dataset)[1] == 0:
-        raise ValueError(f"{dataset} has no validation rows (val_size=0), and λ is chosen on them: pass "
-                         "val_size > 0, or choose λ on the test set (selection: oracle, for a paper's "
-                         "reproduction).")
+        raise ValueError(f"{dataset} has no validation rows (val_size=0), and λ is chosen on them: "
+                         "pass val_size > 0, or choose λ on the test set (selection: oracle, for a "
+                         "paper's reproduction).")
 
 
 def task_refuses(task, dataset: Spec, kind: str | None) -> str | None:
@@ -134,7 +139,8 @@ def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
     label to its kernel specs; specs as text (read back from stored rows, or a workflow job's
     arguments) or Spec."""
     found = []
-    kernels = {Spec.parse(d, "dataset").label: specs for d, specs in kernels.items()}  # however written
+    # however written
+    kernels = {Spec.parse(d, "dataset").label: specs for d, specs in kernels.items()}
     for dataset in (Spec.parse(d, "dataset") for d in datasets):
         kind = known_task_type(dataset.label)  # once: a provider may read the data to tell
         for kernel in (Spec.parse(k, "kernel") for k in kernels[dataset.label]):
@@ -142,18 +148,24 @@ def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
             for sampler in (Spec.parse(s, "sampler") for s in samplers):
                 why = create(sampler).refuses(kernel_object)
                 for task in (Spec.parse(t, "task") for t in tasks):
-                    refused_by, reason = ("sampler", why) if why else ("task", task_refuses(create(task), dataset, kind))
+                    refused_by, reason = ("sampler", why) if why else ("task",
+                                                                       task_refuses(create(task),
+                                                                                    dataset, kind))
                     if reason:
-                        found.append({"dataset": dataset.label, "kernel": kernel.label, "sampler": sampler.label,
-                                      "task": task.label, "refused_by": refused_by, "reason": reason})
+                        found.append({"dataset": dataset.label, "kernel": kernel.label,
+                                      "sampler": sampler.label,
+                                      "task": task.label, "refused_by": refused_by,
+                                      "reason": reason})
     return found
 
 
 def nothing_planned(excluded: list[dict], shown: int = 8) -> str:
     """Why a sweep has no cell to compute: each combination and the reason it is refused."""
-    lines = [f"{r['dataset']} × {r['kernel']} × {r['sampler']} × {r['task']}: {r['reason']}" for r in excluded]
+    lines = [f"{r['dataset']} × {r['kernel']} × {r['sampler']} × {r['task']}: {r['reason']}"
+             for r in excluded]
     more = f"; and {len(lines) - shown} more" if len(lines) > shown else ""
-    return ("the sweep plans no cell: every combination is refused by design (" + "; ".join(lines[:shown]) + more
+    return ("the sweep plans no cell: every combination is refused by design ("
+            + "; ".join(lines[:shown]) + more
             + "). Add a dataset, sampler or task that fits.")
 
 
@@ -200,7 +212,8 @@ def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
             check_validation_rows(spec.label)
     sweep = sweep_id(seed, lams, config.lam_bounds, config.selection)
     if excluded is None:
-        excluded = not_planned(dataset_specs, {d.label: [kernel] for d in dataset_specs}, sampler_specs, task_specs)
+        excluded = not_planned(dataset_specs, {d.label: [kernel] for d in dataset_specs},
+                               sampler_specs, task_specs)
     refused = {(r["dataset"], r["sampler"], r["task"]) for r in excluded}
     jobs = []
     for dataset in dataset_specs:
@@ -208,7 +221,8 @@ def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
         for repetition in config.repetitions:
             for sampler in sampler_specs:
                 lam = sampler_lam(sampler, lams)
-                tasks = [t for t in task_specs if (dataset.label, sampler.label, t.label) not in refused]
+                tasks = [t for t in task_specs
+                         if (dataset.label, sampler.label, t.label) not in refused]
                 if not tasks:
                     continue
                 for rank in config.ranks:
@@ -218,10 +232,13 @@ def plan(config: SweepConfig, excluded: list[dict] | None = None) -> list[Job]:
                         uses_lams = plugin_class(task).uses_lams
                         packages = provenance(dataset, kernel, sampler, task)
                         inputs = cell_inputs(dataset, kernel, sampler, task, rank, repetition, seed,
-                                             lam, lams if uses_lams else None, packages, config.lam_bounds,
+                                             lam, lams if uses_lams else None, packages,
+                                             config.lam_bounds,
                                              config.selection, version, config.blas_threads)
-                        path = cell_path(config.out, sweep, kernel, dataset, sampler, task, rank, repetition)
-                        job.cells.append(Cell(dataset, kernel, sampler, task, rank, repetition, seed,
+                        path = cell_path(config.out, sweep, kernel, dataset, sampler, task, rank,
+                                         repetition)
+                        job.cells.append(Cell(dataset, kernel, sampler, task, rank, repetition,
+                                              seed,
                                               inputs, uses_lams, path, sweep, packages))
                     jobs.append(job)
     return jobs

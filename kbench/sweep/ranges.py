@@ -18,9 +18,11 @@ VALUE_RANGES = {
     "rank": (lambda v: (v >= 1) & (v % 1 == 0), "whole ranks >= 1"),
     "lam": (lambda v: v > 0, "λ > 0"),
     "repetition": (lambda v: (v >= 0) & (v % 1 == 0), "repetition indices 0, 1, …"),
-    **dict.fromkeys([f"{part}_mse{exact}" for part in ("train", "val", "test") for exact in ("", "_exact")], _SQUARES),
+    **dict.fromkeys([f"{part}_mse{exact}" for part in ("train", "val", "test")
+                     for exact in ("", "_exact")], _SQUARES),
     **dict.fromkeys(["test_r2", "test_r2_exact"], _R2),
-    **dict.fromkeys([f"{rate}{exact}" for rate in ("accuracy", "balanced_accuracy", "auc") for exact in ("", "_exact")],
+    **dict.fromkeys([f"{rate}{exact}" for rate in ("accuracy", "balanced_accuracy", "auc")
+                     for exact in ("", "_exact")],
                     _RATE),
 }
 #: the columns kbench writes as numbers in its own rows; text there means an edited file
@@ -28,7 +30,8 @@ VALUE_RANGES = {
 #: 4266312564274040, 4702e58031050134)
 NUMERIC_COLUMNS = (*VALUE_RANGES, "components", "seed", "base_seed", "rank_realized", "n_train",
                    "sampler_lam", "lam_selected", "kernel_evals", "blas_threads", "peak_rss_mb",
-                   *(f"time_{part}_s" for part in ("sample", "features", "fit", "predict", "exact")))
+                   *(f"time_{part}_s"
+                     for part in ("sample", "features", "fit", "predict", "exact")))
 
 
 def check_row_ranges(rows: list[dict], task: str) -> None:
@@ -38,9 +41,11 @@ def check_row_ranges(rows: list[dict], task: str) -> None:
     for row in rows:
         for column, (inside, kbench_writes) in VALUE_RANGES.items():
             value = row.get(column)
-            if column != "lam" and isinstance(value, numbers.Real) and np.isfinite(value) and not inside(value):
-                raise ContractViolation(f"task {task!r} wrote {column} = {value}, where kbench writes "
-                                        f"{kbench_writes}; fix the task, or name the column otherwise")
+            if column != "lam" and isinstance(value,
+                                              numbers.Real) and np.isfinite(value) and not inside(value):
+                raise ContractViolation(f"task {task!r} wrote {column} = {value}, where kbench "
+                                        f"writes {kbench_writes}; fix the task, or name the column "
+                                        "otherwise")
 
 
 def numeric_columns(tasks) -> set[str]:

@@ -41,7 +41,8 @@ from kbench.tasks.selection import DEFAULT_SELECTION
 
 #: a worker's exit code when a cell file cannot be written (sysexits' EX_IOERR)
 CANNOT_WRITE = 74
-#: the longest wait poll() takes, in seconds (milliseconds in a C int): a later deadline is waited for in turns
+#: the longest wait poll() takes, in seconds (milliseconds in a C int): a later deadline is waited
+#: for in turns
 LONGEST_WAIT = (2**31 - 1) // 1000
 
 def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3,
@@ -101,7 +102,8 @@ def execute(config: SweepConfig, progress: bool = True) -> tuple[list[Job], Summ
     started = time.perf_counter()
     with threadpool_limits(limits=config.blas_threads):
         kernels = {d.label: [config.kernel_spec] for d in config.dataset_specs}
-        excluded = not_planned(config.dataset_specs, kernels, config.sampler_specs, config.task_specs)
+        excluded = not_planned(config.dataset_specs, kernels, config.sampler_specs,
+                               config.task_specs)
         planned = plan(config, excluded)  # every name and value checked before anything is written
         if not planned:
             raise ConfigError(nothing_planned(excluded))
@@ -111,7 +113,8 @@ def execute(config: SweepConfig, progress: bool = True) -> tuple[list[Job], Summ
     counts["already done"] = sum(done.values())
     cells = [cell for job in planned for cell in job.cells]
     failed_before = {status: n for status, n in done.items() if Status(status).failed}
-    return planned, Summary(dict(counts), time.perf_counter() - started, [str(cell.path) for cell in cells], excluded,
+    return planned, Summary(dict(counts), time.perf_counter() - started,
+                            [str(cell.path) for cell in cells], excluded,
                             failed_before)
 
 
@@ -164,7 +167,8 @@ class _Running:
 
     @property
     def deadline(self) -> float | None:
-        return min((end for end in (self.cell_end, self.share_end) if end is not None), default=None)
+        return min((end for end in (self.cell_end, self.share_end) if end is not None),
+                   default=None)
 
 
 @dataclass
@@ -197,7 +201,8 @@ class Scheduler:
             try:
                 while queue or self.running:
                     while queue and len(self.running) < self.config.jobs:
-                        self._start(queue.popleft(), rounds=math.ceil((len(queue) + 1) / self.config.jobs))
+                        self._start(queue.popleft(),
+                                    rounds=math.ceil((len(queue) + 1) / self.config.jobs))
                     self._wait()
                     self._reap()
             finally:
@@ -218,16 +223,21 @@ class Scheduler:
             left = None if self.end is None else self.end - time.monotonic()
             try:
                 if left is not None and left <= 0:
-                    raise ContextFailed(Failure(Status.TIMEOUT, f"{limit} had passed before its data were loaded",
+                    raise ContextFailed(Failure(Status.TIMEOUT, f"{limit} had passed before its "
+                                                                "data were loaded",
                                                 "dataset"))
-                with alarm(left, lambda: TimeLimitReached(limit)):  # the parent's share: every fit waits on it
+                # the parent's share: every fit waits on it
+                with alarm(left, lambda: TimeLimitReached(limit)):
                     self.contexts[key] = prepare_context(
-                        job.dataset, job.kernel, job.repetition, c.seed, self.tasks, self.environment, c.data_cache,
+                        job.dataset, job.kernel, job.repetition, c.seed, self.tasks,
+                        self.environment, c.data_cache,
                         self.ridge_samplers, list(c.lams), c.lam_bounds, c.selection, say=self._say)
-            except ContextFailed as exc:  # the dataset, its kernel or its baseline failed: the cells fail
+            # the dataset, its kernel or its baseline failed: the cells fail
+            except ContextFailed as exc:
                 self.contexts[key] = exc.failure
             except TimeLimitReached:  # between stages (a task's prepare)
-                self.contexts[key] = Failure(Status.TIMEOUT, f"preparing its tasks did not finish within {limit}",
+                self.contexts[key] = Failure(Status.TIMEOUT, "preparing its tasks did not finish "
+                                                             f"within {limit}",
                                              "task")
         return self.contexts[key]
 
@@ -237,7 +247,8 @@ class Scheduler:
             self.bar[0].console.print(text)
 
     def _start(self, batch: list[Job], rounds: int) -> None:
-        """Fork a worker for ``batch`` (``rounds``: of batches still to start, this one's included)."""
+        """Fork a worker for ``batch`` (``rounds``: of batches still to start, this one's
+        included)."""
         context = self._context(batch[0])
         if isinstance(context, Failure):
             return self._finish(batch, context)
@@ -246,10 +257,12 @@ class Scheduler:
             target=_work, args=(batch, context, self.config.memory_limit_mb, report, os.getpid()))
         timeout = self.config.cell_timeout
         try:
-            with held():  # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
+            # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
+            with held():
                 process.start()
                 self.running[process] = _Running(batch, progress, None if timeout is None else
-                                                 time.monotonic() + timeout, *_share(self.end, rounds),
+                                                 time.monotonic() + timeout,
+                                                 *_share(self.end, rounds),
                                                  oom_kills=oom_kills())
         except BaseException:
             progress.close()
@@ -260,8 +273,10 @@ class Scheduler:
     def _wait(self) -> None:
         """Until a worker writes a cell or exits, or the first deadline passes: an event, not
         a polling loop."""
-        deadlines = [state.deadline for state in self.running.values() if state.deadline is not None]
-        timeout = min(max(min(deadlines) - time.monotonic(), 0.0), LONGEST_WAIT) if deadlines else None
+        deadlines = [state.deadline for state in self.running.values()
+                     if state.deadline is not None]
+        timeout = min(max(min(deadlines) - time.monotonic(), 0.0),
+                      LONGEST_WAIT) if deadlines else None
         if self.running:
             wait([process.sentinel for process in self.running]
                  + [state.progress for state in self.running.values()], timeout)
@@ -278,16 +293,20 @@ class Scheduler:
                 if code == -signal.SIGKILL:
                     failure = _killed(state.oom_kills)
                 elif code == CANNOT_WRITE:
-                    failure = Failure(Status.ERROR, "the worker could not write its cell (the line above says why)",
+                    failure = Failure(Status.ERROR, "the worker could not write its cell (the line "
+                                                    "above says why)",
                                       "job")
                 else:
-                    failure = Failure(Status.ERROR, f"worker exited with code {code} without writing the cell")
+                    failure = Failure(Status.ERROR, f"worker exited with code {code} without "
+                                                    "writing the cell")
             elif state.deadline is not None and time.monotonic() > state.deadline:
                 process.kill()
                 process.join()
-                reason = (f"--cell-timeout {self.config.cell_timeout:g} s per cell" if state.deadline == state.cell_end
+                reason = (f"--cell-timeout {self.config.cell_timeout:g} s per cell"
+                          if state.deadline == state.cell_end
                           else state.share_reason)
-                failure = Failure(Status.TIMEOUT, f"no result within {reason}; the worker was killed")
+                failure = Failure(Status.TIMEOUT, f"no result within {reason}; the worker was "
+                                                  "killed")
             else:
                 continue
             del self.running[process]
@@ -295,7 +314,8 @@ class Scheduler:
             self._finish(state.batch, failure)
 
     def _finish(self, batch: list[Job], failure: Failure) -> None:
-        """Count the batch's cells; a cell without a result of these inputs gets ``failure``'s rows."""
+        """Count the batch's cells; a cell without a result of these inputs gets ``failure``'s
+        rows."""
         key = (batch[0].dataset, batch[0].repetition)
         context = self.contexts.get(key)
         for job in batch:
@@ -303,7 +323,8 @@ class Scheduler:
                 status = cell_status(cell.path, cell.inputs)
                 if status is None:
                     known = context if not isinstance(context, Failure) else None
-                    write_failure(cell, job, list(known.lams if known else self.config.lams), failure, known,
+                    write_failure(cell, job, list(known.lams if known else self.config.lams),
+                                  failure, known,
                                   self.environment)
                     status = failure.status.value
                 self.counts[status] += 1
@@ -339,12 +360,13 @@ def _killed(before: int | None) -> Failure:
     started (``before``), else ``killed`` (by a user, or a job scheduler), which a rerun retries."""
     after = oom_kills()
     if before is None or after is None:
-        return Failure(Status.OOM, "worker killed by SIGKILL (out of memory? the kernel's oom_kill counter "
-                                   "cannot be read here)", "job")
+        return Failure(Status.OOM, "worker killed by SIGKILL (out of memory? the kernel's oom_kill "
+                                   "counter cannot be read here)", "job")
     if after > before:
         return Failure(Status.OOM, "worker killed by the kernel's out-of-memory killer", "job")
-    return Failure(Status.KILLED, "worker killed by SIGKILL from outside kbench (not out of memory: the kernel's "
-                                  "oom_kill counter did not move); a rerun computes the cell again", "job")
+    return Failure(Status.KILLED, "worker killed by SIGKILL from outside kbench (not out of "
+                                  "memory: the kernel's oom_kill counter did not move); a rerun "
+                                  "computes the cell again", "job")
 
 
 def _drain(progress: Connection) -> bool:
@@ -359,7 +381,8 @@ def _drain(progress: Connection) -> bool:
     return got
 
 
-def _work(batch: list[Job], context: JobContext, memory_limit_mb, report: Connection, parent: int) -> None:
+def _work(batch: list[Job], context: JobContext, memory_limit_mb, report: Connection,
+          parent: int) -> None:
     """A worker of process ``parent``: its signals set (:func:`worker_signals`); its
     address space is capped once, then it runs the batch's fits in order, reporting each
     cell it writes on ``report``. The last part of fits other processes built in parts

@@ -79,7 +79,8 @@ def worker_signals(parent: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     release()
-    with contextlib.suppress(OSError, AttributeError):  # not Linux: the parent's kill is the only one
+    # not Linux: the parent's kill is the only one
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before the call
         os._exit(1)

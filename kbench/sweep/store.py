@@ -54,7 +54,8 @@ def write_cell(path: Path, rows: list[dict]) -> None:
     columns["schema_version"] = [SCHEMA_VERSION] * len(rows)
     try:
         table = pa.table(columns)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # a column of mixed types: stored as pandas would
+    # a column of mixed types: stored as pandas would
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         table = pa.Table.from_pandas(pd.DataFrame(columns), preserve_index=False)
     # a few rows: compression, dictionaries and statistics cost a quarter of the write, save nothing
     _write_table(table, path, compression="none", use_dictionary=False, write_statistics=False)
@@ -68,7 +69,8 @@ def write_frame(frame: pd.DataFrame, path: Path) -> None:
 def _write_table(table: pa.Table, path: Path, **options) -> None:
     path = Path(path)
     if path.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "is a directory; pass a file name (or remove the folder)", str(path))
+        raise IsADirectoryError(errno.EISDIR, "is a directory; pass a file name (or remove the "
+                                              "folder)", str(path))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, **options)
 
@@ -80,7 +82,8 @@ def _read_table(path: Path, plain=()) -> pa.Table:
     try:
         table = pq.ParquetFile(path, pre_buffer=False).read(use_threads=False)
     except (pa.ArrowInvalid, OSError) as exc:
-        fix = ("delete it and rerun: kbench run computes the cell again" if enclosing_results(path) is not None else
+        fix = ("delete it and rerun: kbench run computes the cell again"
+               if enclosing_results(path) is not None else
                "give a results folder, or a file kbench aggregate wrote")
         raise ValueError(f"{path} is not a readable parquet file ({exc}); {fix}.") from None
     if any(table.schema == schema for schema in plain):
@@ -107,8 +110,9 @@ def _plain_types(path: Path, table: pa.Table) -> pa.Table:
     for name in ("lam", "lam_selected"):
         kind = table.schema.field(name).type if name in table.column_names else pa.float64()
         if pa.types.is_floating(kind) and kind != pa.float64():
-            raise ValueError(f"{path}: column {name!r} is float{kind.bit_width}; kbench writes λ as float64, and a "
-                             "rounded λ no longer matches the λ chosen (lam_selected): are these kbench's results?")
+            raise ValueError(f"{path}: column {name!r} is float{kind.bit_width}; kbench writes λ "
+                             "as float64, and a rounded λ no longer matches the λ chosen "
+                             "(lam_selected): are these kbench's results?")
     return table
 
 
@@ -145,14 +149,18 @@ def read_cells(paths) -> pd.DataFrame:
         else:  # older (migrated), newer or unversioned (refused with the file's name)
             older.append(read_cell(path))
     try:
-        frames = [pa.concat_tables(current, promote_options="permissive").to_pandas()] if current else []
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # types Arrow cannot unify: an integer past 2**53 beside
+        frames = [pa.concat_tables(current,
+                                   promote_options="permissive").to_pandas()] if current else []
+    # types Arrow cannot unify: an integer past 2**53 beside
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
         # floats, or a plugin's column of numbers in one cell and text in another
-        frames = [_text_where_mixed(pd.concat([table.to_pandas() for table in current], ignore_index=True))]
+        frames = [_text_where_mixed(pd.concat([table.to_pandas() for table in current],
+                                              ignore_index=True))]
     frames += older
     if not frames:
         return pd.DataFrame()
-    return _plain_numbers(frames[0] if len(frames) == 1 else _text_where_mixed(pd.concat(frames, ignore_index=True)))
+    return _plain_numbers(frames[0] if len(frames) == 1
+                          else _text_where_mixed(pd.concat(frames, ignore_index=True)))
 
 
 def _plain_numbers(frame: pd.DataFrame) -> pd.DataFrame:
@@ -160,8 +168,10 @@ def _plain_numbers(frame: pd.DataFrame) -> pd.DataFrame:
     ``convert_dtypes()``) as NumPy's, a missing value as NaN, as kbench writes them."""
     masked = {column: dtype for column, dtype in frame.dtypes.items()
               if isinstance(dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "biuf"}
-    return frame.assign(**{column: frame[column].to_numpy(dtype=float, na_value=np.nan) if frame[column].isna().any()
-                           else frame[column].to_numpy(dtype=dtype.numpy_dtype) for column, dtype in masked.items()})
+    return frame.assign(**{column: frame[column].to_numpy(dtype=float, na_value=np.nan)
+                           if frame[column].isna().any()
+                           else frame[column].to_numpy(dtype=dtype.numpy_dtype)
+                           for column, dtype in masked.items()})
 
 
 def _check_named_cell(path: Path, table: pa.Table) -> None:
@@ -171,33 +181,39 @@ def _check_named_cell(path: Path, table: pa.Table) -> None:
     named = cell_of_name(path)
     if named is None or not {"rank", "repetition"} <= set(table.column_names):
         return
-    held = {(int(r), int(k)) for r, k in zip(table.column("rank").to_pylist(), table.column("repetition").to_pylist(),
+    held = {(int(r), int(k)) for r, k in zip(table.column("rank").to_pylist(),
+                                             table.column("repetition").to_pylist(),
                                               strict=True) if r is not None and k is not None}
     if held and held != {named}:
         rank, repetition = sorted(held)[0]
-        raise ValueError(f"{path} holds the rows of rank {rank}, repetition {repetition}, not of the cell its name says "
-                         f"(rank {named[0]}, repetition {named[1]}): a file copied or renamed by hand; move it to "
-                         "its own name, or delete it and run the sweep again (it computes the missing cell).")
+        raise ValueError(f"{path} holds the rows of rank {rank}, repetition {repetition}, not of "
+                         f"the cell its name says (rank {named[0]}, repetition {named[1]}): a file "
+                         "copied or renamed by hand; move it to its own name, or delete it and run "
+                         "the sweep again (it computes the missing cell).")
 
 
 def _text_where_mixed(frame: pd.DataFrame) -> pd.DataFrame:
     """Columns holding text in some rows and other values in others (a plugin's info entry
     written as a number by one cell and as text by another) as text throughout, so that the
     rows can be written again as one table; a new frame."""
-    mixed = [column for column in frame.columns if frame[column].dtype == object  # (inferred in C, not per row)
+    # (inferred in C, not per row)
+    mixed = [column for column in frame.columns if frame[column].dtype == object
              and pd.api.types.infer_dtype(frame[column], skipna=True) in ("mixed", "mixed-integer")]
     return frame.assign(**{column: frame[column].map(lambda value: value if pd.isna(value) or
-                                                     isinstance(value, str) else str(value)) for column in mixed})
+                                                     isinstance(value, str) else str(value))
+                           for column in mixed})
 
 
 def cell_status(path: Path, inputs: str | None = None) -> str | None:
     """The status of a finished cell ('ok', 'error', ...), or None when it must be computed:
-    no file, an unreadable one, a ``killed`` one, another schema version, or other inputs than ``inputs``
-    (the fingerprint of everything its values depend on, kbench.sweep.plan.cell_inputs)."""
+    no file, an unreadable one, a ``killed`` one, another schema version, or other inputs than
+    ``inputs`` (the fingerprint of everything its values depend on,
+    kbench.sweep.plan.cell_inputs)."""
     if not path.is_file():
         return None
     try:
-        table = pq.ParquetFile(path, pre_buffer=False).read(columns=["status", "schema_version", "cell_inputs"],
+        table = pq.ParquetFile(path, pre_buffer=False).read(columns=["status", "schema_version",
+                                                                     "cell_inputs"],
                                                             use_threads=False)
     except (pa.ArrowInvalid, OSError, KeyError):
         return None
@@ -220,20 +236,24 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
 
     Rows with the same identity (a cell rerun) are de-duplicated, the newest timestamp wins.
     """
-    given = [directory] if isinstance(directory, str | os.PathLike) else list(directory) if isinstance(
+    given = [directory] if isinstance(directory,
+                                      str | os.PathLike) else list(directory) if isinstance(
         directory, list | tuple) else None
-    if given is None or any(not isinstance(p, str | os.PathLike) or not str(p).strip() for p in given):
-        raise ValueError(f"results are read from a path (text) or a list of paths, got {shown(directory)}: name a "
-                         "results directory or an aggregated file.")
+    if given is None or any(not isinstance(p, str | os.PathLike) or not str(p).strip()
+                            for p in given):
+        raise ValueError("results are read from a path (text) or a list of paths, got "
+                         f"{shown(directory)}: name a results directory or an aggregated file.")
     paths = [Path(p) for p in given]
     if not paths:
         raise ValueError("no results to read: name a results directory or an aggregated file.")
     frame = _newest(read_cells([file for path in paths for file in _files_of(path)]))
     check_values(frame, paths[0] if len(paths) == 1 else f"{len(paths)} paths ({paths[0]}, …)")
-    unknown = sorted(set(frame["status"].dropna().astype(str)) - {status.value for status in Status})
+    unknown = sorted(set(frame["status"].dropna().astype(str)) - {status.value
+                                                                  for status in Status})
     if unknown:
-        raise ValueError(f"{paths[0]}: rows of status {unknown[0]!r}, which kbench never writes (its statuses: "
-                         f"{', '.join(status.value for status in Status)}); are these kbench's results?")
+        raise ValueError(f"{paths[0]}: rows of status {unknown[0]!r}, which kbench never writes "
+                         f"(its statuses: {', '.join(status.value for status in Status)}); are "
+                         "these kbench's results?")
     if sweep is None:
         return frame
     chosen = frame[frame["sweep"].astype(object).where(frame["sweep"].notna(), UNRECORDED) == sweep]
@@ -255,39 +275,47 @@ def check_values(frame: pd.DataFrame, where) -> None:
     (:data:`VALUE_RANGES`: a rank, λ, an MSE, R², a rate), or a column holds numbers written
     as text (a file edited or written by another program)."""
     for column in TEXT_COLUMNS:
-        missing = int((frame[column].isna() | (frame[column].astype(str).str.strip() == "")).sum())  # ('' is none)
+        # ('' is none)
+        missing = int((frame[column].isna() | (frame[column].astype(str).str.strip() == "")).sum())
         if missing:
-            raise ValueError(f"{where}: {missing} of {len(frame)} rows have no {column!r}, which kbench writes in every "
-                             "row; are these kbench's results?")
+            raise ValueError(f"{where}: {missing} of {len(frame)} rows have no {column!r}, which "
+                             "kbench writes in every row; are these kbench's results?")
         control = frame[column].astype(str).str.contains(CONTROL)
         if control.any():  # (a spec refuses them: a terminal escape would reach the page raw)
             raise ValueError(f"{where}: column {column!r} holds a control character "
-                             f"({shown(frame[column][control].iloc[0])}), which no kbench label has; are these kbench's "
-                             "results?")
-    for column in ("rank", "repetition"):  # (a cell's coordinates: a row without one belongs to no cell)
+                             f"({shown(frame[column][control].iloc[0])}), which no kbench label "
+                             "has; are these kbench's results?")
+    # (a cell's coordinates: a row without one belongs to no cell)
+    for column in ("rank", "repetition"):
         missing = int(frame[column].isna().sum()) if column in frame else 0
         if missing:
-            raise ValueError(f"{where}: {missing} of {len(frame)} rows have no {column!r}, which kbench writes in every "
-                             "row; are these kbench's results?")
+            raise ValueError(f"{where}: {missing} of {len(frame)} rows have no {column!r}, which "
+                             "kbench writes in every row; are these kbench's results?")
     tasks = frame["task"].dropna().unique() if "task" in frame else []
-    for column in frame.columns.intersection(list(numeric_columns(tasks))):  # (not a digest, nor a plugin's info)
+    # (not a digest, nor a plugin's info)
+    for column in frame.columns.intersection(list(numeric_columns(tasks))):
         values = frame[column].dropna()
-        if len(values) and pd.api.types.is_string_dtype(values) and pd.to_numeric(values, errors="coerce").notna().all():
-            raise ValueError(f"{where}: column {column!r} holds numbers written as text ({shown(values.iloc[0])}, …); "
-                             "kbench writes them as numbers: are these kbench's results?")
+        if len(values) and pd.api.types.is_string_dtype(values) and pd.to_numeric(values,
+                                                                                  errors="coerce").notna().all():
+            raise ValueError(f"{where}: column {column!r} holds numbers written as text "
+                             f"({shown(values.iloc[0])}, …); kbench writes them as numbers: are "
+                             "these kbench's results?")
     for column, (inside, kbench_writes) in VALUE_RANGES.items():
         values = frame[column].dropna() if column in frame and pd.api.types.is_numeric_dtype(frame[column]) else []
-        values = values[np.isfinite(values)] if len(values) else values  # (a non-finite score is a failure, not a lie)
+        # (a non-finite score is a failure, not a lie)
+        values = values[np.isfinite(values)] if len(values) else values
         if len(values) and not inside(values).all():
             outside = format_value(values[~inside(values)].iloc[0].item())
-            raise ValueError(f"{where}: column {column!r} holds {outside}; kbench writes {kbench_writes}: are these "
-                             "kbench's results?")
+            raise ValueError(f"{where}: column {column!r} holds {outside}; kbench writes "
+                             f"{kbench_writes}: are these kbench's results?")
 
 
 def sweeps(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per sweep in ``frame`` (its ``sweep`` id; :data:`UNRECORDED` for rows older than
-    schema version 3): its cells, base seed, λ path and where λ was chosen (validation or test rows)."""
-    rows = frame.assign(sweep=frame["sweep"].astype(object).where(frame["sweep"].notna(), UNRECORDED))
+    schema version 3): its cells, base seed, λ path and where λ was chosen (validation or test
+    rows)."""
+    rows = frame.assign(sweep=frame["sweep"].astype(object).where(frame["sweep"].notna(),
+                                                                  UNRECORDED))
     cells = rows.drop_duplicates(["sweep", *CELL_KEYS])
     lams = rows.groupby("sweep")["lam"].agg(lambda v: sorted(v.dropna().unique()))
     chosen = rows.groupby("sweep")["selected_on"].agg(lambda v: sorted(v.dropna().unique())) \
@@ -301,16 +329,18 @@ def check_one_sweep(frame: pd.DataFrame) -> None:
     """A ValueError naming the sweeps when ``frame`` holds more than one: a leaderboard or a
     paper's page never mixes configurations."""
     if "sweep" in frame and frame["sweep"].nunique(dropna=False) > 1:
-        raise ValueError(f"the results hold {frame['sweep'].nunique(dropna=False)} sweeps, which a page "
-                         f"never mixes:\n{describe_sweeps(frame)}\npick one with --sweep ID (or write each "
-                         "sweep to its own --out).")
+        raise ValueError(f"the results hold {frame['sweep'].nunique(dropna=False)} sweeps, which a "
+                         f"page never mixes:\n{describe_sweeps(frame)}\npick one with --sweep ID "
+                         "(or write each sweep to its own --out).")
 
 
 def describe_sweeps(frame: pd.DataFrame) -> str:
     """The sweeps of ``frame``, a line each."""
-    return "\n".join(f"  {sweep}: {row['cells']} cells, base seed {', '.join(map(str, row['seed'])) or '?'}, "
-                     f"λ path {', '.join(f'{lam:g}' for lam in row['λ path']) or '(none)'}"
-                     + (f", λ chosen on the {' and '.join(row['λ chosen on'])} rows" if row["λ chosen on"] else "")
+    return "\n".join(f"  {sweep}: {row['cells']} cells, base seed "
+                     f"{', '.join(map(str, row['seed'])) or '?'}, λ path "
+                     f"{', '.join(f'{lam:g}' for lam in row['λ path']) or '(none)'}"
+                     + (f", λ chosen on the {' and '.join(row['λ chosen on'])} rows"
+                        if row["λ chosen on"] else "")
                      for sweep, row in sweeps(frame).iterrows())
 
 
@@ -319,20 +349,22 @@ def _files_of(directory: Path) -> list[Path]:
     if directory.is_file() and directory.suffix == ".parquet":
         return [directory]  # a cell, or an aggregated file (kbench aggregate)
     if directory.is_file():
-        raise ValueError(f"{directory} is a file, not a results directory or an aggregated .parquet file (kbench "
-                         "aggregate writes one).")
+        raise ValueError(f"{directory} is a file, not a results directory or an aggregated "
+                         ".parquet file (kbench aggregate writes one).")
     if not directory.exists():
         raise ValueError(f"{shown(str(directory), 200)}: no such file or folder.")
     if not directory.is_dir():
-        raise ValueError(f"{directory} is not a results directory (run 'kbench run --out {directory}').")
+        raise ValueError(f"{directory} is not a results directory (run 'kbench run --out "
+                         f"{directory}').")
     cells = (directory / CELLS_DIR).resolve()  # (a cells/ that is a link to the cells)
-    files = [f for f in sorted(cells.rglob("*.parquet"))  # (not a results folder written inside cells/)
+    # (not a results folder written inside cells/)
+    files = [f for f in sorted(cells.rglob("*.parquet"))
              if CELLS_DIR not in f.relative_to(cells).parts] or sorted(directory.rglob("*.parquet"))
     files = [f for f in files if f.name != "all.parquet"]
     special = next((f for f in files if f.exists() and not (f.is_file() or f.is_dir())), None)
     if special is not None:  # opening a FIFO blocks until a writer comes
-        raise ValueError(f"{special} is not a regular file (a FIFO, a socket or a device): a results folder holds "
-                         "files only; move it out.")
+        raise ValueError(f"{special} is not a regular file (a FIFO, a socket or a device): a "
+                         "results folder holds files only; move it out.")
     if not files and (directory / "all.parquet").is_file():
         return [directory / "all.parquet"]  # a folder of merged rows only (kbench aggregate's file)
     if not files:
@@ -344,7 +376,8 @@ def _newest(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per identity, the newest timestamp's, in identity order; ``attrs["replaced"]``
     counts the older rows of an identity left out (another run's row, not a copy of it)."""
     keys = [c for c in IDENTITY if c in frame.columns]
-    versions = len(frame.drop_duplicates(subset=[*keys, "timestamp"])) if "timestamp" in frame else len(frame)
+    versions = len(frame.drop_duplicates(subset=[*keys,
+                                                 "timestamp"])) if "timestamp" in frame else len(frame)
     frame = frame.sort_values("timestamp", kind="stable")
     frame = frame.drop_duplicates(subset=keys, keep="last", ignore_index=True)
     newest = frame.sort_values(keys, kind="stable", ignore_index=True)

@@ -20,16 +20,17 @@ class Summary:
     @property
     def failed(self) -> int:
         """The failed cells: computed now, or before and not retried."""
-        return sum(v for k, v in self.counts.items() if k in {s.value for s in Status if s.failed}) + \
+        return sum(v for k, v in self.counts.items()
+                   if k in {s.value for s in Status if s.failed}) + \
             sum(self.failed_before.values())
 
     def __str__(self) -> str:
         parts = ", ".join(f"{self.counts.get(s.value, 0)} {s.value}" for s in Status)
         done = f"{self.counts.get('already done', 0)} already done"
         if self.failed_before:
-            done += (f" ({', '.join(f'{n} {status}' for status, n in sorted(self.failed_before.items()))}: "
-                     "--retry-failed computes those again)")
+            done += (f" ({', '.join(f'{n} {status}' for status, n in sorted(self.failed_before.items()))}: --retry-failed computes those again)")
         reasons = sorted({row["reason"] for row in self.not_planned})
-        skipped = (f"; {len(self.not_planned)} combinations not planned, by design: " + "; ".join(reasons)
+        skipped = (f"; {len(self.not_planned)} combinations not planned, by design: "
+                   + "; ".join(reasons)
                    if reasons else "")
         return f"{len(self.cells)} cells: {parts}; {done}; wall time {self.wall_s:.1f} s{skipped}"

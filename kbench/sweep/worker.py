@@ -34,9 +34,11 @@ from kbench.tasks.selection import (
 #: the columns of a cell's rows that its task writes among them
 TASK_COLUMNS = ("lam", "components")
 #: columns every row gets besides identity, shared context and task metrics
-ROW_COLUMNS = ("lam", "components", "status", "error", "failed_in", "timestamp", "peak_rss_mb", "schema_version")
+ROW_COLUMNS = ("lam", "components", "status", "error", "failed_in", "timestamp", "peak_rss_mb",
+               "schema_version")
 #: the columns of a cell's rows that describe its fit (the sampler's own follow, from its info)
-FIT_COLUMNS = ("seed", "sampler_family", "rank_realized", "time_sample_s", "kernel_evals", "sampler_lam",
+FIT_COLUMNS = ("seed", "sampler_family", "rank_realized", "time_sample_s", "kernel_evals",
+               "sampler_lam",
                "sampler_warnings")
 
 
@@ -49,7 +51,8 @@ def failure_rows(cell: Cell, job: Job, lams, failure: Failure,
     stamp = datetime.now(timezone.utc).isoformat()
     shared = context.columns() if context is not None else dict(env or {})
     return [{**cell.identity(), "seed": job.seed, "sampler_lam": job.sampler_lam, **shared,
-             "lam": lam, "status": failure.status.value, "error": failure.message, "failed_in": failure.component,
+             "lam": lam, "status": failure.status.value, "error": failure.message,
+             "failed_in": failure.component,
              "timestamp": stamp}
             for lam in (lams if cell.uses_lams else [float("nan")])]
 
@@ -79,27 +82,35 @@ def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) 
         start, evals = time.perf_counter(), kernel.evals
         approx = sampler.fit(data.X_train, kernel, job.rank, lam=job.sampler_lam, seed=job.seed)
         if prebuilt and "prebuilt" not in approx.info:  # the jobs' work thrown away: say so
-            approx.info["warnings"].append("the parts built as jobs were not used by this fit (its parts_seed draws "
-                                           "another seed than _fit, or use_prebuilt keeps nothing)")
-        time_sample = time.perf_counter() - start + approx.info.get("prebuilt", {}).get("seconds", 0.0)
+            approx.info["warnings"].append("the parts built as jobs were not used by this fit (its "
+                                           "parts_seed draws another seed than _fit, or "
+                                           "use_prebuilt keeps nothing)")
+        time_sample = time.perf_counter() - start + approx.info.get("prebuilt", {}).get("seconds",
+                                                                                        0.0)
         kernel_evals = int(approx.info.get("kernel_evals", kernel.evals - evals))
         check_fit(approx, job.rank, data, kernel, feature_budget_mb(memory_limit_mb))
         exact = exact_baseline(data, kernel, DENSE_MAX_N) if sampler.compares_with_exact else None
-        common = dict(zip(FIT_COLUMNS, (job.seed, sampler.family, approx.rank, time_sample, kernel_evals,
-                                        job.sampler_lam, "; ".join(approx.info.get("warnings", []))), strict=True))
+        common = dict(zip(FIT_COLUMNS,
+                          (job.seed, sampler.family, approx.rank, time_sample, kernel_evals,
+                                        job.sampler_lam,
+                                        "; ".join(approx.info.get("warnings", []))), strict=True))
         reserved = {*todo[0].identity(), *common, *context.columns(), *ROW_COLUMNS}
-        if exact is not None:  # the sampler's own comparison with the exact kernel (Sampler.against_exact)
-            common.update(compared_with_exact(f"sampler {sampler.name!r}", sampler, approx, exact, job.sampler_lam,
+        # the sampler's own comparison with the exact kernel (Sampler.against_exact)
+        if exact is not None:
+            common.update(compared_with_exact(f"sampler {sampler.name!r}", sampler, approx, exact,
+                                              job.sampler_lam,
                                               reserved))
         common.update(info_columns(approx.info, {*reserved, *common}))
-    except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
+    # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
+    except BaseException as exc:
         _release(approx)
         for cell in todo:
             write_failure(cell, job, lams, Failure.of(exc, "sampler"), context)
             written()
         return
     try:
-        _evaluate_cells(todo, job, context, approx, common, {*reserved, *common} - set(TASK_COLUMNS), written)
+        _evaluate_cells(todo, job, context, approx, common,
+                        {*reserved, *common} - set(TASK_COLUMNS), written)
     finally:
         _release(approx)
 
@@ -146,18 +157,21 @@ def _evaluate_cells(todo, job: Job, context: JobContext, approx, common: dict, r
         try:
             rows = evaluate_cell(task := create(cell.task), context, approx)
             stage = "sampler"
-            _check_sampler_columns(rows, set(common) - set(FIT_COLUMNS), job.sampler.name, cell.task.name)
+            _check_sampler_columns(rows, set(common) - set(FIT_COLUMNS), job.sampler.name,
+                                   cell.task.name)
             stage = "task"
             rows = check_columns(rows, cell.task.name, reserved)
             check_row_ranges(rows, cell.task.name)
             check_headline(task, rows, job.rank)
-        except BaseException as exc:  # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
+        # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
+        except BaseException as exc:
             write_failure(cell, job, list(context.lams), Failure.of(exc, stage), context)
         else:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             stamp = datetime.now(timezone.utc).isoformat()
             write_cell(cell.path, [{**cell.identity(), **common, **context.columns(), **row,
-                                    "peak_rss_mb": peak, "status": Status.OK.value, "error": "", "timestamp": stamp}
+                                    "peak_rss_mb": peak, "status": Status.OK.value, "error": "",
+                                    "timestamp": stamp}
                                    for row in rows])
         written()
 
@@ -166,8 +180,9 @@ def _check_sampler_columns(rows: list[dict], own: set[str], sampler: str, task: 
     """A sampler's own columns (its ``against_exact`` and ``info``) are not among a task's."""
     shared = sorted({key for row in rows for key in row} & own)
     if shared:
-        raise ContractViolation(f"sampler {sampler!r} writes the column(s) {', '.join(map(repr, shared[:5]))} (its "
-                                f"against_exact or its fit's info), which task {task!r} writes too; rename the "
+        raise ContractViolation(f"sampler {sampler!r} writes the column(s) "
+                                f"{', '.join(map(repr, shared[:5]))} (its against_exact or its "
+                                f"fit's info), which task {task!r} writes too; rename the "
                                 "sampler's")
 
 

@@ -32,7 +32,8 @@ class ApproximationTask(Task):
     uses_lams = False
     needs_exact = False
     parameters = {
-        "max_n": Param(int, "the most training rows the errors are read on (a seeded subsample above)", low=1),
+        "max_n": Param(int, "the most training rows the errors are read on (a seeded subsample "
+                            "above)", low=1),
         "seed": Param(int, "the seed of that subsample", low=0, high=INT64_MAX),
     }
 
@@ -43,9 +44,9 @@ class ApproximationTask(Task):
     def check_ranks(self, ranks) -> None:
         """The error of a rank-p map is read on at least p points (max_n >= the largest rank)."""
         if self.max_n < max(ranks):
-            raise ValueError(f"approximation: max_n = {self.max_n} is below the sweep's largest rank {max(ranks)}: a "
-                             f"rank-{max(ranks)} map's error would be read on fewer points than its rank; pass max_n >= "
-                             f"{max(ranks)}.")
+            raise ValueError(f"approximation: max_n = {self.max_n} is below the sweep's largest "
+                             f"rank {max(ranks)}: a rank-{max(ranks)} map's error would be read on "
+                             f"fewer points than its rank; pass max_n >= {max(ranks)}.")
 
     def prepare(self, data, kernel) -> None:
         self._reference(data, kernel)

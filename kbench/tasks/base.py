@@ -31,10 +31,12 @@ def _check_fields(declared, bools=(), amounts=(), numbers_=()) -> None:
     owner = type(declared).__name__
     for name in bools:
         if not isinstance(getattr(declared, name), bool | np.bool_):
-            raise TypeError(f"{owner}({declared.metric!r}): {name} must be True or False, got {getattr(declared, name)!r}.")
+            raise TypeError(f"{owner}({declared.metric!r}): {name} must be True or False, got "
+                            f"{getattr(declared, name)!r}.")
     for name in (*amounts, *numbers_):
         value = getattr(declared, name)
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or (
+        if isinstance(value, bool) or not isinstance(value,
+                                                     numbers.Real) or not math.isfinite(value) or (
                 name in amounts and value < 0):
             raise TypeError(f"{owner}({declared.metric!r}): {name} must be a finite number"
                             f"{' >= 0' if name in amounts else ''}, got {value!r}.")
@@ -60,17 +62,20 @@ class Headline:
     relative: bool = True
 
     def __post_init__(self) -> None:
-        _check_fields(self, bools=("smaller_is_better", "relative"), amounts=("atol", "rtol", "equivalence"))
+        _check_fields(self, bools=("smaller_is_better", "relative"),
+                      amounts=("atol", "rtol", "equivalence"))
 
     def check_numbers(self, rows: pd.DataFrame, task: str) -> None:
         """A ValueError naming the column when rows hold text where the headline (or its exact
-        value) is read: a plugin's text, which ``check-plugin`` refuses, named, not a parse error."""
+        value) is read: a plugin's text, which ``check-plugin`` refuses, named, not a parse
+        error."""
         for column in (c for c in (self.metric, self.exact) if c is not None and c in rows):
             written = rows[column].dropna()
             text = written[pd.to_numeric(written, errors="coerce").isna()]
             if len(text):
-                raise ValueError(f"task {task!r}: its headline column {column!r} holds text ({text.iloc[0]!r}), not "
-                                 "numbers; kbench ranks numbers (kbench check-plugin checks a task for this).")
+                raise ValueError(f"task {task!r}: its headline column {column!r} holds text "
+                                 f"({text.iloc[0]!r}), not numbers; kbench ranks numbers (kbench "
+                                 "check-plugin checks a task for this).")
 
     def difference(self, ours, theirs) -> np.ndarray:
         """How much better ``ours`` is than ``theirs`` (arrays of values; NaN or infinite: a
@@ -90,7 +95,8 @@ class Headline:
         return np.where(np.isnan(a) & np.isnan(b), 0.0, gain)
 
     def equivalent(self, ours, theirs) -> np.ndarray:
-        """Whether each pair of values is a tie: inside the equivalence region (or the noise floor)."""
+        """Whether each pair of values is a tie: inside the equivalence region (or the noise
+        floor)."""
         return np.abs(self.difference(ours, theirs)) <= self.equivalence
 
 
@@ -109,7 +115,8 @@ class Validation:
     perfect: float = 0.0
 
     def __post_init__(self) -> None:
-        _check_fields(self, bools=("smaller_is_better",), amounts=("margin",), numbers_=("perfect",))
+        _check_fields(self, bools=("smaller_is_better",), amounts=("margin",),
+                      numbers_=("perfect",))
 
     @property
     def exact(self) -> str:
@@ -163,8 +170,9 @@ class Task(Declared):
     def prepare(self, data, kernel) -> None:
         """Compute now what every evaluation of this task on ``data`` shares, whatever the
         sampler, kept in the workspace (:func:`kbench.plugin.cached`): the sweep calls it once per
-        (dataset, kernel, repetition), in the workspace its jobs open, before they fork. Nothing by default; an error here is recorded in
-        each of the task's cells on that data (``failed_in`` task), which are not evaluated."""
+        (dataset, kernel, repetition), in the workspace its jobs open, before they fork. Nothing by
+        default; an error here is recorded in each of the task's cells on that data (``failed_in``
+        task), which are not evaluated."""
 
     def exact_scores(self, exact, data, lams) -> dict[str, np.ndarray]:
         """The exact kernel's values along the λ path ``lams`` of what λ is chosen on, by
@@ -225,7 +233,8 @@ class RidgePath:
         """The weights w(λ) (L×r×c) of the targets whose ``cross`` = ΦᵀY (r×c)."""
         return self.V @ self.coefficients(cross)
 
-    def squared_errors(self, coefficients: np.ndarray, cross: np.ndarray, target_squares) -> np.ndarray:
+    def squared_errors(self, coefficients: np.ndarray, cross: np.ndarray,
+                       target_squares) -> np.ndarray:
         """‖t − Φw(λ)‖² (L×c) for the targets t with Φᵀt = ``cross`` and tᵀt = ``target_squares``
         (per column), from tᵀt − 2wᵀΦᵀt + wᵀΦᵀΦw in the eigenbasis. Rounding costs about
         eps·tᵀt absolute, far below any error a benchmark resolves."""
@@ -239,25 +248,33 @@ def check_rows(rows, task: str) -> list[dict]:
     """A task's result: a non-empty list of dicts from column names (text) to scalars (numbers,
     text, booleans, None), or a :class:`kbench.ContractViolation` saying what came instead."""
     if not isinstance(rows, list | tuple) or not rows:
-        raise ContractViolation(f"task {task!r} returned {_kind(rows)}, not a non-empty list of dict rows.")
+        raise ContractViolation(f"task {task!r} returned {_kind(rows)}, not a non-empty list of "
+                                "dict rows.")
     for index, row in enumerate(rows):
         if not isinstance(row, dict):
-            raise ContractViolation(f"task {task!r}: row {index} is {_kind(row)}, not a dict of columns.")
+            raise ContractViolation(f"task {task!r}: row {index} is {_kind(row)}, not a dict of "
+                                    "columns.")
         for key, value in row.items():
             if not isinstance(key, str):
-                raise ContractViolation(f"task {task!r}: row {index} has a column named {key!r}, not text.")
+                raise ContractViolation(f"task {task!r}: row {index} has a column named {key!r}, "
+                                        "not text.")
             if value is not None and not isinstance(value, numbers.Real | str | np.generic) or \
-                    isinstance(value, numbers.Complex | np.complexfloating) and not isinstance(value, numbers.Real):
-                raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is {_kind(value)}, "
-                                        "not a real number, text, a boolean or None.")
+                    isinstance(value,
+                               numbers.Complex | np.complexfloating) and not isinstance(value,
+                                                                                        numbers.Real):
+                raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is "
+                                        f"{_kind(value)}, not a real number, text, a boolean or "
+                                        "None.")
             if key.startswith("time_") and key.endswith("_s") and value is not None and not (
                     isinstance(value, numbers.Real | np.number) and not isinstance(value, bool)
                     and np.isfinite(value) and value >= 0):
-                raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is {value!r}; a time_*_s "
-                                        "column holds seconds, a finite number ≥ 0 (None if not measured).")
+                raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is {value!r}; "
+                                        "a time_*_s column holds seconds, a finite number ≥ 0 "
+                                        "(None if not measured).")
             if isinstance(value, int) and not -2**63 <= value < 2**63:
-                raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is an integer beyond 64 bits "
-                                        f"({len(str(abs(value)))} digits); return it as a float.")
+                raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is an integer "
+                                        f"beyond 64 bits ({len(str(abs(value)))} digits); return "
+                                        "it as a float.")
     return list(rows)
 
 
@@ -266,8 +283,9 @@ def check_columns(rows: list[dict], task: str, reserved) -> list[dict]:
     fit's and its split's columns), which a task's value would overwrite."""
     clash = sorted({key for row in rows for key in row} & set(reserved))
     if clash:
-        raise ContractViolation(f"task {task!r} returned the column(s) {', '.join(map(repr, clash[:5]))}, which kbench "
-                                "writes itself (the cell's identity and provenance); rename them.")
+        raise ContractViolation(f"task {task!r} returned the column(s) "
+                                f"{', '.join(map(repr, clash[:5]))}, which kbench writes itself "
+                                "(the cell's identity and provenance); rename them.")
     return require_lam(rows, task)
 
 
@@ -279,10 +297,12 @@ def check_headline(task: Task, rows: list[dict], rank: int) -> None:
     metric = task.headline.metric
     kept = task.headline_rows(pd.DataFrame(rows).assign(rank=rank))
     if not len(kept) or metric not in kept:
-        raise ContractViolation(f"task {task.name!r}: headline_rows kept no row with the headline {metric!r}")
+        raise ContractViolation(f"task {task.name!r}: headline_rows kept no row with the headline "
+                                f"{metric!r}")
     values = pd.to_numeric(kept[metric], errors="coerce").to_numpy(dtype=float)
     if not np.isfinite(values).all():
-        raise ContractViolation(f"task {task.name!r}: the headline {metric!r} is not finite: {kept[metric].tolist()[:8]}")
+        raise ContractViolation(f"task {task.name!r}: the headline {metric!r} is not finite: "
+                                f"{kept[metric].tolist()[:8]}")
 
 
 def require_lam(rows: list[dict], task: str) -> list[dict]:
@@ -290,16 +310,20 @@ def require_lam(rows: list[dict], task: str) -> list[dict]:
     ``components`` keys the rows of a result file: no two rows of a cell share them."""
     missing = next((index for index, row in enumerate(rows) if "lam" not in row), None)
     if missing is not None:
-        raise ContractViolation(f"task {task!r}: row {missing} has no 'lam' (a λ-free task writes NaN), which "
-                                "keys every row of a result file.")
-    text = next((row["lam"] for row in rows if not isinstance(row["lam"], numbers.Real | np.floating)
+        raise ContractViolation(f"task {task!r}: row {missing} has no 'lam' (a λ-free task writes "
+                                "NaN), which keys every row of a result file.")
+    text = next((row["lam"] for row in rows
+                 if not isinstance(row["lam"], numbers.Real | np.floating)
                  or isinstance(row["lam"], bool)), None)
     if text is not None or any(row["lam"] is None for row in rows):
-        raise ContractViolation(f"task {task!r}: lam must be a number (NaN for a λ-free task), got {text!r}.")
-    keys = [repr((float(row["lam"]), row.get("components"))) for row in rows]  # (repr: NaN equals NaN)
+        raise ContractViolation(f"task {task!r}: lam must be a number (NaN for a λ-free task), got "
+                                f"{text!r}.")
+    # (repr: NaN equals NaN)
+    keys = [repr((float(row["lam"]), row.get("components"))) for row in rows]
     if len(set(keys)) < len(keys):
-        raise ContractViolation(f"task {task!r} returned several rows of one λ and components (a result file keeps "
-                                "one row per λ and components): give each row its own, or return one row.")
+        raise ContractViolation(f"task {task!r} returned several rows of one λ and components (a "
+                                "result file keeps one row per λ and components): give each row "
+                                "its own, or return one row.")
     return rows
 
 

@@ -93,7 +93,8 @@ class ClassificationTask(Task):
     name = "classification"
     accepts = CLASSIFICATION
     # half a point of balanced accuracy is too small to matter
-    headline = Headline("balanced_accuracy", smaller_is_better=False, exact="balanced_accuracy_exact",
+    headline = Headline("balanced_accuracy", smaller_is_better=False,
+                        exact="balanced_accuracy_exact",
                         equivalence=0.005, relative=False)
     # λ is chosen on the learner's own loss on the validation rows (continuous in λ, as
     # scikit-learn's RidgeClassifierCV chooses; accuracies are steps with plateaus); a
@@ -103,11 +104,13 @@ class ClassificationTask(Task):
                Headline("auc", smaller_is_better=False, exact="auc_exact"))
 
     parameters = {
-        "learner": Param(str, "least squares on ±1 (one-vs-rest) targets, or logistic regression", choices=LEARNERS),
+        "learner": Param(str, "least squares on ±1 (one-vs-rest) targets, or logistic regression",
+                         choices=LEARNERS),
         **Task.parameters,
     }
 
-    def __init__(self, learner: str = "least-squares", exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
+    def __init__(self, learner: str = "least-squares",
+                 exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
         super().__init__(exact_max_n)
         self.learner = learner
 
@@ -136,8 +139,10 @@ class ClassificationTask(Task):
             return {}
         classes = data.classes
         predictions = exact.ridge_path(encode(data.y_train, classes), check_lam_path(lams))
-        return {self.validation.exact: learner_loss(predictions.validation, encode(data.y_val, classes), self.learner),
-                self.headline.exact: np.array([balanced_accuracy(data.y_test, decide(scores, classes))
+        return {self.validation.exact: learner_loss(predictions.validation,
+                                                    encode(data.y_val, classes), self.learner),
+                self.headline.exact: np.array([balanced_accuracy(data.y_test,
+                                                                 decide(scores, classes))
                                                for scores in predictions.test])}
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
@@ -152,11 +157,12 @@ class ClassificationTask(Task):
         exact = self.exact(data, kernel)
         exact_scores, note = None, None
         if data.meta.get("classes_without_training_rows"):
-            note = (f"class(es) {', '.join(data.meta['classes_without_training_rows'][:5])} of the test or validation "
-                    "rows have no training row: no classifier predicts them")
+            note = (f"class(es) {', '.join(data.meta['classes_without_training_rows'][:5])} of the "
+                    "test or validation rows have no training row: no classifier predicts them")
         if exact is not None and self.learner == "logistic" and not exact.dense:
-            note = "; ".join(filter(None, [note, f"the exact logistic classifier needs the dense baseline (n_train ≤ "
-                                                 f"{DENSE_MAX_N}); n_train = {data.n_train}"]))
+            note = "; ".join(filter(None,
+                                    [note, "the exact logistic classifier needs the dense baseline "
+                                           f"(n_train ≤ {DENSE_MAX_N}); n_train = {data.n_train}"]))
         elif exact is not None:
             if self.learner == "logistic":
                 # exact features U diag(√s) reproduce K: logistic on them is the kernel machine
@@ -164,7 +170,8 @@ class ClassificationTask(Task):
                 exact_features = exact.U[:, keep] * np.sqrt(exact.s[keep])
                 weights = logistic_path(exact_features, Y, lams)
                 inverse_root = exact.U[:, keep] / np.sqrt(exact.s[keep])
-                exact_scores = [(exact.K_val @ inverse_root) @ weights, (exact.K_test @ inverse_root) @ weights]
+                exact_scores = [(exact.K_val @ inverse_root) @ weights,
+                                (exact.K_test @ inverse_root) @ weights]
             else:
                 predictions = exact.ridge_path(Y, lams)
                 exact_scores = [predictions.validation, predictions.test]
@@ -172,7 +179,9 @@ class ClassificationTask(Task):
         majority = float(np.mean(data.y_test == values[np.argmax(counts)]))
         Y_val = encode(data.y_val, classes)
         losses = {self.validation.metric: learner_loss(val_scores, Y_val, self.learner),
-                  self.validation.trivial: learner_loss(np.broadcast_to(prior_scores(Y, self.learner), (1, *Y_val.shape)),
+                  self.validation.trivial: learner_loss(np.broadcast_to(prior_scores(Y,
+                                                                                     self.learner),
+                                                                        (1, *Y_val.shape)),
                                                    Y_val, self.learner).repeat(len(lams))}
         if exact_scores is not None:
             losses[self.validation.exact] = learner_loss(exact_scores[0], Y_val, self.learner)

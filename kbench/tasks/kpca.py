@@ -41,29 +41,37 @@ class KPCATask(Task):
     accepts = TASK_TYPES  # needs no target
     # (1/n)(tr K − Σ μ_j) loses about 1e-12·tr K/n to cancellation; relative 1e-9 is round-off;
     # 1% of the reconstruction error is too small to matter
-    headline = Headline("kpca_error_in", smaller_is_better=True, exact="kpca_error_in_exact", atol=1e-12,
+    headline = Headline("kpca_error_in", smaller_is_better=True, exact="kpca_error_in_exact",
+                        atol=1e-12,
                         rtol=1e-9, equivalence=0.01)
     metrics = (Headline("kpca_error_out", smaller_is_better=True, exact="kpca_error_out_exact"),
                Headline("rel_excess_kpca_error_in", smaller_is_better=True))
     uses_lams = False
     parameters = {
-        "components": Param(int, "the numbers of components ℓ whose errors are read", low=1, many=True,
-                            none=f"{', '.join(map(str, DEFAULT_COMPONENTS))}, those up to the rank"),
+        "components": Param(int, "the numbers of components ℓ whose errors are read", low=1,
+                            many=True,
+                            none=f"{', '.join(map(str, DEFAULT_COMPONENTS))}, those up to the "
+                                 "rank"),
         "centered": Param(bool, "center the features (the exact columns are then left out)"),
-        "max_n": Param(int, "the most training rows the errors are read on (a seeded subsample above)", low=1),
+        "max_n": Param(int, "the most training rows the errors are read on (a seeded subsample "
+                            "above)", low=1),
         **Task.parameters,
     }
 
-    def __init__(self, components: int | list[int] | None = None, centered: bool = False, max_n: int = 3000,
+    def __init__(self, components: int | list[int] | None = None, centered: bool = False,
+                 max_n: int = 3000,
                  exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
         super().__init__(exact_max_n)
-        #: whether the components were chosen (then each must fit the sweep's ranks), not the default
+        #: whether the components were chosen (then each must fit the sweep's ranks), not the
+        #: default
         self.components_given = components is not None
         components = DEFAULT_COMPONENTS if components is None else components
-        components = [components] if np.isscalar(components) else list(components)  # (each once: declared)
+        # (each once: declared)
+        components = [components] if np.isscalar(components) else list(components)
         self.components = sorted(int(c) for c in components)
         self.centered = centered
-        if self.centered:  # the exact baseline's eigenvalues are of the uncentered K: no exact columns
+        # the exact baseline's eigenvalues are of the uncentered K: no exact columns
+        if self.centered:
             self.headline, self.metrics = replace(self.headline, exact=None), ()
         self.max_n = max_n
 
@@ -73,8 +81,9 @@ class KPCATask(Task):
         counts go up to 50 whatever the ranks."""
         beyond = [c for c in self.components if c > max(ranks)] if self.components_given else []
         if beyond:
-            raise ValueError(f"kpca: components {', '.join(map(str, beyond))} exceed the sweep's largest rank "
-                             f"{max(ranks)}; pass components <= {max(ranks)} or a larger rank.")
+            raise ValueError(f"kpca: components {', '.join(map(str, beyond))} exceed the sweep's "
+                             f"largest rank {max(ranks)}; pass components <= {max(ranks)} or a "
+                             "larger rank.")
 
     def headline_component(self, rank: int) -> int:
         """The ℓ a leaderboard compares at rank p, one for every sampler: the largest number
@@ -110,12 +119,14 @@ class KPCATask(Task):
         captured_out, norms_test, time_predict = self._held_out(features, mean, V)
         n_test = len(data.X_test)
         trace = float(kernel.diag(data.X_train).sum())
-        in_sample = self._in_sample_errors(data, approx, kernel, features, mean, V, mu, exact, trace)
+        in_sample = self._in_sample_errors(data, approx, kernel, features, mean, V, mu, exact,
+                                           trace)
         diag_test = kernel.diag(data.X_test)
         exact_errors = exact.kpca_errors(self.components) if exact is not None and not self.centered else {}
         floor = np.finfo(float).eps * trace  # ε·tr K: round-off of an error
         in_sample = {ell: _above_round_off(error, floor) for ell, error in in_sample.items()}
-        exact_errors = {ell: (_above_round_off(inside, floor), outside) for ell, (inside, outside) in exact_errors.items()}
+        exact_errors = {ell: (_above_round_off(inside, floor), outside)
+                        for ell, (inside, outside) in exact_errors.items()}
         cumulative_mu = np.cumsum(mu)
         cumulative_out = np.cumsum(captured_out) / n_test
         feature_trace = sum_squares / n
@@ -129,10 +140,11 @@ class KPCATask(Task):
                    "time_predict_s": time_predict}
             notes = []
             if ell > len(mu):
-                notes.append(f"{ell} components > rank {len(mu)} of the feature map: all {len(mu)} used")
+                notes.append(f"{ell} components > rank {len(mu)} of the feature map: all {len(mu)} "
+                             "used")
             if not in_sample:
-                notes.append(f"kpca_error_in of random features needs the dense kernel: n_train = {n} "
-                             f"> max_n = {self.max_n}" if n > self.max_n else
+                notes.append("kpca_error_in of random features needs the dense kernel: n_train = "
+                             f"{n} > max_n = {self.max_n}" if n > self.max_n else
                              "centered kpca_error_in needs the exact baseline")
             if notes:
                 row["note"] = "; ".join(notes)
@@ -165,7 +177,8 @@ class KPCATask(Task):
             seconds += time.perf_counter() - start
         return captured_out, norms_test, seconds
 
-    def _in_sample_errors(self, data, approx, kernel, features, mean, V, mu, exact, trace) -> dict[int, float]:
+    def _in_sample_errors(self, data, approx, kernel, features, mean, V, mu, exact,
+                          trace) -> dict[int, float]:
         """(1/n)‖K − K̂_ℓ‖_* for every ℓ of the components list (capped at the rank); ``trace``
         is tr K on the training rows."""
         n = data.n_train
@@ -173,7 +186,8 @@ class KPCATask(Task):
         if approx.nystrom_type:  # K − K̂_ℓ ≽ 0: the nuclear norm is the trace
             if self.centered and exact is None:
                 return {}
-            total = exact.trace - exact.ones_K_ones / n if self.centered else trace  # tr of the (centered) K
+            # tr of the (centered) K
+            total = exact.trace - exact.ones_K_ones / n if self.centered else trace
             cumulative = np.cumsum(mu)
             return {ell: total / n - float(cumulative[ell - 1]) for ell in wanted}
         if n > self.max_n:
@@ -182,13 +196,15 @@ class KPCATask(Task):
         if self.centered:
             residual -= residual.mean(axis=0)[None, :]
             residual -= residual.mean(axis=1)[:, None]
-        scores = (features.train.array() - mean) @ V  # the components' values on the training rows (n ≤ max_n)
+        # the components' values on the training rows (n ≤ max_n)
+        scores = (features.train.array() - mean) @ V
         errors, done = {}, 0
         for ell in wanted:
             block = scores[:, done:ell]
             residual -= block @ block.T
             done = ell
-            errors[ell] = float(np.abs(scipy.linalg.eigvalsh(residual, check_finite=False)).sum()) / n
+            errors[ell] = float(np.abs(scipy.linalg.eigvalsh(residual,
+                                                             check_finite=False)).sum()) / n
         return errors
 
 

@@ -32,13 +32,15 @@ class KRRTask(Task):
     accepts = ("regression",)
     # relative differences below 1e-9: the round-off of the ridge solves, not the sampler;
     # 1% of test MSE is too small to matter
-    headline = Headline("test_mse", smaller_is_better=True, exact="test_mse_exact", rtol=1e-9, equivalence=0.01)
+    headline = Headline("test_mse", smaller_is_better=True, exact="test_mse_exact", rtol=1e-9,
+                        equivalence=0.01)
     # λ is chosen on the validation MSE; a dataset is ranked when the exact kernel explains
     # 5% of the validation targets' variance about the training mean (R² ≥ 0.05)
     validation = Validation("val_mse", margin=0.05)
     metrics = (Headline("train_mse", smaller_is_better=True),
                Headline("test_r2", smaller_is_better=False, exact="test_r2_exact"),
-               Headline("risk_fixed_design", smaller_is_better=True, exact="risk_fixed_design_exact"),
+               Headline("risk_fixed_design", smaller_is_better=True,
+                        exact="risk_fixed_design_exact"),
                Headline("rel_excess_test_mse", smaller_is_better=True))
 
     def prepare_exact(self, exact, data, lams) -> None:
@@ -48,11 +50,13 @@ class KRRTask(Task):
     def exact_scores(self, exact, data, lams) -> dict[str, np.ndarray]:
         if data.task_type not in self.accepts:
             return {}
-        return self._held_out_exact(exact.ridge_path(data.y_train[:, None], check_lam_path(lams)), data)
+        return self._held_out_exact(exact.ridge_path(data.y_train[:, None], check_lam_path(lams)),
+                                    data)
 
     def _held_out_exact(self, predictions, data) -> dict[str, np.ndarray]:
         """The exact kernel's validation and test MSE along the path (its ``Predictions``)."""
-        return {self.validation.exact: mean_squared_errors(predictions.validation[:, :, 0], data.y_val),
+        return {self.validation.exact: mean_squared_errors(predictions.validation[:, :, 0],
+                                                           data.y_val),
                 self.headline.exact: mean_squared_errors(predictions.test[:, :, 0], data.y_test)}
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
@@ -66,14 +70,17 @@ class KRRTask(Task):
         coefficients = path.coefficients(moments.cross["y"])
         W = (path.V @ coefficients)[:, :, 0]  # L×r
         y = data.y_train
-        metrics = {"train_mse": path.squared_errors(coefficients, moments.cross["y"], [y @ y])[:, 0] / n}
+        metrics = {"train_mse": path.squared_errors(coefficients, moments.cross["y"],
+                                                    [y @ y])[:, 0] / n}
         if data.f_train is not None:
             f = data.f_train
-            metrics["risk_fixed_design"] = path.squared_errors(coefficients, moments.cross["f"], [f @ f])[:, 0] / n
+            metrics["risk_fixed_design"] = path.squared_errors(coefficients, moments.cross["f"],
+                                                               [f @ f])[:, 0] / n
         time_fit = moments.seconds + time.perf_counter() - start
         metrics[self.validation.metric], _ = held_out_errors(features.validation, W, data.y_val)
         metrics["test_mse"], time_predict = held_out_errors(features.test, W, data.y_test)
-        trivial = mean_squared_errors(np.full((1, data.y_val.size), y.mean()), data.y_val)  # the training mean
+        # the training mean
+        trivial = mean_squared_errors(np.full((1, data.y_val.size), y.mean()), data.y_val)
         metrics[self.validation.trivial] = np.repeat(trivial, len(lams))
         test_variance = float(np.var(data.y_test))
         metrics["test_r2"] = 1.0 - metrics["test_mse"] / test_variance
@@ -83,7 +90,8 @@ class KRRTask(Task):
             metrics.update(self._held_out_exact(predictions, data))
             metrics["test_r2_exact"] = 1.0 - metrics["test_mse_exact"] / test_variance
             if data.f_train is not None:
-                metrics["risk_fixed_design_exact"] = mean_squared_errors(predictions.train[:, :, 0], data.f_train)
+                metrics["risk_fixed_design_exact"] = mean_squared_errors(predictions.train[:, :, 0],
+                                                                         data.f_train)
         rows = []
         diagnostics = exact.diagnostics_path(lams) if exact is not None else None
         solver = exact.solver_path(data.y_train[:, None], lams) if exact is not None else None

@@ -76,7 +76,8 @@ def criterion(task, selection: str) -> tuple[str, str | None, bool] | None:
 def mark(rows: list[dict], task, selection: str) -> list[dict]:
     """The rows of one λ-path cell (one per λ), each with the λ the cell chose, the λ the
     exact kernel chose (NaN without one), the split they were chosen on and whether each
-    choice lies at an end of the path (:data:`COLUMNS`). New dicts; ``rows`` are left as they are."""
+    choice lies at an end of the path (:data:`COLUMNS`). New dicts; ``rows`` are left as they
+    are."""
     column, exact_column, smaller = criterion(task, selection)
     lams = np.array(sorted({row["lam"] for row in rows}), dtype=float)
 
@@ -101,12 +102,14 @@ def _number(value) -> float:
 def extension(lams: Sequence[float], side: int, bounds: tuple[float, float]) -> float | None:
     """The λ one decade beyond the lower (``side`` −1) or upper (+1) end of ``lams``, or
     None when it falls outside ``bounds``."""
-    lam = float(f"{(min(lams) / DECADE if side < 0 else max(lams) * DECADE):.12g}")  # 1e-7, not 9.999…e-8
+    # 1e-7, not 9.999…e-8
+    lam = float(f"{(min(lams) / DECADE if side < 0 else max(lams) * DECADE):.12g}")
     low, high = bounds
     return lam if low * (1 - 1e-12) <= lam <= high * (1 + 1e-12) else None
 
 
-def extensions(lams: Sequence[float], values, smaller_is_better: bool, bounds: tuple[float, float] | None) -> list[float]:
+def extensions(lams: Sequence[float], values, smaller_is_better: bool,
+               bounds: tuple[float, float] | None) -> list[float]:
     """The λ to add so that a choice at an end of ``lams`` (``values`` in the order of the
     sorted λ) may become interior: one decade beyond that end, within ``bounds``; [] when the
     choice is interior, there is none, or the bounds stop it."""
@@ -128,16 +131,19 @@ def resolve_path(start: Sequence[float], bounds: tuple[float, float] | None,
     validation headline of each λ-path task)."""
     path = sorted(float(lam) for lam in start)
     while True:
-        added = sorted({lam for values, smaller in curves(path) for lam in extensions(path, values, smaller, bounds)})
+        added = sorted({lam for values, smaller in curves(path)
+                        for lam in extensions(path, values, smaller, bounds)})
         if not added:
             return path
         path = sorted(path + added)
 
 
-def exact_curves(exact, data, tasks, path: list[float], selection: str) -> list[tuple[np.ndarray, bool]]:
+def exact_curves(exact, data, tasks, path: list[float],
+                 selection: str) -> list[tuple[np.ndarray, bool]]:
     """What :func:`resolve_path` extends a path by: for each λ-path task that compares with
     the exact baseline ``exact`` on ``data``, the exact kernel's values along ``path`` of
-    what its λ is chosen on (:meth:`kbench.plugin.Task.exact_scores`), and whether smaller is better."""
+    what its λ is chosen on (:meth:`kbench.plugin.Task.exact_scores`), and whether smaller is
+    better."""
     found = []
     for task in tasks:
         chosen_on = criterion(task, selection)

@@ -52,10 +52,11 @@ def find_kind(spec: str | Spec, kind: str | None = None) -> str:
         raise ValueError(f"{name!r} is registered as a {' and as a '.join(found)}: pass its kind "
                          f"(kbench check-plugin --kind {found[0]} {spec}).")
     if kind is None and name in list_plugins("kernel"):
-        raise ValueError(f"{name!r} is a kernel: check it through a sampler, "
-                         f"check_sampler('rff', kernel={str(spec)!r}) (kbench check-plugin rff --kernel {spec}).")
+        raise ValueError(f"{name!r} is a kernel: check it through a sampler, check_sampler('rff', "
+                         f"kernel={str(spec)!r}) (kbench check-plugin rff --kernel {spec}).")
     raise UnknownPluginError(" ".join(unknown))  # one line: each kind's did-you-mean
 
 
-__all__ = ["CHECKS", "KITS", "PROVIDER_CHECKS", "TASK_CHECKS", "NotChecked", "check_dataset_provider",
+__all__ = ["CHECKS", "KITS", "PROVIDER_CHECKS", "TASK_CHECKS", "NotChecked",
+           "check_dataset_provider",
            "check_sampler", "check_task", "find_kind"]

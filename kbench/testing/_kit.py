@@ -28,7 +28,8 @@ class NotChecked(UserWarning):
 
 def small_problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
     """Seeded points and the kernel ``kernel`` (a spec) fitted on them: gaussian in d
-    dimensions, or uniform on [0, 1) in one for a kernel defined there (``Kernel.unit_interval``)."""
+    dimensions, or uniform on [0, 1) in one for a kernel defined there
+    (``Kernel.unit_interval``)."""
     made, rng = create(kernel, "kernel"), np.random.default_rng(seed)
     X = rng.random((n, 1)) if made.unit_interval else rng.standard_normal((n, d))
     return X, made.fit(X)
@@ -39,7 +40,8 @@ def small_problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
 def time_limit(seconds: float | None) -> Iterator[None]:
     """Raise TimeoutError in the block after ``seconds`` (SIGALRM, main thread only; a
     plugin stuck in one long C call is stopped when the call returns)."""
-    with alarm(seconds, lambda: TimeoutError(f"did not finish within {seconds:g} s (a loop without a bound?)")):
+    with alarm(seconds, lambda: TimeoutError(f"did not finish within {seconds:g} s (a loop without "
+                                             "a bound?)")):
         yield
 
 
@@ -48,7 +50,8 @@ def check_timeout(timeout: float | None) -> float | None:
     return None if timeout is None else BOUNDS["cell_timeout"].check(timeout, "timeout")
 
 
-def run_checks(what: str, checks: list[tuple[str, Callable]], problem, timeout: float | None) -> list[str]:
+def run_checks(what: str, checks: list[tuple[str, Callable]], problem,
+               timeout: float | None) -> list[str]:
     """Run every check; the names of those that passed, or one AssertionError for the rest.
     ``timeout`` is checked first, as ``kbench check-plugin --timeout`` is (None: no limit)."""
     timeout = check_timeout(timeout)
@@ -57,15 +60,19 @@ def run_checks(what: str, checks: list[tuple[str, Callable]], problem, timeout: 
         try:
             with time_limit(timeout):
                 body(problem)
-        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # report every failure, not only the first
+        # report every failure, not only the first
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
             failures.append(f"{name}: {describe(exc)}")
-            if not isinstance(exc, Exception):  # the plugin (or the user) asked to stop: the rest is not run
-                failures.append(f"the checks after {name} were not run ({type(exc).__name__} stops them)")
+            # the plugin (or the user) asked to stop: the rest is not run
+            if not isinstance(exc, Exception):
+                failures.append(f"the checks after {name} were not run ({type(exc).__name__} stops "
+                                "them)")
                 break
         else:
             passed.append(name)
     if failures:
-        raise AssertionError(f"{what} fails {len(failures)} contract check(s):\n  " + "\n  ".join(failures))
+        raise AssertionError(f"{what} fails {len(failures)} contract check(s):\n  "
+                             + "\n  ".join(failures))
     return passed
 
 
@@ -77,7 +84,8 @@ def plugin_factory(kind: str, plugin, params: dict) -> tuple[Callable[[], Any], 
         make(plugin, **params)
         return (lambda: make(plugin, **params)), f"{kind} {str(plugin)!r}"
     if params and not isinstance(plugin, type):
-        raise TypeError(f"parameters {sorted(params)} go with a {kind} name or class, not with an instance.")
+        raise TypeError(f"parameters {sorted(params)} go with a {kind} name or class, not with an "
+                        "instance.")
     label = f"{kind} {getattr(plugin, '__name__', type(plugin).__name__)!r}"
     return ((lambda: plugin(**params)) if isinstance(plugin, type) else (lambda: plugin)), label
 
@@ -111,18 +119,22 @@ def check_declared(parameters: dict, function, owner: str, make: Callable[[dict]
     ``load``) but ``skip`` is declared as a :class:`kbench.plugin.Param`, its default passes its
     declaration, and ``make`` (the plugin built with one parameter set) refuses every value
     :meth:`Param.invalid` generates with a one-line ValueError naming the parameter."""
-    assert isinstance(parameters, dict), f"{owner}: its parameters must be a dict of name → kbench.plugin.Param"
+    assert isinstance(parameters,
+                      dict), f"{owner}: its parameters must be a dict of name → kbench.plugin.Param"
     missing = undeclared(function, parameters, skip)
-    assert not missing, (f"{owner}: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not declared: give "
-                         "each a kbench.plugin.Param in its parameters (docs/plugins.md, Parameters)")
+    assert not missing, (f"{owner}: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
+                         "not declared: give each a kbench.plugin.Param in its parameters "
+                         "(docs/plugins.md, Parameters)")
     for name, param in parameters.items():
-        assert isinstance(param, Param), f"{owner}: {name} is declared as {param!r}, not as a kbench.plugin.Param"
+        assert isinstance(param,
+                          Param), f"{owner}: {name} is declared as {param!r}, not as a kbench.plugin.Param"
     for name, default in defaults(function).items():
         if name in parameters:
             try:
                 parameters[name].check(default, name, owner)
             except ValueError as exc:
-                raise AssertionError(f"{owner}: the default {name}={default!r} breaks its declaration: {exc}") from None
+                raise AssertionError(f"{owner}: the default {name}={default!r} breaks its "
+                                     f"declaration: {exc}") from None
     for name, param in parameters.items():
         for value in param.invalid():
             try:
@@ -133,9 +145,10 @@ def check_declared(parameters: dict, function, owner: str, make: Callable[[dict]
                     f"{owner}: {name}={value!r} is refused, but not in one line naming {name}: {message!r}"
                 continue
             except Exception as exc:
-                raise AssertionError(f"{owner}: {name}={value!r} raised {type(exc).__name__}, not a ValueError: "
-                                     f"{exc}") from None
-            raise AssertionError(f"{owner}: {name}={value!r} was accepted, but its declaration allows "
-                                 f"{param.allowed}")
-        for value in param.valid():  # made with values it takes: one it does not keep is refused (Declared)
+                raise AssertionError(f"{owner}: {name}={value!r} raised {type(exc).__name__}, not "
+                                     f"a ValueError: {exc}") from None
+            raise AssertionError(f"{owner}: {name}={value!r} was accepted, but its declaration "
+                                 f"allows {param.allowed}")
+        # made with values it takes: one it does not keep is refused (Declared)
+        for value in param.valid():
             make({name: value})

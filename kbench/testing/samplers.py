@@ -47,14 +47,17 @@ class _Problem:
         return self.X.shape[0]
 
     def fit(self, rank: int = 10, seed: int = 0, data=None):
-        return self.make().fit(self.X if data is None else data, self.kernel, rank=rank, lam=self.lam, seed=seed)
+        return self.make().fit(self.X if data is None else data, self.kernel, rank=rank,
+                               lam=self.lam, seed=seed)
 
 
 def _shapes(p: _Problem) -> None:
-    kinds: dict[str, set[str]] = {}  # the result columns info writes, by the kind of value each fit gives
+    # the result columns info writes, by the kind of value each fit gives
+    kinds: dict[str, set[str]] = {}
     for rank in (1, 10, 40):
         approx = p.fit(rank)
-        for key, value in info_columns(approx.info, kbench_columns()).items():  # (one of kbench's: refused)
+        # (one of kbench's: refused)
+        for key, value in info_columns(approx.info, kbench_columns()).items():
             kinds.setdefault(key, set()).add("text" if isinstance(value, str) else "a boolean"
                                              if isinstance(value, bool | np.bool_) else "a number")
         assert isinstance(approx, LowRank), f"fit returned {type(approx).__name__}, not LowRank"
@@ -68,19 +71,23 @@ def _shapes(p: _Problem) -> None:
             assert len(np.unique(landmarks)) == len(landmarks) <= rank, "landmarks not distinct"
             assert landmarks.min() >= 0 and landmarks.max() < p.n, "landmark index out of range"
         rng = np.random.default_rng(1)  # points drawn as the problem's (small_problem)
-        X_new = rng.random((7, 1)) if p.kernel.unit_interval else rng.standard_normal((7, p.X.shape[1]))
+        X_new = rng.random((7, 1)) if p.kernel.unit_interval else rng.standard_normal((7,
+                                                                                       p.X.shape[1]))
         Z_new = approx.transform(X_new)
         assert Z_new.shape == (7, approx.rank), f"transform of new rows gave {Z_new.shape}"
         assert np.all(np.isfinite(Z_new)), "transform of rows it was not fitted on returned NaN or inf"
     mixed = {key: sorted(found) for key, found in kinds.items() if len(found) > 1}
-    assert not mixed, (f"info[{next(iter(mixed))!r}] is {' in one fit and '.join(next(iter(mixed.values())))} in "
-                       "another: a result column keeps one type, or the sweep's cells cannot be read as one table")
+    assert not mixed, (f"info[{next(iter(mixed))!r}] is "
+                       f"{' in one fit and '.join(next(iter(mixed.values())))} in another: a "
+                       "result column keeps one type, or the sweep's cells cannot be read as one "
+                       "table")
 
 
 def _determinism(p: _Problem) -> None:
     X = p.X.copy()
     a = p.fit(seed=3).transform(X)
-    assert np.array_equal(X, p.X), "fit changed its argument X in place (work on a copy: the caller's data is shared)"
+    assert np.array_equal(X,
+                          p.X), "fit changed its argument X in place (work on a copy: the caller's data is shared)"
     b = p.fit(seed=3).transform(X)
     assert np.array_equal(a, b), "the same seed gave different features"
 
@@ -143,7 +150,8 @@ def _unbiased(p: _Problem) -> None:
     X = rng.random((_RF_N, 1)) if p.kernel.unit_interval else rng.standard_normal((_RF_N, _RF_D))
     kernel = _spectral_kernel(p.kernel_spec, X)
     i, j = np.triu_indices(_RF_N, 1)
-    products = np.array([(Z := p.make().fit(X, kernel, rank=_RF_RANK, lam=p.lam, seed=seed).transform(X)) @ Z.T
+    products = np.array([(Z := p.make().fit(X, kernel, rank=_RF_RANK, lam=p.lam,
+                                            seed=seed).transform(X)) @ Z.T
                          for seed in range(_RF_FITS)])[:, i, j]
     K = kernel(X)[i, j]
     scale = np.linalg.norm(K)
@@ -151,9 +159,9 @@ def _unbiased(p: _Problem) -> None:
     error = np.linalg.norm(products.mean(axis=0) - K) / scale
     tau = np.sqrt(products.var(axis=0, ddof=1).sum() / _RF_FITS) / scale
     assert error <= 4 * tau + _RF_BIAS, (
-        f"E[ZZᵀ] is not K: the mean of ZZᵀ over {_RF_FITS} seeds is {error:.3f}·‖K‖_F off, beyond 4× its "
-        f"Monte-Carlo error ({tau:.3f}) plus a bias of {_RF_BIAS}; is the map drawn for the kernel's "
-        f"parameters ({kernel.spec()})?")
+        f"E[ZZᵀ] is not K: the mean of ZZᵀ over {_RF_FITS} seeds is {error:.3f}·‖K‖_F off, beyond "
+        f"4× its Monte-Carlo error ({tau:.3f}) plus a bias of {_RF_BIAS}; is the map drawn for the "
+        f"kernel's parameters ({kernel.spec()})?")
 
 
 def _rank_above_n(p: _Problem) -> None:
@@ -185,7 +193,8 @@ def _declared(p: _Problem) -> None:
 
 def _parts(p: _Problem) -> None:
     """A sampler whose fits are built in parts: its parts named in order, each built by the
-    hook into arrays, and a fit handed the last (``use_prebuilt``) equal to one built in one piece."""
+    hook into arrays, and a fit handed the last (``use_prebuilt``) equal to one built in one
+    piece."""
     sampler = p.make()
     try:
         graph = graph_of(sampler)
@@ -196,13 +205,16 @@ def _parts(p: _Problem) -> None:
             parts_seed = fits_seed(sampler, seed)
             for part, inputs in graph.items():
                 made[part] = part_arrays(sampler.build_part(p.X, p.kernel, p.lam, parts_seed, part,
-                                                            [made[name] for name in inputs]), sampler.name, part)
+                                                            [made[name] for name in inputs]),
+                                         sampler.name, part)
             from_parts = p.make()
             from_parts.use_prebuilt({parts_seed: made[list(graph)[-1]]})
             apart = from_parts.fit(p.X, p.kernel, rank=10, lam=p.lam, seed=seed)
-            assert "prebuilt" in apart.info, ("a fit handed its parts (use_prebuilt) did not use them: its info has no "
-                                              "'prebuilt' (does parts_seed draw the seed _fit draws?)")
-            whole = p.fit(10, seed).transform(p.X)  # the same arithmetic either way: equal up to round-off
+            assert "prebuilt" in apart.info, ("a fit handed its parts (use_prebuilt) did not use "
+                                              "them: its info has no 'prebuilt' (does parts_seed "
+                                              "draw the seed _fit draws?)")
+            # the same arithmetic either way: equal up to round-off
+            whole = p.fit(10, seed).transform(p.X)
             assert np.allclose(apart.transform(p.X), whole, rtol=1e-9, atol=1e-12), \
                 "the fit from its parts differs from the fit built in one piece"
     except ContractViolation as exc:
@@ -217,19 +229,22 @@ def _against_exact(p: _Problem) -> None:
     if not sampler.compares_with_exact:
         return
     lam = p.lam if sampler.needs_lam else None
-    for spec in _EXACT_DATA:  # classes and a real-valued target: every built-in task takes one of them
+    # classes and a real-valued target: every built-in task takes one of them
+    for spec in _EXACT_DATA:
         data = load_dataset(spec)
         kernel = create(p.kernel_spec, "kernel").fit(data.X_train, data.y_train)
         approx = sampler.fit(data.X_train, kernel, rank=10, lam=lam, seed=0)
         try:
             with Workspace():
                 exact = exact_baseline(data, kernel)
-                columns = compared_with_exact(f"sampler {sampler.name!r}", sampler, approx, exact, lam,
+                columns = compared_with_exact(f"sampler {sampler.name!r}", sampler, approx, exact,
+                                              lam,
                                               {*kbench_columns(), *FIT_COLUMNS})
                 for task, written in _task_columns(sampler, data, approx, kernel):
                     shared = sorted(set(columns) & written)
-                    assert not shared, (f"against_exact returns {shared}, which task {task!r} writes too (a "
-                                        "sweep records its cells as errors); rename them")
+                    assert not shared, (f"against_exact returns {shared}, which task {task!r} "
+                                        "writes too (a sweep records its cells as errors); rename "
+                                        "them")
         except ContractViolation as exc:
             raise AssertionError(str(exc)) from None
 
@@ -251,13 +266,15 @@ def _task_columns(sampler: Sampler, data, approx: LowRank, kernel):
 
 #: the sampler contract checks, by name
 CHECKS: list[tuple[str, Callable[[_Problem], None]]] = [
-    ("shapes and rank bounds", _shapes), ("determinism", _determinism), ("finite on every seed", _seeds),
+    ("shapes and rank bounds", _shapes), ("determinism", _determinism),
+                                      ("finite on every seed", _seeds),
     ("PSD order 0 ≼ L ≼ K, or E[ZZᵀ] ≈ K for random features", _kernel_agreement),
     ("rank > n", _rank_above_n), ("bad input", _bad_input), ("declared parameters", _declared),
     ("built in parts", _parts), ("compared with the exact kernel", _against_exact)]
 
 
-def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3, timeout: float | None = 60.0,
+def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3,
+                  timeout: float | None = 60.0,
                   kernel: str = DEFAULT_KERNEL, **params) -> list[str]:
     """Run the contract checks on a sampler: a spec (``"squeak:qbar=20"``), a Sampler
     subclass or an instance; ``params`` are its parameters (with a spec or a class).
@@ -272,12 +289,14 @@ def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3, timeo
     try:  # a kernel's diag its matrix's: else no bound the checks read holds
         check_kernel(fitted, X)
     except ContractViolation as exc:
-        raise AssertionError(f"{label} cannot be checked with the kernel {kernel!r}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the kernel is a plugin: its failure is reported, named
-        raise AssertionError(f"{label} cannot be checked with the kernel {kernel!r}, which fails on the check's "
-                             f"rows: {type(exc).__name__}: {exc}") from None
+        raise AssertionError(f"{label} cannot be checked with the kernel {kernel!r}: "
+                             f"{exc}") from None
+    # noqa: BLE001 - the kernel is a plugin: its failure is reported, named
+    except Exception as exc:
+        raise AssertionError(f"{label} cannot be checked with the kernel {kernel!r}, which fails "
+                             f"on the check's rows: {type(exc).__name__}: {exc}") from None
     reason = make().refuses(fitted)
     if reason:  # by design, as a sweep plans: a kernel to check it with is the caller's to choose
-        raise ValueError(f"{label} refuses the kernel {kernel!r} (its refuses()): {reason} Check it with a kernel it "
-                         "takes (kbench check-plugin --kernel).")
+        raise ValueError(f"{label} refuses the kernel {kernel!r} (its refuses()): {reason} Check "
+                         "it with a kernel it takes (kbench check-plugin --kernel).")
     return run_checks(label, CHECKS, _Problem(make, X, fitted, lam, kernel), timeout)

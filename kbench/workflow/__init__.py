@@ -6,4 +6,5 @@ from kbench.sweep.config import DEFAULT_RESOURCES
 from kbench.workflow.checks import check_config, labelled
 from kbench.workflow.jobs import RUNTIME_REFERENCE_N, RunRule, Sweep
 
-__all__ = ["DEFAULT_RESOURCES", "RUNTIME_REFERENCE_N", "RunRule", "Sweep", "check_config", "labelled"]
+__all__ = ["DEFAULT_RESOURCES", "RUNTIME_REFERENCE_N", "RunRule", "Sweep", "check_config",
+           "labelled"]

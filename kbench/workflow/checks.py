@@ -26,8 +26,9 @@ from kbench.tasks.selection import DEFAULT_SELECTION
 def _check_out(out) -> None:
     folder = Path(out)
     if (results := enclosing_results(folder)) is not None:
-        raise ValueError(f"{folder} lies in {results / CELLS_DIR}, the cells of the results folder {results}, whose "
-                         "page would take in what is written here; name a folder outside it.")
+        raise ValueError(f"{folder} lies in {results / CELLS_DIR}, the cells of the results folder "
+                         f"{results}, whose page would take in what is written here; name a folder "
+                         "outside it.")
     check_creatable(folder / CELLS_DIR)
 
 
@@ -44,7 +45,8 @@ def check_config(config: dict) -> None:
             _check(key, check_no_wildcard, config[key])
     if "out" in config:  # as kbench run --out: outside another results folder's cells, and writable
         _check("out", _check_out, config["out"])
-    if "paper" in config or config.get("paper_out", PAPER_OUT) != PAPER_OUT:  # (the schema fills the default in)
+    # (the schema fills the default in)
+    if "paper" in config or config.get("paper_out", PAPER_OUT) != PAPER_OUT:
         _check("paper", check_paper, config.get("paper"), config["tasks"], config["samplers"])
         _check("paper_out", _check_paper_out, config["out"], config.get("paper_out", PAPER_OUT))
     if ("catalogue" in config) == ("datasets" in config):
@@ -55,14 +57,17 @@ def check_config(config: dict) -> None:
     keyed: dict[str, str] = {}
     for dataset in config.get("dataset_kernels", {}):
         if (same := same_configuration(dataset, datasets, "dataset")) is None:
-            raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the datasets "
-                              f"({', '.join(datasets)}).")
+            raise ConfigError(f"config key 'dataset_kernels': {dataset!r} is not one of the "
+                              f"datasets ({', '.join(datasets)}).")
         if same in keyed:
-            raise ConfigError(f"config key 'dataset_kernels': {keyed[same]!r} and {dataset!r} both name the dataset "
-                              f"{same!r}; give its kernels under one key (a list for several).")
+            raise ConfigError(f"config key 'dataset_kernels': {keyed[same]!r} and {dataset!r} both "
+                              f"name the dataset {same!r}; give its kernels under one key (a list "
+                              "for several).")
         keyed[same] = dataset
-    checks = [("kernel", [config["kernel"]], "kernel"), *((f"dataset_kernels[{d!r}]", as_list(k), "kernel")
-                                                          for d, k in config.get("dataset_kernels", {}).items())]
+    checks = [("kernel", [config["kernel"]], "kernel"),
+              *((f"dataset_kernels[{d!r}]", as_list(k), "kernel")
+                                                          for d, k in config.get("dataset_kernels",
+                                                                                 {}).items())]
     checks += [("samplers", config["samplers"], "sampler"), ("tasks", config["tasks"], "task")]
     for key, specs, kind in checks:
         for index, spec in enumerate(specs):
@@ -71,14 +76,16 @@ def check_config(config: dict) -> None:
                 if kind == "task":
                     plugin.check_ranks(config["ranks"])
                 if kind == "sampler":
-                    parts_of(spec)  # the parts its jobs build, checked now (a broken hook: no job runs)
+                    # the parts its jobs build, checked now (a broken hook: no job runs)
+                    parts_of(spec)
             except (ValueError, PluginError, ContractViolation) as exc:
                 where = key if key.startswith(("kernel", "dataset_kernels")) else f"{key}[{index}]"
                 raise ConfigError(f"config key '{where}': {exc}") from None
     chooses = config.get("selection", DEFAULT_SELECTION) == DEFAULT_SELECTION and any(
         create(t, "task").uses_lams for t in config["tasks"])
     for key, spec in where.items():
-        _check(key, known_task_type, spec)  # the spec checked, and what a provider reads to plan (a table's columns)
+        # the spec checked, and what a provider reads to plan (a table's columns)
+        _check(key, known_task_type, spec)
         _check(key, check_stated_rows, spec)
         for path in data_files(spec):  # the input of the job that prepares it
             _check(key, check_no_wildcard, path, "a data file")
@@ -97,9 +104,10 @@ def _check_paper_out(out: str, paper_out: str) -> None:
     results, page = Path(out).resolve(), Path(paper_out).resolve()
     parts = [results / part for part in _RESULTS_PARTS]
     if page == results or any(page == part or part in page.parents for part in parts):
-        raise ValueError(f"{paper_out} is {out}{'' if page == results else ' or a folder its jobs write'}, where the "
-                         f"sweep's own page and files go (its figures are pruned); give the paper's page a folder of "
-                         f"its own (the default: {PAPER_OUT}).")
+        raise ValueError(f"{paper_out} is "
+                         f"{out}{'' if page == results else ' or a folder its jobs write'}, where "
+                         "the sweep's own page and files go (its figures are pruned); give the "
+                         f"paper's page a folder of its own (the default: {PAPER_OUT}).")
 
 
 def _check(key: str, method, *args) -> None:

@@ -64,24 +64,29 @@ class Sweep:
 
     @cached_property
     def datasets(self) -> list[str]:
-        """The datasets this run computes: the config's, or those of a catalogue's missing batches."""
+        """The datasets this run computes: the config's, or those of a catalogue's missing
+        batches."""
         if "catalogue" not in self.config:  # as their results are labelled: a file's absolute path
             return [canonical_spec(spec) for spec in self.config["datasets"]]
         return [spec for batch in self.batches.missing for spec in self.batches.specs[batch]]
 
     def batch_folders(self, batch: str) -> list[str]:
-        """The cell folders of a batch's run jobs (one per dataset and kernel): what its file aggregates."""
-        return [str(layout.dataset_folder(self.out, self.sweep, kernel, dataset)) for dataset, kernel in
+        """The cell folders of a batch's run jobs (one per dataset and kernel): what its file
+        aggregates."""
+        return [str(layout.dataset_folder(self.out, self.sweep, kernel, dataset))
+                for dataset, kernel in
                 dict.fromkeys((d, k) for d, k, _ in self.jobs() if d in self.batches.specs[batch])]
 
     def batch_cells(self, batch: str) -> list[str]:
         """The cells asked for (:meth:`targets`) of a batch's run jobs: the batch's inputs."""
-        return [f for d, k, samplers in self.jobs() if d in self.batches.specs[batch] for f in self.targets(d, k, samplers)]
+        return [f for d, k, samplers in self.jobs() if d in self.batches.specs[batch]
+                for f in self.targets(d, k, samplers)]
 
     def by_slug(self, key: str) -> dict[str, str]:
         """Slug → config entry, for the datasets, samplers or tasks of the config."""
         kind = key.removesuffix("s")
-        return {Spec.parse(text, kind).slug: text for text in (self.datasets if key == "datasets" else self.config[key])}
+        return {Spec.parse(text, kind).slug: text
+                for text in (self.datasets if key == "datasets" else self.config[key])}
 
     def jobs(self) -> list[tuple[str, str, tuple[str, ...]]]:
         """The run jobs as (dataset, kernel, samplers), each covering every repetition, task
@@ -94,7 +99,8 @@ class Sweep:
 
     @cached_property
     def _jobs(self) -> list[tuple[str, str, tuple[str, ...]]]:  # computed once: every rule reads it
-        refused = {(r["dataset"], r["kernel"], r["sampler"]) for r in self.not_planned if r["refused_by"] == "sampler"}
+        refused = {(r["dataset"], r["kernel"], r["sampler"]) for r in self.not_planned
+                   if r["refused_by"] == "sampler"}
         jobs = []
         for d in self.datasets:
             for k in self.kernels(d):
@@ -102,12 +108,14 @@ class Sweep:
                     Spec.parse(d, "dataset").label, Spec.parse(k, "kernel").label,
                     Spec.parse(s, "sampler").label) not in refused)
                 if samplers and self.tasks_of(d):  # (a dataset no task accepts has no cell)
-                    jobs += [(d, k, (s,)) for s in samplers] if self.job_per_sampler(d) else [(d, k, samplers)]
+                    jobs += [(d, k, (s,))
+                             for s in samplers] if self.job_per_sampler(d) else [(d, k, samplers)]
         return jobs
 
     @staticmethod
     def job_per_sampler(dataset: str) -> bool:
-        """Whether each sampler of ``dataset`` is a run job of its own (a dataset stated larger than RUNTIME_REFERENCE_N rows)."""
+        """Whether each sampler of ``dataset`` is a run job of its own (a dataset stated larger than
+        RUNTIME_REFERENCE_N rows)."""
         size = stated_size(dataset)
         return size is not None and size[0] > RUNTIME_REFERENCE_N
 
@@ -118,23 +126,28 @@ class Sweep:
         rules: list[RunRule] = []
         for dataset in self.datasets:
             for kernel in self.kernels(dataset):
-                planned = [s for d, k, samplers in self.jobs() if (d, k) == (dataset, kernel) for s in samplers]
+                planned = [s for d, k, samplers in self.jobs() if (d, k) == (dataset, kernel)
+                           for s in samplers]
                 if not planned:
                     continue
-                base = re.sub(r"\W+", "_", f"run_{Spec.parse(dataset, 'dataset').name}_{Spec.parse(kernel, 'kernel').name}")
+                base = re.sub(r"\W+", "_",
+                              f"run_{Spec.parse(dataset, 'dataset').name}_{Spec.parse(kernel, 'kernel').name}")
                 taken = {rule.name for rule in rules}
-                name = next(n for n in (base, *(f"{base}_{i}" for i in range(2, len(rules) + 3))) if n not in taken)
+                name = next(n for n in (base, *(f"{base}_{i}" for i in range(2, len(rules) + 3)))
+                            if n not in taken)
                 rules.append(RunRule(name, dataset, kernel, planned, self.job_per_sampler(dataset)))
         return rules
 
     def run_outputs(self, rule: RunRule) -> list[str]:
-        """A run rule's outputs: its cells, the sampler a wildcard in a rule of one job per sampler."""
+        """A run rule's outputs: its cells, the sampler a wildcard in a rule of one job per
+        sampler."""
         return self._cells(rule.dataset, rule.kernel, ["{sampler}"] if rule.per_sampler else
                            [Spec.parse(s, "sampler").slug for s in rule.samplers])
 
     def run_log(self, rule: RunRule) -> str:
         """A run rule's log (a pattern with the sampler in a rule of one job per sampler)."""
-        return layout.pattern(self.out / layout.LOGS_DIR, layout.LOGS["run_sampler" if rule.per_sampler else "run"],
+        return layout.pattern(self.out / layout.LOGS_DIR,
+                              layout.LOGS["run_sampler" if rule.per_sampler else "run"],
                               **layout.slugs(dataset=rule.dataset, kernel=rule.kernel))
 
     def run_samplers(self, rule: RunRule):
@@ -148,10 +161,12 @@ class Sweep:
 
     def run_inputs(self, rule: RunRule):
         """A run job's inputs (a function of the wildcards): its dataset's splits and exact
-        baselines (:attr:`prepared_apart`), else its data files; the last parts of its fits built as jobs."""
+        baselines (:attr:`prepared_apart`), else its data files; the last parts of its fits built as
+        jobs."""
         def inputs(wildcards) -> list[str]:
             data = [*self.split_files(rule.dataset), *self.exact_files(rule.dataset, rule.kernel)] \
-                if rule.dataset in self.prepared_apart else [str(path) for path in data_files(rule.dataset)]
+                if rule.dataset in self.prepared_apart else [str(path)
+                                                             for path in data_files(rule.dataset)]
             return [*data, *(f for s in self._rule_samplers(rule, wildcards)
                              for f in self.part_files(rule.dataset, rule.kernel, s))]
         return inputs
@@ -165,7 +180,8 @@ class Sweep:
         readers = Counter(d for d, _, _ in self.jobs())
         readers.update(d for d, _, samplers in self.jobs() for s in samplers if parts_of(s))
         exact = self.exact_max_n is not None
-        return {d for d in readers if readers[d] > 1 or exact and (max_n_train(d) or math.inf) > DENSE_MAX_N}
+        return {d for d in readers if readers[d] > 1 or exact
+                and (max_n_train(d) or math.inf) > DENSE_MAX_N}
 
     def job_identity(self, rule: RunRule):
         """The packages and versions behind a run job's cells (kbench's, the dataset provider's,
@@ -176,12 +192,14 @@ class Sweep:
             specs = [(rule.dataset, "dataset"), (rule.kernel, "kernel"),
                      *((s, "sampler") for s in self._rule_samplers(rule, wildcards)),
                      *((task, "task") for task in self.config["tasks"])]
-            packages = sorted({package_of(spec, kind) for spec, kind in specs} | {("kbench", KBENCH_VERSION)})
+            packages = sorted({package_of(spec, kind)
+                               for spec, kind in specs} | {("kbench", KBENCH_VERSION)})
             return ", ".join(f"{name} {version}" for name, version in packages)
         return identity
 
     def run_resources(self, rule: RunRule) -> dict:
-        """A run rule's memory and runtime, functions of the attempt (kbench.workflow.Sweep.memory_mb, runtime_min)."""
+        """A run rule's memory and runtime, functions of the attempt
+        (kbench.workflow.Sweep.memory_mb, runtime_min)."""
         return {"mem_mb": lambda wildcards, attempt: self.memory_mb(rule.dataset, attempt),
                 "runtime": lambda wildcards, attempt: self.runtime_min(rule.dataset, attempt,
                                                                        repetitions=len(self.repetitions))}
@@ -194,7 +212,8 @@ class Sweep:
     def not_planned(self) -> list[dict]:
         """The (dataset, kernel, sampler, task) combinations that cannot run by design
         (kbench.sweep.plan.not_planned), which the workflow never plans."""
-        return not_planned(self.datasets, {Spec.parse(d, "dataset").label: self.kernels(d) for d in self.datasets},
+        return not_planned(self.datasets,
+                           {Spec.parse(d, "dataset").label: self.kernels(d) for d in self.datasets},
                            self.config["samplers"], self.config["tasks"])
 
     @cached_property
@@ -204,15 +223,18 @@ class Sweep:
         for d in self.datasets:
             dataset = Spec.parse(d, "dataset")
             kind = known_task_type(dataset.label)
-            accepted[d] = [t for t, task in tasks.items() if task_refuses(task, dataset, kind) is None]
+            accepted[d] = [t for t, task in tasks.items()
+                           if task_refuses(task, dataset, kind) is None]
         return accepted
 
     def tasks_of(self, dataset: str) -> list[str]:
-        """The config's tasks that accept the dataset's type (all when it is not known before loading)."""
+        """The config's tasks that accept the dataset's type (all when it is not known before
+        loading)."""
         return self._accepted_tasks[dataset]
 
     def kernels(self, dataset: str) -> list[str]:
-        """The kernel specs of a dataset: its ``dataset_kernels`` entry (one spec or a list), else ``kernel``."""
+        """The kernel specs of a dataset: its ``dataset_kernels`` entry (one spec or a list), else
+        ``kernel``."""
         return self._kernels.get(dataset, [self.config["kernel"]])
 
     @cached_property
@@ -242,7 +264,8 @@ class Sweep:
         share = min(0.8 * mem_mb / workers, self.config.get("memory_limit_mb", float("inf")))
         return max(int(share), math.ceil(BOUNDS["memory_limit_mb"].low))
 
-    def runtime_min(self, dataset: str, attempt: int = 1, exact: bool = False, repetitions: int = 1) -> int:
+    def runtime_min(self, dataset: str, attempt: int = 1, exact: bool = False,
+                    repetitions: int = 1) -> int:
         """The runtime (minutes) of a job on ``dataset`` covering ``repetitions`` repetitions
         (a run job covers all of them), times the attempt: the config's ``runtime`` per
         repetition, raised when the dataset spec gives its size n past what that runtime is
@@ -275,7 +298,8 @@ class Sweep:
         if limit is not None and n_train <= DENSE_MAX_N:
             exact = 3 * 8 * n_train**2
         elif limit is not None and n_train <= limit:  # matrix-free: blocks of K, CG vectors
-            exact = DEFAULT_BLOCK_MB * 2**20 + 8 * n_train * (6 * 10 * len(self.lams[0]) + PRECONDITIONER_RANK)
+            exact = DEFAULT_BLOCK_MB * 2**20 + 8 * n_train * (6 * 10 * len(self.lams[0])
+                                                              + PRECONDITIONER_RANK)
         factor = 8 * n * max(self.config["ranks"])
         return max(base, 1000 + DEFAULT_BUDGET_MB + (exact + factor) // 2**20) * attempt
 
@@ -300,13 +324,15 @@ class Sweep:
         """How many jobs of each sweep rule the workflow has (part only when it has some)."""
         jobs = self.jobs()
         splits = {d for d, _, _ in jobs if d in self.prepared_apart}
-        baselines = {(d, k) for d, k, _ in jobs if d in splits} if self.exact_max_n is not None else set()
+        baselines = {(d, k) for d, k, _ in jobs
+                     if d in splits} if self.exact_max_n is not None else set()
         parts = sum(len(parts_of(s)) for _, _, samplers in jobs for s in samplers)
         return {"prepare": len(splits), "exact": len(baselines),
                 **({"part": parts * len(self.repetitions)} if parts else {}), "run": len(jobs)}
 
     def part_pattern(self) -> str:
-        """Snakemake output pattern of the parts of fits built as jobs (:func:`kbench.sweep.parts.part_path`)."""
+        """Snakemake output pattern of the parts of fits built as jobs
+        (:func:`kbench.sweep.parts.part_path`)."""
         return layout.pattern(self.data, layout.PART, seed=self.config["seed"])
 
     def part_files(self, dataset: str, kernel: str, sampler: str, repetition: int | None = None,
@@ -326,7 +352,8 @@ class Sweep:
         """The run's last lines: its cells by status, each task's verdict (what the leaderboard
         job printed) and where its leaderboard is."""
         log = Path(self.log("leaderboard"))
-        verdicts = [line for line in log.read_text().splitlines() if line and not line.startswith("wrote ")] \
+        verdicts = [line for line in log.read_text().splitlines() if line
+                    and not line.startswith("wrote ")] \
             if log.is_file() else []
         return run_summary(self.out, verdicts)
 
@@ -337,16 +364,19 @@ class Sweep:
 
     def lam_params(self) -> dict[str, str]:
         """The λ options of ``kbench run`` and ``kbench prepare``: ``--lams``, the
-        ``--lam-bounds`` option as a list of arguments (none for a fixed path) and ``--selection``."""
+        ``--lam-bounds`` option as a list of arguments (none for a fixed path) and
+        ``--selection``."""
         path, bounds = self.lams
         return {"lams": ",".join(map(repr, path)), "lam_bounds": [] if bounds is None else
-                ["--lam-bounds", ",".join(map(repr, bounds))], "selection": self.config.get("selection", DEFAULT_SELECTION)}
+                ["--lam-bounds", ",".join(map(repr, bounds))],
+                "selection": self.config.get("selection", DEFAULT_SELECTION)}
 
     @cached_property
     def sweep(self) -> str:
         """The folder of this sweep's cells below ``out/cells`` (kbench.sweep.layout.sweep_id)."""
         path, bounds = self.lams
-        return layout.sweep_id(self.config["seed"], path, bounds, self.config.get("selection", DEFAULT_SELECTION))
+        return layout.sweep_id(self.config["seed"], path, bounds,
+                               self.config.get("selection", DEFAULT_SELECTION))
 
     def cell_files(self, dataset: str, kernel: str, samplers: tuple[str, ...]) -> list[str]:
         """A run job's cell files."""
@@ -355,10 +385,13 @@ class Sweep:
     def _cells(self, dataset: str, kernel: str, sampler_slugs: list[str]) -> list[str]:
         """The cell files of (dataset, kernel) for these samplers (layout.CELL; a slug may be a
         ``{sampler}`` wildcard), each spec's slug computed once: a sweep has many thousands."""
-        root, fixed = str(self.out / "_")[:-1], layout.slugs(dataset=dataset, kernel=kernel)  # as Path joins: "x/", "", "/"
+        # as Path joins: "x/", "", "/"
+        root, fixed = str(self.out / "_")[:-1], layout.slugs(dataset=dataset, kernel=kernel)
         tasks = [Spec.parse(t, "task").slug for t in self.tasks_of(dataset)]
-        return [root + layout.CELL.format(**fixed, sweep=self.sweep, sampler=sampler, task=task, rank=rank, rep=rep)
-                for sampler in sampler_slugs for rep in self.repetitions for task in tasks for rank in self.config["ranks"]]
+        return [root + layout.CELL.format(**fixed, sweep=self.sweep, sampler=sampler, task=task,
+                                          rank=rank, rep=rep)
+                for sampler in sampler_slugs for rep in self.repetitions for task in tasks
+                for rank in self.config["ranks"]]
 
     @cached_property
     def all_cells(self) -> list[str]:  # computed once: the Snakefile asks for it twice
@@ -375,7 +408,8 @@ class Sweep:
         for, and looks up the rule of each file asked for (a sweep's thousands of cells would
         take seconds); a job whose first cell is missing runs anyway."""
         first, *rest = self.cell_files(dataset, kernel, samplers)
-        return [first, *(cell for cell in rest if not Path(cell).exists())] if Path(first).exists() else [first]
+        return [first, *(cell for cell in rest
+                         if not Path(cell).exists())] if Path(first).exists() else [first]
 
     def split_file(self, dataset: str, repetition: int) -> str:
         return str(layout.split_path(self.data, dataset, repetition, self.config["seed"]))
@@ -393,7 +427,9 @@ class Sweep:
         return exact_limit(tasks, ridge)
 
     def exact_files(self, dataset: str, kernel: str) -> list[str]:
-        """The exact baselines the ``exact`` rule makes, one per repetition ([] if none is needed)."""
+        """The exact baselines the ``exact`` rule makes, one per repetition ([] if none is
+        needed)."""
         if self.exact_max_n is None:
             return []
-        return [str(layout.exact_path(self.data, dataset, kernel, rep, self.config["seed"])) for rep in self.repetitions]
+        return [str(layout.exact_path(self.data, dataset, kernel, rep, self.config["seed"]))
+                for rep in self.repetitions]

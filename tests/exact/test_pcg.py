@@ -19,7 +19,8 @@ N, LAMS = 2000, [1e-3, 1e-4, 1e-5]
 def problem():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((N + 300, 5))
-    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] * X[:, 2]]) + 0.1 * rng.standard_normal((N + 300, 2))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] * X[:, 2]]) + 0.1 * rng.standard_normal((N + 300,
+                                                                                           2))
     kernel = kbench.make_kernel("gaussian", sigma="median").fit(X[:N])
     return X[:N], Y[:N], X[N:], kernel, kernel(X[:N])
 
@@ -28,8 +29,10 @@ def test_blocked_products_equal_the_dense_ones(problem):
     X, _, X_test, kernel, K = problem
     V = np.random.default_rng(1).standard_normal((N, 3))
     # 0.5 MiB blocks: 32 rows of K at a time, the last block short
-    np.testing.assert_allclose(kernel_product(kernel, X, V, block_mb=0.5), K @ V, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(kernel_product(kernel, X, V, Z=X_test, block_mb=0.5), kernel(X_test, X) @ V,
+    np.testing.assert_allclose(kernel_product(kernel, X, V, block_mb=0.5), K @ V, rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(kernel_product(kernel, X, V, Z=X_test, block_mb=0.5),
+                               kernel(X_test, X) @ V,
                                rtol=1e-12, atol=1e-12)
 
 
@@ -42,12 +45,14 @@ def test_the_path_equals_dense_solves_in_its_predictions(problem):
     K_test = kernel(X_test, X)
     for j, lam in enumerate(LAMS):
         alpha = scipy.linalg.solve(K + N * lam * np.eye(N), Y, assume_a="pos")
-        np.testing.assert_allclose(solution.train_predictions[:, j], K @ alpha, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(solution.train_predictions[:, j], K @ alpha, rtol=1e-6,
+                                   atol=1e-8)
         test = kernel_product(kernel, X, solution.alpha[:, j], Z=X_test)
         np.testing.assert_allclose(test, K_test @ alpha, rtol=1e-6, atol=1e-8)
     # one pass per iteration of the slowest λ, plus the pass of the final residual
     assert solution.passes == solution.iterations.max() + 1
-    assert (np.diff(solution.iterations) >= 0).all()  # smaller λ, worse conditioned, more iterations
+    # smaller λ, worse conditioned, more iterations
+    assert (np.diff(solution.iterations) >= 0).all()
 
 
 def test_the_preconditioner_saves_passes(problem):
@@ -60,7 +65,8 @@ def test_the_preconditioner_saves_passes(problem):
 
 def test_a_solve_out_of_passes_is_reported_not_converged(problem):
     X, Y, _, kernel, _ = problem
-    solution = solve_krr_path(kernel, X, Y[:, 0], [1e-6], tol=1e-8, max_passes=3, preconditioner_rank=0)
+    solution = solve_krr_path(kernel, X, Y[:, 0], [1e-6], tol=1e-8, max_passes=3,
+                              preconditioner_rank=0)
     assert solution.passes == 3 and solution.iterations.tolist() == [2]
     assert not solution.converged[0] and solution.residual[0] > 1e-8
 
@@ -74,7 +80,8 @@ def test_no_n_by_n_array_is_allocated(problem):
     assert peak < 0.5 * 8 * N**2, f"peak {peak / 2**20:.0f} MiB, an n×n array is {8 * N**2 / 2**20:.0f} MiB"
 
 
-# -- the matrix-free exact baseline (kbench.exact.baseline.IterativeBaseline) in the tasks ----------
+# -- the matrix-free exact baseline (kbench.exact.baseline.IterativeBaseline) in the tasks
+# ----------
 @pytest.fixture(scope="module")
 def datasets():
     """A regression and a classification split, each with a dense and a matrix-free baseline."""
@@ -100,7 +107,8 @@ def _rows(task, data, kernel, baseline, lams=LAMS):
 
 @pytest.mark.parametrize("task", ["krr", "classification", "kpca", "kpca:centered=true"])
 def test_tasks_score_the_same_against_the_matrix_free_baseline(datasets, task):
-    data, kernel, dense, iterative = datasets["regression" if task != "classification" else "binary"]
+    data, kernel, dense, iterative = datasets["regression" if task != "classification"
+                                              else "binary"]
     expected = _rows(task, data, kernel, dense)
     rows = _rows(task, data, kernel, iterative)
     exact_columns = [k for k in expected[0] if k.endswith("_exact") or k.startswith("rel_excess")]
@@ -123,7 +131,8 @@ def test_a_matrix_free_solve_that_does_not_converge_is_not_reported_as_exact(dat
     starved = IterativeBaseline(data, kernel, preconditioner_rank=100, max_passes=3)
     rows = _rows("krr", data, kernel, starved)
     assert not any(row["exact_converged"] for row in rows)
-    assert all(np.isnan(row["test_mse_exact"]) and np.isnan(row["rel_excess_test_mse"]) for row in rows)
+    assert all(np.isnan(row["test_mse_exact"]) and np.isnan(row["rel_excess_test_mse"])
+               for row in rows)
     assert all(row["exact_residual"] > 1e-8 and row["exact_passes"] == 3 for row in rows)
     assert all(np.isfinite(row["test_mse"]) for row in rows)
 
@@ -138,7 +147,8 @@ def test_the_matrix_free_baseline_is_solved_once_and_shared_through_its_file(tmp
 
     for module in ("kbench.exact.baseline", "kbench.sweep.context", "kbench.sweep.worker"):
         monkeypatch.setattr(f"{module}.DENSE_MAX_N", 500)
-    spec, kernel, lams = "synthetic:friedman1:n=1000", "gaussian:sigma=median", [1e-3, 1e-2]  # n_train 600
+    # n_train 600
+    spec, kernel, lams = "synthetic:friedman1:n=1000", "gaussian:sigma=median", [1e-3, 1e-2]
     tasks = ["krr", "kpca:components=5"]
     path = prepare_exact(spec, kernel, 0, 0, tmp_path, 50_000,
                          [kbench.make_task("krr"), kbench.make_task("kpca", components=5)], lams)
@@ -184,5 +194,7 @@ def test_an_extended_path_solves_only_its_new_lambdas(monkeypatch):
     assert solved == [[1e-3, 1e-2], [1e-4]]
     reference = dense.ridge_path(Y, [1e-4, 1e-3, 1e-2])
     for part in ("validation", "test"):
-        np.testing.assert_allclose(getattr(extended, part), getattr(reference, part), rtol=1e-5, atol=1e-7)
-    assert [row["exact_converged"] for row in iterative.solver_path(Y, [1e-2, 1e-4])] == [True, True]
+        np.testing.assert_allclose(getattr(extended, part), getattr(reference, part), rtol=1e-5,
+                                   atol=1e-7)
+    assert [row["exact_converged"] for row in iterative.solver_path(Y, [1e-2, 1e-4])] == [True,
+                                                                                          True]

@@ -132,7 +132,8 @@ def test_a_tiny_length_scale_keeps_the_diagonal(name, sigma, m):
     K = kernel(A, A)
     assert (np.diag(K) == 1.0).all()
     r = cdist(A, A) / sigma
-    reference = np.exp(-(r**2) / 2) if name == "gaussian" else (1 + math.sqrt(3) * r) * np.exp(-math.sqrt(3) * r)
+    reference = np.exp(-(r**2) / 2) if name == "gaussian" else (1
+                                                                + math.sqrt(3) * r) * np.exp(-math.sqrt(3) * r)
     np.testing.assert_allclose(K, reference, rtol=0, atol=1e-12)
 
 
@@ -226,18 +227,23 @@ def test_spectral_sampler_reproduces_the_kernel(name, params, d):
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: kbench.make_kernel("gaussian", sigma=-1.0), r"sigma must be a finite number in \[1e-150, 1e\+150\]"),
+        (lambda: kbench.make_kernel("gaussian", sigma=-1.0), r"sigma must be a finite number in "
+                                                             r"\[1e-150, 1e\+150\]"),
         (lambda: kbench.make_kernel("gaussian", sigma=1.0, gamma=1.0), "sigma or gamma, not both"),
         (lambda: kbench.make_kernel("matern", nu=1.0), "nu must be 0.5, 1.5 or 2.5"),
-        (lambda: kbench.make_kernel("periodic-sobolev", beta=0), r"beta must be an integer in \[1, 50\]"),
+        (lambda: kbench.make_kernel("periodic-sobolev", beta=0), r"beta must be an integer in \[1, "
+                                                                 r"50\]"),
         (lambda: kbench.make_kernel("periodic-sobolev")(X), "one feature"),
-        (lambda: kbench.make_kernel("gaussian")(X, Y[:, :2]), "X has 4 features and Y has 2; a kernel compares rows of the same width"),
+        (lambda: kbench.make_kernel("gaussian")(X, Y[:, :2]),
+         "X has 4 features and Y has 2; a kernel compares rows of the same width"),
         (lambda: kbench.make_kernel("gaussian")(np.array([[np.nan, 1.0]])), "NaN or infinite"),
         (lambda: kbench.make_kernel("gaussian")(np.ones(3)), r"reshape\(-1, 1\)"),
         (lambda: kbench.make_kernel("gaussian", sigma="median").fit(np.ones((5, 2))),
          "two distinct points"),
-        (lambda: kbench.make_kernel("gaussian", sigma="cv").fit(X), "sigma='cv' picks σ .* fitted without one"),
-        (lambda: kbench.make_kernel("gaussian", sigma="median-ish"), "'median' or 'cv', .*got 'median-ish' \\(did you mean 'median'\\?\\)"),
+        (lambda: kbench.make_kernel("gaussian", sigma="cv").fit(X), "sigma='cv' picks σ .* fitted "
+                                                                    "without one"),
+        (lambda: kbench.make_kernel("gaussian", sigma="median-ish"),
+         "'median' or 'cv', .*got 'median-ish' \\(did you mean 'median'\\?\\)"),
         (lambda: kbench.make_kernel("polynomial").sample_frequencies(rng, 3, 2),
          "no spectral sampler"),
         (lambda: kbench.make_kernel("gaussian", sigmaa=1.0), "did you mean 'sigma'"),
@@ -270,7 +276,8 @@ def test_validated_bandwidth_errors_equal_scikit_learns_kernel_ridge():
     train, held = idx[:m], idx[m:]
     for i, sigma in enumerate(sigmas):
         for j, lam in enumerate(CV_LAMS[-4:], start=len(CV_LAMS) - 4):
-            model = KernelRidge(alpha=m * lam, kernel="rbf", gamma=1 / (2 * sigma**2)).fit(X[train], y[train])
+            model = KernelRidge(alpha=m * lam, kernel="rbf", gamma=1 / (2 * sigma**2)).fit(X[train],
+                                                                                           y[train])
             reference = np.mean((model.predict(X[held]) - y[held]) ** 2)
             np.testing.assert_allclose(errors[i, j], reference, rtol=1e-7)
 

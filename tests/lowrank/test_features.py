@@ -76,8 +76,10 @@ def test_training_errors_from_moments_equal_the_residuals(datasets):
     for row, lam in zip(rows, LAMS):
         w = np.linalg.solve(Phi.T @ Phi + n * lam * np.eye(Phi.shape[1]), Phi.T @ data.y_train)
         assert row["train_mse"] == pytest.approx(np.mean((Phi @ w - data.y_train) ** 2), rel=1e-9)
-        assert row["risk_fixed_design"] == pytest.approx(np.mean((Phi @ w - data.f_train) ** 2), rel=1e-9)
-        assert row["test_mse"] == pytest.approx(np.mean((Phi_test @ w - data.y_test) ** 2), rel=1e-9)
+        assert row["risk_fixed_design"] == pytest.approx(np.mean((Phi @ w - data.f_train) ** 2),
+                                                         rel=1e-9)
+        assert row["test_mse"] == pytest.approx(np.mean((Phi_test @ w - data.y_test) ** 2),
+                                                rel=1e-9)
 
 
 def test_moments_are_accumulated_over_blocks(datasets):
@@ -86,7 +88,8 @@ def test_moments_are_accumulated_over_blocks(datasets):
     moments = Features(data, approx, kernel, TINY_BUDGET_MB).moments()
     Phi = approx.transform(data.X_train)
     onehot = (data.y_train[:, None] == data.classes[None, :]).astype(float)
-    np.testing.assert_allclose(moments.gram, Phi.T @ Phi, rtol=0, atol=1e-12 * np.abs(Phi.T @ Phi).max())
+    np.testing.assert_allclose(moments.gram, Phi.T @ Phi, rtol=0,
+                               atol=1e-12 * np.abs(Phi.T @ Phi).max())
     np.testing.assert_allclose(moments.cross["classes"], Phi.T @ onehot, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(moments.cross["ones"][:, 0], Phi.sum(axis=0), rtol=1e-12, atol=1e-12)
     assert moments.sum_squares == pytest.approx(np.sum(Phi * Phi), rel=1e-13)
@@ -98,13 +101,15 @@ def test_logistic_learner_refuses_features_beyond_the_budget(datasets):
     approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, rank=30, seed=0)
     features_of(data, approx, kernel, TINY_BUDGET_MB)
     with pytest.raises(Refused, match=r"logistic learner needs the \d+×30 training features"):
-        kbench.make_task("classification", learner="logistic").evaluate(data, approx, kernel, lams=[1e-3])
+        kbench.make_task("classification", learner="logistic").evaluate(data, approx, kernel,
+                                                                        lams=[1e-3])
 
 
 def test_a_contract_breach_in_a_later_block_names_its_row(datasets):
     data, kernel = datasets["regression"]
     approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, rank=40, seed=0)
-    scaled = kbench.NystromMap(kernel, approx.X_landmarks, approx.landmarks, approx.projection.copy())
+    scaled = kbench.NystromMap(kernel, approx.X_landmarks, approx.landmarks,
+                               approx.projection.copy())
     original = scaled._transform_chunk
 
     def breaks_on_row_500(X, out):  # rows from 500 on get doubled features
@@ -120,7 +125,8 @@ def test_a_contract_breach_in_a_later_block_names_its_row(datasets):
 
 @pytest.mark.parametrize("n", [DENSE_NORM_MAX_N - 1, 600])
 @pytest.mark.parametrize("sampler", ["uniform", "rff"])
-def test_the_spectral_norm_of_an_approximation_error_is_the_largest_eigenvalue_in_magnitude(n, sampler):
+def test_the_spectral_norm_of_an_approximation_error_is_the_largest_eigenvalue_in_magnitude(n,
+                                                                                            sampler):
     """K − L is PSD for a Nyström map and indefinite for random features: Lanczos finds the
     largest |λ| either way; converged to machine precision, it agrees with a dense
     eigendecomposition to 1e-10 relative (each product A·v is exact to ~n·ε)."""

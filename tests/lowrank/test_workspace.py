@@ -19,7 +19,8 @@ def _counted():
 
 def test_an_entry_is_made_once_per_owner_and_key_while_a_workspace_is_active():
     made, make = _counted()
-    first, second = kbench.load_dataset("synthetic:friedman1", n=100), kbench.load_dataset("synthetic:friedman1", n=100)
+    first, second = kbench.load_dataset("synthetic:friedman1",
+                                        n=100), kbench.load_dataset("synthetic:friedman1", n=100)
     with kbench.Workspace() as workspace:
         a = kbench.cached((first,), "k", make)
         assert kbench.cached((first,), "k", make) is a and len(made) == 1

@@ -23,17 +23,21 @@ def board_id(task_label: str) -> str:
 
 
 def _executables() -> tuple[str, str]:
-    browser = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    browser = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))
+                    if p), None)
     driver = shutil.which("chromedriver")
     if browser is None or driver is None:
-        pytest.skip("headless Chromium not found (chromium and chromedriver on PATH): `.ci/chromium up` installs them")
+        pytest.skip("headless Chromium not found (chromium and chromedriver on PATH): "
+                    "`.ci/chromium up` installs them")
     return browser, driver
 
 
 @pytest.fixture(scope="module")
 def browser():
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip install -e '.[browser]' "
-                                    "(`.ci/chromium up` installs it with the browser)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip "
+                                                                 "install -e '.[browser]' "
+                                                                 "(`.ci/chromium up` installs it "
+                                                                 "with the browser)")
     from selenium.webdriver.chrome.service import Service
 
     binary, driver = _executables()
@@ -51,17 +55,21 @@ def open_page(browser, page):
     from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get(page.as_uri())
-    WebDriverWait(browser, 60).until(lambda b: b.execute_script("return document.body.dataset.ready") == "true")
+    WebDriverWait(browser,
+                  60).until(lambda b: b.execute_script("return "
+                                                       "document.body.dataset.ready") == "true")
 
 
 @pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
 def test_the_page_loads_offline_and_draws_every_chart(browser, page):
     browser.get_log("performance")  # drop what came before
     open_page(browser, page)
-    errors = [entry for entry in browser.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")]
+    errors = [entry for entry in browser.get_log("browser")
+              if entry["level"] in ("SEVERE", "WARNING")]
     assert errors == []
     events = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
-    requested = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
+    requested = [e["params"]["request"]["url"] for e in events
+                 if e["method"] == "Network.requestWillBeSent"]
     assert page.as_uri() in requested
     assert [url for url in requested if url != page.as_uri() and not url.startswith("data:")] == []
     charts = browser.execute_script("""return Array.from(document.querySelectorAll('.chart')).map(
@@ -90,7 +98,8 @@ def test_a_click_on_a_column_header_sorts_the_table(browser, page):
     assert column(0) == sorted(before, reverse=True)
     headers["mean standing"].click()
     ranks = [float(v) for v in column(1)]
-    assert ranks == sorted(ranks) and headers["mean standing"].get_attribute("aria-sort") == "ascending"
+    assert ranks == sorted(ranks) and headers["mean "
+                                              "standing"].get_attribute("aria-sort") == "ascending"
     headers["mean standing"].click()
     assert [float(v) for v in column(1)] == sorted(ranks, reverse=True)
 
@@ -115,7 +124,8 @@ def test_a_rank_beyond_the_largest_sorts_after_it(browser, page):
         };
         return [sorted(['> 10', '10', '—', '5']), sorted(['13.38', 'not ranked', '3.52', '4.78'])];""")
     assert order[0] == [["5", "10", "> 10", "—"], ["> 10", "10", "5", "—"]]
-    assert order[1] == [["3.52", "4.78", "13.38", "not ranked"], ["13.38", "4.78", "3.52", "not ranked"]]
+    assert order[1] == [["3.52", "4.78", "13.38", "not ranked"],
+                        ["13.38", "4.78", "3.52", "not ranked"]]
 
 
 @pytest.mark.xdist_group("page")  # one worker builds the shared fixture once
@@ -128,13 +138,16 @@ def test_the_dataset_selector_redraws_the_charts(browser, page):
     chart = f"document.querySelector('#{board_id('approximation')} .chart.rank')"
 
     def state():
-        return browser.execute_script(f"const c = {chart}; return [c.layout.title.text, c.data.map((t) => t.y)]")
+        return browser.execute_script(f"const c = {chart}; return [c.layout.title.text, "
+                                      "c.data.map((t) => t.y)]")
 
-    dataset, kernel = (Select(section.find_element(By.CSS_SELECTOR, f"select.{n}")) for n in ("dataset", "kernel"))
+    dataset, kernel = (Select(section.find_element(By.CSS_SELECTOR, f"select.{n}"))
+                       for n in ("dataset", "kernel"))
     assert [o.text for o in dataset.options] == ["sklearn:diabetes", "synthetic:smile:n=300"]
     assert [o.text for o in kernel.options] == ["gaussian:sigma=median", "laplacian:sigma=median"]
     title, values = state()
-    assert "sklearn:diabetes<br>[gaussian:sigma=median]" in title  # two lines: the dataset, then the kernel
+    # two lines: the dataset, then the kernel
+    assert "sklearn:diabetes<br>[gaussian:sigma=median]" in title
     dataset.select_by_visible_text("synthetic:smile:n=300")
     new_title, new_values = state()
     assert "synthetic:smile:n=300" in new_title and new_values != values
@@ -161,4 +174,5 @@ def test_a_long_dataset_spec_wraps_instead_of_widening_the_page(browser, page):
             el.textContent = old;
         }
         return found;""")
-    assert set(widths) >= {"h1", "h2", "h3", "p", "li", "td", "summary"} and max(widths.values()) <= 0, widths
+    assert set(widths) >= {"h1", "h2", "h3", "p", "li", "td",
+                           "summary"} and max(widths.values()) <= 0, widths

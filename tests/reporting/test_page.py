@@ -34,16 +34,20 @@ def page(tmp_path):
         Folded("folded summary", (Paragraph("inside the fold"),), hover="the whole name"),
         Image(figure, "a figure"),
         Charts("board", "one", (Paragraph("the static charts"),))))
-    second = Part("two", "Second part", "second", (Charts("cost", "cost-0", (Image(figure, "cost figure"),)),))
+    second = Part("two", "Second part", "second",
+                  (Charts("cost", "cost-0", (Image(figure, "cost figure"),)),))
     return Page(("Made by `kbench x`.",), ("a note",), (first, second), {"boards": []}), tmp_path
 
 
 def test_markdown_draws_every_block_kind_in_order(page):
     model, folder = page
     text = markdown.render(model, folder)
-    expected = ["Made by `kbench x`.", "Note: a note", "## First part", "a &lt;caption>", "- item a", "### a heading",
-                "| y\\|z ", "<details><summary title=\"the whole name\">folded summary</summary>", "inside the fold", "</details>",
-                "![a figure](figures/a.png)", "the static charts", "## Second part", "![cost figure](figures/a.png)"]
+    expected = ["Made by `kbench x`.", "Note: a note", "## First part", "a &lt;caption>",
+                "- item a", "### a heading",
+                "| y\\|z ", "<details><summary title=\"the whole name\">folded summary</summary>",
+                "inside the fold", "</details>",
+                "![a figure](figures/a.png)", "the static charts", "## Second part",
+                "![cost figure](figures/a.png)"]
     positions = [text.find(piece) for piece in expected]
     assert -1 not in positions and positions == sorted(positions), dict(zip(expected, positions))
 
@@ -51,9 +55,12 @@ def test_markdown_draws_every_block_kind_in_order(page):
 def test_html_draws_every_block_kind_in_order(page):
     model, _ = page
     text = html.render(model)
-    expected = ["<code>kbench x</code>", "<a href='#one'>first</a><a href='#two'>second</a>", "Note: a note",
-                "<section id='one'><h2>First part</h2>", "<p class='caption'>a &lt;caption&gt;</p>", "<li>item b</li>",
-                "<h3>a heading</h3>", "<div class='messages'>", "<summary title='the whole name'>folded summary",
+    expected = ["<code>kbench x</code>", "<a href='#one'>first</a><a href='#two'>second</a>",
+                "Note: a note",
+                "<section id='one'><h2>First part</h2>", "<p class='caption'>a &lt;caption&gt;</p>",
+                "<li>item b</li>",
+                "<h3>a heading</h3>", "<div class='messages'>", "<summary title='the whole "
+                                                                "name'>folded summary",
                 "<img alt='a' src='data:image/png;base64,", "<select class='dataset'>",
                 "<section id='two'>", "<div class='chart' id='cost-0'>", "<script id='kbench-data'"]
     positions = [text.find(piece) for piece in expected]

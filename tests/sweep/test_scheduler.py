@@ -26,7 +26,8 @@ from kbench.sweep.schema import SCHEMA_VERSION
 from kbench.sweep.store import read_results, write_cell
 from tests.conftest import add_plugin, kbench_in_process
 
-SWEEP = ["--datasets", "synthetic:moons:n=240,sklearn:diabetes", "--samplers", "uniform,rp-cholesky,rff",
+SWEEP = ["--datasets", "synthetic:moons:n=240,sklearn:diabetes", "--samplers",
+         "uniform,rp-cholesky,rff",
          "--tasks", "krr,approximation", "--ranks", "5,10,20", "--lams", "1e-4,1e-2",
          "--repetitions", "2", "--quiet"]
 
@@ -131,8 +132,10 @@ def test_the_cell_timeout_is_per_cell_not_shared_by_a_workers_cells(tmp_path, pl
     """One worker runs ranks 1, 2, 3 and 10 in order: the cell at rank 10 takes 10 s, past
     --cell-timeout 4 although the four cells' 16 s are not spent; the ones before it stay."""
     out = tmp_path / "results"
-    result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "lingerer", "--tasks", "krr",
-                         "--ranks", "1,2,3,10", "--lams", "1e-3", "--repetitions", "1", "--cell-timeout", "4",
+    result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "lingerer",
+                         "--tasks", "krr",
+                         "--ranks", "1,2,3,10", "--lams", "1e-3", "--repetitions", "1",
+                         "--cell-timeout", "4",
                          "--quiet", "--out", str(out)], plugin_path, timeout=120)
     assert result.returncode == 1, result.stdout + result.stderr
     frame = read_results(out)
@@ -175,23 +178,28 @@ def test_killed_sweep_resumes_with_the_missing_cells_only(tmp_path, plugin_path)
     assert (read_results(out).status != "error").all()
 
 
-def test_a_worker_killed_from_outside_is_recorded_killed_not_oom_and_a_rerun_computes_it(tmp_path, plugin_path):
+def test_a_worker_killed_from_outside_is_recorded_killed_not_oom_and_a_rerun_computes_it(tmp_path,
+                                                                                         plugin_path):
     out, victim = tmp_path / "results", tmp_path / "victim.pid"
-    args = ["run", "--datasets", "sklearn:diabetes", "--samplers", "victim", "--tasks", "krr", "--ranks", "5",
+    args = ["run", "--datasets", "sklearn:diabetes", "--samplers", "victim", "--tasks", "krr",
+            "--ranks", "5",
             "--lams", "1e-3", "--repetitions", "1", "--quiet", "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(plugin_path), "KBENCH_TEST_VICTIM": str(victim)}
     process = subprocess.Popen([sys.executable, "-m", "kbench.cli", *args], env=env, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
-    while not victim.exists() and time.monotonic() < deadline:  # the worker writes its pid when it fits
+    # the worker writes its pid when it fits
+    while not victim.exists() and time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
         time.sleep(0.05)
     os.kill(int(victim.read_text()), signal.SIGKILL)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 1, stderr
     frame = read_results(out)
-    assert (frame.status == "killed").all() and frame.error.str.contains("from outside kbench").all()
-    rerun = subprocess.run([sys.executable, "-m", "kbench.cli", *args], env=env, capture_output=True, text=True)
+    assert (frame.status == "killed").all() and frame.error.str.contains("from outside "
+                                                                         "kbench").all()
+    rerun = subprocess.run([sys.executable, "-m", "kbench.cli", *args], env=env,
+                           capture_output=True, text=True)
     assert rerun.returncode == 0 and "0 already done" in rerun.stdout, rerun.stderr
     assert (read_results(out).status == "ok").all()
 
@@ -215,14 +223,16 @@ def test_stale_temporary_files_are_swept_and_an_unwritable_folder_refused_before
 
 def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, plugin_path):
     out = tmp_path / "results"
-    result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,raiser,sleeper,hog,quitter",
+    result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers",
+                         "uniform,raiser,sleeper,hog,quitter",
                          "--tasks", "krr", "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
                          "--jobs", "2", "--cell-timeout", "3", "--memory-limit", "1000", "--quiet",
                          "--out", str(out)], plugin_path, timeout=120)
     assert result.returncode == 1, result.stdout + result.stderr  # some cells failed
     frame = read_results(out)
     status = frame.groupby("sampler").status.first().to_dict()
-    assert status == {"uniform": "ok", "raiser": "error", "sleeper": "timeout", "hog": "oom", "quitter": "error"}
+    assert status == {"uniform": "ok", "raiser": "error", "sleeper": "timeout", "hog": "oom",
+                      "quitter": "error"}
     errors = frame.groupby("sampler").error.first()
     assert "RuntimeError: boom" in errors["raiser"]
     assert "--cell-timeout 3" in errors["sleeper"]
@@ -268,9 +278,11 @@ def test_output_directory_that_is_a_file(tmp_path):
 def test_results_of_a_newer_schema_version_are_refused(tmp_path):
     cells = tmp_path / "cells"
     cells.mkdir()
-    pd.DataFrame({"dataset": ["d"], "schema_version": [SCHEMA_VERSION + 1]}).to_parquet(cells / "new.parquet")
-    with pytest.raises(ValueError, match=f"schema_version {SCHEMA_VERSION + 1}, written by a newer kbench; "
-                                         f"this kbench reads versions up to {SCHEMA_VERSION}"):
+    pd.DataFrame({"dataset": ["d"],
+                  "schema_version": [SCHEMA_VERSION + 1]}).to_parquet(cells / "new.parquet")
+    with pytest.raises(ValueError, match=f"schema_version {SCHEMA_VERSION + 1}, written by a newer "
+                                         "kbench; this kbench reads versions up to "
+                                         f"{SCHEMA_VERSION}"):
         read_results(tmp_path)
     result = kbench_cli(["leaderboard", str(tmp_path)])
     assert result.returncode == 2 and "schema_version" in result.stderr
@@ -279,8 +291,10 @@ def test_results_of_a_newer_schema_version_are_refused(tmp_path):
 def test_read_results_keeps_the_newest_row_of_an_identity(tmp_path):
     base = {"dataset": "d", "kernel": "k", "sampler_label": "s", "task_label": "krr", "rank": 5,
             "lam": 1e-3, "components": np.nan, "repetition": 0, "base_seed": 0, "status": "ok"}
-    write_cell(tmp_path / "cells" / "a.parquet", [{**base, "test_mse": 1.0, "timestamp": "2026-01-01T00:00"}])
-    write_cell(tmp_path / "cells" / "b.parquet", [{**base, "test_mse": 2.0, "timestamp": "2026-02-01T00:00"}])
+    write_cell(tmp_path / "cells" / "a.parquet",
+               [{**base, "test_mse": 1.0, "timestamp": "2026-01-01T00:00"}])
+    write_cell(tmp_path / "cells" / "b.parquet",
+               [{**base, "test_mse": 2.0, "timestamp": "2026-02-01T00:00"}])
     frame = read_results(tmp_path)
     assert len(frame) == 1 and frame.test_mse.iloc[0] == 2.0
 
@@ -327,7 +341,8 @@ def test_a_dataset_that_cannot_be_loaded_fails_its_cells_only(tmp_path):
 
 def test_a_missing_file_dataset_is_refused_before_any_cell(tmp_path):
     with pytest.raises(ValueError, match="no such file"):
-        kbench.run(["file:/no/such/data.csv", "sklearn:diabetes"], ["uniform"], ["krr"], [5], [1e-3],
+        kbench.run(["file:/no/such/data.csv", "sklearn:diabetes"], ["uniform"], ["krr"], [5],
+                   [1e-3],
                    repetitions=1, out=tmp_path, progress=False)
     assert not list(tmp_path.rglob("*.parquet"))
 
@@ -337,15 +352,18 @@ def test_rows_record_what_the_sampler_did(tmp_path):
     (Alaoui & Mahoney Lemma 2: a deterministic bound, so only rounding is allowed); SQUEAK
     records its dictionary; time_exact_s is the exact baseline's cost."""
     lams = [1e-3, 1e-2]
-    frame = kbench.run(["sklearn:diabetes"], ["uniform", "rls", "rls-fast", "squeak"], ["krr", "kpca"],
+    frame = kbench.run(["sklearn:diabetes"], ["uniform", "rls", "rls-fast", "squeak"],
+                       ["krr", "kpca"],
                        [20], lams, repetitions=2, out=tmp_path, progress=False)
     assert (frame.status == "ok").all()
     uniform = frame.sampler == "uniform"
-    assert (frame.loc[~uniform, "sampler_lam"] == 1e-3).all() and frame.loc[uniform, "sampler_lam"].isna().all()
+    assert (frame.loc[~uniform, "sampler_lam"] == 1e-3).all() and frame.loc[uniform,
+                                                                            "sampler_lam"].isna().all()
     fast = frame[frame.sampler == "rls-fast"]
     assert (fast.scores_max_excess <= 1e-10).all() and (fast.scores_sum_ratio <= 1 + 1e-10).all()
     exact = frame[frame.sampler == "rls"]
-    assert np.allclose(exact.scores_max_excess, 0, atol=1e-10) and np.allclose(exact.scores_sum_ratio, 1)
+    assert np.allclose(exact.scores_max_excess, 0,
+                       atol=1e-10) and np.allclose(exact.scores_sum_ratio, 1)
     assert frame.loc[~frame.sampler.str.startswith("rls"), "scores_max_excess"].isna().all()
     squeak = frame[frame.sampler == "squeak"]
     assert (squeak.unique_atoms <= squeak.dictionary_size).all() and (squeak.unique_atoms > 0).all()
@@ -358,7 +376,8 @@ def forked_children(parent: int) -> list[int]:
     resource tracker), which may outlive it by a moment."""
     try:
         own = Path(f"/proc/{parent}/cmdline").read_bytes()
-        pids = [int(pid) for pid in Path(f"/proc/{parent}/task/{parent}/children").read_text().split()]
+        pids = [int(pid)
+                for pid in Path(f"/proc/{parent}/task/{parent}/children").read_text().split()]
     except (FileNotFoundError, ProcessLookupError):
         return []
     forks = []
@@ -390,13 +409,16 @@ def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_
     import signal
     import time
 
-    env = {**os.environ, "PYTHONPATH": f"{plugin_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env = {**os.environ,
+           "PYTHONPATH": f"{plugin_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     signum = getattr(signal, signal_name)
     process = subprocess.Popen(
         [sys.executable, "-m", "kbench.cli", "run", "--datasets", "sklearn:diabetes", "--samplers",
          "sleeper", "--tasks", "krr", "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
-         "--quiet", "--out", str(tmp_path / "out")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=lambda: signum != signal.SIGKILL and signal.signal(signum, signal.SIG_DFL))  # (SIGKILL has no handler)
+         "--quiet", "--out", str(tmp_path / "out")], env=env, stdout=subprocess.PIPE,
+                                                  stderr=subprocess.PIPE,
+        # (SIGKILL has no handler)
+        preexec_fn=lambda: signum != signal.SIGKILL and signal.signal(signum, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not (workers := forked_children(process.pid)) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -406,7 +428,8 @@ def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_
     # no worker keeps running: each is gone, or a zombie (dead, its exit status not yet
     # collected: an orphan's is collected by init a moment later)
     deadline = time.monotonic() + 10
-    while (running := [pid for pid in workers if still_running(pid)]) and time.monotonic() < deadline:
+    while (running := [pid for pid in workers
+                       if still_running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not running
     assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
@@ -414,7 +437,8 @@ def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_
 
 def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp_path, monkeypatch):
     """`kbench prepare --exact` computes it once; a run with the same data cache loads it
-    (exact values, its recorded cost) instead of computing it; a file of another split is ignored."""
+    (exact values, its recorded cost) instead of computing it; a file of another split is
+    ignored."""
     from kbench.exact.baseline import ExactBaseline, _shared_key
     from kbench.sweep.context import load_split_cached, prepare_exact, split_checksum
     from kbench.sweep.layout import exact_path
@@ -434,26 +458,32 @@ def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp
         raise AssertionError("the exact baseline was recomputed")
 
     monkeypatch.setattr(ExactBaseline, "__init__", no_recomputation)
-    frame = kbench.run(dataset, "uniform", "krr", [10], [1e-3], repetitions=[0], out=tmp_path / "out",
+    frame = kbench.run(dataset, "uniform", "krr", [10], [1e-3], repetitions=[0],
+                       out=tmp_path / "out",
                        data_cache=cache, progress=False)
     assert (frame.status == "ok").all() and (frame.time_exact_s == saved.seconds).all()
     assert frame.test_mse_exact.iloc[0] == pytest.approx(
-        np.mean((fresh.ridge_path(data.y_train[:, None], [1e-3]).test[0, :, 0] - data.y_test) ** 2), rel=1e-12)
+        np.mean((fresh.ridge_path(data.y_train[:, None], [1e-3]).test[0, :, 0] - data.y_test) ** 2),
+        rel=1e-12)
 
 
 def test_a_time_limit_records_the_fits_past_their_share_as_timeouts(tmp_path, plugin_path):
     """--time-limit (a cluster job's): every cell is written before it, the slow fits as timeout."""
     start = time.monotonic()
     result = kbench_cli(["run", "--datasets", "sklearn:diabetes", "--samplers", "uniform,sleeper",
-                         "--tasks", "krr", "--ranks", "5,10", "--lams", "1e-3", "--repetitions", "1",
-                         "--time-limit", "8", "--out", str(tmp_path), "--quiet"], plugin_path, timeout=120)
+                         "--tasks", "krr", "--ranks", "5,10", "--lams", "1e-3", "--repetitions",
+                         "1",
+                         "--time-limit", "8", "--out", str(tmp_path), "--quiet"], plugin_path,
+                        timeout=120)
     elapsed = time.monotonic() - start
     assert result.returncode == 1, result.stderr[-2000:]
     frame = read_results(tmp_path)
     assert frame.groupby("sampler").status.unique().map(tuple).to_dict() == {"uniform": ("ok",),
-                                                                             "sleeper": ("timeout",)}
+                                                                             "sleeper": ("timeout",
+                                                                                         )}
     assert frame[frame.sampler == "sleeper"].error.str.contains("share").all()
-    assert elapsed < 45  # not waiting for the sleeper, whose fit alone takes 60 s (a loaded machine's start-up aside)
+    # not waiting for the sleeper, whose fit alone takes 60 s (a loaded machine's start-up aside)
+    assert elapsed < 45
 
 
 def test_a_time_limit_holds_while_the_parent_computes_the_exact_baseline(tmp_path, monkeypatch):
@@ -471,7 +501,8 @@ def test_a_time_limit_holds_while_the_parent_computes_the_exact_baseline(tmp_pat
                        repetitions=[0], out=tmp_path, time_limit=2, progress=False)
     assert time.monotonic() - start < 60  # 2 s, plus loading and writing on a loaded machine
     assert (frame.status == "timeout").all()
-    first, second = (frame[frame.dataset == name].iloc[0] for name in ("sklearn:diabetes", "synthetic:friedman1:n=200"))
+    first, second = (frame[frame.dataset == name].iloc[0]
+                     for name in ("sklearn:diabetes", "synthetic:friedman1:n=200"))
     assert first.failed_in == "exact" and "the exact baseline on sklearn:diabetes did not finish within " \
         "the sweep's --time-limit (2 s)" in first.error
     assert second.failed_in == "dataset" and "had passed before its data were loaded" in second.error
@@ -487,13 +518,16 @@ def test_a_failing_exact_baseline_is_recorded_by_the_cells_that_need_it(tmp_path
         raise FloatingPointError("kernel values overflow")
 
     monkeypatch.setattr(ExactBaseline, "__init__", overflow)
-    path = prepare_exact("sklearn:diabetes", "gaussian:sigma=median", 0, 0, tmp_path / "data", exact_max_n=5000)
+    path = prepare_exact("sklearn:diabetes", "gaussian:sigma=median", 0, 0, tmp_path / "data",
+                         exact_max_n=5000)
     with np.load(path) as archive:
         assert "overflow" in str(archive["absent"])
-    frame = kbench.run("sklearn:diabetes", "uniform", "krr,approximation", [10], [1e-3], repetitions=[0],
+    frame = kbench.run("sklearn:diabetes", "uniform", "krr,approximation", [10], [1e-3],
+                       repetitions=[0],
                        out=tmp_path / "out", data_cache=tmp_path / "data", progress=False)
     assert frame.groupby("task").status.unique().map(tuple).to_dict() == {"krr": ("error",),
-                                                                          "approximation": ("error",)}
+                                                                          "approximation": ("error",
+                                                                                            )}
     assert frame.error.str.contains("overflow").all()
 
 
@@ -502,8 +536,10 @@ def test_a_job_frees_its_fit_when_it_returns(tmp_path, monkeypatch):
     n × rank floats) is freed when its job returns, not left to the garbage collector while
     the next job fits (10⁶-row jobs ran out of memory so)."""
     data, kernel, lams = "synthetic:friedman1:n=300", "gaussian:sigma=median", [1e-3]
-    job = plan(SweepConfig([data], ["rp-cholesky"], ["krr", "kpca"], [10], lams, [0], kernel, tmp_path))[0]
-    context = context_module.prepare_context(job.dataset, job.kernel, 0, 0, [], context_module.environment(), lams=lams)
+    job = plan(SweepConfig([data], ["rp-cholesky"], ["krr", "kpca"], [10], lams, [0], kernel,
+                           tmp_path))[0]
+    context = context_module.prepare_context(job.dataset, job.kernel, 0, 0, [],
+                                             context_module.environment(), lams=lams)
     fits, check_fit = [], worker.check_fit
 
     def recording(approx, *args, **kwargs):
@@ -528,14 +564,17 @@ def test_the_kernel_chosen_on_a_split_is_chosen_once_for_every_job(tmp_path, mon
     job = plan(SweepConfig([data], ["uniform"], ["krr"], [10], [1e-3], [0], kernel, tmp_path))[0]
     calls = []
     cv_sigma = kbench.kernels.bandwidth.cv_sigma
-    monkeypatch.setattr(kbench.kernels.stationary, "cv_sigma", lambda *a, **k: calls.append(1) or cv_sigma(*a, **k))
-    contexts = [context_module.prepare_context(job.dataset, job.kernel, 0, 0, [], context_module.environment(), tmp_path)
+    monkeypatch.setattr(kbench.kernels.stationary, "cv_sigma", lambda *a, **k: calls.append(1)
+                        or cv_sigma(*a, **k))
+    contexts = [context_module.prepare_context(job.dataset, job.kernel, 0, 0, [],
+                                               context_module.environment(), tmp_path)
                 for _ in range(2)]
     assert len(calls) == 1
     assert contexts[0].kernel.spec() == contexts[1].kernel.spec() and contexts[0].kernel.sigma_ > 0
     saved = next((tmp_path / "kernels").rglob("*.json"))
     saved.write_text(saved.read_text().replace(contexts[0].split_checksum, "another split"))
-    context_module.prepare_context(job.dataset, job.kernel, 0, 0, [], context_module.environment(), tmp_path)
+    context_module.prepare_context(job.dataset, job.kernel, 0, 0, [], context_module.environment(),
+                                   tmp_path)
     assert len(calls) == 2
 
 
@@ -543,13 +582,16 @@ def test_a_task_whose_prepare_fails_records_it_in_each_of_its_cells(tmp_path, mo
     """The failure of a task's ``prepare`` is not swallowed: each of the task's cells records
     it (failed_in task) without evaluating; the other task's cells are scored."""
     data, lams = "synthetic:friedman1:n=200", [1e-3]
-    jobs = plan(SweepConfig([data], ["uniform"], ["krr", "approximation:max_n=50"], [5, 10], lams, [0],
+    jobs = plan(SweepConfig([data], ["uniform"], ["krr", "approximation:max_n=50"], [5, 10], lams,
+                            [0],
                             "gaussian:sigma=median", tmp_path))
     tasks = {cell.task: kbench.registry.create(cell.task) for job in jobs for cell in job.cells}
     approximation = next(task for task in tasks.values() if task.name == "approximation")
     monkeypatch.setattr(type(approximation), "prepare", lambda self, data, kernel: 1 / 0)
-    monkeypatch.setattr(type(approximation), "evaluate", lambda *args, **kwargs: pytest.fail("evaluated"))
-    context = context_module.prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, tasks, context_module.environment(), lams=lams)
+    monkeypatch.setattr(type(approximation), "evaluate", lambda *args,
+                        **kwargs: pytest.fail("evaluated"))
+    context = context_module.prepare_context(jobs[0].dataset, jobs[0].kernel, 0, 0, tasks,
+                                             context_module.environment(), lams=lams)
     for job in jobs:
         worker.run_job(job, context)
     frame = read_results(tmp_path / "cells")

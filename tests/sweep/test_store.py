@@ -17,13 +17,16 @@ def version_1_rows() -> pd.DataFrame:
     with their parameters as JSON; there was no label, base seed or inputs fingerprint."""
     return pd.DataFrame({
         "dataset": ["sklearn:diabetes"] * 2, "kernel": ["gaussian:sigma=median"] * 2,
-        "sampler": ["squeak", "uniform"], "sampler_params": [json.dumps({"qbar": 20, "eps": 0.3}), "{}"],
+        "sampler": ["squeak", "uniform"],
+        "sampler_params": [json.dumps({"qbar": 20, "eps": 0.3}), "{}"],
         "sampler_label_params": ["eps=0.3,qbar=20", ""],
         "task": ["kpca", "krr"], "task_params": [json.dumps({"components": [1, 5]}), "{}"],
         "task_label_params": ["components=1;5", ""],
         "rank": [10, 10], "lam": [float("nan"), 1e-3], "components": [5.0, float("nan")],
-        "repetition": [0, 0], "seed": [123, 456], "status": ["ok", "error"], "error": ["", "LinAlgError: x"],
-        "test_mse": [float("nan"), 0.5], "timestamp": ["2026-11-20T10:00:00+00:00"] * 2, "schema_version": [1, 1],
+        "repetition": [0, 0], "seed": [123, 456], "status": ["ok", "error"],
+        "error": ["", "LinAlgError: x"],
+        "test_mse": [float("nan"), 0.5], "timestamp": ["2026-11-20T10:00:00+00:00"] * 2,
+        "schema_version": [1, 1],
     })
 
 
@@ -35,7 +38,8 @@ def test_a_version_1_file_reads_as_the_current_version(tmp_path):
     assert sorted(frame["sampler_label"]) == ["squeak:eps=0.3,qbar=20", "uniform"]
     assert sorted(frame["task_label"]) == ["kpca:components=1;5", "krr"]
     assert frame["base_seed"].isna().all() and "sampler_label_params" not in frame
-    assert frame.loc[frame.sampler == "uniform", "test_mse"].item() == 0.5  # values travel unchanged
+    # values travel unchanged
+    assert frame.loc[frame.sampler == "uniform", "test_mse"].item() == 0.5
     assert sorted(frame["status"]) == ["error", "ok"]
     # version 3 records the sweep and the packages; version 1 did not: one sweep of its own
     assert frame["sweep"].isna().all() and frame["sampler_package"].isna().all()
@@ -56,8 +60,8 @@ def test_migration_leaves_its_argument_unchanged_and_keeps_current_rows():
 def test_a_newer_or_unversioned_file_is_refused_with_the_versions(tmp_path):
     newer = tmp_path / "newer.parquet"
     version_1_rows().assign(schema_version=SCHEMA_VERSION + 1).to_parquet(newer)
-    with pytest.raises(ValueError, match=rf"schema_version {SCHEMA_VERSION + 1}, written by a newer kbench.*"
-                                         rf"up to {SCHEMA_VERSION}: upgrade kbench"):
+    with pytest.raises(ValueError, match=rf"schema_version {SCHEMA_VERSION + 1}, written by a "
+                                         rf"newer kbench.*up to {SCHEMA_VERSION}: upgrade kbench"):
         read_cell(newer)
     stranger = tmp_path / "stranger.parquet"
     version_1_rows().drop(columns="schema_version").to_parquet(stranger)
@@ -75,7 +79,8 @@ def test_the_commit_is_dirty_when_the_code_changes_not_when_results_do(tmp_path)
     from kbench._provenance import checkout_commit
 
     def git(*args):
-        return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True).stdout
+        return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True,
+                              check=True).stdout
 
     for folder in ("pkg", "results"):
         (tmp_path / folder).mkdir()

@@ -14,8 +14,10 @@ from kbench.tasks.selection import best_index, extensions, mark, resolve_path
 
 def test_the_best_value_is_chosen_and_ties_go_to_the_larger_lambda():
     assert best_index([3.0, 1.0, 2.0], smaller_is_better=True) == 1
-    assert best_index([0.7, 0.9, 0.9, 0.5], smaller_is_better=False) == 2  # a plateau: its largest λ
-    assert best_index([np.nan, 2.0, np.nan], smaller_is_better=True) == 1  # an unconverged exact solve
+    # a plateau: its largest λ
+    assert best_index([0.7, 0.9, 0.9, 0.5], smaller_is_better=False) == 2
+    # an unconverged exact solve
+    assert best_index([np.nan, 2.0, np.nan], smaller_is_better=True) == 1
     assert best_index([-np.inf, 2.0, 3.0], smaller_is_better=True) == 1  # an overflow is no choice
     assert best_index([np.nan, np.nan], smaller_is_better=True) is None
 
@@ -48,7 +50,8 @@ def test_a_path_is_extended_until_the_minimum_of_a_curve_is_interior():
 def test_rows_are_marked_with_the_lambda_each_chose():
     task = kbench.make_task("krr")
     rows = [{"lam": lam, "val_mse": v, "val_mse_exact": e, "test_mse": t}
-            for lam, v, e, t in ((1e-3, 0.5, 0.40, 0.1), (1e-2, 0.4, 0.45, 0.9), (1e-1, 0.6, 0.50, 0.2))]
+            for lam, v, e, t in ((1e-3, 0.5, 0.40, 0.1), (1e-2, 0.4, 0.45, 0.9),
+                                 (1e-1, 0.6, 0.50, 0.2))]
     marked = mark(rows, task, "validation")
     assert {(r["lam_selected"], r["lam_selected_exact"], r["lam_at_edge"], r["lam_at_edge_exact"],
              r["selected_on"]) for r in marked} == {(1e-2, 1e-3, False, True, "validation")}
@@ -61,9 +64,11 @@ def test_a_lambda_path_task_without_a_validation_criterion_records_its_test_sele
     """A plugin's λ-path task that declares no validation criterion follows the oracle in a
     sweep that chooses on validation data, and its rows say so (its page then does)."""
     bare = type("Bare", (type(kbench.make_task("krr")),), {"validation": None})()
-    rows = [{"lam": lam, "test_mse": t, "test_mse_exact": e} for lam, t, e in ((1e-3, 0.3, 0.2), (1e-2, 0.1, 0.4))]
+    rows = [{"lam": lam, "test_mse": t, "test_mse_exact": e}
+            for lam, t, e in ((1e-3, 0.3, 0.2), (1e-2, 0.1, 0.4))]
     marked = mark(rows, bare, "validation")
-    assert {(r["lam_selected"], r["lam_selected_exact"], r["selected_on"]) for r in marked} == {(1e-2, 1e-3, "test")}
+    assert {(r["lam_selected"], r["lam_selected_exact"], r["selected_on"])
+            for r in marked} == {(1e-2, 1e-3, "test")}
 
 
 def test_auto_is_a_path_with_bounds_and_a_listed_path_is_fixed():
@@ -86,7 +91,8 @@ def low_optimum(tmp_path_factory):
     """krr on diabetes with a path (0.1, 1) far above its validation optimum, extended within
     [1e-8, 1]; and the same path fixed."""
     out = tmp_path_factory.mktemp("lams")
-    common = dict(datasets=["sklearn:diabetes"], samplers=["uniform", "rls-fast"], tasks=["krr"], ranks=[20, 100],
+    common = dict(datasets=["sklearn:diabetes"], samplers=["uniform", "rls-fast"], tasks=["krr"],
+                  ranks=[20, 100],
                   repetitions=2, progress=False)
     extended = kbench.run(lams=[0.1, 1.0], lam_bounds=[1e-8, 1.0], out=out / "extended", **common)
     fixed = kbench.run(lams=[0.1, 1.0], out=out / "fixed", **common)
@@ -127,6 +133,7 @@ def test_the_exact_kernels_validation_error_is_scikit_learns():
     approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, 20, seed=0)
     rows = kbench.make_task("krr").evaluate(data, approx, kernel, lams=[1e-3, 1e-2])
     for row in rows:
-        model = KernelRidge(alpha=data.n_train * row["lam"], kernel="rbf", gamma=1 / 8).fit(data.X_train, data.y_train)
+        model = KernelRidge(alpha=data.n_train * row["lam"], kernel="rbf",
+                            gamma=1 / 8).fit(data.X_train, data.y_train)
         assert row["val_mse_exact"] == pytest.approx(np.mean((model.predict(data.X_val) - data.y_val) ** 2), rel=1e-9)
         assert row["val_mse_trivial"] == pytest.approx(np.mean((data.y_val - data.y_train.mean()) ** 2), rel=1e-12)

@@ -48,7 +48,8 @@ def test_krr_path_equals_separate_solves(regression):
     for row, lam in zip(rows, LAMS):
         w = np.linalg.solve(Phi.T @ Phi + n * lam * np.eye(Phi.shape[1]), Phi.T @ data.y_train)
         assert row["lam"] == lam
-        assert row["test_mse"] == pytest.approx(np.mean((Phi_test @ w - data.y_test) ** 2), rel=1e-8)
+        assert row["test_mse"] == pytest.approx(np.mean((Phi_test @ w - data.y_test) ** 2),
+                                                rel=1e-8)
         assert row["train_mse"] == pytest.approx(np.mean((Phi @ w - data.y_train) ** 2), rel=1e-8)
 
 
@@ -63,7 +64,8 @@ def test_krr_exact_baseline_and_fixed_design_risk():
     for lam, row in zip(lams, rows):
         alpha = np.linalg.solve(K + n * lam * np.eye(n), data.y_train)
         exact_test = kernel(data.X_test, data.X_train) @ alpha
-        assert row["test_mse_exact"] == pytest.approx(np.mean((exact_test - data.y_test) ** 2), rel=1e-8)
+        assert row["test_mse_exact"] == pytest.approx(np.mean((exact_test - data.y_test) ** 2),
+                                                      rel=1e-8)
         assert row["risk_fixed_design_exact"] == pytest.approx(np.mean((K @ alpha - data.f_train) ** 2), rel=1e-8)
         assert row["rel_excess_test_mse"] == pytest.approx(
             (row["test_mse"] - row["test_mse_exact"]) / row["test_mse_exact"])
@@ -144,14 +146,17 @@ def test_logistic_learner_matches_scikit_learn():
     kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
     approx = kbench.make_sampler("uniform").fit(data.X_train, kernel, rank=50, seed=0)
     lam = 1e-3
-    row = kbench.make_task("classification", learner="logistic").evaluate(data, approx, kernel, lams=[lam])[0]
+    row = kbench.make_task("classification", learner="logistic").evaluate(data, approx, kernel,
+                                                                          lams=[lam])[0]
     Phi, Phi_test = approx.transform(data.X_train), approx.transform(data.X_test)
     # Σ log(1 + e^(−y wᵀφ)) + nλ‖w‖²  ⇔  scikit-learn's C = 1/(2nλ), no intercept
-    sk = LogisticRegression(C=1 / (2 * data.n_train * lam), fit_intercept=False, tol=1e-12, max_iter=10_000)
+    sk = LogisticRegression(C=1 / (2 * data.n_train * lam), fit_intercept=False, tol=1e-12,
+                            max_iter=10_000)
     sk.fit(Phi, data.y_train)
     assert row["accuracy"] == pytest.approx(np.mean(sk.predict(Phi_test) == data.y_test))
     assert row["auc"] == pytest.approx(
-        __import__("sklearn.metrics").metrics.roc_auc_score(data.y_test, Phi_test @ sk.coef_[0]), abs=1e-6)
+        __import__("sklearn.metrics").metrics.roc_auc_score(data.y_test, Phi_test @ sk.coef_[0]),
+        abs=1e-6)
 
 
 @pytest.mark.filterwarnings("ignore:y_pred contains classes not in y_true")
@@ -163,8 +168,11 @@ def test_balanced_accuracy_and_auc_equal_scikit_learn(seed):
 
     rng = np.random.default_rng(seed)
     y_true = rng.integers(0, 4, 200)
-    y_pred = np.where(rng.random(200) < 0.6, y_true, rng.integers(0, 5, 200))  # a class y_true lacks
-    assert balanced_accuracy(y_true, y_pred) == pytest.approx(balanced_accuracy_score(y_true, y_pred), abs=1e-12)
+    # a class y_true lacks
+    y_pred = np.where(rng.random(200) < 0.6, y_true, rng.integers(0, 5, 200))
+    assert balanced_accuracy(y_true,
+                             y_pred) == pytest.approx(balanced_accuracy_score(y_true, y_pred),
+                                                      abs=1e-12)
     positive = rng.random(200) < 0.3
     scores = np.round(rng.normal(size=200) + positive, 1)  # rounded: many ties
     assert roc_auc(positive, scores) == pytest.approx(roc_auc_score(positive, scores), abs=1e-12)
@@ -177,10 +185,13 @@ def test_approximation_trace_error_equals_the_dense_computation(regression):
         row = kbench.make_task("approximation").evaluate(data, approx, kernel)[0]
         K = kernel(data.X_train)
         Z = approx.transform(data.X_train)
-        assert row["rel_trace_error"] == pytest.approx(np.trace(K - Z @ Z.T) / np.trace(K), abs=1e-10)
+        assert row["rel_trace_error"] == pytest.approx(np.trace(K - Z @ Z.T) / np.trace(K),
+                                                       abs=1e-10)
         E = K - Z @ Z.T
-        assert row["rel_fro_error"] == pytest.approx(np.linalg.norm(E) / np.linalg.norm(K), rel=1e-10)
-        assert row["rel_spec_error"] == pytest.approx(np.linalg.norm(E, 2) / np.linalg.norm(K, 2), rel=1e-8)
+        assert row["rel_fro_error"] == pytest.approx(np.linalg.norm(E) / np.linalg.norm(K),
+                                                     rel=1e-10)
+        assert row["rel_spec_error"] == pytest.approx(np.linalg.norm(E, 2) / np.linalg.norm(K, 2),
+                                                      rel=1e-8)
         assert row["kernel_spec_norm"] == pytest.approx(np.linalg.norm(K, 2), rel=1e-10)
     approx = kbench.make_sampler("rff").fit(data.X_train, kernel, rank=25, seed=0)
     row = kbench.make_task("approximation", max_n=100).evaluate(data, approx, kernel)[0]
@@ -193,7 +204,8 @@ def test_bad_task_input(regression):
     for lams in ([], [0.0], [-1e-3], [float("nan")], "abc"):
         with pytest.raises(ValueError, match="lams (must be|is empty)"):
             kbench.make_task("krr").evaluate(data, approx, kernel, lams=lams)
-    with pytest.raises(ValueError, match="needs a binary or multiclass dataset.*use the 'krr' task"):
+    with pytest.raises(ValueError, match="needs a binary or multiclass dataset.*use the 'krr' "
+                                         "task"):
         kbench.make_task("classification").evaluate(data, approx, kernel, lams=[1e-3])
     with pytest.raises(ValueError, match="learner must be 'least-squares' or 'logistic'"):
         kbench.make_task("classification", learner="svm")

@@ -2,8 +2,8 @@
 
 - ``dppy-bless``: ``dppy.bless.bless`` (Rudi, Calandriello, Carratino & Rosasco 2018),
   DPPy's copy of the authors' BLESS (atoms weighted by p, like kbench's ``bless``, not by
-  LCSL's p/u; its own ridge schedule from n); DPPy's ridge is unnormalised (K + λ'I), so it runs at λ' = nλ, and
-  ``qbar`` is its ``rls_oversample_param``. The rank's landmarks are drawn from its
+  LCSL's p/u; its own ridge schedule from n); DPPy's ridge is unnormalised (K + λ'I), so it runs at
+  λ' = nλ, and ``qbar`` is its ``rls_oversample_param``. The rank's landmarks are drawn from its
   dictionary as kbench's ``bless`` draws them.
 - ``dppy-k-dpp``: ``FiniteDPP("likelihood", L=K).sample_exact_k_dpp`` (Kulesza & Taskar
   2012, Alg. 8 then a projection DPP): P(S) ∝ det K_S over |S| = k, the landmark law of
@@ -55,20 +55,23 @@ class DppyKDpp(kbench.plugin.Sampler):
     """DPPy's exact k-DPP with likelihood L = K and k = rank; refuses n > ``max_n``."""
 
     name = "dppy-k-dpp"
-    parameters = {"max_n": kbench.plugin.Param(int, "the most training rows it takes: it forms the n×n kernel matrix",
+    parameters = {"max_n": kbench.plugin.Param(int, "the most training rows it takes: it forms the "
+                                                    "n×n kernel matrix",
                                         low=1)}
 
     def __init__(self, max_n: int = 5000) -> None:
         self.max_n = max_n
-        import dppy.finite_dpps  # noqa: F401  (0.7 s the first time: imported when a sampler is made, not in the timed fit)
+        # noqa: F401  (0.7 s the first time: imported when a sampler is made, not in the timed fit)
+        import dppy.finite_dpps
 
     def _fit(self, X, kernel, rank, lam, rng):
         from dppy.finite_dpps import FiniteDPP
 
         n = X.shape[0]
         if n > self.max_n:
-            raise kbench.Refused(f"dppy-k-dpp: an exact k-DPP eigendecomposes the n×n kernel matrix and refuses "
-                                 f"n = {n} > max_n = {self.max_n} (raise it with dppy-k-dpp:max_n=...).")
+            raise kbench.Refused("dppy-k-dpp: an exact k-DPP eigendecomposes the n×n kernel matrix "
+                                 f"and refuses n = {n} > max_n = {self.max_n} (raise it with "
+                                 "dppy-k-dpp:max_n=...).")
         K = kernel(X)
         if rank == n:  # the only subset of size n: no sampling (DPPy's sampler is unstable there)
             return kbench.plugin.nystrom(X, kernel, np.arange(n), {"warnings": []}, K_mm=K)
@@ -78,14 +81,15 @@ class DppyKDpp(kbench.plugin.Sampler):
         except ValueError as exc:
             if "> rank" not in str(exc):
                 raise
-            raise kbench.Refused(f"dppy-k-dpp: a k-DPP of size {rank} needs {rank} positive eigenvalues of K; "
-                                 f"DPPy says {exc} (numerical rank).") from None
+            raise kbench.Refused(f"dppy-k-dpp: a k-DPP of size {rank} needs {rank} positive "
+                                 f"eigenvalues of K; DPPy says {exc} (numerical rank).") from None
         landmarks = np.unique(np.asarray(sample, dtype=np.int64))
         if landmarks.size != rank:
             raise FloatingPointError(
-                f"dppy-k-dpp: DPPy returned {landmarks.size} distinct points for k = {rank}: its elementary "
-                "symmetric polynomials of K's eigenvalues under- or overflowed.")
-        return kbench.plugin.nystrom(X, kernel, landmarks, {"warnings": []}, K_mm=K[np.ix_(landmarks, landmarks)])
+                f"dppy-k-dpp: DPPy returned {landmarks.size} distinct points for k = {rank}: its "
+                "elementary symmetric polynomials of K's eigenvalues under- or overflowed.")
+        return kbench.plugin.nystrom(X, kernel, landmarks, {"warnings": []},
+                                     K_mm=K[np.ix_(landmarks, landmarks)])
 
 
 @kbench.plugin.hookimpl

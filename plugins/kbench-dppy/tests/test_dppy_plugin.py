@@ -35,7 +35,8 @@ def test_k_dpp_inclusion_frequencies_match_the_enumerated_law():
     for seed in range(seeds):
         counts[kbench.make_sampler("dppy-k-dpp").fit(X, kernel, rank=k, seed=seed).landmarks] += 1
     standard_error = np.sqrt(marginals * (1 - marginals) / seeds)
-    assert np.all(np.abs(counts / seeds - marginals) <= 5 * standard_error), (counts / seeds, marginals)
+    assert np.all(np.abs(counts / seeds - marginals) <= 5 * standard_error), (counts / seeds,
+                                                                              marginals)
     assert marginals[:5].max() < 0.2 and marginals[5:].min() > 0.4  # the test can tell laws apart
 
 

@@ -21,7 +21,8 @@ def test_kmeans_landmarks_beat_uniform_on_clustered_data():
     kernel = kbench.make_kernel("gaussian", sigma=1.0)
 
     def trace_error(name):
-        Z = kbench.make_sampler(name).fit(data.X_train, kernel, rank=30, seed=0).transform(data.X_train)
+        Z = kbench.make_sampler(name).fit(data.X_train, kernel, rank=30,
+                                          seed=0).transform(data.X_train)
         return 1 - (Z * Z).sum() / len(Z)
 
     assert trace_error("kmeans") < trace_error("uniform")

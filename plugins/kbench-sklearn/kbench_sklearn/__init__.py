@@ -21,7 +21,8 @@ import numpy as np
 import kbench
 
 #: the kbench kernels scikit-learn has (same values k(x, y)); a subclass is another kernel
-TRANSLATED = (kbench.GaussianKernel, kbench.LaplacianKernel, kbench.PolynomialKernel, kbench.LinearKernel)
+TRANSLATED = (kbench.GaussianKernel, kbench.LaplacianKernel, kbench.PolynomialKernel,
+              kbench.LinearKernel)
 
 
 def sklearn_kernel(kernel: kbench.plugin.Kernel, n_features: int, sampler: str) -> tuple[str, dict]:
@@ -34,7 +35,8 @@ def sklearn_kernel(kernel: kbench.plugin.Kernel, n_features: int, sampler: str) 
     if kind is kbench.LaplacianKernel:
         return "laplacian", {"gamma": 1.0 / kernel.sigma_}
     if kind is kbench.PolynomialKernel:
-        return "polynomial", {"gamma": kernel.gamma_for(n_features), "degree": kernel.degree, "coef0": kernel.coef0}
+        return "polynomial", {"gamma": kernel.gamma_for(n_features), "degree": kernel.degree,
+                              "coef0": kernel.coef0}
     if kind is kbench.LinearKernel:
         return "linear", {}
     raise kbench.Refused(f"{sampler}: scikit-learn has no {kernel.name!r} kernel "
@@ -84,9 +86,11 @@ class SklearnNystroem(_SklearnSampler):
         try:
             estimator = Nystroem(kernel=name, kernel_params=params, n_components=rank,
                                  random_state=_seed(rng)).fit(X)
-        except np.linalg.LinAlgError as exc:  # scikit-learn evaluates its kernel without kbench's checks
-            raise FloatingPointError(f"{self.name}: scikit-learn's SVD of K_mm failed ({exc}), as it does on "
-                                     "non-finite kernel values (squared distances that overflow, say).") from None
+        # scikit-learn evaluates its kernel without kbench's checks
+        except np.linalg.LinAlgError as exc:
+            raise FloatingPointError(f"{self.name}: scikit-learn's SVD of K_mm failed ({exc}), as "
+                                     "it does on non-finite kernel values (squared distances that "
+                                     "overflow, say).") from None
         kernel.evals += rank * rank  # K_mm, evaluated by scikit-learn's pairwise_kernels
         return EstimatorMap(estimator, X.shape[1], rank, nystrom_type=True,
                             landmarks=np.asarray(estimator.component_indices_))

@@ -48,7 +48,8 @@ def _unbiasedness_z(name, kernel, p, seeds=200, n=30):
     """max over entries of |mean ZZᵀ − K| / (standard error of the mean) over ``seeds`` fits."""
     X, _ = _data(n=n, d=4)
     k = kbench.create(kernel, "kernel").fit(X)
-    grams = np.stack([(lambda Z: Z @ Z.T)(kbench.make_sampler(name).fit(X, k, rank=p, seed=s).transform(X))
+    grams = np.stack([(lambda Z: Z @ Z.T)(kbench.make_sampler(name).fit(X, k, rank=p,
+                                                                        seed=s).transform(X))
                       for s in range(seeds)])
     error = np.abs(grams.mean(axis=0) - k(X))
     standard_error = grams.std(axis=0, ddof=1) / np.sqrt(seeds)
@@ -67,13 +68,15 @@ def test_random_features_are_unbiased_for_kbench_kernel(name, kernel):
 
 def test_each_refuses_a_kernel_scikit_learn_cannot_approximate():
     X, _ = _data(n=50)
-    cases = {"sklearn-nystroem": "matern", "sklearn-rff": "laplacian", "sklearn-tensorsketch": "gaussian"}
+    cases = {"sklearn-nystroem": "matern", "sklearn-rff": "laplacian",
+             "sklearn-tensorsketch": "gaussian"}
     for name, kernel in cases.items():
         with pytest.raises(kbench.Refused, match=name):
             kbench.make_sampler(name).fit(X, kbench.make_kernel(kernel), rank=5)
 
 
-    class Variant(kbench.GaussianKernel):  # a plugin's kernel built on the gaussian: other values, not 'rbf'
+    # a plugin's kernel built on the gaussian: other values, not 'rbf'
+    class Variant(kbench.GaussianKernel):
         name = "variant"
 
     for name in ("sklearn-nystroem", "sklearn-rff"):
@@ -86,8 +89,10 @@ def test_cli_check_plugin_with_a_polynomial_kernel():
 
     from kbench.cli import main
 
-    result = CliRunner().invoke(main, ["check-plugin", "sklearn-tensorsketch", "--kernel", "polynomial:degree=2"])
+    result = CliRunner().invoke(main, ["check-plugin", "sklearn-tensorsketch", "--kernel",
+                                       "polynomial:degree=2"])
     assert result.exit_code == 0, result.output
     assert "from kbench-sklearn 0.1.0" in result.output and "all 9 contract checks passed" in result.output
-    refused = CliRunner().invoke(main, ["check-plugin", "sklearn-tensorsketch"])  # its refusal, once: a usage error
+    # its refusal, once: a usage error
+    refused = CliRunner().invoke(main, ["check-plugin", "sklearn-tensorsketch"])
     assert refused.exit_code == 2 and "PolynomialCountSketch approximates the polynomial kernel only" in " ".join(refused.output.split())
