@@ -119,7 +119,8 @@ def held_out_repetitions(own: pd.DataFrame, smaller: bool, advised: str, single:
     found = []
     for held in values.index:
         test = values.loc[held]
-        regret = ((test - test.min()) / abs(test.min())).fillna((test - test.min()).max() / abs(test.min()))
+        regret = ((test - test.min()) / abs(test.min())).fillna(
+            (test - test.min()).max() / abs(test.min()))
         found.append([regret.get(advised, regret.max()), regret.get(single, regret.max()),
                       regret[values.drop(index=held).mean().idxmin()]])
     advisor, single_best, selected = np.mean(found, axis=0)
@@ -132,7 +133,8 @@ def summary(scored: pd.DataFrame) -> pd.DataFrame:
     policy, the share of the single-best-to-oracle gap closed, the promise reached, the
     interval's coverage, and how many were answered."""
     scored = scored.assign(reached=scored["gap"] <= scored["promised"],
-                           covered=(scored["low"] <= scored["gap"]) & (scored["gap"] <= scored["high"]))
+                           covered=(scored["low"] <= scored["gap"])
+                           & (scored["gap"] <= scored["high"]))
     units = scored.groupby(["task", "unit"])[[*POLICIES, *ONE_REPETITION, "reached",
                                               "covered"]].mean()
     rows = {}

@@ -23,7 +23,8 @@ from pathlib import Path
 import pandas as pd
 
 #: columns that measure the run, not the result
-TIMING = re.compile(r"^time_|_s$|seconds|peak_rss|timestamp|^host$|_version$|_commit$|^blas_threads$")
+TIMING = re.compile(r"^time_|_s$|seconds|peak_rss|timestamp|^host$|_version$|_commit$"
+                    r"|^blas_threads$")
 IDENTITY = ["dataset", "kernel", "sampler_label", "task_label", "rank", "lam", "components",
             "repetition",
             "base_seed"]

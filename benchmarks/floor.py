@@ -151,9 +151,8 @@ class Primitives:
     def calibrate_columns(self, X: np.ndarray, widths) -> None:
         """The kernel's fastest layout for each block width t (columns) not yet calibrated."""
         for t in sorted(set(widths) - set(self.column_layouts)):
-            # noqa: B023
-            self.column_layouts[t] = self._fastest_layout(lambda layout: self.kernel(X, X[:t],
-                                                                                     layout))
+            self.column_layouts[t] = self._fastest_layout(
+                lambda layout: self.kernel(X, X[:t], layout))  # noqa: B023
 
     def features(self, A: np.ndarray, B: np.ndarray, W: np.ndarray,
                  layout="features") -> np.ndarray:
@@ -219,8 +218,7 @@ class Primitives:
 
     def _fastest_layout(self, run) -> tuple:
         """The layout in which ``run(layout)`` is fastest (each the fastest of two runs)."""
-        # noqa: B023
-        times = {layout: min(_time(lambda: run(layout)) for _ in range(2))
+        times = {layout: min(_time(lambda: run(layout)) for _ in range(2))  # noqa: B023
                  for layout in self.LAYOUTS}
         return min(times, key=times.get)
 
@@ -573,7 +571,9 @@ def markdown(result: dict, args, env: dict) -> str:
                       "(timed again, interleaved): "
                   + "; ".join(f"{row['what'].removeprefix('sampler ')} at p = {row['p']}, "
                               f"{len(row['block_sizes'])} blocks "
-                              f"({', '.join(map(str, row['block_sizes'][:4]))}{', …' if len(row['block_sizes']) > 4 else ''}): {row['square_ratio']:.2f}×"
+                              f"({', '.join(map(str, row['block_sizes'][:4]))}"
+                              f"{', …' if len(row['block_sizes']) > 4 else ''}): "
+                              f"{row['square_ratio']:.2f}×"
                               for row in squares)
                   + ". The kernel columns' fastest layout for each block width is in "
                     "benchmarks/results/floor.json."]

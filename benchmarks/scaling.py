@@ -101,8 +101,10 @@ def main() -> None:
               for name, rows in results.items()}
     write_results("samplers-scaling",
                   {"environment": env, "d": args.d, "p": args.p, "lam": args.lam,
-                                       "results": results, "slopes": slopes})
+                   "results": results, "slopes": slopes})
     low, high = SLOPE_BAND
+    within = {name: "yes" if low <= slope <= high else "**no**" if slope > high else "below"
+              for name, slope in slopes.items()}
     header = " | ".join(f"n = {n:.0e}".replace("e+0", "e") for n in SIZES)
     table = "\n".join([
         f"Fit + training features: time (s) and peak RSS (MB) at n = 10⁴ … 10⁶, d = {args.d}, p = "
@@ -114,8 +116,7 @@ def main() -> None:
         "|---|" + "---:|" * len(SIZES) + "---:|---|",
         *[f"| {name} | "
           + " | ".join(f"{r['seconds']:.2f} s, {r['peak_rss_mb']:.0f} MB" for r in rows)
-          + f" | {slopes[name]:.2f} | "
-            f"{'yes' if low <= slopes[name] <= high else '**no**' if slopes[name] > high else 'below'} |"
+          + f" | {slopes[name]:.2f} | {within[name]} |"
           for name, rows in results.items()],
     ]) + "\n"
     print(table)

@@ -100,7 +100,8 @@ def default_sweep(snakefile: Path, workdir: Path, cores: int,
     and the page are rerun alone on the results; Snakemake, planning, loading splits, status
     checks and writing cells are the rest."""
     # its own
-    config = yaml.safe_load((snakefile.parent / "workflows" / "config" / "default.yaml").read_text())
+    config = yaml.safe_load(
+        (snakefile.parent / "workflows" / "config" / "default.yaml").read_text())
     (workdir / "config.yaml").write_text(yaml.safe_dump({**config, "out": "out"}))
     env = dict(os.environ, PYTHONPATH=str(pythonpath)) if pythonpath else None
     wall, cpu = cpu_run([sys.executable, "-m", "snakemake", "--snakefile", str(snakefile),

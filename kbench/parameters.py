@@ -92,8 +92,8 @@ class Param:
     @property
     def types(self) -> tuple[type, ...]:
         """The Python types a spec's value may be read as (kbench._validation.coerce_params)."""
-        extra = (str,) if any(isinstance(c, str)
-                              for c in self.choices) and self.kind is not str else ()
+        extra = ((str,) if any(isinstance(c, str) for c in self.choices) and self.kind is not str
+                 else ())
         return (self.kind, *extra, *((list,) if self.many else ()),
                 *((type(None),) if self.none else ()))
 
@@ -133,8 +133,8 @@ class Param:
         if isinstance(value, str):
             if value in self.choices or (self.kind is str and not self.choices):
                 return value
-        elif self.kind is str and not self.choices and isinstance(value,
-                                                                  numbers.Real) and not isinstance(value, bool):
+        elif (self.kind is str and not self.choices and isinstance(value, numbers.Real)
+              and not isinstance(value, bool)):
             return format_value(value)  # a column named 3
         elif self.kind is bool:
             if isinstance(value, bool) or (isinstance(value, numbers.Integral) and value in (0, 1)):

@@ -50,8 +50,8 @@ class PluginInfo:
         """The declared parameters: a class's ``parameters``, a dataset provider's ``options``."""
         declared = getattr(self.obj, "options" if self.kind == "dataset" else "parameters", None)
         taken = inspect.signature(self.obj.load if self.kind == "dataset" else self.obj).parameters
-        return {k: v for k, v in declared.items() if k in taken} if isinstance(declared,
-                                                                               dict) else {}
+        return ({k: v for k, v in declared.items() if k in taken} if isinstance(declared, dict)
+                else {})
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,8 +62,8 @@ class PluginInfo:
             "entry_point": self.entry_point,
             "object": f"{self.obj.__module__}.{self.obj.__qualname__}",
             "description": self.description,
-            "parameters": declarations(self.parameters, self.obj.load if self.kind == "dataset"
-                                       else self.obj),
+            "parameters": declarations(self.parameters,
+                                       self.obj.load if self.kind == "dataset" else self.obj),
         }
 
 
@@ -200,8 +200,9 @@ class Registry:
             return known[name]
         listed = [part for part in name.split(";")
                   if part.strip() in known] if kind in ("sampler", "task") else []
-        hint = f" (a list of {kind}s is separated by ',': {','.join(p.strip() for p in name.split(';'))})" if listed \
-            else suggest(name, known)
+        hint = (f" (a list of {kind}s is separated by ',': "
+                f"{','.join(p.strip() for p in name.split(';'))})" if listed
+                else suggest(name, known))
         raise UnknownPluginError(
             f"unknown {kind} {name!r}{hint}. Known {kind}s: "
             f"{', '.join(sorted(known)) or 'none'}.{self.broken_hint()}{_stale_hint(self.group)}"

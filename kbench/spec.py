@@ -29,8 +29,8 @@ KINDS = ("dataset", "kernel", "sampler", "task")
 
 #: numbers as the grammar reads them: ASCII decimal digits only ('５', '1_000' and '0x10' are text)
 INTEGER = re.compile(r"[+-]?[0-9]+\Z")
-FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z|[+-]?(?:inf|infinity|nan)\Z",
-                   re.IGNORECASE)
+FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z"
+                   r"|[+-]?(?:inf|infinity|nan)\Z", re.IGNORECASE)
 #: parameter names: identifiers, as the plugins' keyword arguments
 KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: characters that separate specs, parameters, keys and list items, escaped in names and text
@@ -42,7 +42,8 @@ LONGEST = 8192
 #: control characters (Unicode Cc) and the invisible ones that reorder or hide text (bidi
 #: overrides, zero-width characters, line and paragraph separators): never typed in a spec,
 #: written as escapes (%09)
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]")
 #: the blanks a spec's parts are trimmed of: ASCII spaces only (an em space is not read away)
 BLANK = " "
 
@@ -273,14 +274,15 @@ def split_specs(text: str, name: str = "the list", kind: str | None = None) -> l
         raise ValueError(f"{name} {text!r} has an empty item; separate the items by single commas "
                          "(a comma inside a name or value is written %2C).")
     for piece in filter(None, pieces):
-        if kind == "dataset" and ";" in piece and piece.split(";")[-1].count(":") >= 1 and "=" not in piece.split(";")[-1]:
+        if (kind == "dataset" and ";" in piece and piece.split(";")[-1].count(":") >= 1
+                and "=" not in piece.split(";")[-1]):
             raise ValueError(f"{name}: {piece!r} holds ';' before another dataset; the items of "
                              f"{name} are separated by ',' ({piece.replace(';', ',', 1)}), the "
                              "values of one parameter by ';'.")
         if items and "=" in piece and ":" not in piece and ":" in items[-1]:
             items[-1] += "," + piece
-        elif items and "=" in items[-1] and ":" not in piece and (kind == "dataset"
-                                                                  or _is_number(piece)):
+        elif (items and "=" in items[-1] and ":" not in piece
+              and (kind == "dataset" or _is_number(piece))):
             raise ValueError(f"{name}: {piece!r} follows {items[-1]!r} but is no {kind or 'spec'}; "
                              "if it is another value of that parameter, a parameter that takes a "
                              "list writes it with ';' "
@@ -301,8 +303,8 @@ def spec_of_mapping(mapping: dict, kind: str) -> str | None:
     ``{"squeak": {"qbar": 20}}``: ``squeak:qbar=20``), or None when it stands for none."""
     [(name, params)] = mapping.items() if len(mapping) == 1 else [(None, None)]
     params = {} if params is None else params
-    if isinstance(name, str) and isinstance(params, dict) and all(isinstance(k, str)
-                                                                  for k in params):
+    if (isinstance(name, str) and isinstance(params, dict)
+            and all(isinstance(k, str) for k in params)):
         try:
             return Spec.of(kind, name, params).label
         except (TypeError, ValueError):

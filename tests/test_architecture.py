@@ -105,9 +105,9 @@ def _kbench_imports_in_functions(path: Path) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and id(node) not in lazy:
             for inner in ast.walk(node):
-                if isinstance(inner, ast.ImportFrom) and (inner.module
-                                                          or "").startswith("kbench") or (
-                        isinstance(inner, ast.Import)
+                if (isinstance(inner, ast.ImportFrom)
+                        and (inner.module or "").startswith("kbench")
+                        or isinstance(inner, ast.Import)
                         and any(a.name.startswith("kbench") for a in inner.names)):
                     found.append(f"{path.relative_to(ROOT)}:{inner.lineno}")
     return found
@@ -127,8 +127,8 @@ def test_modules_and_functions_are_small():
         if text.count("\n") > 400:
             long_modules.append(str(path.relative_to(ROOT)))
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node,
-                          ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 60:
+            if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and node.end_lineno - node.lineno >= 60):
                 long_functions.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert long_modules == [] and long_functions == []
 

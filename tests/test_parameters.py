@@ -79,7 +79,8 @@ def test_every_value_a_declaration_refuses_is_refused_in_one_line_by_the_plugin(
                 with pytest.raises(ValueError) as caught:
                     info.obj(**{name: value})
                 message = str(caught.value)
-                assert "\n" not in message and f"{kind} {info.name!r}: {name} must be" in message, message
+                assert ("\n" not in message
+                        and f"{kind} {info.name!r}: {name} must be" in message), message
 
 
 def test_no_plugin_checks_a_range_by_hand():

@@ -122,7 +122,8 @@ def test_the_pages_commands_write_no_tracked_file():
             committed = [f for f in tracked if f.startswith(f"{folder}/")
                          and Path(f).name.startswith("leaderboard")
                          or f == folder]
-            assert not committed, f"{page.name}: a command writes into {folder}, over committed {committed[:3]}"
+            assert not committed, (f"{page.name}: a command writes into {folder}, over committed "
+                                   f"{committed[:3]}")
 
 
 def page_commands() -> dict[str, list[str]]:

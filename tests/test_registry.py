@@ -125,7 +125,8 @@ def test_import_errors_name_their_line_and_a_plugin_that_registers_nothing_is_re
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
     broken = {b.source: b.error for b in registry.Registry().broken}
-    assert f"ZeroDivisionError: division by zero (at {tmp_path / module}.py:3)" in broken["raising-plugin"]
+    assert (f"ZeroDivisionError: division by zero (at {tmp_path / module}.py:3)"
+            in broken["raising-plugin"])
     assert "implements no kbench hook, so it registers nothing" in broken["empty-plugin"]
 
 

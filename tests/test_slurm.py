@@ -62,7 +62,8 @@ def kbench_register_samplers():
 def _cluster_answers() -> str | None:
     """None when an idle SLURM node answers, else why the tests are skipped."""
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
-        return "Snakemake's SLURM executor plugin is not installed: pip install -e '.[slurm]' (`.ci/slurm up` does)"
+        return ("Snakemake's SLURM executor plugin is not installed: pip install -e '.[slurm]' "
+                "(`.ci/slurm up` does)")
     if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
         return "no SLURM client on this machine (start a throwaway cluster with `.ci/slurm up`)"
     try:
@@ -72,7 +73,8 @@ def _cluster_answers() -> str | None:
         return "sinfo did not answer within 20 s"
     if states.returncode != 0 or not any(s.startswith(("idle", "mix", "alloc"))
                                          for s in states.stdout.split()):
-        return f"no SLURM node is up (sinfo: {(states.stdout + states.stderr).strip()[:200]!r}); `.ci/slurm up`"
+        return (f"no SLURM node is up (sinfo: {(states.stdout + states.stderr).strip()[:200]!r}); "
+                "`.ci/slurm up`")
     return None
 
 

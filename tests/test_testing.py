@@ -322,7 +322,8 @@ def test_cli_check_plugin_finds_the_kind():
                               ("synthetic", "dataset provider", 4)]:
         result = CliRunner().invoke(main, ["check-plugin", spec])
         assert result.exit_code == 0, result.output
-        assert f"checking {kind} {spec!r}" in result.output and f"all {count} contract checks passed" in result.output
+        assert (f"checking {kind} {spec!r}" in result.output
+                and f"all {count} contract checks passed" in result.output)
         assert result.output.count("  ok  ") == count
     result = CliRunner().invoke(main, ["check-plugin", "rp-choleski"])
     assert result.exit_code == 2 and "did you mean 'rp-cholesky'" in result.output
@@ -331,7 +332,8 @@ def test_cli_check_plugin_finds_the_kind():
     result = CliRunner().invoke(main, ["check-plugin", "gaussian"])
     assert result.exit_code == 2 and "is a kernel" in result.output
     result = CliRunner().invoke(main, ["check-plugin", "squeak:qbarr=3"])
-    assert result.exit_code == 2 and "did you mean 'qbar'" in result.output and "checking" not in result.output
+    assert (result.exit_code == 2 and "did you mean 'qbar'" in result.output
+            and "checking" not in result.output)
 
 
 BROKEN_AND_TWIN = """

@@ -67,8 +67,10 @@ class DiagonalGap(kbench.Task):
     '''Mean of k(x, x) − ‖z(x)‖² on the test rows. It lists its headline again in metrics,
     which the kit refuses and the leaderboard must survive.'''
     name = "diagonal-gap"
-    headline = kbench.Headline("mean_diagonal_gap", smaller_is_better=True, exact="mean_diagonal_gap_exact")
-    metrics = (kbench.Headline("mean_diagonal_gap", smaller_is_better=True, exact="mean_diagonal_gap_exact"),)
+    headline = kbench.Headline("mean_diagonal_gap", smaller_is_better=True,
+                               exact="mean_diagonal_gap_exact")
+    metrics = (kbench.Headline("mean_diagonal_gap", smaller_is_better=True,
+                               exact="mean_diagonal_gap_exact"),)
     uses_lams = False
     needs_exact = False
 
@@ -78,8 +80,8 @@ class DiagonalGap(kbench.Task):
         for first, block in features.test.blocks():
             gap += float(np.sum(kernel.diag(data.X_test[first : first + len(block)])
                                 - np.einsum("ij,ij->i", block, block)))
-        return [{"lam": float("nan"), "mean_diagonal_gap": gap / len(data.X_test), "mean_diagonal_gap_exact": 0.0,
-                 "time_features_s": features.seconds}]
+        return [{"lam": float("nan"), "mean_diagonal_gap": gap / len(data.X_test),
+                 "mean_diagonal_gap_exact": 0.0, "time_features_s": features.seconds}]
 
 @kbench.hookimpl
 def kbench_register_tasks():
@@ -119,8 +121,8 @@ def test_spec_labels_are_canonical_and_slugs_collision_free():
                            "sampler") and a.label == "squeak:eps=0.5,qbar=10"
     assert Spec.parse(a.label, "sampler") == a and a.params == {"eps": 0.5, "qbar": 10}
     kpca = Spec.parse("kpca:components=1;5;10,centered=true", "task")
-    assert kpca.label == "kpca:centered=true,components=1;5;10" and kpca.params["components"] == [1,
-                                                                                                  5, 10]
+    assert (kpca.label == "kpca:centered=true,components=1;5;10"
+            and kpca.params["components"] == [1, 5, 10])
     paths = ["file:data/x.csv", "file:data_x.csv", "file:data x.csv", "file:data:x.csv"]
     slugs = {Spec.parse(p, "dataset").slug for p in paths}
     assert len(slugs) == len(paths) and all("/" not in s and " " not in s for s in slugs)
@@ -170,7 +172,8 @@ def test_the_contract_catches_scaled_features_and_statuses_follow_the_exception(
             check_fit(broken, 20, data, kernel)
     assert Failure.of(Refused("no")).status == "skipped"
     assert Failure.of(np.linalg.LinAlgError("not positive definite")).status == "error"
-    assert Failure.of(ValueError("bad")).status == "error" and Failure.of(MemoryError()).status == "oom"
+    assert (Failure.of(ValueError("bad")).status == "error"
+            and Failure.of(MemoryError()).status == "oom")
 
 
 @pytest.mark.slow  # end to end: a CLI sweep of every broken plugin and its page
@@ -197,10 +200,12 @@ def test_sweep_with_broken_plugins_scores_every_configuration_honestly(tmp_path,
         rows = {line.split("|")[1].strip(): line for line in table.split("\n\n")[1].splitlines()}
         assert {"uniform", "squeak", "squeak:shards=4", "rff", "doubled",
                 "singular"} <= set(rows), rows
-        assert "| 100%" in rows["doubled"] and "| 100%" in rows["singular"] and "| 0%" in rows["uniform"]
+        assert ("| 100%" in rows["doubled"] and "| 100%" in rows["singular"]
+                and "| 0%" in rows["uniform"])
         assert list(rows)[-2:] == ["doubled", "singular"]
     # 6 samplers on 2 datasets: Friedman's statistic is at most 10 (p ≥ 0.075), so no diagram
-    assert "![critical difference" not in text and "data:image/png;base64" not in (out / "leaderboard.html").read_text()
+    assert ("![critical difference" not in text
+            and "data:image/png;base64" not in (out / "leaderboard.html").read_text())
 
 
 def test_a_samplers_scalar_info_entries_reach_its_rows(tmp_path, plugins):
@@ -322,7 +327,8 @@ def test_the_cost_section_fits_the_slope_of_time_in_n(tmp_path):
                        "n"] == pytest.approx(np.polyfit(sizes, np.log(expected.to_numpy()), 1)[0])
     build(frame, tmp_path / "board")
     text = (tmp_path / "board" / "leaderboard.md").read_text()
-    assert "## Sampler cost in n\n" in text and "### synthetic:friedman1 [gaussian:sigma=median], rank 20" in text
+    assert ("## Sampler cost in n\n" in text
+            and "### synthetic:friedman1 [gaussian:sigma=median], rank 20" in text)
     # two sizes of the family (240, 480): no section
     assert cost_in_n(frame[frame["n_train"] < 900]) == {}
 

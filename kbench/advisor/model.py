@@ -94,7 +94,8 @@ class Curves:
         distance = np.sqrt(((self._coordinates - here) ** 2).sum(axis=1))
         comparable = rank * self.regimes["d_eff"].to_numpy(float) / d_eff
         low, high = self._swept
-        reached = np.flatnonzero((comparable >= low / RANK_FACTOR) & (comparable <= high * RANK_FACTOR))
+        reached = np.flatnonzero((comparable >= low / RANK_FACTOR)
+                                 & (comparable <= high * RANK_FACTOR))
         order = reached[np.argsort(distance[reached], kind="stable")][:count]
         return self.regimes.iloc[order].assign(distance=distance[order],
                                                **{"comparable rank": comparable[order]})
@@ -107,21 +108,22 @@ class Curves:
     @functools.cached_property
     def _swept(self) -> tuple[np.ndarray, np.ndarray]:
         """Each dataset's smallest and largest swept rank, in the order of ``regimes``."""
-        swept = self.gap.index.to_frame(index=False).groupby("key")["rank"].agg(["min",
-                                                                                 "max"]).reindex(self.regimes.index)
+        swept = (self.gap.index.to_frame(index=False).groupby("key")["rank"].agg(["min", "max"])
+                 .reindex(self.regimes.index))
         return swept["min"].to_numpy(float), swept["max"].to_numpy(float)
 
     @functools.cached_property
     def _rows(self) -> dict[str, np.ndarray]:
         """Each dataset's row positions in the (dataset, rank) tables, by rising rank."""
-        return pd.Series(np.arange(len(self.gap))).groupby(self.gap.index.get_level_values("key")).indices
+        return (pd.Series(np.arange(len(self.gap)))
+                .groupby(self.gap.index.get_level_values("key")).indices)
 
     def read(self, table: pd.DataFrame, near: pd.DataFrame, extend: bool = False,
-             at: float | None = None
-             ) -> pd.DataFrame:
+             at: float | None = None) -> pd.DataFrame:
         """``table`` (gap, regret, failed or log seconds) of each neighbour at its comparable
         rank (or at rank ``at`` on every one), one row each (:func:`_interpolate`)."""
-        values, log_ranks = table.to_numpy(float), np.log(table.index.get_level_values("rank").to_numpy(float))
+        values, log_ranks = (table.to_numpy(float),
+                             np.log(table.index.get_level_values("rank").to_numpy(float)))
         read = [_interpolate(log_ranks[rows], values[rows],
                              math.log(at if at is not None else rank), extend)
                 for rows, rank in zip((self._rows[key] for key in near.index),

@@ -57,12 +57,12 @@ class Probe:
             return f"probe: {self.why}" if self.why else \
                 f"probe: no sampler scored ({self.failed} of {self.cells} cells failed)"
         top = max(self.ranks)
-        first = self.table.index[self.table["mean place"] == self.table["mean "
-                                                                        "place"].iloc[0]].tolist()
+        first = self.table.index[self.table["mean place"]
+                                 == self.table["mean place"].iloc[0]].tolist()
         leader = advised if advised in first else self.best
-        said = (f"{self.best} first" if len(first) == 1 else f"{', '.join(first)} tie first") + \
-            f", {percent(self.table.loc[leader, f'gap at rank {top}'])} from exact at rank {top} on {self.dataset}" + \
-            ("" if len(first) == 1 else f" ({leader}'s)")
+        said = ((f"{self.best} first" if len(first) == 1 else f"{', '.join(first)} tie first")
+                + f", {percent(self.table.loc[leader, f'gap at rank {top}'])} from exact at rank "
+                f"{top} on {self.dataset}" + ("" if len(first) == 1 else f" ({leader}'s)"))
         if advised is None:
             return f"probe: {said}"
         if advised not in self.table.index:
@@ -73,11 +73,12 @@ class Probe:
                     + self._reach(within))
         if promised is None or not math.isfinite(promised):  # the answer promised no gap
             return f"probe confirms: {said}"
-        measured = float(self.table.loc[advised, "gap at rank "
-                                                 f"{rank}"]) if rank in self.ranks else math.nan
+        measured = (float(self.table.loc[advised, f"gap at rank {rank}"]) if rank in self.ranks
+                    else math.nan)
         # not probed at that rank, or no exact reference: no evidence for the promise
         if math.isnan(measured):
-            return f"probe confirms the order ({said}); {advised}'s gap at rank {rank} is not measured"
+            return (f"probe confirms the order ({said}); {advised}'s gap at rank {rank} is not "
+                    "measured")
         if measured > promised:
             return (f"probe overturns the gap: {advised} first but {gap_text(measured)} exact at "
                     f"rank {rank} on {self.dataset}, not {gap_text(promised)} it as promised"
@@ -92,7 +93,8 @@ class Probe:
             gaps = self.table[f"gap at rank {rank}"].dropna()
             if len(gaps) and gaps.min() <= within:
                 return f"; within {percent(within)} at rank {rank} with {gaps.idxmin()}"
-        return f"; no probed rank up to {max(self.ranks)} is within {percent(within)}: a larger rank is needed"
+        return (f"; no probed rank up to {max(self.ranks)} is within {percent(within)}: a larger "
+                "rank is needed")
 
     def text(self) -> str:
         formatters = {c: percent for c in self.table.columns if str(c).startswith("gap")}
@@ -148,8 +150,8 @@ def probe(dataset: str, task: str, kernel: str, samplers: list[str], rank: int, 
     why = ("" if len(section.cells) or section.uninformative.empty else
            f"no sampler placed: the subsample is uninformative for {section.label} (on its "
            "validation rows the exact kernel does not beat the trivial predictor)")
-    ran = frame[frame["task_label"] == section.label].drop_duplicates(["sampler_label", "rank",
-                                                                       "repetition"])
+    ran = (frame[frame["task_label"] == section.label]
+           .drop_duplicates(["sampler_label", "rank", "repetition"]))
     # (an uninformative subsample's cells are set apart, not in the section's)
     cells = len(section.cells) or len(ran)
     return Probe(spec, ranks, table, failed, cells, time.perf_counter() - start, why)

@@ -139,7 +139,8 @@ def estimate_regime(data: Dataset, kernel: Kernel, task: Task, lams, seed: int =
                         float(rows[0].get(task.validation.trivial, np.nan)))
         at = regime.at()
         doubled = min(2 * rank, n)
-        if at["d_eff_upper"] <= INTERVAL * at["d_eff"] or doubled == rank or n * doubled**2 > max_work:
+        if (at["d_eff_upper"] <= INTERVAL * at["d_eff"] or doubled == rank
+                or n * doubled**2 > max_work):
             return replace(regime, seconds=time.perf_counter() - start)
         del approx, F, rows  # the n×r factor, before the doubled rank's fit
         rank = doubled

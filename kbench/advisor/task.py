@@ -48,7 +48,8 @@ def resolve_task(label: str, task_type: str | None, dataset: str, numeric_target
         return BY_TASK_TYPE[task_type]
     task = advisable_task(label)
     if task_type is not None and task_type not in task.accepts:
-        fits, other = BY_TASK_TYPE.get(task_type), "classification" if task_type == "regression" else "regression"
+        fits, other = (BY_TASK_TYPE.get(task_type),
+                       "classification" if task_type == "regression" else "regression")
         reread = other == "classification" or numeric_target
         raise ValueError(f"--task {label} needs {' or '.join(task.accepts)} data; {dataset} is "
                          f"{task_type}"

@@ -55,7 +55,8 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
         info = registry.get_registry().get(found, spec.split(":", 1)[0].strip())
     except (ValueError, registry.PluginError) as exc:  # unknown, ambiguous or claimed twice
         raise click.UsageError(str(exc)) from None
-    if found == "dataset" and click.get_current_context().get_parameter_source("kernel").name == "COMMANDLINE":
+    if (found == "dataset"
+            and click.get_current_context().get_parameter_source("kernel").name == "COMMANDLINE"):
         raise click.UsageError("--kernel applies to the sampler and task checks; a dataset "
                                "provider is checked without a kernel.")
     label = "dataset provider" if found == "dataset" else found

@@ -88,7 +88,8 @@ def list_command(kind: str | None, as_json: bool, as_markdown: bool) -> None:
         raise click.UsageError("--json and --markdown are two formats of one listing: pick one.")
     kinds = [kind] if kind else KINDS
     # a plugin that prints while it loads writes to stderr: the formats a program reads stay whole
-    with contextlib.redirect_stdout(sys.stderr) if as_json or as_markdown else contextlib.nullcontext():
+    with (contextlib.redirect_stdout(sys.stderr) if as_json or as_markdown
+          else contextlib.nullcontext()):
         reg = registry.get_registry()
         payload = plugin_rows(kinds)
     if as_markdown:

@@ -116,8 +116,8 @@ class OptionsOnce(click.Command):
         if isinstance(option.type,
                       Bounded | Fraction | click.types.FloatParamType | click.types.IntParamType):
             return f"got {stray!r}, which no option takes; {name} takes one value."
-        return f"got {stray!r}, which no option takes; {name} takes one value: quote one with spaces, {name} " \
-               f"{shlex.quote(' '.join(values))}"
+        return (f"got {stray!r}, which no option takes; {name} takes one value: quote one with "
+                f"spaces, {name} {shlex.quote(' '.join(values))}")
 
 
 #: dashes a word processor puts where a user typed two hyphens

@@ -22,12 +22,9 @@ from kbench.cli.params import (
 @click.argument("paths", nargs=-1, type=PATH)
 @click.option("--out", required=True, type=PATH, help="The merged parquet file.")
 @sweep_option
-@click.option("--files-from", type=click.File(encoding="utf-8"), help="A file naming a path per "
-                                                                      "line (blank ends and '#' "
-                                                                      "lines skipped), read with "
-                                                                      "PATHS: the workflow lists "
-                                                                      "its config's cells so, past "
-                                                                      "a command line's size.")
+@click.option("--files-from", type=click.File(encoding="utf-8"),
+              help="A file naming a path per line (blank ends and '#' lines skipped), read with "
+                   "PATHS: the workflow lists its config's cells so, past a command line's size.")
 def aggregate_command(paths, out, sweep, files_from) -> None:
     """Merge results directories (or folders below one, cell files or aggregated files) into
     one parquet file (newest row of each identity)."""

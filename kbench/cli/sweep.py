@@ -50,8 +50,8 @@ from kbench.sweep.config import BOUNDS, lam_path
 @click.option("--only-repetition", type=bounded("only_repetition"),
               help="Run repetition index R < --repetitions only (seeds as in the full sweep).")
 @kernel_option()
-@click.option("--jobs", default=1, show_default=True, type=bounded("jobs"), help="Worker "
-                                                                                 "processes.")
+@click.option("--jobs", default=1, show_default=True, type=bounded("jobs"),
+              help="Worker processes.")
 @click.option("--cell-timeout", type=bounded("cell_timeout"),
               help="Seconds per cell: a worker runs the ranks of one sampler and repetition, and "
                    "is killed when a cell is not written this long after the previous one (or its "
@@ -108,8 +108,8 @@ def run_command(datasets, samplers, tasks, ranks, lams, lam_bounds, selection, r
 @click.command("prepare", cls=OptionsOnce)
 @click.option("--datasets", required=True, help="Comma list of dataset specs.")
 @click.option("--repetitions", default=3, show_default=True, type=bounded("repetitions"))
-@click.option("--only-repetition", type=bounded("only_repetition"), help="Prepare repetition index "
-                                                                         "R only.")
+@click.option("--only-repetition", type=bounded("only_repetition"),
+              help="Prepare repetition index R only.")
 @seed_option("Base seed of the splits.")
 @click.option("--data-cache", required=True, type=ABSOLUTE_FOLDER, help="Folder for the splits.")
 @kernel_option("Also compute the exact baseline of this kernel on each split, for the runs to "
@@ -151,16 +151,16 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
         usage(lambda: registry.create(exact_kernel, "kernel"))
     if (tasks is None) != (lams is None):
         raise click.UsageError("--tasks and --lams go together.")
-    task_objects = [] if tasks is None else [usage(lambda t=t: registry.create(t, "task"))
-                                             for t in usage(lambda: split_specs(tasks, "--tasks",
-                                                                                "task"))]
-    lam_values, bounds = usage(lambda: lam_path(lams, lam_bounds)) if lams is not None else ((),
-                                                                                             None)
+    task_objects = [] if tasks is None else [
+        usage(lambda t=t: registry.create(t, "task"))
+        for t in usage(lambda: split_specs(tasks, "--tasks", "task"))]
+    lam_values, bounds = (usage(lambda: lam_path(lams, lam_bounds)) if lams is not None
+                          else ((), None))
     usage(lambda: check_writable_option("--data-cache", data_cache))  # before any split is computed
     for spec in specs:
         for repetition in indices:
-            data = usage(lambda spec=spec,
-                         r=repetition: load_split_cached(spec, r, seed, data_cache))
+            data = usage(lambda spec=spec, r=repetition:
+                         load_split_cached(spec, r, seed, data_cache))
             path = split_path(data_cache, spec, repetition, seed)
             click.echo(f"{path}  ({data.n_train} train, {data.n_val} validation, "
                        f"{len(data.X_test)} test, {data.task_type})")
@@ -168,8 +168,7 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
                 with threadpool_limits(limits=blas_threads):
                     path = usage(lambda spec=spec, r=repetition: prepare_exact(
                         spec, exact_kernel, r, seed, data_cache, exact_max_n, task_objects,
-                        lam_values, bounds,
-                        selection))
+                        lam_values, bounds, selection))
                 why = absent_reason(path)
                 click.echo(f"{path}  (" + (f"no exact baseline: {why})" if why
                                            else f"exact baseline of {exact_kernel})"))
@@ -190,8 +189,8 @@ def prepare_command(datasets, repetitions, only_repetition, seed, data_cache, ex
 @click.option("--part", required=True, help="The part to build: for squeak a merge-tree node "
                                             "FIRST-STOP (0-1 a leaf, 0-4 the root of 4 shards); an "
                                             "error lists a sampler's parts.")
-@click.option("--data-cache", required=True, type=ABSOLUTE_FOLDER, help="Folder of the splits and "
-                                                                        "parts.")
+@click.option("--data-cache", required=True, type=ABSOLUTE_FOLDER,
+              help="Folder of the splits and parts.")
 @blas_threads_option()
 def part_command(dataset, kernel, sampler, ranks, lams, repetition, seed, part, data_cache,
                  blas_threads) -> None:

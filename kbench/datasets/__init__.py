@@ -53,8 +53,9 @@ def check_parameters(provider: DatasetProvider, name: str, params: dict, spec: s
                 f"{spec}: unknown parameter {key!r}{suggest(key, declared)}; "
                 f"parameters are: {', '.join(declared)}."
             )
-    return check_params(declared, coerce_params(params, {k: p.types for k, p in declared.items()},
-                                                spec), spec)
+    return check_params(declared,
+                        coerce_params(params, {k: p.types for k, p in declared.items()}, spec),
+                        spec)
 
 
 def canonical_spec(spec: str) -> str:
@@ -75,9 +76,8 @@ def canonical_spec(spec: str) -> str:
     items = tuple((key, value) for key, value in parsed.items  # a default written out says nothing
                   if not (key in defaults and value == defaults[key]
                           and type(value) is type(defaults[key])))
-    return spec if (canonical, items) == (name, parsed.items) else Spec("dataset",
-                                                                        f"{provider_name}:{canonical}",
-                                                                         items).label
+    return (spec if (canonical, items) == (name, parsed.items)
+            else Spec("dataset", f"{provider_name}:{canonical}", items).label)
 
 
 def spec_defaults(provider: DatasetProvider) -> dict:

@@ -202,8 +202,8 @@ def _check_shapes(X, y, name: str) -> None:
 def _check_categorical(raw: RawData, name: str) -> None:
     """A ContractViolation when ``categorical`` names a column the provider's frame lacks."""
     frame = isinstance(raw.X, pd.DataFrame)
-    categorical = [raw.categorical] if isinstance(raw.categorical, str) else list(raw.categorical
-                                                                                  or [])
+    categorical = ([raw.categorical] if isinstance(raw.categorical, str)
+                   else list(raw.categorical or []))
     unknown = [c for c in categorical if not frame or c not in raw.X.columns]
     if unknown:
         raise ContractViolation(f"{name}: the provider's RawData lists categorical={unknown!r}, "

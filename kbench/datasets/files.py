@@ -54,8 +54,8 @@ from kbench.hookspecs import hookimpl
 from kbench.spec import INTEGER, escape, shown
 
 #: the file types kbench reads, by suffix
-TEXT_TABLES, PARQUET, SVMLIGHT = (".csv", ".tsv", ".txt"), (".parquet",
-                                                            ".pq"), (".svm", ".svmlight", ".libsvm")
+TEXT_TABLES, PARQUET, SVMLIGHT = ((".csv", ".tsv", ".txt"), (".parquet", ".pq"),
+                                  (".svm", ".svmlight", ".libsvm"))
 FORMATS = (*TEXT_TABLES, *PARQUET, ".npz", ".npy", *SVMLIGHT)
 #: the formats that take each option; the others hold their target in their own way
 _TAKES = {"sep": TEXT_TABLES, "categorical": TEXT_TABLES + PARQUET, "drop": TEXT_TABLES + PARQUET,
@@ -84,8 +84,8 @@ def _colon_hint(name: str) -> str:
     except (ValueError, OSError):  # an unknown ~user, a NUL
         return ""
     return (f" ({head} exists; a colon starts the parameters only when key=value pairs follow: "
-            + (f"{tail!r} has no '=' (e.g. target={tail})" if tail.strip() else "drop the trailing "
-                                                                                "colon")
+            + (f"{tail!r} has no '=' (e.g. target={tail})" if tail.strip()
+               else "drop the trailing colon")
             + ", and a colon inside a path is written %3A)")
 
 
@@ -117,8 +117,7 @@ class FileProvider(DatasetProvider):
             raise ValueError(f"{spec}: cannot read {shown_path(path)} ({exc.strerror or exc}); "
                              "check the path and its permissions.") from None
         kind = next((kind for test, kind in _SPECIAL_FILES if test(mode)),
-                    None if stat.S_ISREG(mode) else
-                    "a special file")
+                    None if stat.S_ISREG(mode) else "a special file")
         if kind:
             raise ValueError(f"{spec}: {shown_path(path)} is not a regular file ({kind}); name a "
                              "data file (.csv, .tsv, .parquet, .npz, .npy or .svmlight).")
@@ -147,8 +146,8 @@ class FileProvider(DatasetProvider):
                 return {**params, "target": column % d if -d <= column < d else column}
             except (OSError, ValueError, TypeError, IndexError):  # loading says what is wrong
                 return params
-        if params.get("target") is not None or params.get("task_type") == "unlabeled" or suffix not in \
-                (*TEXT_TABLES, *PARQUET):
+        if (params.get("target") is not None or params.get("task_type") == "unlabeled"
+                or suffix not in (*TEXT_TABLES, *PARQUET)):
             return params
         try:
             if suffix in PARQUET:
@@ -208,8 +207,7 @@ class FileProvider(DatasetProvider):
         meta = {"source": str(path.resolve()), "format": suffix.lstrip("."),
                 "version": file_version([path])}
         table = {"categorical": [] if categorical is None else categorical, "drop": drop,
-                 "check_text": True,
-                 "max_levels": max_levels}
+                 "check_text": True, "max_levels": max_levels}
         try:
             if suffix in TEXT_TABLES:
                 sep = separator(suffix, sep)
@@ -346,8 +344,8 @@ def _npz_columns(archive, key: str) -> int:
 def _array_task_type(y: np.ndarray, task_type: str | None, source: str) -> str:
     """An array target's task type: the spec's, ``classification`` resolved to binary or
     multiclass as for a table (kbench.datasets.tabular.task_type_of), else read from y."""
-    return infer_task_type(y) if task_type is None else task_type_of(np.asarray(y), task_type,
-                                                                     source)
+    return (infer_task_type(y) if task_type is None
+            else task_type_of(np.asarray(y), task_type, source))
 
 
 def _parquet(path: Path):
@@ -367,10 +365,11 @@ def _npz(path: Path, task_type: str | None, meta: dict, source: str) -> RawData:
                              f"target), nothing else; found {sorted(archive.files)[:10]}.")
         check_width(_npz_columns(archive, "X"), source)
         X, y = archive["X"], (archive["y"] if "y" in archive else None)
-    for key, array, kinds in (("X", X, "biuf"), ("y", y, "biufUS")):
+    for key, array, kinds, values in (("X", X, "biuf", "real numbers"),
+                                      ("y", y, "biufUS", "real numbers or text labels")):
         if array is not None and array.dtype.kind not in kinds:
             raise ValueError(f"{source}: its array {key!r} holds {array.dtype} values; kbench "
-                             f"reads {'real numbers' if key == 'X' else 'real numbers or text labels'}: convert it before saving.")
+                             f"reads {values}: convert it before saving.")
     if y is None or task_type == "unlabeled":
         return RawData(X, None, task_type_of(None, task_type, source), None, meta)
     return RawData(X, y, _array_task_type(y, task_type, source), None, meta)

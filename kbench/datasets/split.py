@@ -98,8 +98,8 @@ def split_and_scale(raw: RawData, name: str, n: int | None, seed: int, test_size
                          "smaller test_size or val_size, more points (n), or drop the class.")
     parts = (train, val, test)
     meta = dict(raw.meta)
-    unseen = sorted(set(y[np.concatenate([val,
-                                          test])].tolist()) - set(y[train].tolist())) if classification else []
+    unseen = (sorted(set(y[np.concatenate([val, test])].tolist()) - set(y[train].tolist()))
+              if classification else [])
     if unseen:  # (a class of a row or two the split could not stratify): no model can predict it
         meta["classes_without_training_rows"] = [str(label) for label in unseen]
     scaled = bool(standardize and raw.standardize)
@@ -144,8 +144,8 @@ def _check_scaled(arrays, names: list[str], name: str) -> None:
                          "(deviations beyond 1.8e308); rescale them, or pass standardize=false.")
 
 
-def _features(X, raw: RawData, parts, scaled: bool, name: str) -> tuple[list[np.ndarray],
-                                                                        list[str]]:
+def _features(X, raw: RawData, parts, scaled: bool,
+              name: str) -> tuple[list[np.ndarray], list[str]]:
     """The feature arrays of the ``parts`` (train, validation, test indices) and their names:
     a frame's by :func:`encoder`, an array's standardized (when ``scaled``), both on the
     training rows' statistics."""
@@ -158,9 +158,8 @@ def _features(X, raw: RawData, parts, scaled: bool, name: str) -> tuple[list[np.
         except ValueError:  # scikit-learn's "Output feature names ... are not unique"
             raise ValueError(f"{name}: {_name_clash(fitted, numeric)}") from None
         arrays = [np.ascontiguousarray(fitted.transform(X.iloc[part]), dtype=float) if len(part)
-                  else
-                  # (val_size=0: no validation rows to encode)
-                  np.empty((0, len(names))) for part in parts]
+                  else np.empty((0, len(names)))  # (val_size=0: no validation rows to encode)
+                  for part in parts]
         columns = slice(0, len(numeric))  # the encoder's numeric columns come first
     else:
         arrays = [np.ascontiguousarray(X[part], dtype=float) for part in parts]
@@ -181,7 +180,8 @@ def _moments(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     deviations from the first row, divided by their largest magnitude."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         mean, scale = train.mean(axis=0), train.std(axis=0)
-        redo = ~np.isfinite(mean) | ~np.isfinite(scale) | (scale == 0) | (np.abs(mean) > 2.0**20 * scale)
+        redo = (~np.isfinite(mean) | ~np.isfinite(scale) | (scale == 0)
+                | (np.abs(mean) > 2.0**20 * scale))
         if redo.any() and len(train):
             shift = train[0, redo]
             deviation = train[:, redo] - shift

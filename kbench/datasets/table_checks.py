@@ -188,7 +188,8 @@ def check_class_texts(raw: RawData, path: Path, sep: str, source: str) -> None:
     """Class labels written differently that read as one number (``01`` and ``1``) would be
     one class: an error naming them. The target column is read again as text, only for a
     classification target read as numbers."""
-    if raw.task_type not in CLASSIFICATION or raw.y is None or np.asarray(raw.y).dtype.kind not in "iuf":
+    if (raw.task_type not in CLASSIFICATION or raw.y is None
+            or np.asarray(raw.y).dtype.kind not in "iuf"):
         return
     target = raw.meta["preprocessing"]["target"]
     texts = pd.read_csv(path, sep=sep, usecols=[target], dtype=str, keep_default_na=False,
@@ -203,8 +204,8 @@ def check_class_texts(raw: RawData, path: Path, sep: str, source: str) -> None:
 
 def check_width(columns: int, source: str, at_least: bool = False) -> None:
     if columns > MAX_COLUMNS:
-        count = f"at least {columns} columns (counted in its first {HEADER_BYTES} bytes)" if at_least else \
-            f"{columns} columns"
+        count = (f"at least {columns} columns (counted in its first {HEADER_BYTES} bytes)"
+                 if at_least else f"{columns} columns")
         raise ValueError(f"{source}: the file has {count}, more than kbench's limit of "
                          f"{MAX_COLUMNS} (kbench.datasets.table_checks.MAX_COLUMNS); write the "
                          "columns you need to a smaller file.")

@@ -35,12 +35,14 @@ TARGET_TRANSFORMS = ("log",)
 #: multiclass by the number of classes)
 TABLE_TASK_TYPES = (*TASK_TYPES, "classification")
 _TARGET_NAMES = ("target", "y", "label", "class")
+#: the values of a column of lists or nested values, which a table's column cannot hold
+_NESTED = list | tuple | dict | set | np.ndarray
 
 #: the options of a table's spec, declared once for the providers that read tables (each
 #: takes those it has a use for)
 TABLE_OPTIONS = {
-    "target": Param(str, "the target column", none="a column named target, y, label or class, else "
-                                                   "the last"),
+    "target": Param(str, "the target column",
+                    none="a column named target, y, label or class, else the last"),
     "task_type": Param(str, "the task, when the target's values do not tell it",
                        choices=TABLE_TASK_TYPES,
                        none="from the target's values"),
@@ -101,12 +103,11 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     missing = frame[kept + ([target] if target is not None else [])].isna().any(axis=1).to_numpy()
     preprocessing = {"target": target, "dropped_columns": dropped,
                      "rows_in_source": int(len(frame))}
-    preprocessing.update({key: columns for key, columns in (("text_read_as_numbers", as_numbers), (
-        "integers_rounded_to_float64",
-        [c for c in kept if c not in declared and _beyond_float(frame[c])]),
-                                                          ("durations_read_as_seconds", durations),
-                                                          ("dates_read_as_seconds", dates))
-                          if columns})
+    preprocessing.update({key: columns for key, columns in (
+        ("text_read_as_numbers", as_numbers),
+        ("integers_rounded_to_float64",
+         [c for c in kept if c not in declared and _beyond_float(frame[c])]),
+        ("durations_read_as_seconds", durations), ("dates_read_as_seconds", dates)) if columns})
     if dropna and missing.any():
         frame = frame.loc[~missing]
         preprocessing["rows_with_missing_dropped"] = int(missing.sum())
@@ -204,11 +205,14 @@ def check_choices(columns: list[str], target: str | None, features, drop, transf
         if unknown:
             near = [c for c in columns if c.strip() == unknown[0].strip() and c != unknown[0]]
             parts = unknown[0].split(";")
-            hint = f" ({near[0]!r} is written {escape(near[0])} in a spec: a space is %20)" if near else \
-                f" (several columns are a list in Python, {parts!r}; 'a;b' is a spec's spelling)" if len(parts) > 1 \
-                and all(part in columns for part in parts) else ""
+            hint = (f" ({near[0]!r} is written {escape(near[0])} in a spec: a space is %20)"
+                    if near else
+                    f" (several columns are a list in Python, {parts!r}; 'a;b' is a spec's "
+                    "spelling)"
+                    if len(parts) > 1 and all(part in columns for part in parts) else "")
             raise ValueError(f"{source}: no {role} column {unknown[0]!r}; its columns are: "
-                             f"{', '.join(map(repr, columns[:50]))}{' …' if len(columns) > 50 else ''}{hint}.")
+                             f"{', '.join(map(repr, columns[:50]))}"
+                             f"{' …' if len(columns) > 50 else ''}{hint}.")
     for option, names in (("drop", drop), ("features", features)):
         if target is not None and str(target) in map(str, _as_list(names)):
             raise ValueError(f"{source}: {option}= names the target {str(target)!r}; take it out "
@@ -226,16 +230,16 @@ def _is_categorical(column: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)
 
 
-def _times_as_seconds(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, list[str],
-                                                                        list[str]]:
+def _times_as_seconds(frame: pd.DataFrame,
+                      columns: list[str]) -> tuple[pd.DataFrame, list[str], list[str]]:
     """Durations as seconds and dates as seconds since 1970-01-01 (UTC for a zoned date):
     quantities, neither categories nor identifiers. Returns the frame and both lists."""
     durations = [c for c in columns if pd.api.types.is_timedelta64_dtype(frame[c])]
     dates = [c for c in columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
     epoch = {c: pd.Timestamp("1970-01-01", tz=frame[c].dt.tz) for c in dates}
     return (frame.assign(**{c: frame[c].dt.total_seconds() for c in durations},
-                         **{c: (frame[c] - epoch[c]).dt.total_seconds() for c in dates}), durations,
-            dates)
+                         **{c: (frame[c] - epoch[c]).dt.total_seconds() for c in dates}),
+            durations, dates)
 
 
 def _row_run(column: pd.Series) -> bool:
@@ -262,7 +266,8 @@ def _unusable(features: pd.DataFrame, max_levels: int, source: str,
             reasons[name] = "constant once read as float64 (integers beyond 2⁵³ round to one value)"
         elif categorical and levels == len(column):
             reasons[name] = "identifier-like (one distinct value per row)"
-        elif pd.api.types.is_integer_dtype(column) and levels == len(column) > 2 and _row_run(column):
+        elif (pd.api.types.is_integer_dtype(column) and levels == len(column) > 2
+              and _row_run(column)):
             reasons[name] = "identifier-like (consecutive integers in row order, one per row)"
         elif categorical and levels > max_levels:
             reasons[name] = f"categorical with {levels} levels > max_levels={max_levels}"
@@ -330,10 +335,10 @@ def _refuse_formatted_numbers(text: pd.Series, name: str, source: str) -> None:
     """A text column most of whose values are numbers written with a thousands separator, a
     decimal comma or a percent sign (``12,345``, ``0,5``, ``5.0%``), which would be read as
     categories: an error naming an example."""
-    plain = text.str.strip().str.replace(r"(?<=\d)[,' ](?=\d{3}\b)|%$", "",
-                                         regex=True).str.replace(",", ".")
-    formatted = pd.to_numeric(plain,
-                              errors="coerce").notna().to_numpy() & (plain != text.str.strip()).to_numpy()
+    plain = (text.str.strip().str.replace(r"(?<=\d)[,' ](?=\d{3}\b)|%$", "", regex=True)
+             .str.replace(",", "."))
+    formatted = (pd.to_numeric(plain, errors="coerce").notna().to_numpy()
+                 & (plain != text.str.strip()).to_numpy())
     if formatted.sum() * 2 > formatted.size:
         example = text.iloc[int(np.argmax(formatted))]
         raise ValueError(f"{source}: column {name!r} holds numbers written as text "
@@ -392,9 +397,9 @@ def _check_table(frame: pd.DataFrame, columns: list[str], source: str, max_level
     for name, column in zip(columns, frame.columns, strict=True):
         values = frame[column]
         # text: no scan
-        if name not in unread and values.dtype == object and pd.api.types.infer_dtype(values,
-                                                                                      skipna=True).startswith("mixed") and \
-                values.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray)).any():
+        if (name not in unread and values.dtype == object
+                and pd.api.types.infer_dtype(values, skipna=True).startswith("mixed")
+                and values.map(lambda v: isinstance(v, _NESTED)).any()):
             raise ValueError(f"{source}: column {shown(name)} holds lists or nested values; kbench "
                              "reads a column of numbers or text: flatten it (or drop it with "
                              "drop=...).")
@@ -409,10 +414,11 @@ def _target(column: pd.Series, transform: str | None, source: str) -> np.ndarray
         return column.to_numpy()
     values = pd.to_numeric(column, errors="coerce")
     present = values.dropna()
-    if present.size < column.notna().sum() or (present <= 0).any():
+    non_numeric = present.size < column.notna().sum()
+    if non_numeric or (present <= 0).any():
         raise ValueError(f"{source}: transform=log needs a positive numeric target; "
                          f"{column.name!r} holds "
-                         f"{'non-numeric values' if present.size < column.notna().sum() else 'values <= 0'}.")
+                         f"{'non-numeric values' if non_numeric else 'values <= 0'}.")
     return np.log(values.to_numpy(dtype=float))
 
 

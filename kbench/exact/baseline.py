@@ -237,12 +237,10 @@ class IterativeBaseline:
             L, c = len(missing), Y.shape[1]
             alpha = solved.alpha.reshape(self.n, L * c)
             new = {"lams": missing, "train": solved.train_predictions.transpose(1, 0, 2),
-                   "validation": kernel_product(self.kernel, self.X, alpha,
-                                                Z=self.X_val).reshape(-1, L, c)
-                   .transpose(1, 0, 2),
-                   "test": kernel_product(self.kernel, self.X, alpha, Z=self.X_test).reshape(-1, L,
-                                                                                             c)
-                   .transpose(1, 0, 2),
+                   "validation": kernel_product(self.kernel, self.X, alpha, Z=self.X_val)
+                                 .reshape(-1, L, c).transpose(1, 0, 2),
+                   "test": kernel_product(self.kernel, self.X, alpha, Z=self.X_test)
+                           .reshape(-1, L, c).transpose(1, 0, 2),
                    "iterations": solved.iterations, "residual": solved.residual,
                    "passes": np.array(solved.passes)}
             if held is not None:
@@ -329,8 +327,8 @@ class IterativeBaseline:
             extra = np.random.default_rng(0).standard_normal((self.n, block - U0.shape[1]))
             U0 = np.linalg.qr(np.hstack([U0, extra]))[0]
         operator = scipy.sparse.linalg.LinearOperator(
-            (self.n, self.n), matvec=lambda v: kernel_product(self.kernel, self.X,
-                                                              v.reshape(-1, 1))[:, 0],
+            (self.n, self.n),
+            matvec=lambda v: kernel_product(self.kernel, self.X, v.reshape(-1, 1))[:, 0],
             matmat=lambda V: kernel_product(self.kernel, self.X, V), dtype=float)
         theta, U = scipy.sparse.linalg.lobpcg(operator, U0[:, :block], largest=True,
                                               tol=0.1 * KPCA_TOL * scale, maxiter=200)
@@ -340,8 +338,8 @@ class IterativeBaseline:
                                   axis=0) / theta[0]
         inverse = np.divide(1.0, theta, out=np.zeros_like(theta),
                             where=theta > theta[0] * self.n * np.finfo(float).eps)
-        captured = np.cumsum((kernel_product(self.kernel, self.X, U,
-                                             Z=self.X_test) ** 2 * inverse).mean(axis=0))
+        captured = np.cumsum(
+            (kernel_product(self.kernel, self.X, U, Z=self.X_test) ** 2 * inverse).mean(axis=0))
         self.seconds += time.perf_counter() - start
         return dict(zip(_EIGENPAIR_ARRAYS, (theta, U, residual <= KPCA_TOL, captured), strict=True))
 
@@ -369,7 +367,8 @@ class IterativeBaseline:
         if not isinstance(archive, dict):
             return None
         baseline = cls.__new__(cls)
-        baseline.kernel, baseline.X, baseline.X_val, baseline.X_test = kernel, data.X_train, data.X_val, data.X_test
+        baseline.kernel, baseline.X = kernel, data.X_train
+        baseline.X_val, baseline.X_test = data.X_val, data.X_test
         baseline.n = data.X_train.shape[0]
         baseline.F, baseline.diag_test = archive["F"], archive["diag_test"]
         baseline.trace, baseline.tol = float(archive["trace"]), float(archive["tol"])

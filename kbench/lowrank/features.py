@@ -180,9 +180,8 @@ def features_of(data, approx, kernel, budget_mb: float | None = None) -> Feature
     """The :class:`Features` of ``approx`` on ``data`` with ``kernel``: in a workspace
     (:class:`kbench.plugin.Workspace`), created on first use and shared by every task that scores
     the same fit with the same kernel (``budget_mb`` applies from the first call)."""
-    budget_mb = DEFAULT_BUDGET_MB if budget_mb is None else BUDGET_MB.check(budget_mb,
-                                                                            "features_of: "
-                                                                            "budget_mb")
+    budget_mb = (DEFAULT_BUDGET_MB if budget_mb is None
+                 else BUDGET_MB.check(budget_mb, "features_of: budget_mb"))
     check_scored(data, approx, kernel)
     return cached((approx, data, kernel), "features",
                   lambda: Features(data, approx, kernel, budget_mb))

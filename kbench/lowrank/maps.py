@@ -188,8 +188,8 @@ def _check_fourier(n_pairs, phase, scale) -> None:
                          f"number or None, got {phase!r}.")
     if 2 * n_pairs + (phase is not None) == 0:
         raise ValueError("FourierMap: no feature: give n_pairs >= 1 or a phase.")
-    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not (math.isfinite(scale)
-                                                                              and scale > 0):
+    if (isinstance(scale, bool) or not isinstance(scale, numbers.Real)
+            or not (math.isfinite(scale) and scale > 0)):
         raise ValueError("FourierMap: scale is the kernel's k(0), a finite number > 0, got "
                          f"{scale!r}.")
 

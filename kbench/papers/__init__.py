@@ -59,7 +59,8 @@ def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
     kernels (unless the paper compares kernels), are refused, never pooled."""
     check_paper(paper)
     module = PAPERS[paper]
-    run_config = f"run its config: snakemake --cores all --configfile workflows/config/papers/{paper}.yaml"
+    run_config = ("run its config: snakemake --cores all --configfile "
+                  f"workflows/config/papers/{paper}.yaml")
     missing = [c for c in module.COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"these rows are not {paper}'s sweep: they lack the column(s) "
@@ -71,8 +72,9 @@ def evaluate(paper: str, frame: pd.DataFrame) -> list[Claim]:
     foreign = sorted({label for label in frame["dataset"].dropna().unique()
                       if Spec.parse(label, "dataset").name not in module.DATASETS})
     if foreign:
-        raise ValueError(f"these rows are not {paper}'s sweep: they hold "
-                         f"{foreign[0]}{f' and {len(foreign) - 1} more datasets' if len(foreign) > 1 else ''}, and its claims are about {', '.join(module.DATASETS)}; {run_config}")
+        more = f" and {len(foreign) - 1} more datasets" if len(foreign) > 1 else ""
+        raise ValueError(f"these rows are not {paper}'s sweep: they hold {foreign[0]}{more}, and "
+                         f"its claims are about {', '.join(module.DATASETS)}; {run_config}")
     kernels = frame.groupby("dataset")["kernel"].unique()
     pooled = kernels[kernels.map(len) > 1]
     if len(pooled) and not getattr(module, "SEVERAL_KERNELS", False):

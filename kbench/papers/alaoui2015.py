@@ -35,7 +35,8 @@ BETA, UNIFORM = "design=beta", "design=uniform"
 
 
 def _krr(frame: pd.DataFrame, design: str) -> pd.DataFrame:
-    return frame[(frame.task == "krr") & (frame.status == "ok") & frame.dataset.str.contains(design)]
+    return frame[(frame.task == "krr") & (frame.status == "ok")
+                 & frame.dataset.str.contains(design)]
 
 
 def _rank_to_match(rows: pd.DataFrame, sampler: str) -> float:
@@ -76,21 +77,20 @@ def claims(frame: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
                     "no rls cell at a rank within a factor 2 of 2·d_eff"))
     else:
         ratio = rls[rls["rank"] == target]["risk_ratio"].mean()
-        out.append((claim, f"beta design, p = {target} (2·d_eff = {2 * d_eff:.0f})", "R(L)/R(K) = "
-                                                                                     f"{ratio:.3f}",
+        out.append((claim, f"beta design, p = {target} (2·d_eff = {2 * d_eff:.0f})",
+                    f"R(L)/R(K) = {ratio:.3f}",
                     "holds" if abs(ratio - 1) <= RISK_TOLERANCE else "does not hold", ""))
     setting = f"rank whose mean R(L)/R(K) is within {MATCH_TOLERANCE:.0%} of 1"
-    out.append(_fewer("rls needs fewer columns than uniform on high-coherence data", "beta design, "
-                                                                                     f"{setting}",
-                      beta, fewer=True))
+    out.append(_fewer("rls needs fewer columns than uniform on high-coherence data",
+                      f"beta design, {setting}", beta, fewer=True))
     out.append(_fewer("... and not on a uniform design", f"uniform design, {setting}", uniform,
                       fewer=False))
     out.append(_fast_scores(frame))
     return out
 
 
-def _fewer(claim: str, setting: str, rows: pd.DataFrame, fewer: bool) -> tuple[str, str, str, str,
-                                                                               str]:
+def _fewer(claim: str, setting: str, rows: pd.DataFrame,
+           fewer: bool) -> tuple[str, str, str, str, str]:
     """Whether rls reaches the risk of the full kernel at fewer columns than uniform (``fewer``)
     or not; not measured without both samplers' cells, or when neither reaches it."""
     if not {"rls", "uniform"} <= set(rows.sampler):
@@ -99,7 +99,8 @@ def _fewer(claim: str, setting: str, rows: pd.DataFrame, fewer: bool) -> tuple[s
     measured = ", ".join(f"{s} {'none' if np.isnan(need[s]) else f'{need[s]:g}'}"
                          for s in ("rls", "uniform"))
     if np.isnan(need["rls"]) and np.isnan(need["uniform"]):
-        return claim, setting, measured, "not measured", "no swept rank brings either within the tolerance"
+        return (claim, setting, measured, "not measured",
+                "no swept rank brings either within the tolerance")
     ahead = bool(need["rls"] < need["uniform"] or np.isnan(need["uniform"]))
     holds = ahead if fewer else not ahead
     return (claim, setting, measured, "holds" if holds else "does not hold",
@@ -123,5 +124,5 @@ def _fast_scores(frame: pd.DataFrame) -> tuple[str, str, str, str, str]:
             f"both designs, {len(cells)} cells, p₁ = p, exact scores at the same λ",
             f"max(ℓ̃ᵢ − ℓᵢ) at most {worst:.1e}; Σℓ̃/d_eff {cells['scores_sum_ratio'].min():.2f}–"
             f"{cells['scores_sum_ratio'].max():.2f}",
-            "holds" if holds else "does not hold", "" if holds else "an excess above "
-                                                                    f"{SCORE_TOLERANCE:g}")
+            "holds" if holds else "does not hold",
+            "" if holds else f"an excess above {SCORE_TOLERANCE:g}")

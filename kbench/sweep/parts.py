@@ -75,9 +75,8 @@ def graph_of(instance) -> dict[str, tuple[str, ...]]:
                                 f"{MAX_PARTS}.")
     graph: dict[str, tuple[str, ...]] = {}
     for part in parts:
-        if not isinstance(part,
-                          str) or not PART_NAME.fullmatch(part) or part in graph or part in (".",
-                                                                                             ".."):
+        if (not isinstance(part, str) or not PART_NAME.fullmatch(part) or part in graph
+                or part in (".", "..")):
             raise ContractViolation(f"{owner}: part {part!r} is not a name of its own (letters, "
                                     "digits, '.', '_', '-', not '.' or '..'; each part once).")
         inputs = tuple(instance.part_inputs(part))
@@ -138,8 +137,8 @@ def build_part(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
     the data cache; a part made from others reads their files. Returns the part's file and,
     when the part failed, why. A sampler that breaks the hook's contract is a ContractViolation."""
     check_dataset_spec(str(dataset))  # (an unknown dataset: a usage error, before any file)
-    dataset, kernel = Spec.parse(canonical_spec(str(dataset)), "dataset"), Spec.parse(kernel,
-                                                                                      "kernel")
+    dataset, kernel = (Spec.parse(canonical_spec(str(dataset)), "dataset"),
+                       Spec.parse(kernel, "kernel"))
     # as kbench run labels it
     sampler = Spec.parse(canonical_label(str(sampler), "sampler"), "sampler")
     instance, part = create(sampler), check_part(part, sampler)
@@ -157,13 +156,13 @@ def build_part(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
         data = load_split_cached(dataset, repetition, seed, data_cache)
         X = check_features(data.X_train, "X")
         checksum = split_checksum(data)
-        fitted = fitted_kernel(kernel, data, (layout.kernel_path(data_cache, dataset, kernel,
-                                                                 repetition, seed), checksum))
+        cached = (layout.kernel_path(data_cache, dataset, kernel, repetition, seed), checksum)
+        fitted = fitted_kernel(kernel, data, cached)
         loaded = []
         for name in inputs:
-            found = load_part(part_path(data_cache, dataset, kernel, sampler, repetition, seed,
-                                        name),
-                              part_key(checksum, fitted, sampler, lam, name))
+            found = load_part(
+                part_path(data_cache, dataset, kernel, sampler, repetition, seed, name),
+                part_key(checksum, fitted, sampler, lam, name))
             if not isinstance(found, dict):
                 why = found or "its file is missing, damaged, or from another split, kernel or λ"
                 raise ValueError(f"part {name} has nothing to build on: {why}; build it again "
@@ -177,8 +176,8 @@ def build_part(dataset, kernel, sampler, ranks, lams, repetition: int, seed: int
                                  instance.name, part) for fit in seeds.values()}
     except ContractViolation:
         raise
-    # noqa: BLE001 - the run job meets it again and records it in its cells
-    except Exception as exc:
+    # the run job meets it again and records it in its cells
+    except Exception as exc:  # noqa: BLE001
         write_absent(path, describe(exc))
         return path, describe(exc)
     save_part(path, part_key(checksum, fitted, sampler, lam, part), made)
@@ -210,8 +209,8 @@ def part_arrays(made, sampler: str, part: str) -> dict[str, np.ndarray]:
             array = np.asarray(value) if not isinstance(value, dict) else None
         except ValueError:  # a ragged list
             array = None
-        if not isinstance(name,
-                          str) or not PART_NAME.fullmatch(name) or array is None or array.dtype.kind not in "biuf":
+        if (not isinstance(name, str) or not PART_NAME.fullmatch(name) or array is None
+                or array.dtype.kind not in "biuf"):
             raise ContractViolation(f"sampler {sampler!r}: the entry {name!r} of part {part!r} is "
                                     f"{type(value).__name__}, not a numeric or boolean array under "
                                     "a plain name.")

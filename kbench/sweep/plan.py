@@ -129,7 +129,8 @@ def task_refuses(task, dataset: Spec, kind: str | None) -> str | None:
     else None."""
     if kind is None or kind in task.accepts:
         return None
-    return f"task {task.name!r} needs a {' or '.join(task.accepts)} dataset; {dataset.label} is {kind}"
+    return (f"task {task.name!r} needs a {' or '.join(task.accepts)} dataset; {dataset.label} is "
+            f"{kind}")
 
 
 def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
@@ -148,9 +149,8 @@ def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
             for sampler in (Spec.parse(s, "sampler") for s in samplers):
                 why = create(sampler).refuses(kernel_object)
                 for task in (Spec.parse(t, "task") for t in tasks):
-                    refused_by, reason = ("sampler", why) if why else ("task",
-                                                                       task_refuses(create(task),
-                                                                                    dataset, kind))
+                    refused_by, reason = (("sampler", why) if why else
+                                          ("task", task_refuses(create(task), dataset, kind)))
                     if reason:
                         found.append({"dataset": dataset.label, "kernel": kernel.label,
                                       "sampler": sampler.label,

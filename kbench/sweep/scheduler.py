@@ -189,7 +189,8 @@ class Scheduler:
         self.contexts: dict[tuple, JobContext | Failure] = {}
         self.remaining: Counter = Counter()
         self.running: dict = {}
-        self.end = None if self.config.time_limit is None else time.monotonic() + self.config.time_limit
+        self.end = (None if self.config.time_limit is None
+                    else time.monotonic() + self.config.time_limit)
 
     def run(self, queue: deque[list[Job]]) -> Counter:
         """Run every batch of jobs of ``queue`` (:func:`batches`), a worker each; SIGTERM
@@ -219,7 +220,8 @@ class Scheduler:
         key = (job.dataset, job.repetition)
         if key not in self.contexts:
             c = self.config
-            limit = f"the sweep's --time-limit ({c.time_limit:g} s)" if c.time_limit is not None else ""
+            limit = (f"the sweep's --time-limit ({c.time_limit:g} s)" if c.time_limit is not None
+                     else "")
             left = None if self.end is None else self.end - time.monotonic()
             try:
                 if left is not None and left <= 0:

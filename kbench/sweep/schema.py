@@ -26,8 +26,8 @@ PACKAGE_COLUMNS = ("dataset_package", "dataset_package_version", "kernel_package
 #: where a row's code came from: the packages behind its plugins, and kbench's commit
 PROVENANCE = [*PACKAGE_COLUMNS, "kbench_commit"]
 #: columns every row has, whatever its task and status (a file without them is not a result)
-REQUIRED = [c for c in IDENTITY if c not in ("components", "sweep")] + ["status", "timestamp",
-                                                                        "schema_version"]
+REQUIRED = ([c for c in IDENTITY if c not in ("components", "sweep")]
+            + ["status", "timestamp", "schema_version"])
 
 
 
@@ -41,8 +41,8 @@ def _v1_to_v2(frame: pd.DataFrame) -> pd.DataFrame:
                                 if c in frame])
 
     def labels(kind: str) -> list[str]:
-        return [Spec.of(kind, name, json.loads(params) if isinstance(params, str) and params
-                        else None).label
+        return [Spec.of(kind, name,
+                        json.loads(params) if isinstance(params, str) and params else None).label
                 for name, params in zip(frame[kind],
                                         frame.get(f"{kind}_params", [None] * len(frame)))]
 
@@ -72,8 +72,8 @@ def _v3_to_v4(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 #: version v → the step that turns rows of version v into rows of version v + 1
-MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {1: _v1_to_v2, 2: _v2_to_v3,
-                                                                 3: _v3_to_v4}
+MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def migrate(frame: pd.DataFrame, where: str = "the rows") -> pd.DataFrame:

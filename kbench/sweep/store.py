@@ -139,7 +139,8 @@ def read_cells(paths) -> pd.DataFrame:
     current, older, plain = [], [], []  # plain: the schemas checked (a sweep's cells share a few)
     for path in paths:
         table = _read_table(path, plain)
-        versions = table.column("schema_version").unique().to_pylist() if "schema_version" in table.column_names else []
+        versions = (table.column("schema_version").unique().to_pylist()
+                    if "schema_version" in table.column_names else [])
         if versions == [SCHEMA_VERSION]:
             _check_named_cell(path, table)
             if not any(table.schema == schema for schema in plain):
@@ -149,8 +150,8 @@ def read_cells(paths) -> pd.DataFrame:
         else:  # older (migrated), newer or unversioned (refused with the file's name)
             older.append(read_cell(path))
     try:
-        frames = [pa.concat_tables(current,
-                                   promote_options="permissive").to_pandas()] if current else []
+        frames = ([pa.concat_tables(current, promote_options="permissive").to_pandas()]
+                  if current else [])
     # types Arrow cannot unify: an integer past 2**53 beside
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         # floats, or a plugin's column of numbers in one cell and text in another
@@ -212,9 +213,8 @@ def cell_status(path: Path, inputs: str | None = None) -> str | None:
     if not path.is_file():
         return None
     try:
-        table = pq.ParquetFile(path, pre_buffer=False).read(columns=["status", "schema_version",
-                                                                     "cell_inputs"],
-                                                            use_threads=False)
+        table = pq.ParquetFile(path, pre_buffer=False).read(
+            columns=["status", "schema_version", "cell_inputs"], use_threads=False)
     except (pa.ArrowInvalid, OSError, KeyError):
         return None
     if table.num_columns < 3:  # not a cell of this kbench
@@ -248,8 +248,8 @@ def read_results(directory, sweep: str | None = None) -> pd.DataFrame:
         raise ValueError("no results to read: name a results directory or an aggregated file.")
     frame = _newest(read_cells([file for path in paths for file in _files_of(path)]))
     check_values(frame, paths[0] if len(paths) == 1 else f"{len(paths)} paths ({paths[0]}, …)")
-    unknown = sorted(set(frame["status"].dropna().astype(str)) - {status.value
-                                                                  for status in Status})
+    unknown = sorted(set(frame["status"].dropna().astype(str))
+                     - {status.value for status in Status})
     if unknown:
         raise ValueError(f"{paths[0]}: rows of status {unknown[0]!r}, which kbench never writes "
                          f"(its statuses: {', '.join(status.value for status in Status)}); are "
@@ -295,13 +295,14 @@ def check_values(frame: pd.DataFrame, where) -> None:
     # (not a digest, nor a plugin's info)
     for column in frame.columns.intersection(list(numeric_columns(tasks))):
         values = frame[column].dropna()
-        if len(values) and pd.api.types.is_string_dtype(values) and pd.to_numeric(values,
-                                                                                  errors="coerce").notna().all():
+        if (len(values) and pd.api.types.is_string_dtype(values)
+                and pd.to_numeric(values, errors="coerce").notna().all()):
             raise ValueError(f"{where}: column {column!r} holds numbers written as text "
                              f"({shown(values.iloc[0])}, …); kbench writes them as numbers: are "
                              "these kbench's results?")
     for column, (inside, kbench_writes) in VALUE_RANGES.items():
-        values = frame[column].dropna() if column in frame and pd.api.types.is_numeric_dtype(frame[column]) else []
+        values = (frame[column].dropna()
+                  if column in frame and pd.api.types.is_numeric_dtype(frame[column]) else [])
         # (a non-finite score is a failure, not a lie)
         values = values[np.isfinite(values)] if len(values) else values
         if len(values) and not inside(values).all():
@@ -314,14 +315,14 @@ def sweeps(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per sweep in ``frame`` (its ``sweep`` id; :data:`UNRECORDED` for rows older than
     schema version 3): its cells, base seed, λ path and where λ was chosen (validation or test
     rows)."""
-    rows = frame.assign(sweep=frame["sweep"].astype(object).where(frame["sweep"].notna(),
-                                                                  UNRECORDED))
+    rows = frame.assign(
+        sweep=frame["sweep"].astype(object).where(frame["sweep"].notna(), UNRECORDED))
     cells = rows.drop_duplicates(["sweep", *CELL_KEYS])
     lams = rows.groupby("sweep")["lam"].agg(lambda v: sorted(v.dropna().unique()))
-    chosen = rows.groupby("sweep")["selected_on"].agg(lambda v: sorted(v.dropna().unique())) \
-        if "selected_on" in rows else lams.map(lambda _: [])
-    return pd.DataFrame({"cells": cells.groupby("sweep").size(),
-                         "seed": cells.groupby("sweep")["base_seed"].agg(lambda v: sorted(v.dropna().unique())),
+    chosen = (rows.groupby("sweep")["selected_on"].agg(lambda v: sorted(v.dropna().unique()))
+              if "selected_on" in rows else lams.map(lambda _: []))
+    seeds = cells.groupby("sweep")["base_seed"].agg(lambda v: sorted(v.dropna().unique()))
+    return pd.DataFrame({"cells": cells.groupby("sweep").size(), "seed": seeds,
                          "λ path": lams, "λ chosen on": chosen})
 
 
@@ -376,8 +377,8 @@ def _newest(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per identity, the newest timestamp's, in identity order; ``attrs["replaced"]``
     counts the older rows of an identity left out (another run's row, not a copy of it)."""
     keys = [c for c in IDENTITY if c in frame.columns]
-    versions = len(frame.drop_duplicates(subset=[*keys,
-                                                 "timestamp"])) if "timestamp" in frame else len(frame)
+    versions = (len(frame.drop_duplicates(subset=[*keys, "timestamp"])) if "timestamp" in frame
+                else len(frame))
     frame = frame.sort_values("timestamp", kind="stable")
     frame = frame.drop_duplicates(subset=keys, keep="last", ignore_index=True)
     newest = frame.sort_values(keys, kind="stable", ignore_index=True)

@@ -28,7 +28,8 @@ class Summary:
         parts = ", ".join(f"{self.counts.get(s.value, 0)} {s.value}" for s in Status)
         done = f"{self.counts.get('already done', 0)} already done"
         if self.failed_before:
-            done += (f" ({', '.join(f'{n} {status}' for status, n in sorted(self.failed_before.items()))}: --retry-failed computes those again)")
+            failed = ", ".join(f"{n} {status}" for status, n in sorted(self.failed_before.items()))
+            done += f" ({failed}: --retry-failed computes those again)"
         reasons = sorted({row["reason"] for row in self.not_planned})
         skipped = (f"; {len(self.not_planned)} combinations not planned, by design: "
                    + "; ".join(reasons)

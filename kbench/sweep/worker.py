@@ -85,8 +85,8 @@ def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) 
             approx.info["warnings"].append("the parts built as jobs were not used by this fit (its "
                                            "parts_seed draws another seed than _fit, or "
                                            "use_prebuilt keeps nothing)")
-        time_sample = time.perf_counter() - start + approx.info.get("prebuilt", {}).get("seconds",
-                                                                                        0.0)
+        time_sample = (time.perf_counter() - start
+                       + approx.info.get("prebuilt", {}).get("seconds", 0.0))
         kernel_evals = int(approx.info.get("kernel_evals", kernel.evals - evals))
         check_fit(approx, job.rank, data, kernel, feature_budget_mb(memory_limit_mb))
         exact = exact_baseline(data, kernel, DENSE_MAX_N) if sampler.compares_with_exact else None
@@ -101,8 +101,8 @@ def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) 
                                               job.sampler_lam,
                                               reserved))
         common.update(info_columns(approx.info, {*reserved, *common}))
-    # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
-    except BaseException as exc:
+    # every failure becomes data (a worker ignores Ctrl-C)
+    except BaseException as exc:  # noqa: BLE001
         _release(approx)
         for cell in todo:
             write_failure(cell, job, lams, Failure.of(exc, "sampler"), context)
@@ -163,8 +163,8 @@ def _evaluate_cells(todo, job: Job, context: JobContext, approx, common: dict, r
             rows = check_columns(rows, cell.task.name, reserved)
             check_row_ranges(rows, cell.task.name)
             check_headline(task, rows, job.rank)
-        # noqa: BLE001 - every failure becomes data (a worker ignores Ctrl-C)
-        except BaseException as exc:
+        # every failure becomes data (a worker ignores Ctrl-C)
+        except BaseException as exc:  # noqa: BLE001
             write_failure(cell, job, list(context.lams), Failure.of(exc, stage), context)
         else:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -258,10 +258,9 @@ def check_rows(rows, task: str) -> list[dict]:
             if not isinstance(key, str):
                 raise ContractViolation(f"task {task!r}: row {index} has a column named {key!r}, "
                                         "not text.")
-            if value is not None and not isinstance(value, numbers.Real | str | np.generic) or \
-                    isinstance(value,
-                               numbers.Complex | np.complexfloating) and not isinstance(value,
-                                                                                        numbers.Real):
+            if (value is not None and not isinstance(value, numbers.Real | str | np.generic)
+                    or isinstance(value, numbers.Complex | np.complexfloating)
+                    and not isinstance(value, numbers.Real)):
                 raise ContractViolation(f"task {task!r}: row {index}, column {key!r} is "
                                         f"{_kind(value)}, not a real number, text, a boolean or "
                                         "None.")

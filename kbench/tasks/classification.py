@@ -141,9 +141,9 @@ class ClassificationTask(Task):
         predictions = exact.ridge_path(encode(data.y_train, classes), check_lam_path(lams))
         return {self.validation.exact: learner_loss(predictions.validation,
                                                     encode(data.y_val, classes), self.learner),
-                self.headline.exact: np.array([balanced_accuracy(data.y_test,
-                                                                 decide(scores, classes))
-                                               for scores in predictions.test])}
+                self.headline.exact: np.array([
+                    balanced_accuracy(data.y_test, decide(scores, classes))
+                    for scores in predictions.test])}
 
     def evaluate(self, data, approx, kernel, lams=(1e-3,)) -> list[dict]:
         features = features_of(data, approx, kernel)
@@ -179,10 +179,9 @@ class ClassificationTask(Task):
         majority = float(np.mean(data.y_test == values[np.argmax(counts)]))
         Y_val = encode(data.y_val, classes)
         losses = {self.validation.metric: learner_loss(val_scores, Y_val, self.learner),
-                  self.validation.trivial: learner_loss(np.broadcast_to(prior_scores(Y,
-                                                                                     self.learner),
-                                                                        (1, *Y_val.shape)),
-                                                   Y_val, self.learner).repeat(len(lams))}
+                  self.validation.trivial: learner_loss(
+                      np.broadcast_to(prior_scores(Y, self.learner), (1, *Y_val.shape)),
+                      Y_val, self.learner).repeat(len(lams))}
         if exact_scores is not None:
             losses[self.validation.exact] = learner_loss(exact_scores[0], Y_val, self.learner)
         rows = []

@@ -122,7 +122,8 @@ class KPCATask(Task):
         in_sample = self._in_sample_errors(data, approx, kernel, features, mean, V, mu, exact,
                                            trace)
         diag_test = kernel.diag(data.X_test)
-        exact_errors = exact.kpca_errors(self.components) if exact is not None and not self.centered else {}
+        exact_errors = (exact.kpca_errors(self.components)
+                        if exact is not None and not self.centered else {})
         floor = np.finfo(float).eps * trace  # ε·tr K: round-off of an error
         in_sample = {ell: _above_round_off(error, floor) for ell, error in in_sample.items()}
         exact_errors = {ell: (_above_round_off(inside, floor), outside)
@@ -203,8 +204,8 @@ class KPCATask(Task):
             block = scores[:, done:ell]
             residual -= block @ block.T
             done = ell
-            errors[ell] = float(np.abs(scipy.linalg.eigvalsh(residual,
-                                                             check_finite=False)).sum()) / n
+            eigenvalues = scipy.linalg.eigvalsh(residual, check_finite=False)
+            errors[ell] = float(np.abs(eigenvalues).sum()) / n
         return errors
 
 

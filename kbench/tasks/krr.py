@@ -90,8 +90,8 @@ class KRRTask(Task):
             metrics.update(self._held_out_exact(predictions, data))
             metrics["test_r2_exact"] = 1.0 - metrics["test_mse_exact"] / test_variance
             if data.f_train is not None:
-                metrics["risk_fixed_design_exact"] = mean_squared_errors(predictions.train[:, :, 0],
-                                                                         data.f_train)
+                metrics["risk_fixed_design_exact"] = mean_squared_errors(
+                    predictions.train[:, :, 0], data.f_train)
         rows = []
         diagnostics = exact.diagnostics_path(lams) if exact is not None else None
         solver = exact.solver_path(data.y_train[:, None], lams) if exact is not None else None

@@ -40,8 +40,8 @@ def small_problem(kernel: str, n: int = 120, d: int = 4, seed: int = 0):
 def time_limit(seconds: float | None) -> Iterator[None]:
     """Raise TimeoutError in the block after ``seconds`` (SIGALRM, main thread only; a
     plugin stuck in one long C call is stopped when the call returns)."""
-    with alarm(seconds, lambda: TimeoutError(f"did not finish within {seconds:g} s (a loop without "
-                                             "a bound?)")):
+    with alarm(seconds, lambda: TimeoutError(f"did not finish within {seconds:g} s "
+                                             "(a loop without a bound?)")):
         yield
 
 
@@ -126,8 +126,8 @@ def check_declared(parameters: dict, function, owner: str, make: Callable[[dict]
                          "not declared: give each a kbench.plugin.Param in its parameters "
                          "(docs/plugins.md, Parameters)")
     for name, param in parameters.items():
-        assert isinstance(param,
-                          Param), f"{owner}: {name} is declared as {param!r}, not as a kbench.plugin.Param"
+        assert isinstance(param, Param), \
+            f"{owner}: {name} is declared as {param!r}, not as a kbench.plugin.Param"
     for name, default in defaults(function).items():
         if name in parameters:
             try:
@@ -142,7 +142,8 @@ def check_declared(parameters: dict, function, owner: str, make: Callable[[dict]
             except ValueError as exc:
                 message = str(exc)
                 assert "\n" not in message.strip() and name in message, \
-                    f"{owner}: {name}={value!r} is refused, but not in one line naming {name}: {message!r}"
+                    (f"{owner}: {name}={value!r} is refused, but not in one line naming {name}: "
+                     f"{message!r}")
                 continue
             except Exception as exc:
                 raise AssertionError(f"{owner}: {name}={value!r} raised {type(exc).__name__}, not "

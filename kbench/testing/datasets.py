@@ -56,8 +56,8 @@ class _ProviderProblem:
 
 def _declarations(p: _ProviderProblem) -> None:
     provider = p.make()
-    assert isinstance(provider,
-                      DatasetProvider), f"{type(provider).__name__} does not subclass kbench.plugin.DatasetProvider"
+    assert isinstance(provider, DatasetProvider), \
+        f"{type(provider).__name__} does not subclass kbench.plugin.DatasetProvider"
     assert isinstance(provider.name, str) and provider.name and ":" not in provider.name, \
         f"name must be a non-empty string without ':' (the spec prefix), got {provider.name!r}"
     names = provider.names()
@@ -71,17 +71,19 @@ def _declarations(p: _ProviderProblem) -> None:
     for name in p.names:
         provider.check_name(name, f"{provider.name}:{name}")
         declared = provider.parameters(name)
-        assert isinstance(declared,
-                          dict), f"parameters({name!r}) returned {type(declared).__name__}, not a dict"
+        assert isinstance(declared, dict), \
+            f"parameters({name!r}) returned {type(declared).__name__}, not a dict"
         assert not set(declared) & set(_OWN), \
-            f"parameters({name!r}) declares {sorted(set(declared) & set(_OWN))}: kbench's own options"
-        check_declared(declared, provider.load, f"dataset provider {provider.name!r}, dataset "
-                                                f"{name!r}",
+            (f"parameters({name!r}) declares {sorted(set(declared) & set(_OWN))}: kbench's own "
+             "options")
+        check_declared(declared, provider.load,
+                       f"dataset provider {provider.name!r}, dataset {name!r}",
                        lambda given, name=name: check_parameters(provider, name, given,
                                                                  f"{provider.name}:{name}"),
                        skip=("name", "n", "seed"))
         kind = provider.task_type(name, **p.params)
-        assert kind is None or kind in TASK_TYPES, f"task_type({name!r}) is {kind!r}, not None or one of {TASK_TYPES}"
+        assert kind is None or kind in TASK_TYPES, \
+            f"task_type({name!r}) is {kind!r}, not None or one of {TASK_TYPES}"
 
 
 def _loads(p: _ProviderProblem) -> None:
@@ -98,29 +100,32 @@ def _loads(p: _ProviderProblem) -> None:
 def _load(p: _ProviderProblem, provider: DatasetProvider, name: str) -> None:
     spec = f"{provider.name}:{name}"
     raw = p.load(name)
-    assert isinstance(raw,
-                      RawData), f"{spec}: load returned {type(raw).__name__}, not kbench.plugin.RawData"
+    assert isinstance(raw, RawData), \
+        f"{spec}: load returned {type(raw).__name__}, not kbench.plugin.RawData"
     X = raw.X
-    assert isinstance(X,
-                      np.ndarray | pd.DataFrame) and X.ndim == 2, f"{spec}: X must be a 2-D array or a data frame"
+    assert isinstance(X, np.ndarray | pd.DataFrame) and X.ndim == 2, \
+        f"{spec}: X must be a 2-D array or a data frame"
     for label, values in (("y", raw.y), ("f", raw.f)):
         assert values is None or np.shape(values) == (X.shape[0],), \
             f"{spec}: {label} has shape {np.shape(values)}, X has {X.shape[0]} rows"
-    assert raw.task_type in TASK_TYPES, f"{spec}: task_type {raw.task_type!r} is not one of {TASK_TYPES}"
+    assert raw.task_type in TASK_TYPES, \
+        f"{spec}: task_type {raw.task_type!r} is not one of {TASK_TYPES}"
     known = provider.task_type(name, **p.params)
-    assert known in (None,
-                     raw.task_type), f"{spec}: task_type() says {known!r}, the data is {raw.task_type!r}"
+    assert known in (None, raw.task_type), \
+        f"{spec}: task_type() says {known!r}, the data is {raw.task_type!r}"
     if isinstance(X, pd.DataFrame):
-        assert set(raw.categorical) <= set(X.columns), f"{spec}: categorical names columns X does not have"
+        assert set(raw.categorical) <= set(X.columns), \
+            f"{spec}: categorical names columns X does not have"
         text = [c for c in X.columns if X[c].dtype.kind in "OSU" and c not in raw.categorical]
-        assert not text, f"{spec}: columns {text[:5]} hold {X[text[0]].dtype} values, not numbers: convert them, " \
-                         "or name them in categorical"
+        assert not text, (f"{spec}: columns {text[:5]} hold {X[text[0]].dtype} values, not "
+                          "numbers: convert them, or name them in categorical")
     else:
         assert not raw.categorical, f"{spec}: categorical columns need X as a data frame"
         assert raw.feature_names is None or len(raw.feature_names) == X.shape[1], \
             f"{spec}: {len(raw.feature_names)} feature names for {X.shape[1]} columns"
-        assert X.dtype.kind in "biuf", f"{spec}: X has dtype {X.dtype}{_first_text(X)}; return numbers (float64), " \
-                                       "not text that kbench would have to convert"
+        assert X.dtype.kind in "biuf", (f"{spec}: X has dtype {X.dtype}{_first_text(X)}; return "
+                                        "numbers (float64), not text that kbench would have to "
+                                        "convert")
     # as load_dataset
     split_and_scale(check_raw(raw, spec), spec, p.n, 0, DEFAULT_TEST_SIZE, True, DEFAULT_VAL_SIZE)
 
@@ -182,8 +187,8 @@ def check_dataset_provider(provider: str | Spec | type | DatasetProvider,
         get_registry().get("dataset", name)  # an unknown provider stops here, once
         if ":" in text:
             _, dataset, params = check_dataset_spec(text)
-            names, n = [dataset] if names is None else names, check_n(params.pop("n", n), None,
-                                                                      text)
+            names, n = ([dataset] if names is None else names,
+                        check_n(params.pop("n", n), None, text))
             params = {k: v for k, v in params.items() if k not in _OWN}
         make, label = (lambda: get_registry().create("dataset", name)), text
     else:

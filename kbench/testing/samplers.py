@@ -71,11 +71,12 @@ def _shapes(p: _Problem) -> None:
             assert len(np.unique(landmarks)) == len(landmarks) <= rank, "landmarks not distinct"
             assert landmarks.min() >= 0 and landmarks.max() < p.n, "landmark index out of range"
         rng = np.random.default_rng(1)  # points drawn as the problem's (small_problem)
-        X_new = rng.random((7, 1)) if p.kernel.unit_interval else rng.standard_normal((7,
-                                                                                       p.X.shape[1]))
+        X_new = (rng.random((7, 1)) if p.kernel.unit_interval
+                 else rng.standard_normal((7, p.X.shape[1])))
         Z_new = approx.transform(X_new)
         assert Z_new.shape == (7, approx.rank), f"transform of new rows gave {Z_new.shape}"
-        assert np.all(np.isfinite(Z_new)), "transform of rows it was not fitted on returned NaN or inf"
+        assert np.all(np.isfinite(Z_new)), \
+            "transform of rows it was not fitted on returned NaN or inf"
     mixed = {key: sorted(found) for key, found in kinds.items() if len(found) > 1}
     assert not mixed, (f"info[{next(iter(mixed))!r}] is "
                        f"{' in one fit and '.join(next(iter(mixed.values())))} in another: a "
@@ -86,8 +87,8 @@ def _shapes(p: _Problem) -> None:
 def _determinism(p: _Problem) -> None:
     X = p.X.copy()
     a = p.fit(seed=3).transform(X)
-    assert np.array_equal(X,
-                          p.X), "fit changed its argument X in place (work on a copy: the caller's data is shared)"
+    assert np.array_equal(X, p.X), \
+        "fit changed its argument X in place (work on a copy: the caller's data is shared)"
     b = p.fit(seed=3).transform(X)
     assert np.array_equal(a, b), "the same seed gave different features"
 
@@ -99,7 +100,8 @@ _SEEDS = tuple(int(s) for s in np.random.SeedSequence(2024).generate_state(16))
 
 def _seeds(p: _Problem) -> None:
     bad = [seed for seed in _SEEDS if not np.all(np.isfinite(p.fit(seed=seed).transform(p.X)))]
-    assert not bad, f"transform returned NaN or inf with {len(bad)} of {len(_SEEDS)} seeds (e.g. seed={bad[0]})"
+    assert not bad, (f"transform returned NaN or inf with {len(bad)} of {len(_SEEDS)} seeds "
+                     f"(e.g. seed={bad[0]})")
 
 
 def _kernel_agreement(p: _Problem) -> None:
@@ -150,9 +152,9 @@ def _unbiased(p: _Problem) -> None:
     X = rng.random((_RF_N, 1)) if p.kernel.unit_interval else rng.standard_normal((_RF_N, _RF_D))
     kernel = _spectral_kernel(p.kernel_spec, X)
     i, j = np.triu_indices(_RF_N, 1)
-    products = np.array([(Z := p.make().fit(X, kernel, rank=_RF_RANK, lam=p.lam,
-                                            seed=seed).transform(X)) @ Z.T
-                         for seed in range(_RF_FITS)])[:, i, j]
+    products = np.array([
+        (Z := p.make().fit(X, kernel, rank=_RF_RANK, lam=p.lam, seed=seed).transform(X)) @ Z.T
+        for seed in range(_RF_FITS)])[:, i, j]
     K = kernel(X)[i, j]
     scale = np.linalg.norm(K)
     assert scale > 0, f"{kernel.spec()} is 0 between all the check's points: pass a wider kernel"
@@ -204,9 +206,9 @@ def _parts(p: _Problem) -> None:
             made: dict = {}
             parts_seed = fits_seed(sampler, seed)
             for part, inputs in graph.items():
-                made[part] = part_arrays(sampler.build_part(p.X, p.kernel, p.lam, parts_seed, part,
-                                                            [made[name] for name in inputs]),
-                                         sampler.name, part)
+                built = sampler.build_part(p.X, p.kernel, p.lam, parts_seed, part,
+                                           [made[name] for name in inputs])
+                made[part] = part_arrays(built, sampler.name, part)
             from_parts = p.make()
             from_parts.use_prebuilt({parts_seed: made[list(graph)[-1]]})
             apart = from_parts.fit(p.X, p.kernel, rank=10, lam=p.lam, seed=seed)

@@ -37,8 +37,8 @@ _TASK_DATA = {"regression": "synthetic:bach-periodic",
               "binary": "synthetic:gaussian-blobs:n_classes=2",
               "multiclass": "synthetic:gaussian-blobs:n_classes=3"}
 #: the sampler that makes the feature map of each family, its rank, and the λ path
-_FAMILY_SAMPLERS, _TASK_RANK, _LAMS = {"nystrom": "uniform", "random-features": "rff"}, 10, [1e-3,
-                                                                                             1e-1]
+_FAMILY_SAMPLERS, _TASK_RANK, _LAMS = ({"nystrom": "uniform", "random-features": "rff"}, 10,
+                                       [1e-3, 1e-1])
 #: the arrays of a Dataset, which a task leaves as they were
 _ARRAYS = ("X_train", "y_train", "X_val", "y_val", "X_test", "y_test", "f_train", "f_val", "f_test")
 
@@ -72,8 +72,8 @@ class _TaskProblem:
         return [family for family in task.families
                 if make_sampler(_FAMILY_SAMPLERS[family]).refuses(kernel) is None]
 
-    def setting(self, kind: str, family: str, extra_column: bool = False) -> tuple[Dataset, Any,
-                                                                                   LowRank]:
+    def setting(self, kind: str, family: str,
+                extra_column: bool = False) -> tuple[Dataset, Any, LowRank]:
         """A fresh copy of the data (its arrays copied), the fitted kernel and the feature map
         (fitted on one column more with ``extra_column``)."""
         key = (kind, family, extra_column)
@@ -88,8 +88,8 @@ class _TaskProblem:
                 data = replace(data, y_train=None, y_val=None, y_test=None, task_type=kind)
             kernel = fitted_kernel(self.kernel, data)
             X = np.hstack([data.X_train, data.X_train[:, :1]]) if extra_column else data.X_train
-            self._cache[key] = data, kernel, make_sampler(_FAMILY_SAMPLERS[family]).fit(X, kernel,
-                                                                                        _TASK_RANK)
+            self._cache[key] = (data, kernel,
+                                make_sampler(_FAMILY_SAMPLERS[family]).fit(X, kernel, _TASK_RANK))
         data, kernel, approx = self._cache[key]
         arrays = {name: getattr(data, name).copy() for name in _ARRAYS
                   if getattr(data, name) is not None}
@@ -117,20 +117,23 @@ def _declarations(p: _TaskProblem) -> None:
     task = p.make()
     assert isinstance(task, Task), f"{type(task).__name__} does not subclass kbench.plugin.Task"
     assert isinstance(task.name, str) and task.name, "name must be a non-empty string"
-    assert task.headline is None or isinstance(task.headline,
-                                               Headline), "headline must be a kbench.plugin.Headline or None"
-    assert all(isinstance(m, Headline)
-               for m in task.metrics), "metrics must be a tuple of kbench.plugin.Headline"
+    assert task.headline is None or isinstance(task.headline, Headline), \
+        "headline must be a kbench.plugin.Headline or None"
+    assert all(isinstance(m, Headline) for m in task.metrics), \
+        "metrics must be a tuple of kbench.plugin.Headline"
     names = [m.metric for m in ((task.headline,) if task.headline else ()) + tuple(task.metrics)]
-    assert len(set(names)) == len(names), f"metrics repeat a metric ({names}): the headline is charted " \
-                                          "already; list each further metric once"
-    assert task.accepts and set(task.accepts) <= set(TASK_TYPES), f"accepts {task.accepts!r} is not among {TASK_TYPES}"
-    assert task.families and set(task.families) <= set(FAMILIES), f"families {task.families!r} not among {FAMILIES}"
+    assert len(set(names)) == len(names), (f"metrics repeat a metric ({names}): the headline is "
+                                           "charted already; list each further metric once")
+    assert task.accepts and set(task.accepts) <= set(TASK_TYPES), \
+        f"accepts {task.accepts!r} is not among {TASK_TYPES}"
+    assert task.families and set(task.families) <= set(FAMILIES), \
+        f"families {task.families!r} not among {FAMILIES}"
     assert isinstance(task.uses_lams, bool) and isinstance(task.needs_exact, bool), \
         "uses_lams and needs_exact must be booleans"
     assert task.validation is None or (isinstance(task.validation, Validation)
                                        and task.uses_lams), \
-        "validation must be a kbench.plugin.Validation, and only a λ-path task (uses_lams) chooses λ"
+        ("validation must be a kbench.plugin.Validation, and only a λ-path task (uses_lams) "
+         "chooses λ")
     cls = type(task)
     check_declared(getattr(cls, "parameters", None), cls, f"task {cls.name!r}",
                    lambda given: cls(**given))
@@ -138,8 +141,8 @@ def _declarations(p: _TaskProblem) -> None:
         task.check_ranks([_TASK_RANK])
     except ValueError:
         pass
-    # noqa: BLE001 - kbench run makes it a usage error: no sweep of the task runs
-    except Exception as exc:
+    # kbench run makes it a usage error: no sweep of the task runs
+    except Exception as exc:  # noqa: BLE001
         raise AssertionError(f"check_ranks([{_TASK_RANK}]) raised {describe(exc)}: it raises a "
                              "ValueError for ranks the task cannot score, and nothing "
                              "else") from None
@@ -151,7 +154,8 @@ def _rows(p: _TaskProblem) -> None:
         where = f"on {kind} data with a {family} map"
         rows = p.rows(kind, family)
         for row in rows:
-            assert not set(row) & reserved, f"{where}: columns {sorted(set(row) & reserved)} are kbench's own"
+            assert not set(row) & reserved, \
+                f"{where}: columns {sorted(set(row) & reserved)} are kbench's own"
             assert "lam" in row, f"{where}: a row without 'lam'"
         try:  # as a sweep checks them
             check_row_ranges(rows, task.name)
@@ -159,7 +163,8 @@ def _rows(p: _TaskProblem) -> None:
             raise AssertionError(f"{where}: {exc}") from None
         lams = [row["lam"] for row in rows]
         if task.uses_lams:
-            assert sorted(set(lams)) == _LAMS, f"{where}: uses_lams, but the rows' λ are {lams}, the path {_LAMS}"
+            assert sorted(set(lams)) == _LAMS, \
+                f"{where}: uses_lams, but the rows' λ are {lams}, the path {_LAMS}"
         else:
             assert all(isinstance(lam, float | np.floating) and np.isnan(lam) for lam in lams), \
                 f"{where}: a λ-free task (uses_lams = False) has lam NaN, got {lams}"
@@ -181,16 +186,16 @@ def _headline(p: _TaskProblem) -> None:
             # what λ is chosen on, its baseline
             found = pd.to_numeric(pd.DataFrame(rows).get(column), errors="coerce")
             assert found is not None and np.all(np.isfinite(found)), \
-                f"{where}: validation declares {column!r}, and the rows' values are {None if found is None else list(found)}"
+                (f"{where}: validation declares {column!r}, and the rows' values are "
+                 f"{None if found is None else list(found)}")
     # what compares with the exact kernel is written only within the task's exact_max_n (the
     # settings' training rows): past it, the headline is
     compared = any(p.setting(*setting)[0].n_train <= getattr(task, "exact_max_n", math.inf)
                    for setting in p.settings(task))
-    declared = {column for m in (task.headline, *task.metrics) for column in (m.metric, m.exact)
-                if column} \
-        if compared else {task.headline.metric}
-    assert declared <= written, f"no setting writes the columns {sorted(declared - written)}, which the headline " \
-                                "or metrics declare"
+    declared = ({column for m in (task.headline, *task.metrics) for column in (m.metric, m.exact)
+                 if column} if compared else {task.headline.metric})
+    assert declared <= written, (f"no setting writes the columns {sorted(declared - written)}, "
+                                 "which the headline or metrics declare")
 
 
 def _without_timings(rows: list[dict]) -> pd.DataFrame:
@@ -207,7 +212,8 @@ def _task_determinism(p: _TaskProblem) -> None:
         for label in ("after prepare", "evaluated twice"):
             rows = p.make().evaluate(data, approx, kernel, lams=_LAMS)
             assert _without_timings(rows).equals(_without_timings(first)), \
-                f"with a {family} map, the rows {label} differ from a first evaluation (time_* columns aside)"
+                (f"with a {family} map, the rows {label} differ from a first evaluation "
+                 "(time_* columns aside)")
 
 
 
@@ -221,7 +227,8 @@ def _data_unchanged(p: _TaskProblem) -> None:
         task.evaluate(data, approx, kernel, lams=_LAMS)
         changed = [name for name, value in before.items()
                    if not same_values(value, getattr(data, name))]
-        assert not changed, f"prepare or evaluate changed the data's {changed} (keep results in the workspace: kbench.plugin.cached)"
+        assert not changed, (f"prepare or evaluate changed the data's {changed} (keep results in "
+                             "the workspace: kbench.plugin.cached)")
 
 
 def _task_bad_input(p: _TaskProblem) -> None:
@@ -233,9 +240,8 @@ def _task_bad_input(p: _TaskProblem) -> None:
                                    lams=_LAMS)}
     for other in (t for t in TASK_TYPES if t not in task.accepts):
         other_data, other_kernel, other_map = p.setting(other, family)
-        cases[f"{other} data (not in "
-              "accepts)"] = lambda d=other_data, k=other_kernel, m=other_map: task.evaluate(
-            d, m, k, lams=_LAMS)
+        cases[f"{other} data (not in accepts)"] = \
+            lambda d=other_data, k=other_kernel, m=other_map: task.evaluate(d, m, k, lams=_LAMS)
     if task.uses_lams:
         cases["a λ ≤ 0"] = lambda: task.evaluate(data, approx, kernel, lams=[-1e-3])
         cases["an empty λ path"] = lambda: task.evaluate(data, approx, kernel, lams=[])

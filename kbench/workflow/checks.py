@@ -66,8 +66,7 @@ def check_config(config: dict) -> None:
         keyed[same] = dataset
     checks = [("kernel", [config["kernel"]], "kernel"),
               *((f"dataset_kernels[{d!r}]", as_list(k), "kernel")
-                                                          for d, k in config.get("dataset_kernels",
-                                                                                 {}).items())]
+                for d, k in config.get("dataset_kernels", {}).items())]
     checks += [("samplers", config["samplers"], "sampler"), ("tasks", config["tasks"], "task")]
     for key, specs, kind in checks:
         for index, spec in enumerate(specs):

@@ -73,9 +73,9 @@ class Sweep:
     def batch_folders(self, batch: str) -> list[str]:
         """The cell folders of a batch's run jobs (one per dataset and kernel): what its file
         aggregates."""
+        pairs = dict.fromkeys((d, k) for d, k, _ in self.jobs() if d in self.batches.specs[batch])
         return [str(layout.dataset_folder(self.out, self.sweep, kernel, dataset))
-                for dataset, kernel in
-                dict.fromkeys((d, k) for d, k, _ in self.jobs() if d in self.batches.specs[batch])]
+                for dataset, kernel in pairs]
 
     def batch_cells(self, batch: str) -> list[str]:
         """The cells asked for (:meth:`targets`) of a batch's run jobs: the batch's inputs."""
@@ -130,8 +130,8 @@ class Sweep:
                            for s in samplers]
                 if not planned:
                     continue
-                base = re.sub(r"\W+", "_",
-                              f"run_{Spec.parse(dataset, 'dataset').name}_{Spec.parse(kernel, 'kernel').name}")
+                base = re.sub(r"\W+", "_", f"run_{Spec.parse(dataset, 'dataset').name}_"
+                                           f"{Spec.parse(kernel, 'kernel').name}")
                 taken = {rule.name for rule in rules}
                 name = next(n for n in (base, *(f"{base}_{i}" for i in range(2, len(rules) + 3)))
                             if n not in taken)
@@ -324,8 +324,8 @@ class Sweep:
         """How many jobs of each sweep rule the workflow has (part only when it has some)."""
         jobs = self.jobs()
         splits = {d for d, _, _ in jobs if d in self.prepared_apart}
-        baselines = {(d, k) for d, k, _ in jobs
-                     if d in splits} if self.exact_max_n is not None else set()
+        baselines = ({(d, k) for d, k, _ in jobs if d in splits}
+                     if self.exact_max_n is not None else set())
         parts = sum(len(parts_of(s)) for _, _, samplers in jobs for s in samplers)
         return {"prepare": len(splits), "exact": len(baselines),
                 **({"part": parts * len(self.repetitions)} if parts else {}), "run": len(jobs)}
@@ -408,8 +408,8 @@ class Sweep:
         for, and looks up the rule of each file asked for (a sweep's thousands of cells would
         take seconds); a job whose first cell is missing runs anyway."""
         first, *rest = self.cell_files(dataset, kernel, samplers)
-        return [first, *(cell for cell in rest
-                         if not Path(cell).exists())] if Path(first).exists() else [first]
+        return ([first, *(cell for cell in rest if not Path(cell).exists())]
+                if Path(first).exists() else [first])
 
     def split_file(self, dataset: str, repetition: int) -> str:
         return str(layout.split_path(self.data, dataset, repetition, self.config["seed"]))

@@ -65,7 +65,8 @@ def test_the_regime_interval_holds_the_exact_effective_dimension():
     # doubling the rank narrows the interval until it is within 25%
     wide = regime.at()
     doubled = estimate_regime(data, kernel, task, lams, rank=30).at()
-    assert doubled["d_eff_upper"] <= 1.25 * doubled["d_eff"] or wide["d_eff_upper"] <= 1.25 * wide["d_eff"]
+    assert (doubled["d_eff_upper"] <= 1.25 * doubled["d_eff"]
+            or wide["d_eff_upper"] <= 1.25 * wide["d_eff"])
 
 
 @pytest.mark.slow  # end to end: every published page's rows
@@ -119,8 +120,8 @@ def test_advice_names_its_evidence_and_its_rank_is_scaled_by_d_eff():
     best = table.loc[rec.best]
     # the promise is a quantile of the neighbours' gaps, inside their span; the median too
     assert best["gap low"] <= best["expected gap"] <= best["gap high"]
-    assert best["gap low"] <= best["promised gap"] <= best["gap "
-                                                           "high"] and rec.gap(rec.best) == best["promised gap"]
+    assert (best["gap low"] <= best["promised gap"] <= best["gap high"]
+            and rec.gap(rec.best) == best["promised gap"])
     assert "90% interval" in advice.line and "19 published datasets most like yours" in advice.line
     assert json.loads(json.dumps(advice.as_dict(), default=str,
                                  allow_nan=False))["recommendation"]["rank"] == 216
@@ -203,7 +204,8 @@ def test_the_probe_places_samplers_and_measures_their_gap_to_exact():
     assert found.verdict(best).startswith(f"probe confirms: {best} first")
     assert found.verdict(other).startswith(f"probe overturns it: {best} first")
     nothing = replace(found, table=found.table.iloc[:0], failed=12)  # every cell failed
-    assert nothing.best is None and nothing.verdict("uniform") == "probe: no sampler scored (12 of 12 cells failed)"
+    assert (nothing.best is None
+            and nothing.verdict("uniform") == "probe: no sampler scored (12 of 12 cells failed)")
 
 
 def test_the_probe_of_a_small_dataset_stays_below_its_training_rows():

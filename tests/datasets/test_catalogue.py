@@ -80,7 +80,8 @@ def test_no_two_entries_are_the_same_data(board, loaded):
                                                                            len(set(b))) > 20:
                     same = a.std() > 0 and b.std() > 0 and np.corrcoef(a, b)[0, 1] > 0.999
                 else:  # classes, whatever their labels ("yes"/"no" or 1/0): the same class counts
-                    same = sorted(pd.Series(a).value_counts()) == sorted(pd.Series(b).value_counts())
+                    same = (sorted(pd.Series(a).value_counts())
+                            == sorted(pd.Series(b).value_counts()))
                 assert not same, f"{second} has the target values of {first}"
     by_columns: dict[tuple, list[str]] = {}  # one table another's subsample: the same rows
     for spec, raw in loaded.items():

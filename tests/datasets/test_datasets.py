@@ -29,7 +29,8 @@ def test_the_validation_part_is_carved_from_the_training_rows():
     data = kbench.load_dataset("sklearn:breast_cancer", seed=3)
     # the test rows do not depend on the validation part; the training rows are split 80/20
     assert len(data.X_test) == len(whole.X_test) and data.n_val == int(np.ceil(0.2 * whole.n_train))
-    assert data.n_train + data.n_val == whole.n_train and whole.n_val == 0 and whole.X_val.shape == (0, 30)
+    assert (data.n_train + data.n_val == whole.n_train and whole.n_val == 0
+            and whole.X_val.shape == (0, 30))
     raw = kbench.load_dataset("sklearn:breast_cancer", seed=3, standardize=False)
     rows = [tuple(r) for part in (raw.X_train, raw.X_val, raw.X_test) for r in part]
     assert len(set(rows)) == len(rows) == 569  # disjoint, and together every point
@@ -237,7 +238,12 @@ def write_openml_cache(root, dataset_id: int, rows: int = 40) -> pd.DataFrame:
                                             ("x2", None), ("class", ["a", "b"])]):
         nominal = "".join(f"<oml:nominal_value>{v}</oml:nominal_value>" for v in values or [])
         features.append(
-            f"<oml:feature><oml:index>{index}</oml:index><oml:name>{name}</oml:name><oml:data_type>{'nominal' if values else 'numeric'}</oml:data_type>{nominal}<oml:is_target>{str(name == 'class').lower()}</oml:is_target><oml:is_ignore>false</oml:is_ignore><oml:is_row_identifier>false</oml:is_row_identifier><oml:number_of_missing_values>0</oml:number_of_missing_values></oml:feature>")
+            f"<oml:feature><oml:index>{index}</oml:index><oml:name>{name}</oml:name>"
+            f"<oml:data_type>{'nominal' if values else 'numeric'}</oml:data_type>{nominal}"
+            f"<oml:is_target>{str(name == 'class').lower()}</oml:is_target>"
+            "<oml:is_ignore>false</oml:is_ignore>"
+            "<oml:is_row_identifier>false</oml:is_row_identifier>"
+            "<oml:number_of_missing_values>0</oml:number_of_missing_values></oml:feature>")
     (folder / "features.xml").write_text("<oml:data_features "
                                          f"{oml}>{''.join(features)}</oml:data_features>")
     arff = ["@RELATION toy", "@ATTRIBUTE x1 NUMERIC", "@ATTRIBUTE colour {red,green,blue}",

@@ -266,9 +266,10 @@ except ValueError as exc:
     missing = str(exc)
 import openml
 
-print(json.dumps({"n": data.n_train + data.n_val + len(data.X_test), "missing": missing, "apikey": openml.config.apikey,
-                  "cache": openml.config.get_cache_directory(),
-                  "environment": {k: os.environ.get(k) for k in ("XDG_CONFIG_HOME", "OPENML_CACHE_DIR")}}))
+print(json.dumps({"n": data.n_train + data.n_val + len(data.X_test), "missing": missing,
+                  "apikey": openml.config.apikey, "cache": openml.config.get_cache_directory(),
+                  "environment": {k: os.environ.get(k)
+                                  for k in ("XDG_CONFIG_HOME", "OPENML_CACHE_DIR")}}))
 """
 
 

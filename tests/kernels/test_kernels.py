@@ -132,8 +132,8 @@ def test_a_tiny_length_scale_keeps_the_diagonal(name, sigma, m):
     K = kernel(A, A)
     assert (np.diag(K) == 1.0).all()
     r = cdist(A, A) / sigma
-    reference = np.exp(-(r**2) / 2) if name == "gaussian" else (1
-                                                                + math.sqrt(3) * r) * np.exp(-math.sqrt(3) * r)
+    reference = (np.exp(-(r**2) / 2) if name == "gaussian"
+                 else (1 + math.sqrt(3) * r) * np.exp(-math.sqrt(3) * r))
     np.testing.assert_allclose(K, reference, rtol=0, atol=1e-12)
 
 

@@ -64,7 +64,8 @@ def test_a_cell_whose_test_value_is_not_finite_at_its_chosen_lambda_is_an_error_
     rows.loc[broken, "test_mse"] = np.inf
     cells = cell_table(rows, "krr")
     failed = cells[(cells["sampler"] == "rls") & (cells["rank"] == 20)]
-    assert len(failed) == 6 and set(failed["status"]) == {"error"} and set(failed["error"]) == {NOT_FINITE}
+    assert (len(failed) == 6 and set(failed["status"]) == {"error"}
+            and set(failed["error"]) == {NOT_FINITE})
     assert failed["metric"].isna().all() and set(failed["lam"]) == {LAMS[0]}
     places = standing(sections(rows)[0][0]).places
     assert (places.xs(20, level="rank")["rls"] == 2).all()  # last of two, below uniform's 1.5
@@ -81,8 +82,8 @@ def test_the_answer_follows_the_rows():
     found = sections(coherent)[0]
     advice = advise(coherent, found, {s.label: standing(s) for s in found})
     regime = advice.regimes.loc["synthetic:smile:n=500,noise=0.0"]
-    assert regime["λ "
-                  "(exact)"] == 1e-3 and regime["d_mof/d_eff"] == pytest.approx(10.0) and regime["n_features"] == 2
+    assert (regime["λ (exact)"] == 1e-3 and regime["d_mof/d_eff"] == pytest.approx(10.0)
+            and regime["n_features"] == 2)
     assert regime["λ at edge"] == "3 of 3" and regime["chosen on"] == "krr val_mse_exact"
     # places per rank 10, 20, 40, 80: rls 2, 1, 1.5, 2; rp-cholesky 2, 2.5, 1.5, 2; uniform 2, 2.5,
     # 3, 2;
@@ -114,8 +115,8 @@ def test_the_first_place_per_rank_budget_has_its_margin_and_ties_win_nothing():
     assert winners.loc[20, "runner-up"] == "rp-cholesky" and winners.loc[20, "ahead in"] == "3 of 3"
     assert winners.loc[20, "margin"] == "33%"  # (1.501 − 1.001)/1.501
     assert winners.loc[20, "outcome"] == "ahead"  # 3 repetitions: too few for a paired test
-    assert winners.loc[10, "winner"] == "rls, rp-cholesky, uniform" and winners.loc[10,
-                                                                                    "outcome"] == "tie"
+    assert (winners.loc[10, "winner"] == "rls, rp-cholesky, uniform"
+            and winners.loc[10, "outcome"] == "tie")
 
 
 def test_focus_pairs_one_sampler_against_every_other():
@@ -143,7 +144,8 @@ def test_the_focus_flag_writes_its_section_and_refuses_an_unknown_sampler(tmp_pa
     done = subprocess.run([*run, "--focus", "rls"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "b" / "leaderboard.md").read_text()
-    assert "## Focus: rls" in text and "<summary>sklearn:diabetes: by rank</summary>" in text and "| rank 5" in text
+    assert ("## Focus: rls" in text and "<summary>sklearn:diabetes: by rank</summary>" in text
+            and "| rank 5" in text)
     assert "<section id='focus'>" in (tmp_path / "b" / "leaderboard.html").read_text()
     refused = subprocess.run([*run, "--focus", "rsl"], capture_output=True, text=True)
     assert refused.returncode == 2 and "no scored cells of that sampler label" in refused.stderr
@@ -155,7 +157,8 @@ def test_the_page_is_self_contained_and_small(leaderboard_page):
     page = leaderboard_page
     text = page.read_text(encoding="utf-8")
     assert page.stat().st_size < 5_000_000
-    assert "<script src" not in text and "<link" not in text and "http://" not in text.split("plotly-gz")[0]
+    assert ("<script src" not in text and "<link" not in text
+            and "http://" not in text.split("plotly-gz")[0])
     assert text.count("id='plotly-gz'") == 1 and "Which sampler for my data" in text
     assert np.all([marker in text
                    for marker in ("<section id='board-krr-", "<section id='board-approximation-")])

@@ -72,9 +72,11 @@ def test_the_page_loads_offline_and_draws_every_chart(browser, page):
                  if e["method"] == "Network.requestWillBeSent"]
     assert page.as_uri() in requested
     assert [url for url in requested if url != page.as_uri() and not url.startswith("data:")] == []
-    charts = browser.execute_script("""return Array.from(document.querySelectorAll('.chart')).map(
-        (el) => [el.id || el.parentElement.parentElement.id, el.classList.contains('js-plotly-plot'),
-                 el.querySelectorAll('.scatterlayer .trace').length])""")
+    charts = browser.execute_script("""
+        return Array.from(document.querySelectorAll('.chart')).map(
+            (el) => [el.id || el.parentElement.parentElement.id,
+                     el.classList.contains('js-plotly-plot'),
+                     el.querySelectorAll('.scatterlayer .trace').length])""")
     assert len(charts) == 4 and all(drawn and traces >= 3 for _, drawn, traces in charts), charts
 
 
@@ -116,13 +118,15 @@ def test_a_rank_beyond_the_largest_sorts_after_it(browser, page):
                 + values.map((v) => `<tr><td>${v}</td></tr>`).join('') + '</tbody>';
             document.body.appendChild(table);
             makeSortable(table);
-            const header = table.tHead.rows[0].cells[0], read = () => Array.from(table.tBodies[0].rows, (r) => r.textContent);
+            const header = table.tHead.rows[0].cells[0];
+            const read = () => Array.from(table.tBodies[0].rows, (r) => r.textContent);
             header.click();
             const ascending = read();
             header.click();
             return [ascending, read()];
         };
-        return [sorted(['> 10', '10', '—', '5']), sorted(['13.38', 'not ranked', '3.52', '4.78'])];""")
+        return [sorted(['> 10', '10', '—', '5']),
+                sorted(['13.38', 'not ranked', '3.52', '4.78'])];""")
     assert order[0] == [["5", "10", "> 10", "—"], ["> 10", "10", "5", "—"]]
     assert order[1] == [["3.52", "4.78", "13.38", "not ranked"],
                         ["13.38", "4.78", "3.52", "not ranked"]]

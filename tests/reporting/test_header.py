@@ -13,8 +13,8 @@ def rows(commits: list[str]) -> pd.DataFrame:
 
 
 def test_a_few_commits_are_listed_and_many_counted():
-    assert versions(rows(["aaa", "bbb+dirty",
-                          "aaa"])) == "kbench 0.1.0 (commit aaa) / 0.1.0 (commit bbb+dirty), numpy 2.0.0"
+    assert versions(rows(["aaa", "bbb+dirty", "aaa"])) == (
+        "kbench 0.1.0 (commit aaa) / 0.1.0 (commit bbb+dirty), numpy 2.0.0")
     # a board computed in batches over many commits: one line, not 14 hashes
     many = rows([f"c{i}" + ("+dirty" if i % 3 == 0 else "") for i in range(14)])
     assert versions(many) == ("kbench 0.1.0 (14 commits, 5 with local changes: each row records "

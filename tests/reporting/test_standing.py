@@ -101,8 +101,8 @@ def table(text: str, title: str) -> dict[str, dict[str, str]]:
 def test_a_sampler_failing_a_third_of_its_cells_ranks_below_its_twin_with_its_failure_rate(board):
     text, frame = board
     krr = table(text, "krr: test_mse")
-    cells = frame[(frame.task == "krr") & (frame.sampler == "flaky")].drop_duplicates(["dataset",
-                                                                                       "rank", "repetition"])
+    cells = (frame[(frame.task == "krr") & (frame.sampler == "flaky")]
+             .drop_duplicates(["dataset", "rank", "repetition"]))
     rate = (cells.status == "error").mean()
     assert 0.15 < rate < 0.5 and krr["flaky"]["failure rate"] == f"{rate:.0%}"
     assert float(krr["flaky"]["mean standing"]) > float(krr["uniform"]["mean standing"])

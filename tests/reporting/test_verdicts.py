@@ -63,7 +63,8 @@ def test_twelve_datasets_name_the_sampler_with_their_number():
     section, result, line = verdict(cells_of(12, 0.03, others={"C": 0.02}))
     assert line.startswith("krr (test_mse): A, ahead of every other sampler over 12 datasets"), line
     comparison = result.comparisons["uniform"]
-    assert comparison.p_holm < 0.05 and comparison.probabilities[0] > 0.95 and comparison.datasets == 12
+    assert (comparison.p_holm < 0.05 and comparison.probabilities[0] > 0.95
+            and comparison.datasets == 12)
     # what the advisor reads: the same places, no tests
     places_only = standing(section, tests=False)
     pd.testing.assert_frame_equal(places_only.places, result.places)
@@ -158,8 +159,8 @@ def test_a_dataset_the_exact_kernel_cannot_beat_the_trivial_predictor_on_is_left
     # R² 0.01 < 0.05
     cells.loc[cells["dataset"] == "d00", ["validation_exact", "trivial"]] = (0.99, 1.0)
     judged = informative(cells, kbench.create("krr", "task"))
-    # noqa: E712
-    assert judged.loc["d00", "informative"] == False and judged.loc["d01", "informative"] == True
+    assert (judged.loc["d00", "informative"] == False  # noqa: E712
+            and judged.loc["d01", "informative"] == True)  # noqa: E712
     assert judged.loc["d00", "skill"] == pytest.approx(0.01) and judged.loc["d00",
                                                                             "judged "
                                                                             "by"] == "exact kernel"
@@ -169,7 +170,8 @@ def test_a_dataset_the_exact_kernel_cannot_beat_the_trivial_predictor_on_is_left
                                                                    "by"].startswith("best sampler")
 
 
-def test_the_critical_difference_diagram_is_drawn_over_datasets_only_when_friedman_rejects(tmp_path):
+def test_the_critical_difference_diagram_is_drawn_over_datasets_only_when_friedman_rejects(
+        tmp_path):
     from kbench.reporting.figures import critical_difference
     from kbench.reporting.styles import styles
 
@@ -195,8 +197,8 @@ def noise_page(tmp_path_factory):
     # (R² ≤ 0.02 here, whatever the split, which follows the files' temporary path) below the 0.05
     # margin
     X = rng.standard_normal((1200, 5))
-    pd.DataFrame(X,
-                 columns=list("abcde")).assign(y=rng.standard_normal(1200)).to_csv(root / "noise.csv", index=False)
+    pd.DataFrame(X, columns=list("abcde")).assign(y=rng.standard_normal(1200)).to_csv(
+        root / "noise.csv", index=False)
     labels = np.where(rng.permutation(1200) < 60, "rare", "common")  # 5% rare, whatever X
     pd.DataFrame(X, columns=list("abcde")).assign(y=labels).to_csv(root / "rare.csv", index=False)
     noise, rare = f"file:{root / 'noise.csv'}:target=y", f"file:{root / 'rare.csv'}:target=y"

@@ -19,7 +19,8 @@ def test_fit_resolves_its_own_median_sigma_and_leaves_the_callers_kernel_as_give
     params = instance.get_params()
     fits = [instance.fit(X, kernel, rank=200, seed=1) for X in (small, large)]
     # the caller's kernel is unchanged: still unresolved, nothing counted
-    assert not kernel.fitted and kernel.sigma == "median" and kernel.sigma_ is None and kernel.evals == 0
+    assert (not kernel.fitted and kernel.sigma == "median" and kernel.sigma_ is None
+            and kernel.evals == 0)
     assert np.array_equal(small, given[0]) and np.array_equal(large, given[1])
     assert instance.get_params() == params
     # each fit used the median distance of its own data (the heuristic's subsample is all 300 rows)

@@ -697,7 +697,8 @@ def test_the_lcsl_variant_of_bless_has_its_levels_and_weights(data300):
             approx = kbench.make_sampler("bless", variant=variant).fit(X, kernel, rank=20, lam=lam,
                                                                        seed=0)
             levels = len(approx.info["history"]) - 1
-            expected = math.ceil(math.log(n)) if variant == "lcsl" else math.ceil(math.log2(gamma0 / (n * lam)))
+            expected = (math.ceil(math.log(n)) if variant == "lcsl"
+                        else math.ceil(math.log2(gamma0 / (n * lam))))
             assert levels == expected and approx.info["variant"] == variant
     p, u = np.array([0.1, 0.2, 0.5]), np.array([0.4, 0.2, 1.0])
     np.testing.assert_array_equal(atom_weights(p, u, "paper"), p)

@@ -115,7 +115,8 @@ def test_a_new_plugin_version_recomputes_exactly_that_plugins_cells(tmp_path):
     assert set(zip(before["sampler"], before["sampler_package"],
                    before["sampler_package_version"])) == {
         ("uniform", "kbench", kbench.__version__), ("copy", "copy-sampler", "1.0")}
-    assert (before["task_package"] == "kbench").all() and (before["dataset_package"] == "kbench").all()
+    assert ((before["task_package"] == "kbench").all()
+            and (before["dataset_package"] == "kbench").all())
     files = digests(out)
     (plugins / "copy_sampler-1.0.dist-info").rename(plugins / "copy_sampler-2.0.dist-info")
     metadata = plugins / "copy_sampler-2.0.dist-info" / "METADATA"

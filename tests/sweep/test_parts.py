@@ -89,7 +89,8 @@ def test_jobs_give_the_in_process_dictionary_bit_for_bit(tmp_path, sampler):
         from_jobs = instance.fit(X, kernel, job.rank, lam=lam, seed=job.seed)
         in_process = kbench.registry.create(job.sampler).fit(X, kernel, job.rank, lam=lam,
                                                              seed=job.seed)
-        assert from_jobs.info["merge_tree"] == "jobs" and in_process.info["merge_tree"] == "in-process"
+        assert (from_jobs.info["merge_tree"] == "jobs"
+                and in_process.info["merge_tree"] == "in-process")
         assert np.array_equal(from_jobs.landmarks, in_process.landmarks)
         assert np.array_equal(from_jobs.transform(X), in_process.transform(X))
         assert from_jobs.info["kernel_evals"] == in_process.info["kernel_evals"]
@@ -192,7 +193,8 @@ class PooledUniform(kbench.Sampler):
             return {"rows": np.concatenate([made["rows"] for made in inputs])}
         shard = int(part.removeprefix("shard"))
         rows = np.array_split(np.arange(X.shape[0]), self.shards)[shard]
-        drawn = np.random.default_rng([seed, shard]).choice(rows, size=min(len(rows), 40), replace=False)
+        drawn = np.random.default_rng([seed, shard]).choice(rows, size=min(len(rows), 40),
+                                                            replace=False)
         return {"rows": np.sort(drawn)}
 
     def use_prebuilt(self, prebuilt):
@@ -204,7 +206,8 @@ class PooledUniform(kbench.Sampler):
         if pool is None:
             shards = [self.build_part(X, kernel, lam, seed, part, []) for part in self.parts()[:-1]]
             pool = self.build_part(X, kernel, lam, seed, "pool", shards)
-        landmarks = np.sort(rng.choice(pool["rows"], size=min(rank, len(pool["rows"])), replace=False))
+        landmarks = np.sort(rng.choice(pool["rows"], size=min(rank, len(pool["rows"])),
+                                       replace=False))
         info = {"from_parts": seed in self.prebuilt}
         if seed in self.prebuilt:  # the parts' cost, paid by their jobs (none to speak of here)
             info["prebuilt"] = {"seconds": 0.0, "kernel_evals": 0}
@@ -281,8 +284,8 @@ def test_held_out_twenty_seventh_round(tmp_path, monkeypatch):
             check_sampler(f"broken-parts:mode={mode}")
     with pytest.raises(kbench.ConfigError, match=r"config key 'samplers\[1\]': sampler "
                                                  r"'broken-parts': part 'whole'"):
-        check_config({**yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text()),
-                      "samplers": ["uniform", "broken-parts:mode=order"],
+        config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
+        check_config({**config, "samplers": ["uniform", "broken-parts:mode=order"],
                       "out": str(tmp_path / "wf")})
 
     default = CliRunner().invoke(main, ["part", "--dataset", DATA, "--kernel", KERNEL, "--ranks",
@@ -310,7 +313,8 @@ import kbench
 class BrokenParts(kbench.Sampler):
     """Uniform landmarks, with a parts hook broken one way per mode."""
     name = "broken-parts"
-    parameters = {"mode": kbench.Param(str, "how the hook breaks", choices=("nothing", "object", "seed", "order"))}
+    parameters = {"mode": kbench.Param(str, "how the hook breaks",
+                                       choices=("nothing", "object", "seed", "order"))}
 
     def __init__(self, mode: str = "nothing"):
         self.mode = mode

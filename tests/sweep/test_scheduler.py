@@ -72,7 +72,8 @@ class Lingerer(UniformSampler):
         return super()._fit(X, kernel, rank, lam, rng)
 
 class Victim(UniformSampler):
-    '''Its first fit writes its process id to the file $KBENCH_TEST_VICTIM and waits to be killed.'''
+    '''Its first fit writes its process id to the file $KBENCH_TEST_VICTIM and waits to be
+    killed.'''
     name = "victim"
     def _fit(self, X, kernel, rank, lam, rng):
         import os
@@ -503,9 +504,10 @@ def test_a_time_limit_holds_while_the_parent_computes_the_exact_baseline(tmp_pat
     assert (frame.status == "timeout").all()
     first, second = (frame[frame.dataset == name].iloc[0]
                      for name in ("sklearn:diabetes", "synthetic:friedman1:n=200"))
-    assert first.failed_in == "exact" and "the exact baseline on sklearn:diabetes did not finish within " \
-        "the sweep's --time-limit (2 s)" in first.error
-    assert second.failed_in == "dataset" and "had passed before its data were loaded" in second.error
+    assert first.failed_in == "exact" and ("the exact baseline on sklearn:diabetes did not finish "
+                                           "within the sweep's --time-limit (2 s)" in first.error)
+    assert (second.failed_in == "dataset"
+            and "had passed before its data were loaded" in second.error)
 
 
 def test_a_failing_exact_baseline_is_recorded_by_the_cells_that_need_it(tmp_path, monkeypatch):
@@ -597,5 +599,6 @@ def test_a_task_whose_prepare_fails_records_it_in_each_of_its_cells(tmp_path, mo
     frame = read_results(tmp_path / "cells")
     assert set(frame.loc[frame.task == "krr", "status"]) == {"ok"}
     failed = frame[frame.task == "approximation"]
-    assert len(failed) == 2 and set(failed.status) == {"error"} and set(failed.failed_in) == {"task"}
+    assert (len(failed) == 2 and set(failed.status) == {"error"}
+            and set(failed.failed_in) == {"task"})
     assert failed.error.str.startswith("preparing the task failed: ZeroDivisionError").all()

@@ -135,5 +135,7 @@ def test_the_exact_kernels_validation_error_is_scikit_learns():
     for row in rows:
         model = KernelRidge(alpha=data.n_train * row["lam"], kernel="rbf",
                             gamma=1 / 8).fit(data.X_train, data.y_train)
-        assert row["val_mse_exact"] == pytest.approx(np.mean((model.predict(data.X_val) - data.y_val) ** 2), rel=1e-9)
-        assert row["val_mse_trivial"] == pytest.approx(np.mean((data.y_val - data.y_train.mean()) ** 2), rel=1e-12)
+        assert row["val_mse_exact"] == pytest.approx(
+            np.mean((model.predict(data.X_val) - data.y_val) ** 2), rel=1e-9)
+        assert row["val_mse_trivial"] == pytest.approx(
+            np.mean((data.y_val - data.y_train.mean()) ** 2), rel=1e-12)

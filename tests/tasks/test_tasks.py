@@ -66,7 +66,8 @@ def test_krr_exact_baseline_and_fixed_design_risk():
         exact_test = kernel(data.X_test, data.X_train) @ alpha
         assert row["test_mse_exact"] == pytest.approx(np.mean((exact_test - data.y_test) ** 2),
                                                       rel=1e-8)
-        assert row["risk_fixed_design_exact"] == pytest.approx(np.mean((K @ alpha - data.f_train) ** 2), rel=1e-8)
+        assert row["risk_fixed_design_exact"] == pytest.approx(
+            np.mean((K @ alpha - data.f_train) ** 2), rel=1e-8)
         assert row["rel_excess_test_mse"] == pytest.approx(
             (row["test_mse"] - row["test_mse_exact"]) / row["test_mse_exact"])
         hat = np.linalg.solve(K + n * lam * np.eye(n), K)

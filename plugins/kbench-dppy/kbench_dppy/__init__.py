@@ -61,8 +61,8 @@ class DppyKDpp(kbench.plugin.Sampler):
 
     def __init__(self, max_n: int = 5000) -> None:
         self.max_n = max_n
-        # noqa: F401  (0.7 s the first time: imported when a sampler is made, not in the timed fit)
-        import dppy.finite_dpps
+        # 0.7 s the first time: imported when a sampler is made, not in the timed fit
+        import dppy.finite_dpps  # noqa: F401
 
     def _fit(self, X, kernel, rank, lam, rng):
         from dppy.finite_dpps import FiniteDPP

@@ -36,4 +36,5 @@ def test_cli_check_plugin_kmeans():
 
     result = CliRunner().invoke(main, ["check-plugin", "kmeans"])
     assert result.exit_code == 0, result.output
-    assert "from kbench-kmeans 0.1.0" in result.output and "all 9 contract checks passed" in result.output
+    assert ("from kbench-kmeans 0.1.0" in result.output
+            and "all 9 contract checks passed" in result.output)

@@ -77,7 +77,8 @@ class SklearnNystroem(_SklearnSampler):
     def refuses(self, kernel):
         if type(kernel) in TRANSLATED:
             return None
-        return f"{self.name}: scikit-learn has no {kernel.name!r} kernel (gaussian, laplacian, polynomial and linear translate)."
+        return (f"{self.name}: scikit-learn has no {kernel.name!r} kernel (gaussian, laplacian, "
+                "polynomial and linear translate).")
 
     def _fit(self, X, kernel, rank, lam, rng):
         from sklearn.kernel_approximation import Nystroem
@@ -106,7 +107,8 @@ class _SklearnRandomFeatures(_SklearnSampler):
     def refuses(self, kernel):
         if type(kernel) is self.kernel_type:
             return None
-        return f"{self.name}: {self.estimator} approximates the {self.kernel_type.name} kernel only, not {kernel.name!r}."
+        return (f"{self.name}: {self.estimator} approximates the {self.kernel_type.name} kernel "
+                f"only, not {kernel.name!r}.")
 
     def _fit(self, X, kernel, rank, lam, rng):
         from sklearn import kernel_approximation

@@ -41,7 +41,8 @@ def test_nystroem_gives_kbench_nystrom_gram_on_its_landmarks(kernel, rank):
     for rows in (X, X_test):
         Z, R = approx.transform(rows), reference.transform(rows)
         scale = np.abs(k(rows, X)).max()
-        assert np.abs(Z @ approx.transform(X).T - R @ reference.transform(X).T).max() <= 1e-10 * scale
+        assert (np.abs(Z @ approx.transform(X).T - R @ reference.transform(X).T).max()
+                <= 1e-10 * scale)
 
 
 def _unbiasedness_z(name, kernel, p, seeds=200, n=30):
@@ -92,7 +93,10 @@ def test_cli_check_plugin_with_a_polynomial_kernel():
     result = CliRunner().invoke(main, ["check-plugin", "sklearn-tensorsketch", "--kernel",
                                        "polynomial:degree=2"])
     assert result.exit_code == 0, result.output
-    assert "from kbench-sklearn 0.1.0" in result.output and "all 9 contract checks passed" in result.output
+    assert ("from kbench-sklearn 0.1.0" in result.output
+            and "all 9 contract checks passed" in result.output)
     # its refusal, once: a usage error
     refused = CliRunner().invoke(main, ["check-plugin", "sklearn-tensorsketch"])
-    assert refused.exit_code == 2 and "PolynomialCountSketch approximates the polynomial kernel only" in " ".join(refused.output.split())
+    assert refused.exit_code == 2 and (
+        "PolynomialCountSketch approximates the polynomial kernel only"
+        in " ".join(refused.output.split()))
