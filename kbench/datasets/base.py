@@ -242,6 +242,26 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
                                   if len(values) == 1
                                   else "the target has no value" if len(values) == 0
                                   else UNLABELED_ON_REQUEST)
+    X, y, f = _without_missing(X, y, f, raw, meta, name, dropna)
+    if y is not None:
+        _check_target_type(y[~_missing(y)], name)
+    if raw.task_type in CLASSIFICATION:
+        y = _checked_classes(y, raw.task_type, name)
+    if raw.task_type == "regression":
+        if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
+            raise ValueError(
+                f"{name}: the target of a regression must be numeric, got values like "
+                f"{y[:3].tolist()}; name another target column or pass "
+                "task_type='binary'/'multiclass'."
+            )
+        y = y.astype(float)
+    return replace(raw, X=X, y=y, f=f, meta=meta)
+
+
+def _without_missing(X, y, f, raw: RawData, meta: dict, name: str, dropna: bool):
+    """``X``, ``y`` and ``f`` without the rows holding a missing or infinite value, with
+    ``dropna`` (their number in ``meta["rows_dropped"]``); without it, such a value is an error
+    naming its columns."""
     bad_X = _bad_cells(X, raw.categorical)
     bad_y = np.zeros(X.shape[0], dtype=bool) if y is None else _missing(y)
     if bad_X.any() or bad_y.any():
@@ -263,19 +283,7 @@ def check_raw(raw: RawData, name: str, dropna: bool = False) -> RawData:
                              "(drop=… for a table), or clean the data first.")
         X, y, f = rows_of(X, keep), rows_of(y, keep), rows_of(f, keep)
         meta["rows_dropped"] = int(bad_X.shape[0] - keep.size)
-    if y is not None:
-        _check_target_type(y[~_missing(y)], name)
-    if raw.task_type in CLASSIFICATION:
-        y = _checked_classes(y, raw.task_type, name)
-    if raw.task_type == "regression":
-        if not np.issubdtype(y.dtype, np.number) or y.dtype == bool:
-            raise ValueError(
-                f"{name}: the target of a regression must be numeric, got values like "
-                f"{y[:3].tolist()}; name another target column or pass "
-                "task_type='binary'/'multiclass'."
-            )
-        y = y.astype(float)
-    return replace(raw, X=X, y=y, f=f, meta=meta)
+    return X, y, f
 
 
 def _checked_classes(y: np.ndarray, task_type: str, name: str) -> np.ndarray:
@@ -288,8 +296,8 @@ def _checked_classes(y: np.ndarray, task_type: str, name: str) -> np.ndarray:
         raise ValueError(f"{name}: class {str(labels[counts.argmin()])!r} of the target has one "
                          "row; a classification needs at least two rows per class (drop the class, "
                          "or pick another target"
-                         + (", or read its numbers as such: task_type=regression)." if
-                                     np.issubdtype(y.dtype, np.number) else ")."))
+                         + (", or read its numbers as such: task_type=regression)."
+                            if np.issubdtype(y.dtype, np.number) else ")."))
     if task_type == "binary" and len(labels) > 2:
         raise ValueError(f"{name}: binary data with {len(labels)} classes ({', '.join(labels[:5])}"
                          f"{' …' if len(labels) > 5 else ''}); a binary target has two: the data's "

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from kbench.datasets.base import CLASSIFICATION, RawData
-from kbench.datasets.tabular import overflow_error, parse_numbers
+from kbench.datasets.text_numbers import overflow_error, parse_numbers
 from kbench.spec import FLOAT, shown
 
 #: the widest table kbench reads: 10 000 features is far beyond the data kernel

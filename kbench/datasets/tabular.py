@@ -13,7 +13,7 @@ recorded in the dataset's ``meta["preprocessing"]``.
 
 Local files are checked harder than typed sources (OpenML's typed attributes, R's own
 columns, whose factors may hold numbers and text): with ``check_text=True`` a text column
-*holding numbers* is an error, not a categorical column (:func:`check_text_numbers`), and
+*holding numbers* is an error, not a categorical column (kbench.datasets.text_numbers), and
 ``categorical`` declares columns categorical whatever they hold.
 """
 
@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from kbench.datasets.base import MAX_CLASS_LEVELS, TASK_TYPES, RawData, infer_task_type
+from kbench.datasets.text_numbers import check_text_numbers
 from kbench.parameters import Param
 from kbench.spec import CONTROL, escape, shown
 
@@ -64,8 +65,7 @@ ONE_COLUMN = ("; the table reads as one column: check its separator (sep=; a .tx
 
 
 def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None, meta: dict,
-                 source: str,
-                 features: list[str] | None = None, drop: list[str] | None = None,
+                 source: str, features: list[str] | None = None, drop: list[str] | None = None,
                  max_levels: int = DEFAULT_MAX_LEVELS, transform: str | None = None,
                  dropna: bool = False, default_target: bool = True,
                  categorical: list[str] | str | None = None, check_text: bool = False) -> RawData:
@@ -80,13 +80,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     columns = [str(c) for c in frame.columns]
     _check_table(frame, columns, source, max_levels, _unread(columns, target, features, drop))
     frame = frame.set_axis(columns, axis=1)
-    if task_type == "unlabeled":
-        if target is not None:
-            raise ValueError(f"{source}: task_type=unlabeled takes no target; drop "
-                             f"target={target}.")
-    elif target is None and default_target:
-        target = default_target_of(columns, source)
-    target = None if target is None else str(target)
+    target = _target_column(columns, target, task_type, default_target, source)
     check_choices(columns, target, features, drop, transform, source, categorical=categorical)
     declared = [str(c) for c in _as_list(categorical)]
     chosen = [str(c) for c in _as_list(features)] or [c for c in columns if c != target]
@@ -115,10 +109,7 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
         raise ValueError(f"{source}: no usable feature after preprocessing "
                          f"({_describe(dropped) or 'the frame has no column besides the target'})"
                          + (ONE_COLUMN if len(columns) == 1 else "."))
-    categorical = [c for c in kept if c in declared or _is_categorical(frame[c])]
-    X = frame[kept].copy()
-    for column in categorical:  # text levels (a column may mix types); missing stays missing
-        X[column] = frame[column].astype(str).where(frame[column].notna())
+    X, categorical = _feature_frame(frame, kept, declared)
     y = None if target is None else _target(frame[target], transform, source)
     if target is not None and transform:
         preprocessing["target_transform"] = transform
@@ -129,6 +120,32 @@ def frame_to_raw(frame: pd.DataFrame, target: str | None, task_type: str | None,
     meta = {**meta, "target": target, "preprocessing": preprocessing,
             "preprocessing_summary": summary(preprocessing)}
     return RawData(X, y, task_type, kept, meta, categorical=categorical)
+
+
+def _target_column(columns: list[str], target, task_type: str | None, default_target: bool,
+                   source: str) -> str | None:
+    """The target's column name: ``target``, else (``default_target``) the column
+    :func:`default_target_of` finds; None for unlabeled data (``task_type=unlabeled``, which
+    takes no target)."""
+    if task_type == "unlabeled":
+        if target is not None:
+            raise ValueError(f"{source}: task_type=unlabeled takes no target; drop "
+                             f"target={target}.")
+    elif target is None and default_target:
+        target = default_target_of(columns, source)
+    return None if target is None else str(target)
+
+
+def _feature_frame(frame: pd.DataFrame, kept: list[str],
+                   declared: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """The features: the ``kept`` columns of ``frame``, and those of them that are categorical
+    (``declared`` so, or by type), whose values become text levels (a column may mix types;
+    missing stays missing)."""
+    categorical = [c for c in kept if c in declared or _is_categorical(frame[c])]
+    X = frame[kept].copy()
+    for column in categorical:
+        X[column] = frame[column].astype(str).where(frame[column].notna())
+    return X, categorical
 
 
 def default_target_of(columns: list[str], source: str) -> str:
@@ -283,83 +300,6 @@ def _beyond_float(column: pd.Series) -> bool:
     """An integer column with a value beyond 2⁵³, which a float64 holds only rounded."""
     return bool(pd.api.types.is_integer_dtype(column)
                 and ((column > 2**53) | (column < -(2**53))).any())
-
-
-def check_text_numbers(frame: pd.DataFrame, features: list[str], target: str | None,
-                       source: str) -> list[str]:
-    """Refuse a text column that holds numbers but also a stray value, in one line naming the
-    column, the row (counted from 0, the header not counted) and the value. Returns the text
-    columns whose every value is a number (integers beyond 64 bits, which pandas reads as
-    text), for the caller to read as numbers.
-
-    The rule: a column of text (object or string dtype) *holds numbers* when more than half
-    of its non-missing values parse as numbers (``pd.to_numeric``: ``1.5``, ``-3``, ``1e5``,
-    ``inf``). In a feature column that holds numbers, a value that is not a number
-    (``oops``) is an error; in any column that holds numbers (the target too), so is a value
-    that parses as a number but overflows float64 (``1e400``, a 400-digit integer). A column
-    where at most half the values are numbers is categorical, as before. Columns declared
-    categorical are not passed here; a target mixing numbers and text is ``check_raw``'s
-    error (it names a text value and its row)."""
-    all_numbers = []
-    for name in features + ([target] if target is not None else []):
-        column = frame[name]
-        if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
-            continue
-        present = column.notna().to_numpy()
-        text = column[present].astype(str)
-        values, overflow = parse_numbers(text)
-        # overflowing values too: they are numbers, written too large
-        numbers = values.notna().to_numpy()
-        if numbers.sum() * 2 <= numbers.size:
-            _refuse_formatted_numbers(text, name, source)
-            continue  # text: a categorical column
-        rows = np.flatnonzero(present)
-        if overflow.any():
-            raise overflow_error(source, name, int(rows[np.argmax(overflow)]),
-                                 text.iloc[int(np.argmax(overflow))])
-        if numbers.all():
-            all_numbers.append(name)
-        if name == target or numbers.all():
-            continue
-        stray, count = int(np.argmax(~numbers)), int((~numbers).sum())
-        raise ValueError(
-            f"{source}: column {name!r} holds numbers, but row {int(rows[stray])} holds "
-            f"{shown(str(text.iloc[stray]))} ({count} of its {numbers.size} values "
-            f"{'is not a number' if count == 1 else 'are not numbers'}); fix the value (a missing "
-            "value is an empty field or NA), or declare the column categorical with "
-            f"categorical={name}.")
-    return all_numbers
-
-
-def _refuse_formatted_numbers(text: pd.Series, name: str, source: str) -> None:
-    """A text column most of whose values are numbers written with a thousands separator, a
-    decimal comma or a percent sign (``12,345``, ``0,5``, ``5.0%``), which would be read as
-    categories: an error naming an example."""
-    plain = (text.str.strip().str.replace(r"(?<=\d)[,' ](?=\d{3}\b)|%$", "", regex=True)
-             .str.replace(",", "."))
-    formatted = (pd.to_numeric(plain, errors="coerce").notna().to_numpy()
-                 & (plain != text.str.strip()).to_numpy())
-    if formatted.sum() * 2 > formatted.size:
-        example = text.iloc[int(np.argmax(formatted))]
-        raise ValueError(f"{source}: column {name!r} holds numbers written as text "
-                         f"({shown(str(example))}: a thousands separator, a decimal comma or a "
-                         "percent sign); write plain numbers (12345.6, 0.05), or declare the "
-                         f"column categorical with categorical={name}.")
-
-
-def parse_numbers(text: pd.Series) -> tuple[pd.Series, np.ndarray]:
-    """Text values as floats (NaN where a value is not a number), and where a value is a
-    number too large for a float64 (``1e400``: pandas reads it as infinity; a written
-    ``inf``/``infinity`` is not an overflow)."""
-    values = pd.to_numeric(text, errors="coerce")
-    written = text.str.strip().str.lstrip("+-").str.lower().isin(("inf", "infinity")).to_numpy()
-    return values, (np.isinf(values.to_numpy(dtype=float, na_value=np.nan)) & ~written)
-
-
-def overflow_error(source: str, column: str, row: int, value: str) -> ValueError:
-    """The error of a number too large for a float64, naming where it is."""
-    return ValueError(f"{source}: column {column!r}, row {row}: {shown(str(value))} is a number "
-                      "too large for a float64 (magnitude above 1.8e308); fix the value.")
 
 
 def _unread(columns: list[str], target, features, drop) -> set[str]:
