@@ -18,7 +18,8 @@ the job's workspace, and the errors a plugin raises. Users call ``kbench`` (``kb
 
 from kbench.datasets.base import Dataset, DatasetProvider, RawData
 from kbench.errors import ContractViolation, NotDownloaded, Refused
-from kbench.exact.baseline import ExactBaseline, exact_baseline
+from kbench.exact.baseline import exact_baseline
+from kbench.exact.dense import ExactBaseline
 from kbench.hookspecs import hookimpl
 from kbench.kernels import Kernel
 from kbench.lowrank.features import Features, features_of

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 
 from kbench.datasets import stated_size
-from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N, PRECONDITIONER_RANK
+from kbench.exact.baseline import DEFAULT_EXACT_MAX_N, DENSE_MAX_N
+from kbench.exact.iterative import PRECONDITIONER_RANK
 from kbench.exact.pcg import DEFAULT_BLOCK_MB
 from kbench.lowrank.features import DEFAULT_BUDGET_MB
 from kbench.sweep.config import BOUNDS, DEFAULT_RESOURCES

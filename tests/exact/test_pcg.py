@@ -9,7 +9,8 @@ import pytest
 import scipy.linalg
 
 import kbench
-from kbench.exact.baseline import ExactBaseline, IterativeBaseline
+from kbench.exact.dense import ExactBaseline
+from kbench.exact.iterative import IterativeBaseline
 from kbench.exact.pcg import kernel_product, solve_krr_path
 
 N, LAMS = 2000, [1e-3, 1e-4, 1e-5]
@@ -81,7 +82,7 @@ def test_no_n_by_n_array_is_allocated(problem):
                                    f"{8 * N**2 / 2**20:.0f} MiB")
 
 
-# -- the matrix-free exact baseline (kbench.exact.baseline.IterativeBaseline) in the tasks
+# -- the matrix-free exact baseline (kbench.exact.iterative.IterativeBaseline) in the tasks
 # ----------
 @pytest.fixture(scope="module")
 def datasets():
@@ -161,7 +162,7 @@ def test_the_matrix_free_baseline_is_solved_once_and_shared_through_its_file(tmp
     def computed_again(*args, **kwargs):
         raise AssertionError("the run computed the exact baseline again")
 
-    monkeypatch.setattr("kbench.exact.baseline.solve_krr_path", computed_again)
+    monkeypatch.setattr("kbench.exact.iterative.solve_krr_path", computed_again)
     monkeypatch.setattr(IterativeBaseline, "_top_eigenpairs", computed_again)
     frame = kbench.run([spec], ["uniform"], tasks, [20], lams, repetitions=1, out=tmp_path / "out",
                        data_cache=tmp_path, progress=False)
@@ -177,18 +178,18 @@ def test_an_extended_path_solves_only_its_new_lambdas(monkeypatch):
     """A λ path extended by a decade (kbench.tasks.selection) costs the matrix-free baseline
     the new λ only; its validation and test predictions equal the dense baseline's (the
     solves' relative residual 1e-8 pins predictions to about 1e-6)."""
-    import kbench.exact.baseline as baseline_module
+    import kbench.exact.iterative as iterative_module
 
     data = kbench.load_dataset("synthetic:friedman1:n=1000", seed=0)
     kernel = kbench.make_kernel("gaussian", sigma="median").fit(data.X_train)
     iterative, dense = IterativeBaseline(data, kernel), ExactBaseline(data, kernel)
-    solved, solve = [], baseline_module.solve_krr_path
+    solved, solve = [], iterative_module.solve_krr_path
 
     def recording(kernel, X, Y, lams, **kwargs):
         solved.append(list(lams))
         return solve(kernel, X, Y, lams, **kwargs)
 
-    monkeypatch.setattr(baseline_module, "solve_krr_path", recording)
+    monkeypatch.setattr(iterative_module, "solve_krr_path", recording)
     Y = data.y_train[:, None]
     iterative.ridge_path(Y, [1e-3, 1e-2])
     assert iterative.unsaved

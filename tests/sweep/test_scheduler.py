@@ -440,7 +440,8 @@ def test_the_exact_baseline_is_shared_through_the_data_cache_and_never_stale(tmp
     """`kbench prepare --exact` computes it once; a run with the same data cache loads it
     (exact values, its recorded cost) instead of computing it; a file of another split is
     ignored."""
-    from kbench.exact.baseline import ExactBaseline, _shared_key
+    from kbench.exact.baseline import _shared_key
+    from kbench.exact.dense import ExactBaseline
     from kbench.sweep.context import load_split_cached, prepare_exact, split_checksum
     from kbench.sweep.layout import exact_path
 
@@ -491,7 +492,7 @@ def test_a_time_limit_holds_while_the_parent_computes_the_exact_baseline(tmp_pat
     """The shared exact baseline (a matrix-free one takes minutes) is computed in the parent
     before any fit: past the sweep's --time-limit its cells are timeouts of the exact stage,
     and a dataset prepared after the limit is not loaded at all."""
-    from kbench.exact.baseline import ExactBaseline
+    from kbench.exact.dense import ExactBaseline
 
     def slow(self, data, kernel):
         time.sleep(120)  # a stand-in for minutes of kernel passes, cut by the limit's alarm
@@ -513,7 +514,7 @@ def test_a_time_limit_holds_while_the_parent_computes_the_exact_baseline(tmp_pat
 def test_a_failing_exact_baseline_is_recorded_by_the_cells_that_need_it(tmp_path, monkeypatch):
     """The workflow's exact job does not fail on it: its file says why there is no baseline,
     and the run's cells that need one record the error (the sweep goes on)."""
-    from kbench.exact.baseline import ExactBaseline
+    from kbench.exact.dense import ExactBaseline
     from kbench.sweep.context import prepare_exact
 
     def overflow(self, data, kernel):
