@@ -1889,8 +1889,8 @@ def test_held_out_sixteenth_round(tmp_path, monkeypatch):
                                                                                    index=False)
         for suffix in ("npz", "csv"):
             data = kbench.load_dataset(f"file:{label}.{suffix}")
-            # the training columns' spread is 1 up to the rounding of 1e8 + 1e-6·x (ulp 1.5e-8:
-            # 1.5%)
+            # the training columns' spread is 1 up to the rounding of 1e8 + 1e-6·x
+            # (ulp 1.5e-8: 1.5%)
             np.testing.assert_allclose(data.X_train.std(axis=0), 1.0,
                                        rtol=1e-10 if label != "offset" else 0.05)
     pd.DataFrame({"a": X[:, 0], "big": 10**17 + rng.integers(0, 64, 200),

@@ -113,8 +113,8 @@ def test_reduced_yang2012_config_through_the_workflow(tmp_path):
         dataset_kernels={"sklearn:breast_cancer:val_size=0": "gaussian:sigma=median"})
     assert len(claims) == 3
     verdicts = {c["claim"]: c["verdict"] for c in claims}
-    # 3 repetitions: a one-sided Wilcoxon test needs 5 to reach p < 0.05, so that claim is not
-    # measured
+    # 3 repetitions: a one-sided Wilcoxon test needs 5 to reach p < 0.05, so that
+    # claim is not measured
     assert verdicts.pop("Nyström significantly better on real data") == "not measured"
     assert set(verdicts.values()) <= {"holds", "does not hold"}
 

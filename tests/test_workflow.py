@@ -72,9 +72,8 @@ def test_workflow_writes_the_leaderboard(finished):
                       ("sklearn:diabetes", "krr"): ("ok",),
                       ("synthetic:moons:n=160", "approximation"): ("ok",),
                       ("synthetic:moons:n=160", "classification"): ("ok",)}
-    # the exact baseline of a (dataset, repetition) is computed once (the exact rule) and
-    # loaded by the run job for every sampler: one recorded cost, where recomputing would time it
-    # anew
+    # the exact baseline of a (dataset, repetition) is computed once (the exact rule) and loaded by
+    # the run job for every sampler: one recorded cost, where recomputing would time it anew
     costs = frame.dropna(subset=["time_exact_s"]).groupby(["dataset", "repetition"]).time_exact_s
     # krr on diabetes
     assert len(costs) == 2 and (costs.nunique() == 1).all() and (costs.size() == 8).all()

@@ -170,11 +170,10 @@ def load_dataset(spec: str, n: int | None = None, seed: int = 0,
     provider, name, spec_params = check_dataset_spec(spec)
     seed = SEED.check(seed, "seed", spec)
     split_defaults = defaults(load_dataset)
+    # the split options passed as arguments (those left at their defaults are not given)
     given = {key: value
              for key, value in zip(SPLIT_OPTIONS,
-                                   map(python_value, (n, test_size, val_size, standardize,
-                                                                                dropna)))
-             # (arguments only)
+                                   map(python_value, (n, test_size, val_size, standardize, dropna)))
              if not (type(value) is type(split_defaults[key]) and value == split_defaults[key])}
     # NumPy scalars as numbers
     python = {key: python_value(value) for key, value in {**params, **given}.items()}

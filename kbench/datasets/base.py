@@ -26,8 +26,8 @@ from kbench.parameters import Param
 TASK_TYPES = ("regression", "binary", "multiclass", "unlabeled")
 LABELED = TASK_TYPES[:3]
 CLASSIFICATION = ("binary", "multiclass")
-#: why a dataset with a target column is unlabeled when its spec asks for it (meta's
-#: ``target_ignored``)
+#: why a dataset with a target column is unlabeled when its spec asks for it
+#: (meta's ``target_ignored``)
 UNLABELED_ON_REQUEST = "task_type=unlabeled"
 
 

@@ -33,10 +33,10 @@ class PolynomialKernel(Kernel):
     parameters = {
         "degree": Param(int, "the degree d", low=1),
         "gamma": Param(float, "the scale γ of xᵀy", low=0, low_open=True, none="1/n_features"),
-        # (γxᵀy + c)^d is a kernel for c >= 0 (a sum of products of kernels); c < 0 makes it
-        # indefinite
-        "coef0": Param(float, "the constant c", low=0, why="a negative c makes the kernel "
-                                                           "indefinite"),
+        # (γxᵀy + c)^d is a kernel for c >= 0 (a sum of products of kernels); c < 0 makes
+        # it indefinite
+        "coef0": Param(float, "the constant c", low=0,
+                       why="a negative c makes the kernel indefinite"),
     }
 
     def __init__(self, degree: int = 3, gamma: float | None = None, coef0: float = 1.0) -> None:

@@ -29,8 +29,8 @@ from kbench.lowrank.maps import CholeskyMap
 #: candidates per pivot of a greedy panel (at n = 50 000, d = 20: a panel makes ~25 pivots)
 CANDIDATES_PER_PIVOT = 8
 #: the first candidate of an rp-cholesky round is accepted with probability ≈ 1 in exact
-#: arithmetic (its residual equals d), so this many idle rounds in a row means the numbers are
-#: broken
+#: arithmetic (its residual equals d), so this many idle rounds in a row means the numbers
+#: are broken
 MAX_IDLE_ROUNDS = 50
 
 #: an elimination's column blocks of Gᵀ (each block's kernel rows and GEMM on one thread):

@@ -51,8 +51,8 @@ class LowRank:
     #: built-in maps: kbench._parallel); a subclass that keeps the default runs them in turn
     parallel_chunks: bool = False
     #: the spec of the (fitted) kernel the map approximates, set by
-    #: :meth:`kbench.plugin.Sampler.fit`
-    #: and the Nyström and Cholesky maps; tasks refuse to score the map with another kernel
+    #: :meth:`kbench.plugin.Sampler.fit` and the Nyström and Cholesky maps; tasks refuse to
+    #: score the map with another kernel
     #: (None: not recorded)
     kernel_spec: str | None = None
     #: which fit of the process returned the map (:meth:`kbench.plugin.Sampler.fit`): a map an

@@ -65,7 +65,7 @@ def claims(frame: pd.DataFrame) -> list[tuple[str, str, str, str, str]]:
         mean = accuracy.groupby(["rank", "sampler"])["accuracy"].mean().unstack()
         wins = (mean["uniform"] > mean["rff"]).sum()
         gap = (mean["uniform"] - mean["rff"])
-        # one (kbench.papers.evaluate)
+        # one kernel per dataset (kbench.papers.evaluate)
         kernel = frame.loc[frame.dataset.str.startswith(SYNTHETIC), "kernel"].iloc[0]
         out.append((BEATS, f"two-balls, {kernel}, m ∈ {list(mean.index)}",
                     f"uniform ahead at {wins}/{len(mean)} m; accuracy gap {gap.min():.3f} to "

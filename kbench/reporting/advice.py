@@ -115,8 +115,8 @@ FACTS = {"dataset_source": "source", "n_rows": "rows", "n_train": "n_train",
          "dataset_preprocessing": "preprocessing", "dataset_documentation": "documentation"}
 
 
-#: the regime columns the page shows in its table (the others are folded under it:
-#: :func:`split_regimes`)
+#: the regime columns the page shows in its table (the others are folded under
+#: it: :func:`split_regimes`)
 REGIME_COLUMNS = ("n_train", "n_features", "λ (exact)", "λ at edge", "d_eff", "d_mof/d_eff",
                   "decay")
 

@@ -111,8 +111,8 @@ def render(page: Page) -> str:
     for part in page.parts:
         parts += [f"<section id='{esc(part.id)}'><h2>{esc(part.title)}</h2>",
                   *(piece for block in part.blocks for piece in _block(block)), "</section>"]
-    # every "<" escaped: no label ("</script>", "<!--<script>") changes how the page's HTML is
-    # parsed
+    # every "<" escaped: no label ("</script>", "<!--<script>") changes how the page's
+    # HTML is parsed
     payload = json.dumps(page.data, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")
     parts += [f"<script id='kbench-data' type='application/json'>{payload}</script>",
               "<script id='plotly-gz' "

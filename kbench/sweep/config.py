@@ -60,8 +60,8 @@ BOUNDS = {bound.name: bound for bound in (
 LONGEST = {"datasets": 10_000, "samplers": 1000, "tasks": 100, "tiers": 100}
 
 
-#: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime in
-#: minutes)
+#: what a job asks for when the config's ``resources`` does not say (mem_mb in MB, runtime
+#: in minutes)
 DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
 #: the ranges of the config's ``resources``
 RESOURCE_BOUNDS = {bound.name: bound for bound in (
@@ -225,8 +225,8 @@ def configuration(spec: str, kind: str) -> str:
         files = [str(path.resolve()) for path in provider.files(name)]
         label, values = (files or Spec.parse(spec, "dataset").name,
                          {**defaults, **provider.resolved(name, params)})
-        # a dataset's lists name columns (drop=, categorical=, features=): sets, however ordered or
-        # repeated
+        # a dataset's lists name columns (drop=, categorical=, features=): sets, however
+        # ordered or repeated
         values = {key: _column_set(value) if isinstance(value, list) else value
                   for key, value in values.items()}
     else:

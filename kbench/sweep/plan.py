@@ -140,7 +140,7 @@ def not_planned(datasets, kernels, samplers, tasks) -> list[dict]:
     label to its kernel specs; specs as text (read back from stored rows, or a workflow job's
     arguments) or Spec."""
     found = []
-    # however written
+    # keyed by dataset label, however the spec is written
     kernels = {Spec.parse(d, "dataset").label: specs for d, specs in kernels.items()}
     for dataset in (Spec.parse(d, "dataset") for d in datasets):
         kind = known_task_type(dataset.label)  # once: a provider may read the data to tell

@@ -62,8 +62,8 @@ class KPCATask(Task):
                  max_n: int = 3000,
                  exact_max_n: int = DEFAULT_EXACT_MAX_N) -> None:
         super().__init__(exact_max_n)
-        #: whether the components were chosen (then each must fit the sweep's ranks), not the
-        #: default
+        #: whether the components were chosen (then each must fit the sweep's ranks), not
+        #: the default
         self.components_given = components is not None
         components = DEFAULT_COMPONENTS if components is None else components
         # (each once: declared)

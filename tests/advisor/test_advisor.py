@@ -42,8 +42,8 @@ def test_factor_diagnostics_of_an_exact_factor_are_the_dense_ones():
     d_eff, d_mof = found["d_eff"], found["d_mof"]
     for j, lam in enumerate(lams):
         scores = dense_scores(K, lam)
-        # both sides sum 300 terms in (0, 1] from a well-conditioned solve: 1e-9 is far above
-        # round-off
+        # both sides sum 300 terms in (0, 1] from a well-conditioned solve: 1e-9
+        # is far above round-off
         np.testing.assert_allclose(d_eff[j], scores.sum(), rtol=1e-9)
         np.testing.assert_allclose(d_mof[j], 300 * scores.max(), rtol=1e-9)
 
@@ -58,8 +58,8 @@ def test_the_regime_interval_holds_the_exact_effective_dimension():
     K = kernel(data.X_train)
     for j, lam in enumerate(lams):
         exact = dense_scores(K, lam)
-        # ℓᵢ(L) ≤ ℓᵢ(K) and d_eff(K) ≤ d_eff(L) + tr(K − L)/(nλ); slack 1e-9 for the solves'
-        # round-off
+        # ℓᵢ(L) ≤ ℓᵢ(K) and d_eff(K) ≤ d_eff(L) + tr(K − L)/(nλ); slack 1e-9 for
+        # the solves' round-off
         assert regime.d_eff[j] <= exact.sum() + 1e-9 <= regime.d_eff_upper[j] + 2e-9
         assert regime.d_mof[j] <= len(K) * exact.max() + 1e-9
     assert regime.method == "estimate: rank-30 Nyström (rp-cholesky)"
@@ -229,8 +229,8 @@ def test_a_probe_whose_gap_breaks_the_promise_never_confirms():
     found = Probe("d", [50, 100], table, failed=0, cells=12, seconds=1.0)
     # first, and its measured 3% is within the 5% promised
     assert found.verdict("a", 100, promised=0.05).startswith("probe confirms: a first")
-    # first, but 3% measured against 0.2% promised: the gap is overturned, and the rank that reaches
-    # 2% named
+    # first, but 3% measured against 0.2% promised: the gap is overturned, and the rank
+    # that reaches 2% named
     broken = found.verdict("a", 100, promised=0.002, within=0.02)
     assert "confirms" not in broken and broken.startswith("probe overturns the gap: a first but "
                                                           "within 3% of exact at rank 100")
@@ -256,8 +256,8 @@ def test_expected_seconds_interpolate_in_rank_and_scale_with_n():
                            "d_mof": 20.0, "path": "0.1"} for r in ranks])
     found = curves(cells, True)
     near = found.regimes.assign(**{"comparable rank": 100.0})
-    # a power law is exact under log-log interpolation and its edge-slope extrapolation (float64:
-    # 1e-12)
+    # a power law is exact under log-log interpolation and its edge-slope
+    # extrapolation (float64: 1e-12)
     for rank in (100, 150, 800):
         np.testing.assert_allclose(found.expected_seconds(near, rank, 3000)["a"],
                                    3 * 2e-5 * rank**2, rtol=1e-12)

@@ -73,8 +73,8 @@ def test_a_neighbour_is_read_at_the_rank_comparable_with_yours():
     np.testing.assert_allclose(read.loc["d0 (s)", "a"], law(5, 30), rtol=1e-12)
     # 480 is beyond d2's largest swept rank (270) by less than a factor 2: read at 270
     np.testing.assert_allclose(read.loc["d2 (s)", "a"], law(80, 270), rtol=1e-12)
-    # at rank 2, d2 would be read at 16 (within its range) but d0 at 1, 10× below its smallest swept
-    # rank
+    # at rank 2, d2 would be read at 16 (within its range) but d0 at 1, 10× below
+    # its smallest swept rank
     assert "d0 (s)" not in found.neighbours(OURS, 1000, 2).index
 
 

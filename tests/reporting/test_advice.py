@@ -86,8 +86,7 @@ def test_the_answer_follows_the_rows():
             and regime["n_features"] == 2)
     assert regime["λ at edge"] == "3 of 3" and regime["chosen on"] == "krr val_mse_exact"
     # places per rank 10, 20, 40, 80: rls 2, 1, 1.5, 2; rp-cholesky 2, 2.5, 1.5, 2; uniform 2, 2.5,
-    # 3, 2;
-    # on each of 8 datasets rls is 8.3% better than rp-cholesky (a third at one rank in four)
+    # 3, 2; on each of 8 datasets rls is 8.3% better than rp-cholesky (a third at one rank in four)
     (line,) = advice.statements
     assert line.startswith("krr (test_mse): rls, ahead of every other sampler over 8 datasets: "
                            "against the runner-up rp-cholesky, p = 0.016 (Wilcoxon–Holm), "

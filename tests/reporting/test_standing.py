@@ -213,8 +213,8 @@ def test_without_the_exact_kernel_the_gap_is_to_the_best_sampler_and_said_apart(
                                  "metric": 1 + factor / rank, "exact": np.nan if dataset == "c"
                                  else 1.0})
     table = standing(section_of(pd.DataFrame(rows))).table
-    # on the two sizes, exact is 1: rls reaches 1% at no swept rank (0.5/40 = 1.25%), 5% at rank 10
-    # (0.5/10)
+    # on the two sizes, exact is 1: rls reaches 1% at no swept rank (0.5/40 = 1.25%),
+    # 5% at rank 10 (0.5/10)
     assert table.loc["rls", "rank within 1% of exact (1 dataset at 2 sizes)"] == "> 40"
     assert table.loc["rls", "rank within 5% of exact (1 dataset at 2 sizes)"] == "10"
     # on c the best is rls at 40 (1.0125): uniform at 40 (1.025) is 1.2% above it; rls comes within

@@ -194,8 +194,8 @@ def noise_page(tmp_path_factory):
     root = tmp_path_factory.mktemp("noise")
     rng = np.random.default_rng(0)
     # 1 200 rows: 180 validation rows, where the best of the λ path explains noise by chance
-    # (R² ≤ 0.02 here, whatever the split, which follows the files' temporary path) below the 0.05
-    # margin
+    # (R² ≤ 0.02 here, whatever the split, which follows the files' temporary path) below the
+    # 0.05 margin
     X = rng.standard_normal((1200, 5))
     pd.DataFrame(X, columns=list("abcde")).assign(y=rng.standard_normal(1200)).to_csv(
         root / "noise.csv", index=False)
