@@ -20,9 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from kbench.reporting.comparisons import ALPHA, PROBABILITY
 from kbench.reporting.regimes import decay
 from kbench.reporting.scores import Section, chosen_rows, dataset_keys
-from kbench.reporting.standing import ALPHA, MIN_REPETITIONS, PROBABILITY, Standing, counted
+from kbench.reporting.standing import MIN_REPETITIONS, Standing, counted
 from kbench.spec import Spec
 from kbench.tasks.selection import DEFAULT_SELECTION, SELECTED_ON
 
@@ -199,7 +200,7 @@ def gap_text(gap: float) -> str:
 
 def answer(section: Section, result: Standing) -> str | None:
     """The one-line answer of a section: a sampler only when the tests over datasets separate
-    it from every other (``kbench.reporting.standing.Comparison.separated``), else every
+    it from every other (``kbench.reporting.comparisons.Comparison.separated``), else every
     sampler they do not separate from the first, in order of mean standing; with the number
     of datasets behind it and the failure rate. Every number is a cell of the section's table."""
     table, order = result.table, result.order

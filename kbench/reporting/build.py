@@ -18,16 +18,15 @@ from kbench.reporting.focus import focus as focus_tables
 from kbench.reporting.focus import focus_label, scored_samplers
 from kbench.reporting.header import header
 from kbench.reporting.page import Page
-from kbench.reporting.scores import (
+from kbench.reporting.scores import cost_in_n, sections
+from kbench.reporting.standing import standing
+from kbench.reporting.status import (
     by_design,
-    cost_in_n,
     not_ok_table,
     not_planned_table,
-    sections,
     status_table,
     without_by_design,
 )
-from kbench.reporting.standing import standing
 from kbench.reporting.styles import styles
 from kbench.sweep.store import check_one_sweep
 

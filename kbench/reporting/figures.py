@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from kbench.reporting.comparisons import ALPHA
 from kbench.reporting.scores import Section, pareto_front
-from kbench.reporting.standing import ALPHA, Standing
+from kbench.reporting.standing import Standing
 from kbench.reporting.styles import Style
 from kbench.spec import slug_of
 

@@ -32,17 +32,9 @@ from kbench.reporting.page import (
     Table,
 )
 from kbench.reporting.regimes import BY_REGIME_TEXT, by_regime
-from kbench.reporting.scores import (
-    COST_TEXT,
-    FAILURES_TEXT,
-    NOT_COMPARABLE_TEXT,
-    NOT_OK_TEXT,
-    NOT_PLANNED_TEXT,
-    UNINFORMATIVE_TEXT,
-    Section,
-    failures,
-)
+from kbench.reporting.scores import COST_TEXT, NOT_COMPARABLE_TEXT, UNINFORMATIVE_TEXT, Section
 from kbench.reporting.standing import MIN_REPETITIONS, MISSING, STANDING_TEXT, Standing
+from kbench.reporting.status import FAILURES_TEXT, NOT_OK_TEXT, NOT_PLANNED_TEXT, failures
 from kbench.reporting.styles import Style
 
 #: a section with more datasets has no figure per dataset in leaderboard.md (leaderboard.html

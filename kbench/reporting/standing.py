@@ -10,15 +10,15 @@ number the page prints about a section is derived here (docs/conventions.md).
    over the dataset's complete blocks (those where every ranked sampler has a cell). One
    frame run at several sizes (specs that differ only in n) or under several kernels is one
    dataset (kbench.reporting.units.unit_of).
-3. **Tests over datasets.** Friedman's test on the standings (scipy), and, against the
-   sampler of best mean standing (the leader), per other sampler: the Wilcoxon signed-rank
-   test over datasets (scipy) of the per-dataset differences (``Headline.difference``,
-   mean over the dataset's ranks; a difference inside the equivalence region counts as 0),
-   Holm-adjusted over those comparisons (statsmodels); and the Bayesian signed-rank test
-   (Benavoli et al. 2017; baycomp) with the equivalence region as its ROPE, giving
-   P(leader better), P(equivalent), P(other better). A sampler is separated from the
-   leader when the adjusted p < 0.05 with the signed ranks in the leader's favour, or
-   P(leader better) ≥ 0.95.
+3. **Tests over datasets** (kbench.reporting.comparisons). Friedman's test on the
+   standings (scipy), and, against the sampler of best mean standing (the leader), per
+   other sampler: the Wilcoxon signed-rank test over datasets (scipy) of the per-dataset
+   differences (``Headline.difference``, mean over the dataset's ranks; a difference inside
+   the equivalence region counts as 0), Holm-adjusted over those comparisons
+   (statsmodels); and the Bayesian signed-rank test (Benavoli et al. 2017; baycomp) with
+   the equivalence region as its ROPE, giving P(leader better), P(equivalent), P(other
+   better). A sampler is separated from the leader when the adjusted p < 0.05 with the
+   signed ranks in the leader's favour, or P(leader better) ≥ 0.95.
 4. **Budgets.** A block is won when its first place is held alone, the difference to the
    runner-up lies outside the equivalence region, and a paired t-test over ≥ 5 paired
    repetitions gives p < 0.05 with the paired mean in the first's favour; otherwise the
@@ -30,7 +30,6 @@ number the page prints about a section is derived here (docs/conventions.md).
 
 from __future__ import annotations
 
-import gc
 import math
 from dataclasses import dataclass
 
@@ -38,17 +37,9 @@ import numpy as np
 import pandas as pd
 
 from kbench.errors import Status
-from kbench.reporting.signed_rank import signed_rank_probabilities
-from kbench.reporting.units import unit_of, win_rate
+from kbench.reporting.comparisons import ALPHA, SAMPLES, Comparison, compare, friedman
+from kbench.reporting.units import dataset_units, unit_of, win_rate
 
-#: significance level of every test, and the posterior probability that separates two samplers
-ALPHA = 0.05
-PROBABILITY = 0.95
-#: prior strength of the Bayesian signed-rank test: one pseudo-observation at zero difference
-#: (baycomp's default, 0.5, reads P = 0.97 from a difference seen on only 2 datasets)
-PRIOR = 1.0
-#: posterior samples of the Bayesian signed-rank test (its probabilities to about ±0.003)
-SAMPLES = 20_000
 #: a budget is won over at least this many paired repetitions
 MIN_REPETITIONS = 5
 BASELINE = "uniform"
@@ -78,30 +69,6 @@ def _by_block(values: dict, samplers: list[str]) -> pd.DataFrame:
     index = pd.MultiIndex.from_tuples(list(values), names=["dataset", "rank"])
     return pd.DataFrame([v.reindex(samplers) for v in values.values()], index=index,
                         columns=samplers, dtype=float)
-
-
-def _units(frame: pd.DataFrame) -> pd.Index:
-    """The unit of analysis of each row of a frame indexed by (dataset, rank)."""
-    return frame.index.get_level_values("dataset").map(unit_of).rename("dataset")
-
-
-@dataclass
-class Comparison:
-    """The leader against one other sampler, over datasets."""
-
-    sampler: str
-    datasets: int
-    better: int  # datasets where the leader is better, outside the equivalence region
-    equivalent: int
-    worse: int
-    p_holm: float  # Wilcoxon signed-rank (two-sided), Holm-adjusted over the leader's comparisons
-    probabilities: tuple[float, float, float]  # P(leader better), P(equivalent), P(other better)
-    leader_ahead: bool = True  # the signed ranks favour the leader (W⁺ > W⁻)
-
-    @property
-    def separated(self) -> bool:
-        """Whether the tests put the leader above this sampler (module docstring, 3)."""
-        return (self.p_holm < ALPHA and self.leader_ahead) or self.probabilities[0] >= PROBABILITY
 
 
 @dataclass
@@ -180,9 +147,8 @@ def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True, tab
     samplers = sorted(kept["sampler"].unique())
     places, won, means = {}, [], {}
     for (dataset, rank), block in kept.groupby(["dataset", "rank"]):
-        # (a third of
+        # (a third of pivot_table's time: a page has hundreds of blocks)
         values = block.groupby(["repetition", "sampler"])["metric"].first().unstack().reindex(
-            # pivot_table's time: a page has hundreds of blocks)
             columns=sorted(block["sampler"].unique()))
         failed = block.groupby("sampler")["failed"].any() | values.isna().all()
         place, groups = block_places(values, failed.reindex(values.columns), headline)
@@ -191,15 +157,14 @@ def standing(section, seed: int = 0, n_boot: int = 2000, tests: bool = True, tab
             means[dataset, rank] = values.mean().where(~failed.reindex(values.columns))
             won.append(_budget(dataset, rank, values, groups, headline))
     complete, block_means = _by_block(places, samplers), _by_block(means, samplers)
-    standings = complete.groupby(_units(complete)).mean() if len(complete) else complete
+    standings = complete.groupby(dataset_units(complete)).mean() if len(complete) else complete
     result = Standing(complete, standings, pd.DataFrame(won), left_out, len(blocks),
-                      _friedman(standings), {},
-                      pd.DataFrame())
+                      friedman(standings), {}, pd.DataFrame())
     if not tests:
         return result
     order = _order(standings, block_means, headline)
     if order:
-        result.comparisons = _compare(order[0], order[1:], block_means, headline, seed, samples)
+        result.comparisons = compare(order[0], order[1:], block_means, headline, seed, samples)
     if table:
         result.table = _table(section, result, cells, order, np.random.default_rng(seed), n_boot)
     else:
@@ -219,70 +184,12 @@ def _order(standings: pd.DataFrame, block_means: pd.DataFrame, headline) -> list
     values = block_means[samplers].to_numpy(dtype=float)
     # every pair at once: what dataset_differences(ours, theirs).mean() is for each of them
     gain = headline.difference(values[:, :, None], values[:, None, :]).reshape(len(values), -1)
-    per_dataset = pd.DataFrame(gain,
-                               index=block_means.index).groupby(_units(block_means)).mean().to_numpy()
+    per_dataset = (pd.DataFrame(gain, index=block_means.index)
+                   .groupby(dataset_units(block_means)).mean().to_numpy())
     per_dataset = np.where(np.abs(per_dataset) > headline.equivalence, per_dataset, 0.0)
     pairs = per_dataset.mean(axis=0).reshape(len(samplers), len(samplers))  # the diagonal is 0
     advantage = dict(zip(samplers, pairs.sum(axis=1) / max(len(samplers) - 1, 1), strict=True))
     return sorted(samplers, key=lambda s: (round(mean[s], 9), -advantage[s]))
-
-
-def dataset_differences(block_means: pd.DataFrame, ours: str, theirs: str, headline) -> pd.Series:
-    """Per dataset, how much better ``ours`` is than ``theirs``: the mean over the dataset's
-    complete blocks of ``Headline.difference`` of their repetition means (a failure: NaN,
-    loses by 1); 0 where that mean lies inside the equivalence region."""
-    gain = pd.Series(headline.difference(block_means[ours], block_means[theirs]),
-                     index=block_means.index)
-    per_dataset = gain.groupby(_units(gain)).mean()
-    return per_dataset.where(per_dataset.abs() > headline.equivalence, 0.0)
-
-
-def _friedman(standings: pd.DataFrame) -> float | None:
-    """Friedman's test over datasets (None with fewer than 3 samplers or 2 datasets, or when
-    every dataset is one tie)."""
-    from scipy.stats import friedmanchisquare
-
-    if standings.shape[1] < 3 or standings.shape[0] < 2 or (standings.nunique(axis=1) <= 1).all():
-        return None
-    p = friedmanchisquare(*(standings[c].to_numpy() for c in standings.columns)).pvalue
-    return float(p) if math.isfinite(p) else None
-
-
-def _compare(leader: str, others: list[str], block_means: pd.DataFrame, headline, seed: int,
-             samples: int = SAMPLES) -> dict[str, Comparison]:
-    """The leader against each other sampler over datasets: Wilcoxon signed-rank (Holm over
-    the comparisons) and the Bayesian signed-rank test with the equivalence region as ROPE."""
-    from scipy.stats import rankdata, wilcoxon
-    from statsmodels.stats.multitest import multipletests
-
-    found, raw = {}, []
-    for other in others:
-        d = dataset_differences(block_means, leader, other, headline).to_numpy()
-        if not np.any(d):
-            p = 1.0
-        else:
-            p = float(wilcoxon(d, zero_method="zsplit").pvalue)
-        probabilities = (math.nan, math.nan, math.nan)
-        # baycomp: P(d < −rope), P(|d| ≤ rope), P(d > rope), d = the leader's advantage
-        if len(d) >= 2:
-            probs = signed_rank_probabilities(d, headline.equivalence, PRIOR, samples, seed)
-            theirs, same, ours = probs if len(probs) == 3 else (probs[0], 0.0, probs[1])
-            probabilities = (float(ours), float(same), float(theirs))
-        raw.append(p)
-        signed = rankdata(np.abs(d[d != 0])) * np.sign(d[d != 0])
-        found[other] = Comparison(other, len(d), int((d > 0).sum()), int((d == 0).sum()),
-                                  int((d < 0).sum()), p,
-                                  probabilities, bool(signed.sum() > 0))
-    if raw:
-        # statsmodels' Holm runs gc.collect() each call: 60 ms over a page's frames, 0.2 ms frozen
-        gc.freeze()
-        try:
-            adjusted = multipletests(raw, method="holm")[1]
-        finally:
-            gc.unfreeze()
-        for other, p in zip(others, adjusted, strict=True):
-            found[other].p_holm = float(p)
-    return found
 
 
 def _budget(dataset, rank, values: pd.DataFrame, groups: list[list[str]], headline) -> dict:

@@ -29,6 +29,11 @@ def unit_of(key: str) -> str:
     return Spec.of("dataset", spec.name, {k: v for k, v in spec.params.items() if k != "n"}).label
 
 
+def dataset_units(frame: pd.DataFrame) -> pd.Index:
+    """The unit of analysis of each row of a frame indexed by (dataset, rank)."""
+    return frame.index.get_level_values("dataset").map(unit_of).rename("dataset")
+
+
 @dataclass
 class WinRate:
     """How often one sampler beats another on paired cells: the mean over datasets of each

@@ -16,8 +16,10 @@ import pytest
 from scipy.stats import friedmanchisquare
 
 import kbench
-from kbench.reporting.scores import Section, by_design, not_planned_table, without_by_design
-from kbench.reporting.standing import ALPHA, PROBABILITY, rank_to_match, standing
+from kbench.reporting.comparisons import ALPHA, PROBABILITY
+from kbench.reporting.scores import Section
+from kbench.reporting.standing import rank_to_match, standing
+from kbench.reporting.status import by_design, not_planned_table, without_by_design
 from kbench.sweep.store import read_results
 from tests.conftest import add_plugin
 
