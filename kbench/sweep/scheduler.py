@@ -2,10 +2,11 @@
 
 The work unit is one sampler fit (:class:`kbench.sweep.plan.Job`), shared by the cells of
 its tasks. The fits of one (dataset, repetition, sampler), its ranks, run one after the
-other in a forked worker (:func:`kbench.sweep.worker.run_job`): one fork for all of them,
-``cell_timeout`` enforced by killing the worker (its finished cells stay), and no crash can
-take the sweep down. Datasets, the resolved kernel and the exact baselines are prepared once per
-(dataset, repetition) in the parent and inherited by the workers.
+other in a forked worker (:mod:`kbench.sweep.processes`; each fit
+:func:`kbench.sweep.worker.run_job`): one fork for all of them, ``cell_timeout`` enforced by
+killing the worker (its finished cells stay), and no crash can take the sweep down.
+Datasets, the resolved kernel and the exact baselines are prepared once per (dataset,
+repetition) in the parent and inherited by the workers.
 
 :func:`run` is three steps: :func:`pending` (what is left to compute), :class:`Scheduler`
 (compute it), :func:`collect` (the rows of every planned cell).
@@ -17,7 +18,6 @@ import math
 import multiprocessing as mp
 import os
 import signal
-import sys
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -31,19 +31,18 @@ from kbench.kernels import DEFAULT_KERNEL
 from kbench.registry import create
 from kbench.sweep.config import DEFAULT_BLAS_THREADS, SweepConfig
 from kbench.sweep.context import ContextFailed, JobContext, environment, prepare_context
-from kbench.sweep.parts import prebuilt_parts
 from kbench.sweep.plan import Job, not_planned, nothing_planned, plan
-from kbench.sweep.signals import TimeLimitReached, alarm, held, raising_on, worker_signals
+from kbench.sweep.processes import CANNOT_WRITE, drain, killed, oom_kills, work
+from kbench.sweep.signals import TimeLimitReached, alarm, held, raising_on
 from kbench.sweep.store import cell_status, check_output_dir, read_cells
 from kbench.sweep.summary import Summary
-from kbench.sweep.worker import limit_memory, run_job, write_failure
+from kbench.sweep.worker import write_failure
 from kbench.tasks.selection import DEFAULT_SELECTION
 
-#: a worker's exit code when a cell file cannot be written (sysexits' EX_IOERR)
-CANNOT_WRITE = 74
-#: the longest wait poll() takes, in seconds (milliseconds in a C int): a later deadline is waited
-#: for in turns
+#: the longest wait poll() takes, in seconds (milliseconds in a C int): a later deadline is
+#: waited for in turns
 LONGEST_WAIT = (2**31 - 1) // 1000
+
 
 def run(datasets, samplers, tasks, ranks, lams, repetitions: int | list[int] = 3,
         kernel: str = DEFAULT_KERNEL, out="results", jobs: int = 1,
@@ -225,21 +224,21 @@ class Scheduler:
             left = None if self.end is None else self.end - time.monotonic()
             try:
                 if left is not None and left <= 0:
-                    raise ContextFailed(Failure(Status.TIMEOUT, f"{limit} had passed before its "
-                                                                "data were loaded",
+                    raise ContextFailed(Failure(Status.TIMEOUT,
+                                                f"{limit} had passed before its data were loaded",
                                                 "dataset"))
                 # the parent's share: every fit waits on it
                 with alarm(left, lambda: TimeLimitReached(limit)):
                     self.contexts[key] = prepare_context(
                         job.dataset, job.kernel, job.repetition, c.seed, self.tasks,
-                        self.environment, c.data_cache,
-                        self.ridge_samplers, list(c.lams), c.lam_bounds, c.selection, say=self._say)
+                        self.environment, c.data_cache, self.ridge_samplers, list(c.lams),
+                        c.lam_bounds, c.selection, say=self._say)
             # the dataset, its kernel or its baseline failed: the cells fail
             except ContextFailed as exc:
                 self.contexts[key] = exc.failure
             except TimeLimitReached:  # between stages (a task's prepare)
-                self.contexts[key] = Failure(Status.TIMEOUT, "preparing its tasks did not finish "
-                                                             f"within {limit}",
+                self.contexts[key] = Failure(Status.TIMEOUT,
+                                             f"preparing its tasks did not finish within {limit}",
                                              "task")
         return self.contexts[key]
 
@@ -256,16 +255,15 @@ class Scheduler:
             return self._finish(batch, context)
         progress, report = mp.get_context("fork").Pipe(duplex=False)
         process = mp.get_context("fork").Process(
-            target=_work, args=(batch, context, self.config.memory_limit_mb, report, os.getpid()))
+            target=work, args=(batch, context, self.config.memory_limit_mb, report, os.getpid()))
         timeout = self.config.cell_timeout
         try:
             # Ctrl-C or SIGTERM now would leave a worker the sweep does not know to kill
             with held():
                 process.start()
-                self.running[process] = _Running(batch, progress, None if timeout is None else
-                                                 time.monotonic() + timeout,
-                                                 *_share(self.end, rounds),
-                                                 oom_kills=oom_kills())
+                cell_end = None if timeout is None else time.monotonic() + timeout
+                self.running[process] = _Running(batch, progress, cell_end,
+                                                 *_share(self.end, rounds), oom_kills=oom_kills())
         except BaseException:
             progress.close()
             raise
@@ -287,28 +285,27 @@ class Scheduler:
         """Count finished workers' cells; restart the cell timer of a worker that wrote a cell;
         kill the ones past their deadline."""
         for process, state in list(self.running.items()):
-            if _drain(state.progress) and self.config.cell_timeout is not None:
+            if drain(state.progress) and self.config.cell_timeout is not None:
                 state.cell_end = time.monotonic() + self.config.cell_timeout
             if not process.is_alive():
                 process.join()
                 code = process.exitcode
                 if code == -signal.SIGKILL:
-                    failure = _killed(state.oom_kills)
+                    failure = killed(state.oom_kills)
                 elif code == CANNOT_WRITE:
-                    failure = Failure(Status.ERROR, "the worker could not write its cell (the line "
-                                                    "above says why)",
-                                      "job")
+                    why = "the worker could not write its cell (the line above says why)"
+                    failure = Failure(Status.ERROR, why, "job")
                 else:
-                    failure = Failure(Status.ERROR, f"worker exited with code {code} without "
-                                                    "writing the cell")
+                    failure = Failure(Status.ERROR,
+                                      f"worker exited with code {code} without writing the cell")
             elif state.deadline is not None and time.monotonic() > state.deadline:
                 process.kill()
                 process.join()
                 reason = (f"--cell-timeout {self.config.cell_timeout:g} s per cell"
                           if state.deadline == state.cell_end
                           else state.share_reason)
-                failure = Failure(Status.TIMEOUT, f"no result within {reason}; the worker was "
-                                                  "killed")
+                failure = Failure(Status.TIMEOUT,
+                                  f"no result within {reason}; the worker was killed")
             else:
                 continue
             del self.running[process]
@@ -326,8 +323,7 @@ class Scheduler:
                 if status is None:
                     known = context if not isinstance(context, Failure) else None
                     write_failure(cell, job, list(known.lams if known else self.config.lams),
-                                  failure, known,
-                                  self.environment)
+                                  failure, known, self.environment)
                     status = failure.status.value
                 self.counts[status] += 1
                 if self.bar:
@@ -345,63 +341,6 @@ def _share(end: float | None, rounds: int) -> tuple[float | None, str]:
     now = time.monotonic()
     share = max(end - now, 0.0) / rounds
     return now + share, f"its share ({share:.0f} s) of the sweep's --time-limit"
-
-
-def oom_kills() -> int | None:
-    """How many processes the kernel's out-of-memory killer has killed since boot (its
-    ``oom_kill`` counter in /proc/vmstat, Linux ≥ 4.13), or None where it cannot be read."""
-    try:
-        with open("/proc/vmstat") as stream:
-            return next(int(line.split()[1]) for line in stream if line.startswith("oom_kill "))
-    except (OSError, StopIteration, ValueError, IndexError):
-        return None
-
-
-def _killed(before: int | None) -> Failure:
-    """A worker killed by SIGKILL: ``oom`` when the out-of-memory killer has killed since it
-    started (``before``), else ``killed`` (by a user, or a job scheduler), which a rerun retries."""
-    after = oom_kills()
-    if before is None or after is None:
-        return Failure(Status.OOM, "worker killed by SIGKILL (out of memory? the kernel's oom_kill "
-                                   "counter cannot be read here)", "job")
-    if after > before:
-        return Failure(Status.OOM, "worker killed by the kernel's out-of-memory killer", "job")
-    return Failure(Status.KILLED, "worker killed by SIGKILL from outside kbench (not out of "
-                                  "memory: the kernel's oom_kill counter did not move); a rerun "
-                                  "computes the cell again", "job")
-
-
-def _drain(progress: Connection) -> bool:
-    """Read every message waiting on a worker's pipe; whether there was one."""
-    got = False
-    try:
-        while progress.poll():
-            progress.recv()
-            got = True
-    except EOFError:  # the worker is gone: its sentinel says so
-        pass
-    return got
-
-
-def _work(batch: list[Job], context: JobContext, memory_limit_mb, report: Connection,
-          parent: int) -> None:
-    """A worker of process ``parent``: its signals set (:func:`worker_signals`); its
-    address space is capped once, then it runs the batch's fits in order, reporting each
-    cell it writes on ``report``. The last part of fits other processes built in parts
-    (kbench.sweep.parts) is handed to the sampler."""
-    worker_signals(parent)
-    if memory_limit_mb:
-        limit_memory(memory_limit_mb)
-    for job in batch:
-        try:
-            prebuilt = prebuilt_parts(job, context)
-        except Exception:  # noqa: BLE001 - an unreadable part file: the fit is built in one piece
-            prebuilt = {}
-        try:
-            run_job(job, context, memory_limit_mb, prebuilt, written=lambda: report.send(None))
-        except OSError as exc:  # a cell cannot be written: one line, and the parent names it too
-            print(f"kbench: cannot write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
-            sys.exit(CANNOT_WRITE)
 
 
 def _progress(total: int):

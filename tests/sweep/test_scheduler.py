@@ -416,8 +416,8 @@ def test_a_signal_to_kbench_run_stops_its_workers(tmp_path, plugin_path, signal_
     process = subprocess.Popen(
         [sys.executable, "-m", "kbench.cli", "run", "--datasets", "sklearn:diabetes", "--samplers",
          "sleeper", "--tasks", "krr", "--ranks", "5", "--lams", "1e-3", "--repetitions", "1",
-         "--quiet", "--out", str(tmp_path / "out")], env=env, stdout=subprocess.PIPE,
-                                                  stderr=subprocess.PIPE,
+         "--quiet", "--out", str(tmp_path / "out")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         # (SIGKILL has no handler)
         preexec_fn=lambda: signum != signal.SIGKILL and signal.signal(signum, signal.SIG_DFL))
     deadline = time.monotonic() + 60
