@@ -64,23 +64,7 @@ class Sampler(Declared):
         LowRank, whose ``info`` records the sampler, its parameters, the requested rank,
         the kernel evaluations and warnings.
         """
-        if self.family not in FAMILIES:
-            raise ContractViolation(f"sampler {self.name!r}: family {self.family!r} is not one of "
-                                    f"{', '.join(FAMILIES)}, which tasks score and pages group by.")
-        X = check_features(X, "X")
-        rank = check_rank(rank)
-        owner = f"sampler {self.name!r}"
-        lam = check_lam(lam, owner) if (self.needs_lam or lam is not None) else None
-        if not (callable(kernel) and hasattr(kernel, "diag")):
-            raise ValueError(
-                f"kernel must be a kbench kernel (kbench.make_kernel('gaussian', sigma=1.0)), "
-                f"got {kernel!r}."
-            )
-        try:
-            rng = np.random.default_rng(seed)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"seed must be an int or a numpy Generator, got {seed!r} "
-                             f"({exc}).") from None
+        X, rank, lam, rng = self._fit_arguments(X, kernel, rank, lam, seed)
         # fit a copy: the caller's kernel stays as given (sigma="median" unresolved)
         if not kernel.fitted:
             kernel = copy.copy(kernel).fit(X)
@@ -109,6 +93,29 @@ class Sampler(Declared):
             + approx.info.get("prebuilt", {}).get("kernel_evals", 0),
         )
         return approx
+
+    def _fit_arguments(self, X, kernel, rank, lam, seed) -> tuple:
+        """:meth:`fit`'s arguments checked (and the sampler's family): ``X`` as features, the
+        rank, λ (None for a sampler that takes none and was given none), and the seed as a
+        Generator; ``kernel`` must be a kbench kernel."""
+        if self.family not in FAMILIES:
+            raise ContractViolation(f"sampler {self.name!r}: family {self.family!r} is not one of "
+                                    f"{', '.join(FAMILIES)}, which tasks score and pages group by.")
+        X = check_features(X, "X")
+        rank = check_rank(rank)
+        owner = f"sampler {self.name!r}"
+        lam = check_lam(lam, owner) if (self.needs_lam or lam is not None) else None
+        if not (callable(kernel) and hasattr(kernel, "diag")):
+            raise ValueError(
+                f"kernel must be a kbench kernel (kbench.make_kernel('gaussian', sigma=1.0)), "
+                f"got {kernel!r}."
+            )
+        try:
+            rng = np.random.default_rng(seed)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"seed must be an int or a numpy Generator, got {seed!r} "
+                             f"({exc}).") from None
+        return X, rank, lam, rng
 
     def _check_fit(self, approx, kernel: Kernel, given: str, number: int) -> None:
         """A ContractViolation when the fit (the process's ``number``-th) returned no LowRank, or

@@ -139,15 +139,7 @@ class KPCATask(Task):
                    "kpca_error_in": in_sample.get(used, float("nan")),
                    "time_features_s": features.seconds, "time_fit_s": time_fit,
                    "time_predict_s": time_predict}
-            notes = []
-            if ell > len(mu):
-                notes.append(f"{ell} components > rank {len(mu)} of the feature map: all {len(mu)} "
-                             "used")
-            if not in_sample:
-                notes.append("kpca_error_in of random features needs the dense kernel: n_train = "
-                             f"{n} > max_n = {self.max_n}" if n > self.max_n else
-                             "centered kpca_error_in needs the exact baseline")
-            if notes:
+            if notes := self._notes(ell, len(mu), in_sample, n):
                 row["note"] = "; ".join(notes)
             if exact is not None:
                 row["time_exact_s"] = exact.seconds
@@ -163,6 +155,19 @@ class KPCATask(Task):
                                                                   row["kpca_error_in_exact"])
             rows.append(row)
         return rows
+
+    def _notes(self, ell: int, rank: int, in_sample: dict, n: int) -> list[str]:
+        """What a row of ``ell`` components leaves out: components past the map's ``rank``, and
+        the in-sample error when it is not computed (``in_sample`` empty: random features past
+        max_n, or a centered KPCA without the exact baseline)."""
+        notes = []
+        if ell > rank:
+            notes.append(f"{ell} components > rank {rank} of the feature map: all {rank} used")
+        if not in_sample:
+            notes.append("kpca_error_in of random features needs the dense kernel: n_train = "
+                         f"{n} > max_n = {self.max_n}" if n > self.max_n else
+                         "centered kpca_error_in needs the exact baseline")
+        return notes
 
     def _held_out(self, features, mean, V) -> tuple[np.ndarray, float, float]:
         """Per component, the held-out squared norm its direction captures; the test rows'
