@@ -120,14 +120,13 @@ def default_sweep(snakefile: Path, workdir: Path, cores: int,
                          cwd=workdir)
     # less the target rule
     jobs = int(re.search(r"total\s+(\d+)", dry.stdout + dry.stderr).group(1)) - 1
-    imports = statistics.median(cpu_run([sys.executable, "-c", "import kbench.cli, "
-                                                               "kbench.sweep.scheduler"],
+    imports = statistics.median(cpu_run([sys.executable, "-c",
+                                         "import kbench.cli, kbench.sweep.scheduler"],
                                         env=env, cwd=workdir)[1] for _ in range(5))
     kbench = [sys.executable, "-m", "kbench.cli"]
     sweep = frame["sweep"].iloc[0]
     _, aggregate = cpu_run([*kbench, "aggregate", "out", "--sweep", sweep, "--out",
-                            "again.parquet"], cwd=workdir,
-                           env=env)
+                            "again.parquet"], cwd=workdir, env=env)
     _, page = cpu_run([*kbench, "leaderboard", "out/all.parquet", "--out", "page"], cwd=workdir,
                       env=env)
     parts = {"start_s": jobs * imports, **own, "report_s": aggregate + page}
@@ -148,8 +147,8 @@ def job_cost(cores: int, write: bool) -> None:
                 subprocess.run(command, check=True, capture_output=True, cwd=workdir)
             return median_time(once, 5)
 
-        importing = process_seconds([sys.executable, "-c", "import kbench.cli, "
-                                                           "kbench.sweep.scheduler"])
+        importing = process_seconds([sys.executable, "-c",
+                                     "import kbench.cli, kbench.sweep.scheduler"])
         job = ["kbench", "run", "--datasets", config["datasets"][0], "--samplers",
                config["samplers"][0],
                "--tasks", ",".join(config["tasks"]), "--ranks", ",".join(map(str, config["ranks"])),

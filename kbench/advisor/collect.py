@@ -17,10 +17,10 @@ from kbench.advisor.evidence import PUBLISHED, collect_all
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Collect the advisor's evidence from published "
-                                                 "results.")
-    parser.add_argument("results", nargs="+", type=Path, help="all.parquet files of published "
-                                                              "sweeps")
+    parser = argparse.ArgumentParser(
+        description="Collect the advisor's evidence from published results.")
+    parser.add_argument("results", nargs="+", type=Path,
+                        help="all.parquet files of published sweeps")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name(PUBLISHED))
     args = parser.parse_args(argv)
     # a dataset's source is its results folder relative to the repository (run from its root)

@@ -49,10 +49,10 @@ def blas_threads_option(help: str = "BLAS/OpenMP threads (the same count as the 
 
 
 #: ``--sweep``: the one sweep of a results folder a command reads
-sweep_option = click.option("--sweep", metavar="ID", help="The sweep to read when the folder holds "
-                                                          "several (the folder name below cells/, "
-                                                          "e.g. seed0_lams-5d1c2e0a; the error "
-                                                          "lists them).")
+sweep_option = click.option("--sweep", metavar="ID",
+                            help="The sweep to read when the folder holds several (the folder "
+                                 "name below cells/, e.g. seed0_lams-5d1c2e0a; the error lists "
+                                 "them).")
 
 
 def one_kernel(ctx, param, value: str | None) -> str | None:

@@ -104,9 +104,8 @@ def _gamma_approximation(approx):
     rows = approx[approx.label.isin([SEQUENTIAL, DISTRIBUTED, PROB]) & whole
                   & (approx.approximation_points == approx.n_train)]
     if rows.empty:
-        return ("γ-approximation ‖K − L‖₂ ≤ γ/(1−ε)", "", "no whole-dictionary cell on a full "
-                                                          "kernel matrix",
-                "not measured", "")
+        return ("γ-approximation ‖K − L‖₂ ≤ γ/(1−ε)", "",
+                "no whole-dictionary cell on a full kernel matrix", "not measured", "")
     bound = rows["n_train"] * rows["sampler_lam"] / (1 - _param(rows, "eps", 0.5))
     ratio = rows["rel_spec_error"] * rows["kernel_spec_norm"] / bound
     holds = bool((ratio <= 1).all())

@@ -27,8 +27,9 @@ class PivotedCholeskySampler(Sampler):
     """
 
     name = "pivoted-cholesky"
-    parameters = {"tol": TOL, "panel": Param(int, "the most pivots chosen per panel before a "
-                                                  "BLAS-3 update", low=1)}
+    parameters = {"tol": TOL,
+                  "panel": Param(int, "the most pivots chosen per panel before a BLAS-3 update",
+                                 low=1)}
 
     def __init__(self, tol: float = 1e-10, panel: int = 64) -> None:
         self.tol, self.panel = tol, panel

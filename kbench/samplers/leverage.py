@@ -71,8 +71,8 @@ class RLSSampler(_ScoresAgainstExact):
     name = "rls"
     needs_lam = True
 
-    parameters = {"max_n": Param(int, "the most training rows it takes: it forms the n×n kernel "
-                                      "matrix", low=1)}
+    parameters = {"max_n": Param(int, "the most training rows it takes: it forms the n×n "
+                                      "kernel matrix", low=1)}
 
     def __init__(self, max_n: int = 20_000) -> None:
         self.max_n = max_n

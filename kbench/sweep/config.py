@@ -43,8 +43,8 @@ BOUNDS = {bound.name: bound for bound in (
     Bound("ranks", True, 1, 10**7, why="a rank-p map stores p×p and n×p blocks", most=100),
     LAMS,
     Bound("repetitions", True, 1, MAX_REPETITIONS, why="each repetition refits every sampler"),
-    Bound("only_repetition", True, 0, MAX_REPETITIONS - 1, why="a repetition index below "
-                                                               "--repetitions"),
+    Bound("only_repetition", True, 0, MAX_REPETITIONS - 1,
+          why="a repetition index below --repetitions"),
     Bound("seed", True, 0, INT64_MAX, why="stored as a 64-bit integer"),
     Bound("jobs", True, 1, 4096),
     Bound("blas_threads", True, 1, 4096),
