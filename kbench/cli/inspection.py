@@ -63,8 +63,7 @@ def check_plugin_command(spec: str, kind: str | None, timeout: float, kernel: st
     header = f"checking {label} {spec!r} from {info.source} {info.version} ({info.entry_point})"
     options = {"timeout": timeout} if found == "dataset" else {"timeout": timeout, "kernel": kernel}
     try:
-        # (a dataset not downloaded: not checked)
-        with warnings.catch_warnings(record=True) as notes:
+        with warnings.catch_warnings(record=True) as notes:  # (a dataset not downloaded)
             warnings.simplefilter("always", NotChecked)
             passed = usage(lambda: KITS[found](spec, **options))  # a bad parameter: a usage error
     except AssertionError as exc:

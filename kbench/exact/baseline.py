@@ -68,8 +68,9 @@ def _check_shared(shared) -> tuple[Path, str] | None:
     """``shared`` as (file, split checksum), checked: None, or a pair of a file path and text."""
     if shared is None:
         return None
-    if not (isinstance(shared, tuple) and len(shared) == 2
-            and isinstance(shared[0], str | os.PathLike) and isinstance(shared[1], str) and shared[1]):
+    pair = isinstance(shared, tuple) and len(shared) == 2
+    if not (pair and isinstance(shared[0], str | os.PathLike) and isinstance(shared[1], str)
+            and shared[1]):
         raise ValueError(f"exact_baseline: shared must be a pair (file path, split checksum text), "
                          f"got {shared!r}.")
     path = Path(shared[0])

@@ -97,8 +97,8 @@ def info_columns(info: dict, reserved) -> dict:
     return columns
 
 
-def compared_with_exact(owner: str, sampler, approx: LowRank, exact, lam, reserved) -> dict[str,
-                                                                                            float]:
+def compared_with_exact(owner: str, sampler, approx: LowRank, exact, lam,
+                        reserved) -> dict[str, float]:
     """The columns of ``sampler.against_exact(approx, exact, lam)``, checked
     (:func:`exact_columns`); the hook reads the exact baseline every cell shares and must not
     replace any of its values (its arrays are read-only, so writing into one raises)."""

@@ -240,9 +240,9 @@ def not_comparable(rows: pd.DataFrame) -> pd.DataFrame:
     before = rows["status"].isin(FAILED) & failed_in.isin(_BEFORE_SAMPLERS)
     for dataset, group in rows[before].groupby(keys[before]):
         if len(group) == int((keys == dataset).sum()):
-            why[dataset] = ("no sampler ran: every cell failed in the "
-                            f"{group['failed_in'].iloc[0]} "
-                            f"({textwrap.shorten(str(group['error'].iloc[0]), 200, placeholder=' …')})")
+            stage, message = group["failed_in"].iloc[0], str(group["error"].iloc[0])
+            why[dataset] = (f"no sampler ran: every cell failed in the {stage} "
+                            f"({textwrap.shorten(message, 200, placeholder=' …')})")
     if "split_checksum" in rows:
         splits = rows.groupby([keys, rows["repetition"]])["split_checksum"].nunique()
         for (dataset, repetition), count in splits[splits > 1].items():

@@ -250,10 +250,11 @@ def _yaml_hint(value, wanted, key: str) -> str:
         return (" (a quoted number is text: write it unquoted in the config file; snakemake "
                 "--config passes a list's items as text, so set a list in a config file, given "
                 "with --configfile)")
-    if isinstance(value, str) and "boolean" in wanted and value.strip().lower() in ("true", "false",
-                                                                                    "yes", "no"):
-        flag = value.strip().lower() in ("true", "yes")
-        return f" (write {_top(key)}: {str(flag).lower()} in a config file, or snakemake --config {_top(key)}={flag})"
+    words = ("true", "false", "yes", "no")
+    if isinstance(value, str) and "boolean" in wanted and value.strip().lower() in words:
+        flag, name = value.strip().lower() in ("true", "yes"), _top(key)
+        return (f" (write {name}: {str(flag).lower()} in a config file, or snakemake --config "
+                f"{name}={flag})")
     if "array" in wanted and not isinstance(value, list | dict):
         return (f" (a list: write {key}: [{value}] in a config file, given with --configfile; "
                 "snakemake --config cannot set a list)")

@@ -41,8 +41,8 @@ def check_row_ranges(rows: list[dict], task: str) -> None:
     for row in rows:
         for column, (inside, kbench_writes) in VALUE_RANGES.items():
             value = row.get(column)
-            if column != "lam" and isinstance(value,
-                                              numbers.Real) and np.isfinite(value) and not inside(value):
+            number = isinstance(value, numbers.Real) and np.isfinite(value)
+            if column != "lam" and number and not inside(value):
                 raise ContractViolation(f"task {task!r} wrote {column} = {value}, where kbench "
                                         f"writes {kbench_writes}; fix the task, or name the column "
                                         "otherwise")

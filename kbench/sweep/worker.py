@@ -97,8 +97,8 @@ def _run_job(job: Job, context: JobContext, memory_limit_mb, prebuilt, written) 
         reserved = {*todo[0].identity(), *common, *context.columns(), *ROW_COLUMNS}
         # the sampler's own comparison with the exact kernel (Sampler.against_exact)
         if exact is not None:
-            common.update(compared_with_exact(f"sampler {sampler.name!r}", sampler, approx, exact,
-                                              job.sampler_lam,
+            owner = f"sampler {sampler.name!r}"
+            common.update(compared_with_exact(owner, sampler, approx, exact, job.sampler_lam,
                                               reserved))
         common.update(info_columns(approx.info, {*reserved, *common}))
     # every failure becomes data (a worker ignores Ctrl-C)

@@ -239,9 +239,9 @@ def _against_exact(p: _Problem) -> None:
         try:
             with Workspace():
                 exact = exact_baseline(data, kernel)
+                reserved = {*kbench_columns(), *FIT_COLUMNS}
                 columns = compared_with_exact(f"sampler {sampler.name!r}", sampler, approx, exact,
-                                              lam,
-                                              {*kbench_columns(), *FIT_COLUMNS})
+                                              lam, reserved)
                 for task, written in _task_columns(sampler, data, approx, kernel):
                     shared = sorted(set(columns) & written)
                     assert not shared, (f"against_exact returns {shared}, which task {task!r} "
@@ -293,8 +293,8 @@ def check_sampler(sampler: str | Spec | type | Sampler, lam: float = 1e-3,
     except ContractViolation as exc:
         raise AssertionError(f"{label} cannot be checked with the kernel {kernel!r}: "
                              f"{exc}") from None
-    # noqa: BLE001 - the kernel is a plugin: its failure is reported, named
-    except Exception as exc:
+    # the kernel is a plugin: its failure is reported, named
+    except Exception as exc:  # noqa: BLE001
         raise AssertionError(f"{label} cannot be checked with the kernel {kernel!r}, which fails "
                              f"on the check's rows: {type(exc).__name__}: {exc}") from None
     reason = make().refuses(fitted)
