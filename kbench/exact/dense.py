@@ -10,12 +10,12 @@ from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
-import scipy.linalg
 
 from kbench._files import read_keyed_npz, write_keyed_npz
 from kbench._validation import check_components, check_lam, check_lam_path, check_ridge_path
 from kbench.datasets.base import Dataset
 from kbench.kernels.base import Kernel
+from kbench.kernels.ridge import eigendecomposition, ridge_coefficients
 
 #: what a saved baseline holds besides its key
 _ARRAYS = ("s", "U", "K_val", "K_test", "diag_test")
@@ -63,8 +63,7 @@ class ExactBaseline:
         self.n = X.shape[0]
         K = kernel(X)
         self.trace = float(np.trace(K))
-        s, U = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False, driver="evd")
-        self.s, self.U = np.clip(s[::-1], 0.0, None), np.ascontiguousarray(U[:, ::-1])
+        self.s, self.U = eigendecomposition(K)
         # val_size=0: none
         self.K_val = kernel(data.X_val, X) if len(data.X_val) else np.zeros((0, self.n))
         self.K_test = kernel(data.X_test, X)
@@ -124,9 +123,7 @@ class ExactBaseline:
         products for the whole path."""
         Y, lams = check_ridge_path(Y, lams, self.n)
         L, c = len(lams), Y.shape[1]
-        projected = self.U.T @ Y  # n×c
-        shrink = 1.0 / (self.s[:, None] + self.n * lams[None, :])  # n×L
-        coef = (shrink[:, :, None] * projected[:, None, :]).reshape(self.n, L * c)
+        coef = ridge_coefficients(self.s, self.U, Y, lams)
         alpha = self.U @ coef  # n×(L·c)
         train = self.U @ (self.s[:, None] * coef)
 

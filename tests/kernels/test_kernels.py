@@ -282,6 +282,27 @@ def test_validated_bandwidth_errors_equal_scikit_learns_kernel_ridge():
             np.testing.assert_allclose(errors[i, j], reference, rtol=1e-7)
 
 
+def test_the_validated_bandwidth_solves_as_the_exact_baseline_does():
+    # sigma=cv's errors are the exact baseline's validation errors on the same rows (one solver,
+    # kbench.kernels.ridge): the same products in the same order, 1e-12 relative for BLAS's sums
+    from dataclasses import replace
+
+    from kbench.kernels.bandwidth import CV_LAMS, SUBSAMPLE, validation_errors
+    data = kbench.load_dataset("synthetic:friedman1:n=400", seed=0)
+    kernel = kbench.make_kernel("gaussian", sigma=1.0)
+    errors = validation_errors(kernel._with_sigma, data.X_train, data.y_train, np.array([2.0]),
+                               (data.X_val, data.y_val))
+    rng = np.random.default_rng(0)  # the rows validation_errors draws
+    idx = rng.permutation(data.n_train)[:SUBSAMPLE]
+    held = rng.permutation(len(data.X_val))[:SUBSAMPLE]
+    rows = replace(data, X_train=data.X_train[idx], y_train=data.y_train[idx],
+                   X_val=data.X_val[held], y_val=data.y_val[held])
+    exact = kbench.exact_baseline(rows, kbench.make_kernel("gaussian", sigma=2.0))
+    predicted = exact.ridge_path(rows.y_train[:, None], CV_LAMS).validation[:, :, 0]
+    expected = np.mean((predicted - rows.y_val) ** 2, axis=1)
+    np.testing.assert_allclose(errors[0], expected, rtol=1e-12)
+
+
 def test_a_validated_bandwidth_beats_the_median_on_unseen_points():
     # a fine-scale target: the median distance smooths it away, the validated σ does not
     rng = np.random.default_rng(5)
