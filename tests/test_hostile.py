@@ -3029,6 +3029,8 @@ def test_held_out_thirty_first_round(tmp_path, monkeypatch):
     why = section.not_comparable["why"]
     assert "no sampler ran: every cell failed in the kernel" in why["sklearn:iris"]
     assert set(section.cells["dataset"]) == {"synthetic:bach-periodic:n=150"}
+    read_results(bad).to_parquet(bad / "all.parquet")
+    assert "run with --config retry_failed=True" in run_summary(bad)
     cell = next(p for p in (bad / "cells").rglob("*.parquet") if "bach" in str(p)
                 and "rff" in str(p))
     pd.read_parquet(cell).assign(split_checksum="0" * 16).to_parquet(cell)

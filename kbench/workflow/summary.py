@@ -35,5 +35,5 @@ def run_summary(out, verdicts: list[str] = ()) -> str:
         lines.insert(1, f"kbench: {failed} cells failed; each task's section of the leaderboard "
                         "lists them with their messages; to compute them again (after raising "
                         "cell_timeout or memory_limit_mb, say), run with --config "
-                        "retry_failed=true")
+                        "retry_failed=True")
     return "\n".join(lines)
