@@ -90,3 +90,9 @@ def __getattr__(name: str):
     if name in plugin.__all__:  # kbench.Sampler, as plugins written before kbench.plugin import it
         return getattr(plugin, name)
     raise AttributeError(f"module 'kbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """What ``kbench`` answers to, for tab completion: its own names and, through
+    :func:`__getattr__`, ``advise``, ``Advice`` and the plugin authors' names."""
+    return sorted({*globals(), *__all__, *plugin.__all__})

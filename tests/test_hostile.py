@@ -3078,6 +3078,7 @@ def test_held_out_thirty_first_round(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="no dataset of 'Offline' could be loaded to check"):
         check_dataset_provider(Offline, names=["away"])
     assert "retry_failed" in yaml.safe_load(SCHEMA.read_text())["properties"]
+    assert {"Sampler", "advise", "NotDownloaded"} <= set(dir(kbench))
     config = yaml.safe_load((ROOT / "workflows" / "config" / "default.yaml").read_text())
     with pytest.raises(ConfigError, match=r"\(write retry_failed: true in a config file, or "
                                           r"snakemake --config retry_failed=True\)"):
