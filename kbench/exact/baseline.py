@@ -12,15 +12,12 @@ repetition reuses it (docs/conventions.md). Processes share it through a file
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
-import numpy as np
-
 from kbench._validation import INT64_MAX
 from kbench.exact.dense import ExactBaseline, check_arguments
-from kbench.exact.iterative import PCG_TOL, PRECONDITIONER_RANK, IterativeBaseline
+from kbench.exact.iterative import PCG_TOL, PRECONDITIONER_RANK, IterativeBaseline, array_digest
 from kbench.lowrank.workspace import cached
 from kbench.parameters import Param
 
@@ -84,10 +81,9 @@ def _shared_key(data, kernel, shared: tuple[Path, str], dense: bool) -> dict:
     """What a shared baseline file must hold to stand for this split, kernel and method: the
     caller's split checksum, and the training rows' shape and a digest of up to 256 of them
     (so that another split is never served under a wrong checksum)."""
-    X = np.ascontiguousarray(data.X_train[::max(1, data.X_train.shape[0] // 256)])
+    rows = data.X_train[::max(1, data.X_train.shape[0] // 256)]
     key = {"split_checksum": shared[1], "train_shape": list(data.X_train.shape),
-           "train_rows": hashlib.sha256(X.tobytes()).hexdigest()[:16], "kernel": kernel.spec(),
-           "format": FORMAT}
+           "train_rows": array_digest(rows), "kernel": kernel.spec(), "format": FORMAT}
     if not dense:
         key.update(method="pcg", tol=PCG_TOL, preconditioner_rank=PRECONDITIONER_RANK)
     return key

@@ -77,7 +77,7 @@ class IterativeBaseline:
         one path: a λ path extended later costs only its new λ."""
         Y = np.asarray(Y, dtype=float).reshape(self.n, -1)
         lams = np.asarray(lams, dtype=float)
-        digest = _digest(Y)
+        digest = array_digest(Y)
         held = self.solutions.get(digest)
         known = np.zeros(0) if held is None else held["lams"]
         missing = np.array([lam for lam in lams
@@ -241,5 +241,6 @@ class IterativeBaseline:
         return baseline
 
 
-def _digest(Y: np.ndarray) -> str:
+def array_digest(Y: np.ndarray) -> str:
+    """16 hex digits of the SHA-256 of an array's bytes (C order)."""
     return hashlib.sha256(np.ascontiguousarray(Y).tobytes()).hexdigest()[:16]
